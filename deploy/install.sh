@@ -73,23 +73,26 @@ install_timescaledb() {
 install_python() {
   local stamp=$VENV/.requirements.sha256
   local want
-  want=$(cat "$ROOT/backend/requirements.txt" "$ROOT/backend/requirements-dev.txt" | sha256sum | cut -d' ' -f1)
+  local reqs=("$ROOT/backend/requirements.txt" "$ROOT/backend/requirements-dev.txt" "$ROOT/tests/requirements.txt")
+  want=$(cat "${reqs[@]}" | sha256sum | cut -d' ' -f1)
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then log "Python packages present"; return; fi
   log "installing Python packages into $VENV"
   python3 -m venv "$VENV"
   "$VENV/bin/pip" install -q --upgrade pip
-  "$VENV/bin/pip" install -q -r "$ROOT/backend/requirements.txt" -r "$ROOT/backend/requirements-dev.txt"
+  "$VENV/bin/pip" install -q "${reqs[@]/#/-r}"
   echo "$want" >"$stamp"
 }
 
 install_node() {
-  local stamp=$ROOT/frontend/node_modules/.package-lock.sha256 want
-  want=$(sha256sum "$ROOT/frontend/package-lock.json" | cut -d' ' -f1)
-  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then log "npm packages present"; return; fi
-  log "installing npm packages"
-  (cd "$ROOT/frontend" && npm ci --no-audit --no-fund --loglevel=error)
-  echo "$want" >"$stamp"
-  (cd "$ROOT/tests" && npm ci --no-audit --no-fund --loglevel=error)
+  local dir stamp want
+  for dir in frontend tests; do
+    stamp=$ROOT/$dir/node_modules/.package-lock.sha256
+    want=$(sha256sum "$ROOT/$dir/package-lock.json" | cut -d' ' -f1)
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then log "npm packages present in $dir"; continue; fi
+    log "installing npm packages in $dir"
+    (cd "$ROOT/$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    echo "$want" >"$stamp"
+  done
 }
 
 install_go() {

@@ -1,0 +1,71 @@
+# Fathom's single entry point. `make demo` runs the product, `make test` runs every suite.
+# Everything installs itself (deploy/install.sh) and keeps its state under ./var.
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+ROOT := $(CURDIR)
+VENV := $(ROOT)/var/venv
+PYTHON := $(VENV)/bin/python
+VERSION := $(shell git describe --always --dirty 2>/dev/null || echo dev)
+GO_LDFLAGS := -X main.version=$(VERSION)
+# The backend's environment: the private services plus development defaults.
+BACKEND_ENV = set -a && eval "$$(bash deploy/services.sh env)" && set +a && cd backend
+
+.PHONY: help demo test install install-system services-start services-stop \
+        frontend agents migrate openapi openapi-check \
+        lab-test lab-bench clean
+
+help:
+	@echo "make demo          run Fathom with a demo mesh (Ctrl-C stops everything)"
+	@echo "make test          install what is missing and run every test suite"
+	@echo "make lab-test      verify the network lab scenarios against their configured truth"
+	@echo "make lab-bench     print the lab emulator's throughput and added RTT error"
+	@echo "make frontend      build the web UI into frontend/dist"
+	@echo "make agents        build the static fathom-agent and fathom-lab binaries"
+	@echo "make openapi       regenerate backend/openapi.yaml"
+	@echo "make services-stop stop the private PostgreSQL and Redis"
+
+install:
+	bash deploy/install.sh all
+
+install-system:
+	bash deploy/install.sh system
+
+services-start: install-system
+	bash deploy/services.sh start
+
+services-stop:
+	bash deploy/services.sh stop
+
+frontend:
+	cd frontend && npm run build
+
+agents:
+	cd agents && CGO_ENABLED=0 go build -trimpath -ldflags "$(GO_LDFLAGS)" -o bin/fathom-agent ./cmd/fathom-agent
+	if [ -d agents/cmd/fathom-lab ]; then cd agents && CGO_ENABLED=0 go build -trimpath -ldflags "$(GO_LDFLAGS)" -o bin/fathom-lab ./cmd/fathom-lab; fi
+
+migrate: services-start
+	$(BACKEND_ENV) && FATHOM_DEBUG=1 $(PYTHON) manage.py migrate --no-input
+
+openapi:
+	$(BACKEND_ENV) && FATHOM_DEBUG=1 $(PYTHON) manage.py spectacular --validate --file openapi.yaml
+
+openapi-check:
+	$(BACKEND_ENV) && FATHOM_DEBUG=1 $(PYTHON) manage.py spectacular --validate --file $(ROOT)/var/openapi.generated.yaml
+	diff -u backend/openapi.yaml var/openapi.generated.yaml || \
+	  { echo "backend/openapi.yaml is stale: run 'make openapi' and commit it"; exit 1; }
+
+demo: install services-start agents
+	bash deploy/demo.sh
+
+test: install services-start
+	bash tests/run-suites.sh
+
+lab-test: agents
+	bash deploy/lab/lab-test.sh
+
+lab-bench: agents
+	bash deploy/lab/lab-bench.sh
+
+clean:
+	bash deploy/services.sh stop || true
+	rm -rf var frontend/dist agents/bin tests/artifacts

@@ -1,0 +1,26 @@
+# The web, worker and beat image: Django + Celery with the built UI, served by whitenoise.
+# Built with the same make targets as `make demo` and CI.
+
+FROM node:20-bookworm AS frontend
+WORKDIR /src
+COPY Makefile ./
+COPY frontend/package.json frontend/package-lock.json frontend/
+RUN cd frontend && npm ci --no-audit --no-fund
+COPY frontend/ frontend/
+RUN make frontend
+
+FROM python:3.11-slim-bookworm
+ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
+    FATHOM_FRONTEND_DIST=/app/frontend/dist FATHOM_STATIC_ROOT=/app/static
+WORKDIR /app/backend
+COPY backend/requirements.txt ./
+RUN pip install --no-cache-dir -r requirements.txt
+COPY backend/ ./
+COPY --from=frontend /src/frontend/dist /app/frontend/dist
+# collectstatic needs settings but no database or secrets of the deployment.
+RUN FATHOM_SECRET_KEY=build-only FATHOM_DATABASE_URL=postgresql://build@localhost/build \
+    python manage.py collectstatic --no-input
+RUN useradd --system --uid 10001 fathom && mkdir -p /data && chown fathom /data
+USER fathom
+EXPOSE 8000
+CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-", "fathom.wsgi"]

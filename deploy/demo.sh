@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# `make demo`: the whole product on one machine. Migrates, creates the admin user, starts the
+# web process, the Celery worker and beat, and a demo mesh of agents, then waits; Ctrl-C
+# stops everything it started. State lives under ./var, so a second run reuses it.
+#
+# As root with the lab built, the agents run in the lab's four-site scenario (real
+# long-fat paths with ECMP); otherwise two agents run on loopback (127.0.0.2, 127.0.0.3).
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+VAR=$ROOT/var
+VENV=$VAR/venv
+DEMO=$VAR/demo
+HTTP_BIND=${FATHOM_HTTP_BIND:-127.0.0.1:8000}
+AGENT=$ROOT/agents/bin/fathom-agent
+LAB=$ROOT/agents/bin/fathom-lab
+LAB_SCENARIO=$ROOT/deploy/lab/scenarios/demo.yaml
+mkdir -p "$DEMO/logs"
+
+log() { printf '[demo] %s\n' "$*" >&2; }
+
+secret_file() {
+  local file=$VAR/secrets/$1
+  if [ ! -s "$file" ]; then
+    mkdir -p "$VAR/secrets" && chmod 700 "$VAR/secrets"
+    (umask 077 && head -c 48 /dev/urandom | base64 | tr -d '/+=\n' >"$file")
+  fi
+  echo "$file"
+}
+
+set -a
+eval "$(bash deploy/services.sh env)"
+FATHOM_SECRET_KEY=$(cat "$(secret_file django_secret_key)")
+FATHOM_DEBUG=${FATHOM_DEBUG:-0}
+FATHOM_ALLOWED_HOSTS=${FATHOM_ALLOWED_HOSTS:-*}
+FATHOM_PING_INTERVAL_S=${FATHOM_PING_INTERVAL_S:-30}
+set +a
+
+PIDS=()
+LAB_UP=0
+stop_all() {
+  trap - INT TERM EXIT
+  log "stopping"
+  for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  if [ "$LAB_UP" -eq 1 ]; then "$LAB" down --state-dir "$DEMO/lab" || true; fi
+  bash deploy/services.sh stop || true
+  log "stopped"
+}
+trap stop_all INT TERM EXIT
+
+start() { # name, command...
+  local name=$1; shift
+  "$@" >"$DEMO/logs/$name.log" 2>&1 &
+  PIDS+=($!)
+  log "started $name (pid $!, log var/demo/logs/$name.log)"
+}
+
+log "building the web UI"
+(cd frontend && npm run -s build >/dev/null)
+
+cd backend
+"$VENV/bin/python" manage.py migrate --no-input >/dev/null
+"$VENV/bin/python" manage.py collectstatic --no-input >/dev/null
+ADMIN=$("$VENV/bin/python" manage.py ensure_admin --username admin --password-file "$(secret_file admin_password)")
+cd "$ROOT"
+
+web_bind=$HTTP_BIND
+use_lab=0
+if [ "$(id -u)" -eq 0 ] && [ -x "$LAB" ] && [ -f "$LAB_SCENARIO" ]; then use_lab=1; fi
+
+if [ "$use_lab" -eq 1 ]; then
+  log "root: bringing up the four-site lab ($LAB_SCENARIO)"
+  "$LAB" up --state-dir "$DEMO/lab" "$LAB_SCENARIO"
+  LAB_UP=1
+  mgmt=$("$LAB" mgmt-address --state-dir "$DEMO/lab")
+  web_bind="$mgmt:${HTTP_BIND##*:}"
+  server_url="http://$web_bind"
+  start web-lab "$VENV/bin/gunicorn" --chdir backend --bind "$web_bind" --workers 2 --access-logfile - fathom.wsgi
+fi
+
+start web "$VENV/bin/gunicorn" --chdir backend --bind "$HTTP_BIND" --workers 3 --access-logfile - fathom.wsgi
+start worker "$VENV/bin/celery" --workdir backend -A fathom worker --loglevel INFO --concurrency 2
+start beat "$VENV/bin/celery" --workdir backend -A fathom beat --loglevel INFO --schedule "$DEMO/celerybeat-schedule"
+
+for _ in $(seq 100); do
+  curl -fs "http://$HTTP_BIND/api/v1/auth/csrf/" >/dev/null 2>&1 && break
+  sleep 0.2
+done
+
+# enroll_and_run NAME ADDRESS IPERF3_PORT SERVER_URL [exec-prefix...]
+enroll_and_run() {
+  local name=$1 address=$2 port=$3 server=$4; shift 4
+  local state=$DEMO/agents/$name
+  if [ ! -f "$state/credential.json" ]; then
+    local token
+    token=$(cd backend && "$VENV/bin/python" manage.py create_enrollment_token --note "demo $name")
+    "$@" "$AGENT" enroll --server "$server" --token "$token" --name "$name" --address "$address" \
+      --state-dir "$state" --force >/dev/null
+  fi
+  start "agent-$name" "$@" "$AGENT" run --state-dir "$state" --iperf3-port "$port" --iperf3-bind "$address"
+}
+
+if [ "$use_lab" -eq 1 ]; then
+  port=5201
+  while read -r host address; do
+    enroll_and_run "$host" "$address" "$port" "$server_url" "$LAB" exec --state-dir "$DEMO/lab" "$host" --
+  done < <("$LAB" hosts --state-dir "$DEMO/lab")
+else
+  [ "$(id -u)" -eq 0 ] || log "not root: the lab needs network namespaces, so the demo agents run on loopback"
+  enroll_and_run demo-a 127.0.0.2 5201 "http://$HTTP_BIND"
+  enroll_and_run demo-b 127.0.0.3 5202 "http://$HTTP_BIND"
+fi
+
+cat <<EOF
+
+  Fathom is running: http://$HTTP_BIND/
+  $ADMIN
+  Ping results appear within a minute on the Paths page. Ctrl-C stops everything.
+
+EOF
+wait -n "${PIDS[@]}" || true
+log "a process exited; see var/demo/logs/"

@@ -1,0 +1,64 @@
+// What a NOC engineer does first: sign in, open the path list, open one path and read its RTT
+// chart. Drives Debian's chromium through playwright-core (no browser download is possible
+// here). Exits non-zero with a reason when any step fails; saves screenshots either way.
+//
+// Env: FATHOM_URL, FATHOM_USER, FATHOM_PASSWORD, FATHOM_SOURCE_NAME, FATHOM_DESTINATION_NAME,
+//      FATHOM_ARTIFACTS (directory for screenshots)
+import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+
+const env = (name) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+};
+const baseUrl = env('FATHOM_URL');
+const artifacts = env('FATHOM_ARTIFACTS');
+const source = env('FATHOM_SOURCE_NAME');
+const destination = env('FATHOM_DESTINATION_NAME');
+mkdirSync(artifacts, { recursive: true });
+
+const browser = await chromium.launch({
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  args: [
+    '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+    '--disable-background-networking', '--disable-component-update', '--disable-sync',
+  ],
+});
+const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+const consoleErrors = [];
+page.on('console', (msg) => { if (msg.type() === 'error') consoleErrors.push(msg.text()); });
+let failed = false;
+try {
+  await page.goto(`${baseUrl}/paths`);
+  // Not signed in: the app sends us to the login page.
+  await page.waitForURL(/\/login/, { timeout: 15000 });
+  await page.getByLabel('Username').fill(env('FATHOM_USER'));
+  await page.getByLabel('Password').fill(env('FATHOM_PASSWORD'));
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL(/\/paths$/, { timeout: 15000 });
+  await page.screenshot({ path: join(artifacts, 'paths-page.png'), fullPage: true });
+
+  const link = page.getByRole('link', { name: new RegExp(`${source}\\s*→\\s*${destination}`) });
+  await link.first().click();
+  await page.waitForURL(/\/paths\/[0-9a-f-]+\/[0-9a-f-]+/, { timeout: 15000 });
+
+  const chart = page.getByTestId('rtt-chart');
+  await chart.locator('.js-plotly-plot').waitFor({ timeout: 20000 });
+  // Plotly draws one <path class="point"> per marker of a scatter trace.
+  await chart.locator('g.scatterlayer path.point').first().waitFor({ timeout: 20000 });
+  const points = await chart.locator('g.scatterlayer path.point').count();
+  const traceNames = await chart.locator('g.legend text.legendtext').allTextContents();
+  await page.screenshot({ path: join(artifacts, 'path-page.png'), fullPage: true });
+  console.log(JSON.stringify({ points, traceNames, url: page.url() }));
+  if (points < 1) throw new Error('the RTT chart has no data points');
+} catch (err) {
+  failed = true;
+  console.error(`browser check failed: ${err instanceof Error ? err.message : String(err)}`);
+  await page.screenshot({ path: join(artifacts, 'failure.png'), fullPage: true }).catch(() => {});
+} finally {
+  if (consoleErrors.length) console.error(`console errors: ${consoleErrors.join(' | ')}`);
+  await browser.close();
+}
+process.exit(failed ? 1 : 0);

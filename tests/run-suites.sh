@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Runs every Fathom test suite, even after one fails, and ends with one line per suite and a
+# closing "N passed, N failed" count. Called by `make test` after install and services-start.
+# Each suite's full output goes to var/test-logs/<suite>.log and is echoed as it runs.
+#
+# FATHOM_SUITES="ruff mypy ..." runs a subset.
+set -uo pipefail
+
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+cd "$ROOT"
+VENV=$ROOT/var/venv
+LOGS=$ROOT/var/test-logs
+mkdir -p "$LOGS"
+set -a
+eval "$(bash deploy/services.sh env)"
+FATHOM_DEBUG=1
+set +a
+
+ALL_SUITES="ruff mypy migrations openapi pytest go frontend system lab"
+SUITES=${FATHOM_SUITES:-$ALL_SUITES}
+declare -a SUMMARY=()
+passed=0
+failed=0
+
+suite_ruff() {
+  cd backend && "$VENV/bin/ruff" check . ../tests && "$VENV/bin/ruff" format --check . ../tests
+}
+suite_mypy() { cd backend && "$VENV/bin/mypy" . ; }
+suite_migrations() { cd backend && "$VENV/bin/python" manage.py makemigrations --check --dry-run; }
+suite_openapi() { make -s openapi-check; }
+suite_pytest() { cd backend && "$VENV/bin/pytest" -q -p no:cacheprovider; }
+suite_go() {
+  cd agents
+  local unformatted verbose=$LOGS/go-verbose.log rc
+  unformatted=$(gofmt -l .)
+  if [ -n "$unformatted" ]; then echo "gofmt would change: $unformatted"; return 1; fi
+  go vet ./... || return 1
+  go test -race -count=1 -v ./... >"$verbose" 2>&1
+  rc=$?
+  # Package lines and failures only; the verbose log keeps everything.
+  grep -E '^(ok|FAIL|---\s*FAIL|panic:|\s+\S+_test\.go:[0-9]+:)' "$verbose"
+  echo "go test: $(grep -c -- '--- PASS' "$verbose") passed, $(grep -c -- '--- FAIL' "$verbose") failed, $(grep -c -- '--- SKIP' "$verbose") skipped"
+  return $rc
+}
+suite_frontend() {
+  cd frontend && npm run -s typecheck && npm run -s lint && npm test --silent && npm run -s build
+}
+suite_system() {
+  make -s agents frontend &&
+    FATHOM_ARTIFACTS=$ROOT/tests/artifacts "$VENV/bin/pytest" -q -p no:cacheprovider -c tests/pytest.ini tests/system
+}
+suite_lab() {
+  if [ "$(id -u)" -ne 0 ]; then echo "skipped: the lab needs root (network namespaces)"; return 0; fi
+  make -s lab-test
+}
+
+# The count a suite's runner printed, for the summary line.
+suite_count() {
+  local log=$1
+  grep -Eo '[0-9]+ passed[^|]*' "$log" | tail -1 | cut -c1-60 || true
+}
+
+for suite in $SUITES; do
+  log=$LOGS/$suite.log
+  echo "=== suite $suite ==="
+  start=$(date +%s)
+  ( "suite_$suite" ) 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  took=$(( $(date +%s) - start ))
+  count=$(suite_count "$log")
+  if [ "$rc" -eq 0 ]; then
+    passed=$((passed + 1)); SUMMARY+=("$(printf 'PASS  %-11s %4ss  %s' "$suite" "$took" "$count")")
+  else
+    failed=$((failed + 1)); SUMMARY+=("$(printf 'FAIL  %-11s %4ss  %s (log: var/test-logs/%s.log)' "$suite" "$took" "$count" "$suite")")
+  fi
+done
+
+echo
+echo "=== summary ==="
+printf '%s\n' "${SUMMARY[@]}"
+echo "suites: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]

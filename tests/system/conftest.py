@@ -1,0 +1,206 @@
+"""The real Fathom stack for system tests: TimescaleDB, Redis, gunicorn, Celery worker and
+beat, and two real fathom-agent processes on loopback (127.0.0.2 and 127.0.0.3).
+
+The stack uses its own database (fathom_systest), recreated per session, so tests never
+touch the demo's data. Process logs are kept under tests/artifacts/ for post-mortems.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import socket
+import subprocess
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+import pytest
+import requests
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV_BIN = ROOT / "var" / "venv" / "bin"
+AGENT_BIN = ROOT / "agents" / "bin" / "fathom-agent"
+ARTIFACTS = Path(os.environ.get("FATHOM_ARTIFACTS", ROOT / "tests" / "artifacts"))
+SYSTEST_DB = "fathom_systest"
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_for(what: str, check: Callable[[], Any], timeout_s: float, interval_s: float = 1.0) -> Any:
+    """Polls check() until it returns something truthy; fails naming what never happened."""
+    deadline = time.monotonic() + timeout_s
+    last_error: Exception | None = None
+    while time.monotonic() < deadline:
+        try:
+            value = check()
+            if value:
+                return value
+        except Exception as exc:  # noqa: BLE001 - reported if the wait times out
+            last_error = exc
+        time.sleep(interval_s)
+    raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what} (last error: {last_error})")
+
+
+def services_env() -> dict[str, str]:
+    out = subprocess.run(
+        ["bash", str(ROOT / "deploy" / "services.sh"), "env"], check=True, capture_output=True, text=True
+    ).stdout
+    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
+
+
+def with_database(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+@dataclass
+class Agent:
+    name: str
+    address: str
+    iperf3_port: int
+    state_dir: Path
+    agent_id: str = ""
+    credential: str = ""
+
+
+@dataclass
+class Stack:
+    url: str
+    env: dict[str, str]
+    database_url: str
+    admin_user: str
+    admin_password: str
+    agents: list[Agent]
+    processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    def manage(self, *args: str) -> str:
+        return subprocess.run(
+            [str(VENV_BIN / "python"), "manage.py", *args],
+            cwd=ROOT / "backend",
+            env=self.env,
+            check=True,
+            capture_output=True,
+            text=True,
+        ).stdout
+
+    def start(self, name: str, argv: list[str]) -> None:
+        log = open(ARTIFACTS / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
+        self.processes[name] = subprocess.Popen(argv, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+
+    def assert_running(self) -> None:
+        dead = {name: proc.returncode for name, proc in self.processes.items() if proc.poll() is not None}
+        assert not dead, f"processes exited: {dead} (logs in {ARTIFACTS})"
+
+    def session(self) -> requests.Session:
+        """A signed-in browser-like session (cookie + CSRF header)."""
+        http = requests.Session()
+        http.get(f"{self.url}/api/v1/auth/csrf/", timeout=10).raise_for_status()
+        http.headers["X-CSRFToken"] = http.cookies["csrftoken"]
+        http.headers["Referer"] = self.url + "/"
+        reply = http.post(
+            f"{self.url}/api/v1/auth/login/",
+            json={"username": self.admin_user, "password": self.admin_password},
+            timeout=10,
+        )
+        reply.raise_for_status()
+        http.headers["X-CSRFToken"] = http.cookies["csrftoken"]
+        return http
+
+    def query(self, sql: str, *params: Any) -> list[tuple[Any, ...]]:
+        with psycopg.connect(self.database_url) as conn:
+            return conn.execute(sql, params).fetchall()
+
+
+def recreate_database(admin_url: str) -> None:
+    with psycopg.connect(with_database(admin_url, "postgres"), autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {SYSTEST_DB} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {SYSTEST_DB}")
+
+
+@pytest.fixture(scope="session")
+def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
+    assert AGENT_BIN.exists(), f"{AGENT_BIN} is missing: run `make agents`"
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    tmp = tmp_path_factory.mktemp("stack")
+    base = services_env()
+    recreate_database(base["FATHOM_DATABASE_URL"])
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    env = {
+        **os.environ,
+        **base,
+        "FATHOM_DATABASE_URL": with_database(base["FATHOM_DATABASE_URL"], SYSTEST_DB),
+        "FATHOM_SECRET_KEY": secrets.token_urlsafe(48),
+        "FATHOM_DEBUG": "0",
+        "FATHOM_ALLOWED_HOSTS": "127.0.0.1,localhost",
+        "FATHOM_CSRF_TRUSTED_ORIGINS": url,
+        "FATHOM_PING_INTERVAL_S": "10",
+        "FATHOM_STATIC_ROOT": str(tmp / "static"),
+    }
+    password_file = tmp / "admin_password"
+    stack = Stack(
+        url=url,
+        env=env,
+        database_url=env["FATHOM_DATABASE_URL"],
+        admin_user="admin",
+        admin_password="",
+        agents=[
+            Agent("sys-a", "127.0.0.2", free_port(), tmp / "agent-a"),
+            Agent("sys-b", "127.0.0.3", free_port(), tmp / "agent-b"),
+        ],
+    )
+    try:
+        stack.manage("migrate", "--no-input")
+        stack.manage("collectstatic", "--no-input")
+        stack.manage("ensure_admin", "--username", "admin", "--password-file", str(password_file))
+        stack.admin_password = password_file.read_text().strip()
+        stack.start(
+            "web",
+            [str(VENV_BIN / "gunicorn"), "--chdir", "backend", "--bind", f"127.0.0.1:{port}", "--workers", "2",
+             "fathom.wsgi"],
+        )  # fmt: skip
+        stack.start(
+            "worker",
+            [str(VENV_BIN / "celery"), "--workdir", "backend", "-A", "fathom", "worker", "--loglevel", "INFO",
+             "--concurrency", "1"],
+        )  # fmt: skip
+        stack.start(
+            "beat",
+            [str(VENV_BIN / "celery"), "--workdir", "backend", "-A", "fathom", "beat", "--loglevel", "INFO",
+             "--schedule", str(tmp / "celerybeat-schedule")],
+        )  # fmt: skip
+        wait_for("the web server", lambda: requests.get(f"{url}/api/v1/auth/csrf/", timeout=2).ok, 30, 0.3)
+        for agent in stack.agents:
+            token = stack.manage("create_enrollment_token", "--note", f"system test {agent.name}").strip()
+            subprocess.run(
+                [str(AGENT_BIN), "enroll", "--server", url, "--token", token, "--name", agent.name,
+                 "--address", agent.address, "--state-dir", str(agent.state_dir)],
+                check=True, capture_output=True, text=True,
+            )  # fmt: skip
+            credential = json.loads((agent.state_dir / "credential.json").read_text())
+            agent.agent_id, agent.credential = credential["agent_id"], credential["credential"]
+            stack.start(
+                f"agent-{agent.name}",
+                [str(AGENT_BIN), "run", "--state-dir", str(agent.state_dir), "--iperf3-port", str(agent.iperf3_port),
+                 "--iperf3-bind", agent.address],
+            )  # fmt: skip
+        yield stack
+    finally:
+        for proc in stack.processes.values():
+            proc.terminate()
+        for name, proc in stack.processes.items():
+            try:
+                proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                print(f"{name} did not stop on SIGTERM within 15 s")

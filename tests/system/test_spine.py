@@ -1,0 +1,164 @@
+"""One measurement travels from an agent to a chart: real agents ping each other on loopback,
+results go through the spool and the ingest API into the hypertables, and the path API and
+the browser show them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+import requests
+
+from .conftest import ARTIFACTS, ROOT, Agent, Stack, wait_for
+
+FIRST_RESULTS_TIMEOUT_S = 120
+
+
+def path_points(stack: Stack, http: requests.Session, source: Agent, destination: Agent) -> list[dict[str, Any]]:
+    reply = http.get(
+        f"{stack.url}/api/v1/paths/rtt/",
+        params={"source": source.agent_id, "destination": destination.agent_id, "max_points": 500},
+        timeout=10,
+    )
+    reply.raise_for_status()
+    points: list[dict[str, Any]] = reply.json()["points"]
+    return [point for point in points if point["rtt_min_ms"] is not None]
+
+
+@pytest.fixture(scope="module")
+def measured(stack: Stack) -> Stack:
+    """Waits until ping results of both directions are stored."""
+    a, b = stack.agents
+
+    def both_directions_stored() -> bool:
+        stack.assert_running()
+        rows = stack.query(
+            "SELECT agent_id::text, peer_id::text, count(*) FROM measurements_run"
+            " WHERE test_type = 'ping' AND status = 'ok' GROUP BY 1, 2"
+        )
+        pairs = {(src, dst) for src, dst, _ in rows}
+        return {(a.agent_id, b.agent_id), (b.agent_id, a.agent_id)} <= pairs
+
+    wait_for("ping results of both directions in the hypertable", both_directions_stored, FIRST_RESULTS_TIMEOUT_S)
+    return stack
+
+
+def test_measurement_tables_are_hypertables(stack: Stack) -> None:
+    rows = stack.query("SELECT hypertable_name FROM timescaledb_information.hypertables")
+    names = {name for (name,) in rows}
+    assert {"measurements_run", "measurements_pingsample"} <= names
+
+
+def test_ping_samples_of_both_directions_are_stored(measured: Stack) -> None:
+    a, b = measured.agents
+    for source, destination in ((a, b), (b, a)):
+        rows = measured.query(
+            "SELECT count(*), min(rtt_ms), max(rtt_ms) FROM measurements_pingsample"
+            " WHERE agent_id = %s AND peer_id = %s AND NOT duplicate",
+            source.agent_id,
+            destination.agent_id,
+        )
+        count, rtt_min_ms, rtt_max_ms = rows[0]
+        assert count >= 10, f"{source.name} -> {destination.name}: only {count} samples"
+        # Loopback: sub-millisecond, and never negative.
+        assert 0 <= rtt_min_ms <= rtt_max_ms < 10
+
+
+def test_path_api_serves_both_directions(measured: Stack) -> None:
+    a, b = measured.agents
+    http = measured.session()
+    for source, destination in ((a, b), (b, a)):
+        points = wait_for(
+            f"RTT points for {source.name} -> {destination.name}",
+            lambda s=source, d=destination: path_points(measured, http, s, d),
+            30,
+        )
+        point = points[-1]
+        assert point["rtt_min_ms"] <= point["rtt_median_ms"]
+        assert point["sent"] >= 1 and 0 <= point["loss_fraction"] <= 1
+    listed = http.get(f"{measured.url}/api/v1/paths/", timeout=10).json()
+    pairs = {(p["source"]["name"], p["destination"]["name"]) for p in listed}
+    assert {("sys-a", "sys-b"), ("sys-b", "sys-a")} <= pairs
+
+
+def test_agents_report_host_facts_and_are_online(measured: Stack) -> None:
+    http = measured.session()
+    agents = {agent["name"]: agent for agent in http.get(f"{measured.url}/api/v1/agents/", timeout=10).json()}
+    rmem = Path("/proc/sys/net/ipv4/tcp_rmem").read_text().split()
+    for name in ("sys-a", "sys-b"):
+        agent = agents[name]
+        assert agent["status"]["value"] == "online"
+        facts = agent["host_facts"]
+        assert facts is not None, f"{name} reported no host facts"
+        assert facts["sysctls"]["net.ipv4.tcp_rmem"].split() == rmem
+        assert facts["cpus"] == os.cpu_count()
+        assert facts["iperf3_version"].startswith("3.")
+
+
+def test_every_agent_runs_an_iperf3_server_for_its_peers(measured: Stack) -> None:
+    for agent in measured.agents:
+        run = subprocess.run(
+            ["iperf3", "-c", agent.address, "-p", str(agent.iperf3_port), "-t", "1", "-J"],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+        report = json.loads(run.stdout)
+        assert "error" not in report, report.get("error")
+        assert report["end"]["sum_received"]["bits_per_second"] > 0
+
+
+def test_agent_credential_cannot_use_user_endpoints(measured: Stack) -> None:
+    agent = measured.agents[0]
+    reply = requests.get(
+        f"{measured.url}/api/v1/agents/",
+        headers={"Authorization": f"Agent {agent.agent_id}:{agent.credential}"},
+        timeout=10,
+    )
+    assert reply.status_code in (401, 403)
+
+
+def test_wrong_agent_secret_is_refused_and_stores_nothing(measured: Stack) -> None:
+    agent = measured.agents[0]
+    before = measured.query("SELECT count(*) FROM measurements_run")[0][0]
+    batch = json.loads((ROOT / "backend/measurements/contract/examples/valid/ping-ok.json").read_text())
+    reply = requests.post(
+        f"{measured.url}/api/v1/agent/results/",
+        headers={"Authorization": f"Agent {agent.agent_id}:not-the-secret"},
+        json=batch,
+        timeout=10,
+    )
+    assert reply.status_code == 401
+    ids = [result["id"] for result in batch["results"]]
+    assert measured.query("SELECT count(*) FROM measurements_run WHERE id = ANY(%s::uuid[])", ids)[0][0] == 0
+    assert measured.query("SELECT count(*) FROM measurements_run")[0][0] >= before
+
+
+@pytest.mark.browser
+def test_browser_shows_the_rtt_chart(measured: Stack) -> None:
+    a, b = measured.agents
+    http = measured.session()
+    wait_for("RTT points for the chart", lambda: path_points(measured, http, a, b), 30)
+    run = subprocess.run(
+        ["node", str(ROOT / "tests" / "browser" / "path-page.mjs")],
+        env={
+            **os.environ,
+            "FATHOM_URL": measured.url,
+            "FATHOM_USER": measured.admin_user,
+            "FATHOM_PASSWORD": measured.admin_password,
+            "FATHOM_SOURCE_NAME": a.name,
+            "FATHOM_DESTINATION_NAME": b.name,
+            "FATHOM_ARTIFACTS": str(ARTIFACTS),
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, f"{run.stderr}\n{run.stdout}"
+    seen = json.loads(run.stdout.strip().splitlines()[-1])
+    assert seen["points"] >= 1
+    assert (ARTIFACTS / "path-page.png").stat().st_size > 10_000
