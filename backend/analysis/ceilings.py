@@ -90,7 +90,9 @@ def receive_window_fraction(
     return 2.0**adv_win_scale, f"tcp_adv_win_scale={adv_win_scale}"
 
 
-def socket_buffer_bytes(requested_bytes: int | None, autotune_max_bytes: int | None, core_max_bytes: int | None) -> int | None:
+def socket_buffer_bytes(
+    requested_bytes: int | None, autotune_max_bytes: int | None, core_max_bytes: int | None
+) -> int | None:
     """The buffer a socket ends up with.
 
     Without SO_RCVBUF/SO_SNDBUF (iperf3 without -w) autotuning grows it to tcp_[rw]mem[2].
