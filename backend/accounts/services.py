@@ -1,0 +1,22 @@
+"""The choice sets the UI renders, with their labels and colours."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from django.db.models import TextChoices
+
+from inventory.choices import AGENT_STATUS_COLORS, TOKEN_STATE_COLORS, AgentStatus, TokenState
+from measurements.choices import RUN_STATUS_COLORS, RunStatus
+
+
+def choice_list(choices: type[TextChoices], colors: Mapping[TextChoices, str]) -> list[dict[str, str]]:
+    return [{"value": member.value, "label": member.label, "color": colors[member]} for member in choices]
+
+
+def all_choices() -> dict[str, list[dict[str, str]]]:
+    return {
+        "agent_status": choice_list(AgentStatus, AGENT_STATUS_COLORS),
+        "token_state": choice_list(TokenState, TOKEN_STATE_COLORS),
+        "run_status": choice_list(RunStatus, RUN_STATUS_COLORS),
+    }

@@ -1,0 +1,28 @@
+"""Every periodic task, in one place, with crontab schedules and expiry.
+
+Crontab rather than intervals because a beat restart resets interval countdowns; `expires`
+so a backlog after an outage does not run the same housekeeping many times over.
+"""
+
+from celery import Celery
+from celery.schedules import crontab
+
+HOUR_S = 3600
+
+
+def register(app: Celery) -> None:
+    from inventory.tasks import purge_stale_enrollment_tokens
+    from measurements.tasks import drop_expired_measurements
+
+    app.add_periodic_task(
+        crontab(minute="17", hour="3"),
+        drop_expired_measurements.s(),
+        name="drop measurements older than the retention period",
+        expires=6 * HOUR_S,
+    )
+    app.add_periodic_task(
+        crontab(minute="41"),
+        purge_stale_enrollment_tokens.s(),
+        name="delete enrolment tokens long past use",
+        expires=HOUR_S,
+    )

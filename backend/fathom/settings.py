@@ -1,0 +1,165 @@
+"""Django settings for Fathom, all from environment variables (see deploy/.env.example)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import django_stubs_ext
+from rest_framework import fields, generics, mixins, serializers, viewsets
+
+from fathom.env import database_from_url, env_bool, env_int, env_list, env_str
+
+# Lets the generic annotations the type checker wants (ModelAdmin[Agent], Serializer[Any])
+# work at run time too.
+django_stubs_ext.monkeypatch(
+    extra_classes=[
+        fields.Field,
+        generics.GenericAPIView,
+        mixins.CreateModelMixin,
+        mixins.DestroyModelMixin,
+        mixins.ListModelMixin,
+        mixins.RetrieveModelMixin,
+        serializers.BaseSerializer,
+        viewsets.GenericViewSet,
+        viewsets.ReadOnlyModelViewSet,
+    ]
+)
+
+BACKEND_DIR = Path(__file__).resolve().parent.parent
+REPO_DIR = BACKEND_DIR.parent
+
+DEBUG = env_bool("FATHOM_DEBUG", default=False)
+# Debug runs (tests, development) may use a throwaway key; production must set one.
+SECRET_KEY = env_str("FATHOM_SECRET_KEY", default="insecure-development-key" if DEBUG else None)
+ALLOWED_HOSTS = env_list("FATHOM_ALLOWED_HOSTS", ["localhost", "127.0.0.1"])
+CSRF_TRUSTED_ORIGINS = env_list("FATHOM_CSRF_TRUSTED_ORIGINS", [])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "whitenoise.runserver_nostatic",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "drf_spectacular",
+    "accounts",
+    "inventory",
+    "meshes",
+    "measurements",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "fathom.urls"
+WSGI_APPLICATION = "fathom.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+DATABASES = {"default": database_from_url("FATHOM_DATABASE_URL")}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = False
+USE_TZ = True
+
+# The UI: Vite builds into FATHOM_FRONTEND_DIST with base /static/; whitenoise serves it.
+FRONTEND_DIST = Path(env_str("FATHOM_FRONTEND_DIST", str(REPO_DIR / "frontend" / "dist")))
+STATIC_URL = "/static/"
+STATIC_ROOT = Path(env_str("FATHOM_STATIC_ROOT", str(REPO_DIR / "var" / "static")))
+STATICFILES_DIRS = [FRONTEND_DIST] if FRONTEND_DIST.is_dir() else []
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
+}
+
+SESSION_COOKIE_SECURE = env_bool("FATHOM_SECURE_COOKIES", default=False)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+SESSION_COOKIE_AGE = 12 * 3600
+SECURE_CONTENT_TYPE_NOSNIFF = True
+X_FRAME_OPTIONS = "DENY"
+
+# A result batch may be large (500 runs x per-packet samples); bigger bodies get 413.
+INGEST_MAX_BODY_BYTES = 8 * 1024 * 1024
+DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_BODY_BYTES
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "DEFAULT_THROTTLE_RATES": {
+        "login": env_str("FATHOM_LOGIN_THROTTLE", "20/min"),
+        "enroll": env_str("FATHOM_ENROLL_THROTTLE", "30/min"),
+    },
+    "EXCEPTION_HANDLER": "fathom.api.exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Fathom API",
+    "DESCRIPTION": "Measurement mesh: agent enrolment, plans, result ingest, paths. See docs/api.md.",
+    "VERSION": "1",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "AgentStatusEnum": "inventory.choices.AgentStatus",
+        "TokenStateEnum": "inventory.choices.TokenState",
+    },
+}
+
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# Celery: Redis as broker and result store; tasks are thin wrappers around services.
+CELERY_BROKER_URL = env_str("FATHOM_REDIS_URL", "redis://127.0.0.1:6379/0")
+CELERY_RESULT_BACKEND = CELERY_BROKER_URL
+CELERY_TASK_ALWAYS_EAGER = env_bool("FATHOM_CELERY_EAGER", default=False)
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TIMEZONE = "UTC"
+
+# Measurements.
+PING_INTERVAL_S = env_int("FATHOM_PING_INTERVAL_S", 60, minimum=5, maximum=86400)
+AGENT_OFFLINE_AFTER_S = env_int("FATHOM_AGENT_OFFLINE_AFTER_S", 180, minimum=10)
+RAW_RETENTION_DAYS = env_int("FATHOM_RAW_RETENTION_DAYS", 180, minimum=1)
+PLAN_VALID_FOR_S = 24 * 3600
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": env_str("FATHOM_LOG_LEVEL", "INFO")},
+}

@@ -1,0 +1,22 @@
+"""URL routing: the API under /api/v1/, the admin, and the UI for everything else."""
+
+from django.contrib import admin
+from django.urls import include, path, re_path
+from drf_spectacular.views import SpectacularAPIView
+
+from fathom import spa
+
+api_v1 = [
+    path("", include("accounts.api.urls")),
+    path("", include("inventory.api.urls")),
+    path("", include("meshes.api.urls")),
+    path("", include("measurements.api.urls")),
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+]
+
+urlpatterns = [
+    path("api/v1/", include(api_v1)),
+    path("admin/", admin.site.urls),
+    # Everything else is a UI route (/, /login, /agents, /paths/<src>/<dst>, ...).
+    re_path(r"^(?!api/|admin/|static/).*$", spa.index, name="ui"),
+]

@@ -1,0 +1,20 @@
+from django.contrib import admin
+
+from inventory.models import Agent, EnrollmentToken, HostFactsSnapshot
+
+
+@admin.register(Agent)
+class AgentAdmin(admin.ModelAdmin[Agent]):
+    list_display = ("name", "address", "last_seen_at", "revoked_at", "agent_version")
+    readonly_fields = ("credential_sha256", "host_facts", "host_facts_at")
+
+
+@admin.register(EnrollmentToken)
+class EnrollmentTokenAdmin(admin.ModelAdmin[EnrollmentToken]):
+    list_display = ("prefix", "note", "created_at", "expires_at", "used_at", "revoked_at")
+    readonly_fields = ("token_sha256",)
+
+
+@admin.register(HostFactsSnapshot)
+class HostFactsSnapshotAdmin(admin.ModelAdmin[HostFactsSnapshot]):
+    list_display = ("agent", "collected_at", "received_at")

@@ -1,0 +1,120 @@
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from fathom.serializers import ChoiceSerializer, StrictSerializer
+from inventory.choices import AGENT_STATUS_COLORS, REPORTED_SYSCTLS, TOKEN_STATE_COLORS
+from inventory.models import Agent, EnrollmentToken
+from inventory.services import AGENT_NAME_RE
+
+MIN_TOKEN_LIFETIME_S = 60
+MAX_TOKEN_LIFETIME_S = 30 * 24 * 3600
+
+
+class EnrollmentTokenCreateSerializer(StrictSerializer):
+    expires_in_s = serializers.IntegerField(
+        min_value=MIN_TOKEN_LIFETIME_S, max_value=MAX_TOKEN_LIFETIME_S, default=3600
+    )
+    note = serializers.CharField(max_length=200, allow_blank=True, default="")
+
+
+class EnrollmentTokenSerializer(serializers.ModelSerializer[EnrollmentToken]):
+    state = serializers.SerializerMethodField()
+    used_by = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = EnrollmentToken
+        fields = ["id", "prefix", "note", "created_at", "expires_at", "used_at", "used_by", "revoked_at", "state"]
+
+    @extend_schema_field(ChoiceSerializer)
+    def get_state(self, token: EnrollmentToken) -> dict[str, str]:
+        state = token.state()
+        return {"value": state.value, "label": state.label, "color": TOKEN_STATE_COLORS[state]}
+
+
+class IssuedTokenSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    token = serializers.CharField(help_text="Shown once; the server keeps only its SHA-256.")
+    prefix = serializers.CharField()
+    note = serializers.CharField()
+    created_at = serializers.DateTimeField()
+    expires_at = serializers.DateTimeField()
+
+
+class EnrollRequestSerializer(StrictSerializer):
+    token = serializers.CharField(max_length=200)
+    name = serializers.RegexField(
+        AGENT_NAME_RE, max_length=63, error_messages={"invalid": "1-63 characters of a-z, 0-9, '.', '-'"}
+    )
+    address = serializers.CharField(max_length=255)
+    agent_version = serializers.CharField(max_length=64, allow_blank=True, default="")
+
+
+class EnrollResponseSerializer(serializers.Serializer[Any]):
+    agent_id = serializers.UUIDField()
+    name = serializers.CharField()
+    credential = serializers.CharField(help_text="Shown once; send as 'Authorization: Agent <agent_id>:<credential>'.")
+
+
+class InterfaceSerializer(StrictSerializer):
+    name = serializers.CharField(max_length=64)
+    mtu = serializers.IntegerField(min_value=0, max_value=1_000_000, allow_null=True, required=False)
+    speed_mbps = serializers.IntegerField(min_value=0, allow_null=True, required=False)
+    addresses = serializers.ListField(child=serializers.CharField(max_length=64), max_length=64, required=False)
+
+
+class SysctlsField(serializers.DictField):
+    """Only the TCP tuning sysctls Fathom reasons about; values as the kernel prints them."""
+
+    child = serializers.CharField(max_length=200, allow_blank=True)
+
+    def to_internal_value(self, data: Any) -> dict[str, str]:
+        value: dict[str, str] = super().to_internal_value(data)
+        unknown = sorted(set(value) - set(REPORTED_SYSCTLS))
+        if unknown:
+            raise serializers.ValidationError(f"unknown sysctls: {', '.join(unknown)}")
+        return value
+
+
+class HostFactsSerializer(StrictSerializer):
+    collected_at = serializers.DateTimeField()
+    agent_version = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    hostname = serializers.CharField(max_length=255, required=False, allow_blank=True)
+    kernel = serializers.CharField(max_length=255, required=False, allow_blank=True)
+    os = serializers.CharField(max_length=255, required=False, allow_blank=True)
+    cpus = serializers.IntegerField(min_value=1, max_value=100_000, required=False)
+    iperf3_version = serializers.CharField(max_length=64, required=False, allow_blank=True)
+    iperf3_port = serializers.IntegerField(min_value=1, max_value=65535, required=False, allow_null=True)
+    interfaces = InterfaceSerializer(many=True, required=False)
+    sysctls = SysctlsField(required=False)
+
+
+class HostFactsResponseSerializer(serializers.Serializer[Any]):
+    changed = serializers.BooleanField()
+
+
+class AgentSerializer(serializers.ModelSerializer[Agent]):
+    status = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Agent
+        fields = [
+            "id",
+            "name",
+            "address",
+            "status",
+            "last_seen_at",
+            "enrolled_at",
+            "revoked_at",
+            "agent_version",
+            "host_facts",
+            "host_facts_at",
+        ]
+
+    @extend_schema_field(ChoiceSerializer)
+    def get_status(self, agent: Agent) -> dict[str, str]:
+        status = agent.status()
+        return {"value": status.value, "label": status.label, "color": AGENT_STATUS_COLORS[status]}

@@ -1,0 +1,46 @@
+"""Choice sets of the inventory app, with the labels and colours the UI shows."""
+
+from django.db import models
+
+
+class AgentStatus(models.TextChoices):
+    ONLINE = "online", "Online"
+    OFFLINE = "offline", "Offline"
+    NEVER_SEEN = "never_seen", "Never seen"
+    REVOKED = "revoked", "Revoked"
+
+
+AGENT_STATUS_COLORS = {
+    AgentStatus.ONLINE: "#1a7f37",
+    AgentStatus.OFFLINE: "#cf222e",
+    AgentStatus.NEVER_SEEN: "#6e7781",
+    AgentStatus.REVOKED: "#8250df",
+}
+
+
+class TokenState(models.TextChoices):
+    ACTIVE = "active", "Active"
+    USED = "used", "Used"
+    EXPIRED = "expired", "Expired"
+    REVOKED = "revoked", "Revoked"
+
+
+TOKEN_STATE_COLORS = {
+    TokenState.ACTIVE: "#1a7f37",
+    TokenState.USED: "#6e7781",
+    TokenState.EXPIRED: "#9a6700",
+    TokenState.REVOKED: "#8250df",
+}
+
+# Host facts the agent may report under "sysctls"; anything else is refused.
+REPORTED_SYSCTLS = (
+    "net.ipv4.tcp_rmem",
+    "net.ipv4.tcp_wmem",
+    "net.core.rmem_max",
+    "net.core.wmem_max",
+    "net.ipv4.tcp_adv_win_scale",
+    "net.ipv4.tcp_congestion_control",
+    "net.core.default_qdisc",
+    "net.ipv4.tcp_window_scaling",
+    "net.ipv4.tcp_moderate_rcvbuf",
+)

@@ -1,0 +1,28 @@
+"""Prints a new single-use enrolment token (alone on stdout, for scripts)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from inventory.api.serializers import MAX_TOKEN_LIFETIME_S, MIN_TOKEN_LIFETIME_S
+from inventory.services import create_enrollment_token
+
+
+class Command(BaseCommand):
+    help = "Create a single-use enrolment token for `fathom-agent enroll`; prints the token alone."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--expires-in", type=int, default=3600, help="lifetime in seconds (default 3600)")
+        parser.add_argument("--note", default="", help="what the token is for, shown in token lists")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        expires_in_s: int = options["expires_in"]
+        if not MIN_TOKEN_LIFETIME_S <= expires_in_s <= MAX_TOKEN_LIFETIME_S:
+            raise CommandError(f"--expires-in must be between {MIN_TOKEN_LIFETIME_S} and {MAX_TOKEN_LIFETIME_S} s")
+        note: str = options["note"]
+        if len(note) > 200:
+            raise CommandError("--note must be at most 200 characters")
+        issued = create_enrollment_token(expires_in_s, note)
+        self.stdout.write(issued.plaintext)

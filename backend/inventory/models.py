@@ -1,0 +1,89 @@
+"""Agents, enrolment tokens and host-facts history.
+
+Secrets are never stored: tokens and credentials are kept as SHA-256 digests of 256-bit
+random values (a slow password hash adds nothing for secrets of that entropy).
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from inventory.choices import AgentStatus, TokenState
+
+
+class Agent(models.Model):
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(max_length=63, unique=True)
+    # The address peers use to reach this agent (its iperf3 server, ping target).
+    address = models.CharField(max_length=255)
+    credential_sha256 = models.CharField(max_length=64)
+    enrolled_at = models.DateTimeField(default=timezone.now)
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+    agent_version = models.CharField(max_length=64, blank=True)
+    host_facts = models.JSONField(null=True, blank=True)
+    host_facts_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+    def status(self, now: datetime | None = None) -> AgentStatus:
+        if self.revoked_at is not None:
+            return AgentStatus.REVOKED
+        if self.last_seen_at is None:
+            return AgentStatus.NEVER_SEEN
+        now = now or timezone.now()
+        if (now - self.last_seen_at).total_seconds() > settings.AGENT_OFFLINE_AFTER_S:
+            return AgentStatus.OFFLINE
+        return AgentStatus.ONLINE
+
+
+class EnrollmentToken(models.Model):
+    token_sha256 = models.CharField(max_length=64, unique=True)
+    # The first characters of the token, so an operator can tell tokens apart in lists.
+    prefix = models.CharField(max_length=12)
+    note = models.CharField(max_length=200, blank=True)
+    created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+    used_by = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def state(self, now: datetime | None = None) -> TokenState:
+        if self.revoked_at is not None:
+            return TokenState.REVOKED
+        if self.used_at is not None:
+            return TokenState.USED
+        if self.expires_at <= (now or timezone.now()):
+            return TokenState.EXPIRED
+        return TokenState.ACTIVE
+
+
+class HostFactsSnapshot(models.Model):
+    """One row per change of an agent's host facts: tuning history for later analysis."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="host_facts_history")
+    collected_at = models.DateTimeField()
+    received_at = models.DateTimeField(default=timezone.now)
+    facts = models.JSONField()
+    digest = models.CharField(max_length=64)
+
+    class Meta:
+        ordering = ["agent", "-collected_at"]
+        indexes = [models.Index(fields=["agent", "-collected_at"], name="hostfacts_agent_time")]

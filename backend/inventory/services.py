@@ -1,0 +1,165 @@
+"""Enrolment, agent credentials and host facts: plain functions, no requests."""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import re
+import secrets
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from inventory.choices import TokenState
+from inventory.models import Agent, EnrollmentToken, HostFactsSnapshot
+
+TOKEN_PREFIX = "fet_"
+AGENT_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{0,62}$")
+# last_seen_at is written at most this often per agent, not on every request.
+LAST_SEEN_RESOLUTION_S = 5
+
+
+class EnrollmentError(Exception):
+    """The enrolment token cannot be used; the message says why."""
+
+
+def digest(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def new_secret() -> str:
+    """256 random bits, URL-safe (43 characters)."""
+    return secrets.token_urlsafe(32)
+
+
+@dataclass(frozen=True)
+class IssuedToken:
+    token: EnrollmentToken
+    plaintext: str
+
+
+def create_enrollment_token(
+    expires_in_s: int, note: str = "", created_by: AbstractBaseUser | None = None
+) -> IssuedToken:
+    plaintext = TOKEN_PREFIX + new_secret()
+    now = timezone.now()
+    token = EnrollmentToken.objects.create(
+        token_sha256=digest(plaintext),
+        prefix=plaintext[:10],
+        note=note,
+        created_by=created_by if created_by is not None and created_by.pk is not None else None,
+        created_at=now,
+        expires_at=now + timedelta(seconds=expires_in_s),
+    )
+    return IssuedToken(token, plaintext)
+
+
+def revoke_enrollment_token(token: EnrollmentToken) -> None:
+    if token.revoked_at is None:
+        token.revoked_at = timezone.now()
+        token.save(update_fields=["revoked_at"])
+
+
+@dataclass(frozen=True)
+class Enrollment:
+    agent: Agent
+    credential: str
+    replaced: bool
+
+
+_REFUSALS = {
+    TokenState.USED: "enrolment token already used",
+    TokenState.EXPIRED: "enrolment token expired",
+    TokenState.REVOKED: "enrolment token revoked",
+}
+
+
+def enroll_agent(token_plaintext: str, name: str, address: str, agent_version: str = "") -> Enrollment:
+    """Exchanges a single-use token for an agent credential, in one transaction.
+
+    An existing agent of the same name is re-enrolled: new credential (the old one stops
+    working), same id and history, and a revocation is lifted.
+    """
+    now = timezone.now()
+    credential = new_secret()
+    with transaction.atomic():
+        token = EnrollmentToken.objects.select_for_update().filter(token_sha256=digest(token_plaintext)).first()
+        if token is None:
+            raise EnrollmentError("unknown enrolment token")
+        state = token.state(now)
+        if state in _REFUSALS:
+            raise EnrollmentError(_REFUSALS[state])
+        agent = Agent.objects.select_for_update().filter(name=name).first()
+        replaced = agent is not None
+        if agent is None:
+            agent = Agent(name=name)
+        agent.address = address
+        agent.agent_version = agent_version
+        agent.credential_sha256 = digest(credential)
+        agent.enrolled_at = now
+        agent.revoked_at = None
+        agent.save()
+        token.used_at = now
+        token.used_by = agent
+        token.save(update_fields=["used_at", "used_by"])
+    return Enrollment(agent, credential, replaced)
+
+
+def authenticate_agent(agent_id: str, secret: str) -> Agent | None:
+    """The active agent whose credential this is, or None. Constant-time comparison."""
+    try:
+        key = uuid.UUID(agent_id)
+    except ValueError:
+        return None
+    agent = Agent.objects.filter(pk=key, revoked_at__isnull=True).first()
+    if agent is None or not hmac.compare_digest(agent.credential_sha256, digest(secret)):
+        return None
+    return agent
+
+
+def touch_last_seen(agent: Agent, now: datetime | None = None) -> None:
+    now = now or timezone.now()
+    if agent.last_seen_at is None or (now - agent.last_seen_at).total_seconds() >= LAST_SEEN_RESOLUTION_S:
+        Agent.objects.filter(pk=agent.pk).update(last_seen_at=now)
+        agent.last_seen_at = now
+
+
+def revoke_agent(agent: Agent) -> None:
+    if agent.revoked_at is None:
+        agent.revoked_at = timezone.now()
+        agent.save(update_fields=["revoked_at"])
+
+
+def facts_digest(facts: dict[str, Any]) -> str:
+    """Digest of everything but the collection time, so re-reports of the same facts match."""
+    comparable = {key: value for key, value in facts.items() if key != "collected_at"}
+    return hashlib.sha256(json.dumps(comparable, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def record_host_facts(agent: Agent, facts: dict[str, Any], collected_at: datetime) -> bool:
+    """Stores the agent's current facts; a history row only when they changed."""
+    fingerprint = facts_digest(facts)
+    with transaction.atomic():
+        last = HostFactsSnapshot.objects.filter(agent=agent).order_by("-collected_at").first()
+        changed = last is None or last.digest != fingerprint
+        if changed:
+            HostFactsSnapshot.objects.create(agent=agent, collected_at=collected_at, facts=facts, digest=fingerprint)
+        update: dict[str, Any] = {"host_facts": facts, "host_facts_at": collected_at}
+        version = facts.get("agent_version")
+        if isinstance(version, str) and version:
+            update["agent_version"] = version
+        Agent.objects.filter(pk=agent.pk).update(**update)
+    return changed
+
+
+def purge_stale_enrollment_tokens(older_than_days: int = 30) -> int:
+    """Deletes tokens that expired, were used or revoked more than older_than_days ago."""
+    cutoff = timezone.now() - timedelta(days=older_than_days)
+    deleted, _ = EnrollmentToken.objects.filter(expires_at__lt=cutoff).delete()
+    return deleted

@@ -1,0 +1,108 @@
+from __future__ import annotations
+
+from django.conf import settings
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import status
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from inventory.authentication import AgentAuthentication, IsAgent, request_agent
+from inventory.models import Agent
+from measurements import ingest, paths
+from measurements.api.serializers import (
+    IngestResponseSerializer,
+    InvalidBatchSerializer,
+    PathSerializer,
+    RttQuerySerializer,
+    RttSeriesSerializer,
+)
+
+
+class ResultsView(APIView):
+    """An agent submits a batch of results (contract v1); all or nothing, idempotent on ids."""
+
+    authentication_classes = [AgentAuthentication]
+    permission_classes = [IsAgent]
+
+    @extend_schema(
+        request={"application/json": {"type": "object", "description": "result-batch.v1.schema.json"}},
+        responses={
+            200: IngestResponseSerializer,
+            400: InvalidBatchSerializer,
+            413: OpenApiResponse(description="body larger than 8 MiB"),
+        },
+    )
+    def post(self, request: Request) -> Response:
+        length = request.META.get("CONTENT_LENGTH") or "0"
+        if length.isdigit() and int(length) > settings.INGEST_MAX_BODY_BYTES:
+            return Response({"detail": "request body too large"}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
+        try:
+            statuses = ingest.ingest_batch(request_agent(request), request.data)
+        except ingest.InvalidBatch as exc:
+            return Response(
+                {"detail": "invalid result batch", "errors": [error.as_json() for error in exc.errors]},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        return Response({"results": [{"id": item.id, "status": item.status} for item in statuses]})
+
+
+def agent_ref(agent: Agent) -> dict[str, object]:
+    return {"id": agent.pk, "name": agent.name}
+
+
+class PathListView(APIView):
+    """Every source -> destination pair that has results."""
+
+    @extend_schema(responses={200: PathSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        body = [
+            {
+                "source": agent_ref(entry.source),
+                "destination": agent_ref(entry.destination),
+                "test_types": entry.test_types,
+                "last_run_at": entry.last_run_at,
+                "last_status": entry.last_status,
+            }
+            for entry in paths.known_paths()
+        ]
+        return Response(PathSerializer(body, many=True).data)
+
+
+class PathRttView(APIView):
+    """RTT min/median and loss of one path, in time buckets (at most max_points)."""
+
+    @extend_schema(parameters=[RttQuerySerializer], responses={200: RttSeriesSerializer})
+    def get(self, request: Request) -> Response:
+        query = RttQuerySerializer(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        agents = Agent.objects.in_bulk([params["source"], params["destination"]])
+        for key in ("source", "destination"):
+            if params[key] not in agents:
+                raise ValidationError({key: [f"unknown agent {params[key]}"]})
+        start, end = paths.default_range(params.get("end"), params.get("start"), timezone.now())
+        if start >= end:
+            raise ValidationError({"start": ["start must be before end"]})
+        width, points = paths.rtt_series(params["source"], params["destination"], start, end, params["max_points"])
+        body = {
+            "source": agent_ref(agents[params["source"]]),
+            "destination": agent_ref(agents[params["destination"]]),
+            "start": start,
+            "end": end,
+            "bucket_s": width,
+            "points": [
+                {
+                    "time": point.time,
+                    "rtt_min_ms": point.rtt_min_ms,
+                    "rtt_median_ms": point.rtt_median_ms,
+                    "sent": point.sent,
+                    "lost": point.lost,
+                    "loss_fraction": point.loss_fraction,
+                }
+                for point in points
+            ],
+        }
+        return Response(RttSeriesSerializer(body).data)

@@ -1,0 +1,109 @@
+"""Path views of the measurements: which paths exist, and RTT over time downsampled with
+TimescaleDB's time_bucket so a chart never receives more points than it can draw."""
+
+from __future__ import annotations
+
+import math
+import uuid
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import connection
+
+from inventory.models import Agent
+from measurements.models import PathLatestRun
+
+# Bucket widths a human reads easily; the smallest that keeps the count under max_points wins.
+NICE_BUCKETS_S = (
+    1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 2 * 3600, 3 * 3600, 6 * 3600, 12 * 3600, 86400,
+)  # fmt: skip
+MAX_POINTS_LIMIT = 5000
+
+
+def bucket_width_s(start: datetime, end: datetime, max_points: int) -> int:
+    """The width that yields at most max_points buckets over [start, end).
+
+    Buckets are aligned to the epoch, so a range can touch one more bucket than span/width:
+    the width is chosen for max_points - 1 full buckets.
+    """
+    if max_points < 2:
+        raise ValueError("max_points must be at least 2")
+    span_s = (end - start).total_seconds()
+    needed_s = span_s / (max_points - 1)
+    for width in NICE_BUCKETS_S:
+        if width >= needed_s:
+            return width
+    return int(math.ceil(needed_s / 86400) * 86400)
+
+
+@dataclass(frozen=True)
+class RttPoint:
+    time: datetime
+    rtt_min_ms: float | None
+    rtt_median_ms: float | None
+    sent: int
+    lost: int
+
+    @property
+    def loss_fraction(self) -> float | None:
+        return self.lost / self.sent if self.sent else None
+
+
+RTT_SQL = """
+SELECT time_bucket(make_interval(secs => %(width)s), time) AS bucket,
+       min(rtt_ms) FILTER (WHERE NOT duplicate),
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY rtt_ms) FILTER (WHERE NOT duplicate),
+       count(*) FILTER (WHERE NOT duplicate),
+       count(*) FILTER (WHERE NOT duplicate AND rtt_ms IS NULL)
+FROM measurements_pingsample
+WHERE agent_id = %(source)s AND peer_id = %(destination)s AND time >= %(start)s AND time < %(end)s
+GROUP BY bucket
+ORDER BY bucket
+"""
+
+
+def rtt_series(
+    source: uuid.UUID, destination: uuid.UUID, start: datetime, end: datetime, max_points: int
+) -> tuple[int, list[RttPoint]]:
+    width = bucket_width_s(start, end, max_points)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            RTT_SQL, {"width": width, "source": source, "destination": destination, "start": start, "end": end}
+        )
+        rows = cursor.fetchall()
+    return width, [RttPoint(row[0], row[1], row[2], row[3], row[4]) for row in rows]
+
+
+@dataclass(frozen=True)
+class PathEntry:
+    source: Agent
+    destination: Agent
+    test_types: list[str]
+    last_run_at: datetime
+    last_status: str
+
+
+def known_paths() -> list[PathEntry]:
+    """Every source -> destination pair with runs, newest result first per test type."""
+    by_pair: dict[tuple[Any, Any], list[PathLatestRun]] = {}
+    for row in PathLatestRun.objects.select_related("source", "destination").order_by("source__name", "destination__name"):
+        by_pair.setdefault((row.source_id, row.destination_id), []).append(row)
+    entries = []
+    for rows in by_pair.values():
+        newest = max(rows, key=lambda row: row.started_at)
+        entries.append(
+            PathEntry(
+                source=newest.source,
+                destination=newest.destination,
+                test_types=sorted({row.test_type for row in rows}),
+                last_run_at=newest.started_at,
+                last_status=newest.status,
+            )
+        )
+    return entries
+
+
+def default_range(end: datetime | None, start: datetime | None, now: datetime) -> tuple[datetime, datetime]:
+    end = end or now
+    return (start or end - timedelta(hours=24)), end
