@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import TypeVar
 
 from django.db.models import TextChoices
 
 from inventory.choices import AGENT_STATUS_COLORS, TOKEN_STATE_COLORS, AgentStatus, TokenState
 from measurements.choices import RUN_STATUS_COLORS, RunStatus
 
+Choice = TypeVar("Choice", bound=TextChoices)
 
-def choice_list(choices: type[TextChoices], colors: Mapping[TextChoices, str]) -> list[dict[str, str]]:
+
+def choice_list(choices: type[Choice], colors: Mapping[Choice, str]) -> list[dict[str, str]]:
     return [{"value": member.value, "label": member.label, "color": colors[member]} for member in choices]
 
 

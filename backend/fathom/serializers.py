@@ -22,5 +22,6 @@ class ChoiceSerializer(serializers.Serializer[Any]):
     """A choice as the UI shows it: value, label and colour (never hard-coded in the UI)."""
 
     value = serializers.CharField()
-    label = serializers.CharField()
+    # DRF moves declared fields off the class, so these names do not clash with Field's own.
+    label = serializers.CharField()  # type: ignore[assignment]
     color = serializers.CharField()

@@ -4,26 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import django_stubs_ext
-from rest_framework import fields, generics, mixins, serializers, viewsets
-
 from fathom.env import database_from_url, env_bool, env_int, env_list, env_str
-
-# Lets the generic annotations the type checker wants (ModelAdmin[Agent], Serializer[Any])
-# work at run time too.
-django_stubs_ext.monkeypatch(
-    extra_classes=[
-        fields.Field,
-        generics.GenericAPIView,
-        mixins.CreateModelMixin,
-        mixins.DestroyModelMixin,
-        mixins.ListModelMixin,
-        mixins.RetrieveModelMixin,
-        serializers.BaseSerializer,
-        viewsets.GenericViewSet,
-        viewsets.ReadOnlyModelViewSet,
-    ]
-)
 
 BACKEND_DIR = Path(__file__).resolve().parent.parent
 REPO_DIR = BACKEND_DIR.parent
@@ -35,6 +16,8 @@ ALLOWED_HOSTS = env_list("FATHOM_ALLOWED_HOSTS", ["localhost", "127.0.0.1"])
 CSRF_TRUSTED_ORIGINS = env_list("FATHOM_CSRF_TRUSTED_ORIGINS", [])
 
 INSTALLED_APPS = [
+    # First, so its ready() runs before the admin imports ModelAdmin subclasses.
+    "fathom.apps.FathomConfig",
     "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",

@@ -1,12 +1,12 @@
 """URL routing: the API under /api/v1/, the admin, and the UI for everything else."""
 
 from django.contrib import admin
-from django.urls import include, path, re_path
+from django.urls import URLPattern, URLResolver, include, path, re_path
 from drf_spectacular.views import SpectacularAPIView
 
 from fathom import spa
 
-api_v1 = [
+api_v1: list[URLPattern | URLResolver] = [
     path("", include("accounts.api.urls")),
     path("", include("inventory.api.urls")),
     path("", include("meshes.api.urls")),

@@ -6,3 +6,6 @@ class InventoryConfig(AppConfig):
 
     name = "inventory"
     default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from inventory import schema  # noqa: F401 - registers the OpenAPI auth extension

@@ -65,6 +65,9 @@ class EnrollmentToken(models.Model):
     class Meta:
         ordering = ["-created_at"]
 
+    def __str__(self) -> str:
+        return f"{self.prefix}… ({self.note or 'no note'})"
+
     def state(self, now: datetime | None = None) -> TokenState:
         if self.revoked_at is not None:
             return TokenState.REVOKED
@@ -87,3 +90,6 @@ class HostFactsSnapshot(models.Model):
     class Meta:
         ordering = ["agent", "-collected_at"]
         indexes = [models.Index(fields=["agent", "-collected_at"], name="hostfacts_agent_time")]
+
+    def __str__(self) -> str:
+        return f"{self.agent_id} facts at {self.collected_at:%Y-%m-%d %H:%M:%S}"

@@ -12,14 +12,14 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
 from inventory.choices import TokenState
 from inventory.models import Agent, EnrollmentToken, HostFactsSnapshot
 
-TOKEN_PREFIX = "fet_"
+TOKEN_PREFIX = "fet_"  # noqa: S105 - a marker, not a secret
 AGENT_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{0,62}$")
 # last_seen_at is written at most this often per agent, not on every request.
 LAST_SEEN_RESOLUTION_S = 5
@@ -44,16 +44,14 @@ class IssuedToken:
     plaintext: str
 
 
-def create_enrollment_token(
-    expires_in_s: int, note: str = "", created_by: AbstractBaseUser | None = None
-) -> IssuedToken:
+def create_enrollment_token(expires_in_s: int, note: str = "", created_by: User | None = None) -> IssuedToken:
     plaintext = TOKEN_PREFIX + new_secret()
     now = timezone.now()
     token = EnrollmentToken.objects.create(
         token_sha256=digest(plaintext),
         prefix=plaintext[:10],
         note=note,
-        created_by=created_by if created_by is not None and created_by.pk is not None else None,
+        created_by=created_by,
         created_at=now,
         expires_at=now + timedelta(seconds=expires_in_s),
     )

@@ -111,10 +111,14 @@ def _ping_errors(where: str, ping: dict[str, Any]) -> list[BatchError]:
         errors.append(BatchError(f"{where}/received", "received exceeds transmitted"))
     if len(originals) != ping["transmitted"]:
         errors.append(
-            BatchError(f"{where}/samples", f"{len(originals)} non-duplicate samples for {ping['transmitted']} transmitted")
+            BatchError(
+                f"{where}/samples", f"{len(originals)} non-duplicate samples for {ping['transmitted']} transmitted"
+            )
         )
     if len(replies) != ping["received"]:
-        errors.append(BatchError(f"{where}/samples", f"{len(replies)} answered samples for {ping['received']} received"))
+        errors.append(
+            BatchError(f"{where}/samples", f"{len(replies)} answered samples for {ping['received']} received")
+        )
     if len(samples) - len(originals) != ping["duplicates"]:
         errors.append(BatchError(f"{where}/duplicates", "duplicates does not match the duplicate samples"))
     return errors
@@ -223,13 +227,12 @@ def _update_latest_runs(agent: Agent, results: list[dict[str, Any]]) -> None:
     for (peer_id, test_type), result in latest.items():
         started_at = _timestamp(result["started_at"])
         updated = PathLatestRun.objects.filter(
-            Q(started_at__lt=started_at), source=agent, destination_id=peer_id, test_type=test_type
+            Q(started_at__lt=started_at), source=agent, destination_id=uuid.UUID(peer_id), test_type=test_type
         ).update(run_id=result["id"], started_at=started_at, status=result["status"])
         if not updated:
             PathLatestRun.objects.get_or_create(
                 source=agent,
-                destination_id=peer_id,
+                destination_id=uuid.UUID(peer_id),
                 test_type=test_type,
                 defaults={"run_id": result["id"], "started_at": started_at, "status": result["status"]},
             )
-

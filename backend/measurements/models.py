@@ -38,6 +38,9 @@ class Run(models.Model):
             models.Index(fields=["id"], name="run_id"),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.test_type} run {self.id} ({self.status})"
+
 
 class PingSample(models.Model):
     """One ping packet: its reply (rtt_ms) or its loss (rtt_ms null); duplicates marked."""
@@ -58,6 +61,9 @@ class PingSample(models.Model):
     class Meta:
         indexes = [models.Index(fields=["agent_id", "peer_id", "-time"], name="pingsample_path_time")]
 
+    def __str__(self) -> str:
+        return f"run {self.run_id} seq {self.seq}: {self.rtt_ms} ms"
+
 
 class PathLatestRun(models.Model):
     """The newest run per source, destination and test type (kept by ingest)."""
@@ -73,3 +79,6 @@ class PathLatestRun(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["source", "destination", "test_type"], name="path_latest_unique"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} -> {self.destination_id} {self.test_type}"

@@ -87,7 +87,9 @@ class PathEntry:
 def known_paths() -> list[PathEntry]:
     """Every source -> destination pair with runs, newest result first per test type."""
     by_pair: dict[tuple[Any, Any], list[PathLatestRun]] = {}
-    for row in PathLatestRun.objects.select_related("source", "destination").order_by("source__name", "destination__name"):
+    for row in PathLatestRun.objects.select_related("source", "destination").order_by(
+        "source__name", "destination__name"
+    ):
         by_pair.setdefault((row.source_id, row.destination_id), []).append(row)
     entries = []
     for rows in by_pair.values():

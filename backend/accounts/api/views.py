@@ -4,8 +4,8 @@ from typing import Any
 
 from django.contrib.auth import authenticate, login, logout
 from django.middleware.csrf import get_token
-from django.views.decorators.csrf import ensure_csrf_cookie
 from django.utils.decorators import method_decorator
+from django.views.decorators.csrf import csrf_protect, ensure_csrf_cookie
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import permissions, status
 from rest_framework.request import Request
@@ -28,7 +28,10 @@ class CsrfView(APIView):
         return Response({"csrf_token": get_token(request._request)})
 
 
+@method_decorator(csrf_protect, name="dispatch")
 class LoginView(APIView):
+    """Signs a user in. CSRF-protected although anonymous, against login CSRF."""
+
     permission_classes = [permissions.AllowAny]
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "login"

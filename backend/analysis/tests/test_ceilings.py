@@ -126,7 +126,7 @@ def test_slow_start_at_148_ms() -> None:
     # tcp-ceilings.md: 10 Gbit/s at 148 ms from IW10 takes n = 14 RTTs (2.1 s) at MSS 1448;
     # a 9000-byte MTU shortens it.
     assert slow_start_rounds(10e9 * 0.148 / 8, 1448) == 14
-    assert 14 * 0.148 == pytest.approx(2.1, abs=0.03)
+    assert pytest.approx(2.1, abs=0.03) == 14 * 0.148
     assert slow_start_rounds(10e9 * 0.148 / 8, 8948) == 12
     assert recommended_omit_s(10e9, 0.148, 1448) == pytest.approx(2 * 14 * 0.148)
     assert recommended_omit_s(100e6, 0.001, 1448) == 2.0
@@ -135,5 +135,5 @@ def test_slow_start_at_148_ms() -> None:
 def test_buffer_advice_for_seed_000() -> None:
     # 10 Gbit/s over 8 ms at f = 0.5 needs a 20 MB buffer; 2 x BDP is the usual advice.
     assert buffer_for_rate_bytes(10e9, 0.008, 0.5) == 20_000_000
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="positive"):
         buffer_for_rate_bytes(0, 0.008, 0.5)

@@ -23,7 +23,7 @@ class EnrollmentTokenCreateSerializer(StrictSerializer):
 
 class EnrollmentTokenSerializer(serializers.ModelSerializer[EnrollmentToken]):
     state = serializers.SerializerMethodField()
-    used_by = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    used_by: serializers.SlugRelatedField[Agent] = serializers.SlugRelatedField(slug_field="name", read_only=True)
 
     class Meta:
         model = EnrollmentToken

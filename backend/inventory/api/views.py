@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.contrib.auth.models import User
 from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, permissions, status, viewsets
@@ -26,7 +27,6 @@ from inventory.authentication import AgentAuthentication, IsAgent, request_agent
 from inventory.models import Agent, EnrollmentToken
 
 
-
 class EnrollmentTokenViewSet(
     mixins.ListModelMixin, mixins.CreateModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet[EnrollmentToken]
 ):
@@ -42,8 +42,9 @@ class EnrollmentTokenViewSet(
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         params = EnrollmentTokenCreateSerializer(data=request.data)
         params.is_valid(raise_exception=True)
+        creator = request.user if isinstance(request.user, User) else None
         issued = services.create_enrollment_token(
-            params.validated_data["expires_in_s"], params.validated_data["note"], created_by=request.user  # type: ignore[arg-type]
+            params.validated_data["expires_in_s"], params.validated_data["note"], created_by=creator
         )
         token = issued.token
         body = {

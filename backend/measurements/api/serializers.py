@@ -4,6 +4,8 @@ from typing import Any
 
 from rest_framework import serializers
 
+# DRF moves declared fields off the class, so field names such as "source" and "errors" do
+# not clash with the Field/Serializer attributes of the same name; the stubs cannot know.
 from fathom.serializers import StrictSerializer
 from measurements.paths import MAX_POINTS_LIMIT
 
@@ -24,7 +26,7 @@ class BatchErrorSerializer(serializers.Serializer[Any]):
 
 class InvalidBatchSerializer(serializers.Serializer[Any]):
     detail = serializers.CharField()
-    errors = BatchErrorSerializer(many=True)
+    errors = BatchErrorSerializer(many=True)  # type: ignore[assignment]
 
 
 class AgentRefSerializer(serializers.Serializer[Any]):
@@ -33,7 +35,7 @@ class AgentRefSerializer(serializers.Serializer[Any]):
 
 
 class PathSerializer(serializers.Serializer[Any]):
-    source = AgentRefSerializer()
+    source = AgentRefSerializer()  # type: ignore[assignment]
     destination = AgentRefSerializer()
     test_types = serializers.ListField(child=serializers.CharField())
     last_run_at = serializers.DateTimeField()
@@ -41,7 +43,7 @@ class PathSerializer(serializers.Serializer[Any]):
 
 
 class RttQuerySerializer(StrictSerializer):
-    source = serializers.UUIDField()
+    source = serializers.UUIDField()  # type: ignore[assignment]
     destination = serializers.UUIDField()
     start = serializers.DateTimeField(required=False)
     end = serializers.DateTimeField(required=False)
@@ -64,7 +66,7 @@ class RttPointSerializer(serializers.Serializer[Any]):
 
 
 class RttSeriesSerializer(serializers.Serializer[Any]):
-    source = AgentRefSerializer()
+    source = AgentRefSerializer()  # type: ignore[assignment]
     destination = AgentRefSerializer()
     start = serializers.DateTimeField()
     end = serializers.DateTimeField()

@@ -1,0 +1,16 @@
+"""Settings for the test suite: debug defaults (no production secret needed), eager Celery.
+Only the database and Redis URLs must come from the environment."""
+
+import os
+
+os.environ.setdefault("FATHOM_DEBUG", "1")
+os.environ.setdefault("FATHOM_CELERY_EAGER", "1")
+
+from fathom.settings import *  # noqa: F403
+
+# Fast hashing: tests create users in every class.
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# Tests never run collectstatic; whitenoise serves from the finders instead.
+WHITENOISE_USE_FINDERS = True
+WHITENOISE_AUTOREFRESH = True

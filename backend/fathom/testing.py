@@ -1,0 +1,65 @@
+"""Shared test fixtures: fixed users per role and enrolled agents, built once per class."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, ClassVar
+
+from django.contrib.auth.models import User
+from rest_framework.test import APIClient, APITestCase
+
+from inventory.models import Agent
+from inventory.services import create_enrollment_token, digest, enroll_agent, new_secret
+
+CONTRACT_EXAMPLES = Path(__file__).resolve().parent.parent / "measurements" / "contract" / "examples"
+# The peer the shared contract examples name.
+EXAMPLE_PEER_ID = "0b7e4c1d-2f3a-4b5c-8d9e-0a1b2c3d4e5f"
+
+
+def load_example(relative: str) -> Any:
+    return json.loads((CONTRACT_EXAMPLES / relative).read_text())
+
+
+class FathomTestCase(APITestCase):
+    """owner (superuser), operator (staff), outsider (no rights); agents athens and frankfurt."""
+
+    owner: ClassVar[User]
+    operator: ClassVar[User]
+    outsider: ClassVar[User]
+    athens: ClassVar[Agent]
+    athens_credential: ClassVar[str]
+    frankfurt: ClassVar[Agent]
+    frankfurt_credential: ClassVar[str]
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        cls.owner = User.objects.create_superuser("owner", password="owner-pass-1234")
+        cls.operator = User.objects.create_user("operator", password="operator-pass-1234", is_staff=True)
+        cls.outsider = User.objects.create_user("outsider", password="outsider-pass-1234")
+        cls.athens, cls.athens_credential = cls.enroll("athens", "198.18.1.1")
+        # frankfurt carries the id the contract examples use as their peer.
+        cls.frankfurt_credential = new_secret()
+        cls.frankfurt = Agent.objects.create(
+            id=EXAMPLE_PEER_ID,
+            name="frankfurt",
+            address="198.18.2.1",
+            credential_sha256=digest(cls.frankfurt_credential),
+        )
+        cls.frankfurt.refresh_from_db()  # pk as a UUID, not the string it was created with
+
+    @classmethod
+    def enroll(cls, name: str, address: str) -> tuple[Agent, str]:
+        issued = create_enrollment_token(3600, f"test {name}")
+        enrollment = enroll_agent(issued.plaintext, name, address, "test")
+        return enrollment.agent, enrollment.credential
+
+    def agent_client(self, agent: Agent, credential: str) -> APIClient:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Agent {agent.pk}:{credential}")
+        return client
+
+    def user_client(self, user: User, enforce_csrf: bool = False) -> APIClient:
+        client = APIClient(enforce_csrf_checks=enforce_csrf)
+        client.force_login(user)
+        return client

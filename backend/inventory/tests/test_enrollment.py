@@ -1,0 +1,138 @@
+from __future__ import annotations
+
+import io
+import os
+import stat
+from datetime import timedelta
+from pathlib import Path
+from tempfile import TemporaryDirectory
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.utils import timezone
+
+from fathom.testing import FathomTestCase
+from inventory.models import Agent, EnrollmentToken
+from inventory.services import create_enrollment_token, digest
+
+ENROLL_URL = "/api/v1/agents/enroll/"
+TOKENS_URL = "/api/v1/enrollment-tokens/"
+
+
+class EnrollmentTokenApiTests(FathomTestCase):
+    def test_staff_create_token_shown_once_and_stored_as_digest(self) -> None:
+        reply = self.user_client(self.operator).post(TOKENS_URL, {"expires_in_s": 600, "note": "athens"}, format="json")
+        assert reply.status_code == 201, reply.content
+        token = reply.json()["token"]
+        assert token.startswith("fet_") and len(token) == 47
+        stored = EnrollmentToken.objects.get(pk=reply.json()["id"])
+        assert stored.token_sha256 == digest(token)
+        assert token not in str(EnrollmentToken.objects.filter(pk=stored.pk).values().get())
+        listed = self.user_client(self.operator).get(TOKENS_URL).json()
+        assert "token" not in listed[0] and listed[0]["state"]["value"] == "active"
+
+    def test_outsider_cannot_create_tokens(self) -> None:
+        reply = self.user_client(self.outsider).post(TOKENS_URL, {}, format="json")
+        assert reply.status_code == 403
+        assert self.client.post(TOKENS_URL, {}, format="json").status_code == 403
+
+    def test_token_lifetime_bounds_and_unknown_keys(self) -> None:
+        client = self.user_client(self.operator)
+        before = EnrollmentToken.objects.count()
+        assert client.post(TOKENS_URL, {"expires_in_s": 10}, format="json").status_code == 400
+        reply = client.post(TOKENS_URL, {"expires_in": 600}, format="json")
+        assert reply.status_code == 400 and "expires_in" in reply.json()
+        assert EnrollmentToken.objects.count() == before
+
+    def test_revoke(self) -> None:
+        issued = create_enrollment_token(600)
+        assert self.user_client(self.operator).delete(f"{TOKENS_URL}{issued.token.pk}/").status_code == 204
+        reply = self.client.post(ENROLL_URL, {"token": issued.plaintext, "name": "x", "address": "a"}, format="json")
+        assert reply.status_code == 403 and reply.json()["detail"] == "enrolment token revoked"
+
+    def test_token_list_query_count_is_flat(self) -> None:
+        for index in range(5):
+            create_enrollment_token(600, f"t{index}")
+        client = self.user_client(self.operator)
+        # session + user + tokens with used_by joined
+        with self.assertNumQueries(3):
+            assert client.get(TOKENS_URL).status_code == 200
+
+
+class EnrollTests(FathomTestCase):
+    def test_enrol_new_agent(self) -> None:
+        issued = create_enrollment_token(600)
+        body = {"token": issued.plaintext, "name": "geneva", "address": "198.18.3.1", "agent_version": "0.1.0"}
+        reply = self.client.post(ENROLL_URL, body, format="json")
+        assert reply.status_code == 201, reply.content
+        agent = Agent.objects.get(name="geneva")
+        assert str(agent.pk) == reply.json()["agent_id"]
+        assert agent.credential_sha256 == digest(reply.json()["credential"])
+        issued.token.refresh_from_db()
+        assert issued.token.used_by == agent and issued.token.used_at is not None
+
+    def test_token_is_single_use(self) -> None:
+        issued = create_enrollment_token(600)
+        body = {"token": issued.plaintext, "name": "geneva", "address": "198.18.3.1"}
+        assert self.client.post(ENROLL_URL, body, format="json").status_code == 201
+        again = self.client.post(ENROLL_URL, {**body, "name": "other"}, format="json")
+        assert again.status_code == 403 and again.json()["detail"] == "enrolment token already used"
+        assert not Agent.objects.filter(name="other").exists()
+
+    def test_expired_and_unknown_tokens(self) -> None:
+        issued = create_enrollment_token(600)
+        EnrollmentToken.objects.filter(pk=issued.token.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
+        reply = self.client.post(ENROLL_URL, {"token": issued.plaintext, "name": "x", "address": "a"}, format="json")
+        assert reply.status_code == 403 and reply.json()["detail"] == "enrolment token expired"
+        reply = self.client.post(ENROLL_URL, {"token": "fet_nope", "name": "x", "address": "a"}, format="json")
+        assert reply.status_code == 403 and reply.json()["detail"] == "unknown enrolment token"
+        assert not Agent.objects.filter(name="x").exists()
+
+    def test_malformed_requests_store_nothing(self) -> None:
+        issued = create_enrollment_token(600)
+        cases = [
+            {"token": issued.plaintext, "name": "Bad Name!", "address": "a"},
+            {"token": issued.plaintext, "name": "ok"},
+            {"token": issued.plaintext, "name": "ok", "address": "a", "role": "admin"},
+        ]
+        for body in cases:
+            reply = self.client.post(ENROLL_URL, body, format="json")
+            assert reply.status_code == 400, body
+        reply = self.client.post(ENROLL_URL, b"{not json", content_type="application/json")
+        assert reply.status_code == 400 and "JSON parse error" in reply.json()["detail"]
+        issued.token.refresh_from_db()
+        assert issued.token.used_at is None and not Agent.objects.filter(name="ok").exists()
+
+    def test_re_enrolment_replaces_the_credential(self) -> None:
+        issued = create_enrollment_token(600)
+        body = {"token": issued.plaintext, "name": "athens", "address": "198.18.1.9"}
+        reply = self.client.post(ENROLL_URL, body, format="json")
+        assert reply.status_code == 201
+        assert reply.json()["agent_id"] == str(self.athens.pk)
+        old = self.agent_client(self.athens, self.athens_credential).get("/api/v1/agent/plan/")
+        assert old.status_code == 401
+        new = self.agent_client(self.athens, reply.json()["credential"]).get("/api/v1/agent/plan/")
+        assert new.status_code == 200
+
+
+class ManagementCommandTests(FathomTestCase):
+    def test_create_enrollment_token_prints_only_the_token(self) -> None:
+        out = io.StringIO()
+        call_command("create_enrollment_token", "--note", "cli", "--expires-in", "120", stdout=out)
+        token = out.getvalue().strip()
+        assert EnrollmentToken.objects.filter(token_sha256=digest(token), note="cli").exists()
+        with pytest.raises(CommandError, match="between"):
+            call_command("create_enrollment_token", "--expires-in", "5", stdout=io.StringIO())
+
+    def test_ensure_admin_generates_then_reuses_a_0600_password_file(self) -> None:
+        with TemporaryDirectory() as tmp:
+            password_file = Path(tmp) / "secrets" / "admin_password"
+            out = io.StringIO()
+            call_command("ensure_admin", "--username", "boss", "--password-file", str(password_file), stdout=out)
+            password = password_file.read_text().strip()
+            assert stat.S_IMODE(os.stat(password_file).st_mode) == 0o600
+            assert password in out.getvalue()
+            call_command("ensure_admin", "--username", "boss", "--password-file", str(password_file), stdout=out)
+            assert password_file.read_text().strip() == password
+            assert self.client.login(username="boss", password=password)
