@@ -1,0 +1,211 @@
+// Package agent wires the running agent together: plan polling, the scheduler and probes,
+// the spool and uploader, host facts, and the iperf3 server.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fathom-net/fathom/agents/internal/api"
+	"github.com/fathom-net/fathom/agents/internal/config"
+	"github.com/fathom-net/fathom/agents/internal/iperfserver"
+	"github.com/fathom-net/fathom/agents/internal/plan"
+	"github.com/fathom-net/fathom/agents/internal/probe"
+	"github.com/fathom-net/fathom/agents/internal/probe/hostfacts"
+	"github.com/fathom-net/fathom/agents/internal/probe/ping"
+	"github.com/fathom-net/fathom/agents/internal/result"
+	"github.com/fathom-net/fathom/agents/internal/schedule"
+	"github.com/fathom-net/fathom/agents/internal/spool"
+	"github.com/fathom-net/fathom/agents/internal/upload"
+)
+
+// Probes is the registry: one line per probe type.
+func Probes(cfg config.Config) probe.Registry {
+	pinger := ping.New()
+	pinger.Binary = cfg.Ping.Binary
+	return probe.Registry{
+		ping.TestType: pinger,
+	}
+}
+
+// Agent is a running fathom-agent.
+type Agent struct {
+	cfg      config.Config
+	client   *api.Client
+	log      *slog.Logger
+	probes   probe.Registry
+	spool    *spool.Spool
+	uploader *upload.Uploader
+	facts    *hostfacts.Collector
+	cache    plan.Cache
+	current  atomic.Pointer[plan.Plan]
+	version  string
+}
+
+// New prepares an agent; nothing runs until Run.
+func New(cfg config.Config, client *api.Client, version string, log *slog.Logger) (*Agent, error) {
+	sp, err := spool.Open(filepath.Join(cfg.StateDir, "spool"), cfg.Spool.MaxBytes)
+	if err != nil {
+		return nil, err
+	}
+	a := &Agent{
+		cfg: cfg, client: client, log: log, probes: Probes(cfg), spool: sp, version: version,
+		cache: plan.Cache{Path: filepath.Join(cfg.StateDir, "plan.json")},
+	}
+	iperfPort := 0
+	if cfg.Iperf3.Enabled {
+		iperfPort = cfg.Iperf3.Port
+	}
+	a.facts = hostfacts.New(version, cfg.Iperf3.Binary, iperfPort)
+	a.uploader = upload.New(sp, client, cfg.Upload.BatchSize, log.With("component", "upload"), a.uploadInterval)
+	return a, nil
+}
+
+func (a *Agent) uploadInterval() time.Duration {
+	if p := a.current.Load(); p != nil && p.UploadIntervalS > 0 {
+		return time.Duration(p.UploadIntervalS) * time.Second
+	}
+	return 10 * time.Second
+}
+
+// runTest runs one test and spools its result; a full spool is logged, never fatal.
+func (a *Agent) runTest(ctx context.Context, test plan.Test, planVersion string) {
+	var res result.Result
+	if prober, ok := a.probes[test.Type]; ok {
+		res = prober.Run(ctx, test, planVersion)
+	} else {
+		res = result.New(test.Type, test.ID, planVersion, test.Peer.Address, test.Peer.ID, time.Now())
+		res.Fail(fmt.Sprintf("this agent (version %s) has no %q probe", a.version, test.Type))
+	}
+	if ctx.Err() != nil && res.Status == result.StatusFailed {
+		return // cut short by shutdown: not a measurement
+	}
+	if err := a.spool.Put(res); err != nil {
+		a.log.Error("result not spooled", "test", test.ID, "error", err)
+		return
+	}
+	if res.Status == result.StatusFailed {
+		a.log.Warn("probe failed", "test", test.ID, "target", res.Target, "error", res.Error)
+	}
+	a.uploader.Kick()
+}
+
+// Run works until ctx ends. Probes stop at once; spooled results stay for the next start.
+func (a *Agent) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	if a.cfg.Iperf3.Enabled {
+		server := &iperfserver.Server{
+			Binary: a.cfg.Iperf3.Binary, Port: a.cfg.Iperf3.Port, Bind: a.cfg.Iperf3.Bind,
+			Log: a.log.With("component", "iperf3"), MinBackoff: time.Second, MaxBackoff: time.Minute,
+		}
+		wg.Add(1)
+		go func() { defer wg.Done(); server.Run(ctx) }()
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); a.uploader.Run(ctx) }()
+
+	sched := schedule.New(ctx, a.runTest)
+	if cached, err := a.cache.Load(); err != nil {
+		a.log.Warn("cached plan unreadable; waiting for the server", "error", err)
+	} else if cached != nil {
+		a.adopt(sched, cached, "cache")
+	}
+	wg.Add(1)
+	go func() { defer wg.Done(); a.reportFacts(ctx) }()
+
+	etag := ""
+	poll := time.Duration(a.cfg.PlanPollIntervalS) * time.Second
+	for {
+		etag = a.refreshPlan(ctx, sched, etag)
+		select {
+		case <-ctx.Done():
+			sched.Wait()
+			wg.Wait()
+			pending, rejected := a.spool.Counts()
+			a.log.Info("stopped", "spooled_results", pending, "rejected_results", rejected)
+			return nil
+		case <-time.After(poll):
+		}
+	}
+}
+
+func (a *Agent) refreshPlan(ctx context.Context, sched *schedule.Scheduler, etag string) string {
+	body, newETag, notModified, err := a.client.Plan(ctx, etag)
+	switch {
+	case err != nil:
+		if ctx.Err() == nil {
+			a.log.Warn("plan fetch failed; keeping the current plan", "error", err)
+		}
+	case !notModified:
+		p, decodeErr := plan.Decode(body)
+		if decodeErr != nil {
+			a.log.Error("server sent an unusable plan", "error", decodeErr)
+			break
+		}
+		if storeErr := a.cache.Store(p); storeErr != nil {
+			a.log.Warn("plan not cached", "error", storeErr)
+		}
+		a.adopt(sched, p, "server")
+		etag = newETag
+	}
+	if current := a.current.Load(); current != nil {
+		if usable := current.Usable(time.Now()); usable != nil {
+			a.log.Error("plan expired: probing stopped until the server is reachable", "error", usable)
+			sched.Apply(nil)
+			a.current.Store(nil)
+			etag = ""
+		}
+	}
+	return etag
+}
+
+func (a *Agent) adopt(sched *schedule.Scheduler, p *plan.Plan, source string) {
+	if err := p.Usable(time.Now()); err != nil {
+		a.log.Warn("not running an expired plan", "source", source, "error", err)
+		return
+	}
+	previous := a.current.Swap(p)
+	sched.Apply(p)
+	if previous == nil || previous.Version != p.Version {
+		a.log.Info("plan in force", "source", source, "version", p.Version, "tests", len(p.Tests))
+	}
+}
+
+// reportFacts sends host facts at start, when they change, and at least hourly.
+func (a *Agent) reportFacts(ctx context.Context) {
+	lastDigest := ""
+	var lastSent time.Time
+	for {
+		facts := a.facts.Collect(ctx)
+		if digest := facts.Digest(); digest != lastDigest || time.Since(lastSent) > time.Hour {
+			if _, err := a.client.PutHostFacts(ctx, facts); err != nil {
+				if ctx.Err() == nil {
+					a.log.Warn("host facts not reported", "error", err)
+				}
+			} else {
+				lastDigest, lastSent = digest, time.Now()
+			}
+		}
+		interval := 300 * time.Second
+		if p := a.current.Load(); p != nil && p.HostFactsIntervalS > 0 {
+			interval = time.Duration(p.HostFactsIntervalS) * time.Second
+		}
+		if lastDigest == "" { // not reported yet: retry sooner
+			interval = min(interval, 15*time.Second)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(interval):
+		}
+	}
+}
+
+// ErrNotEnrolled is returned when run finds no credential.
+var ErrNotEnrolled = errors.New("not enrolled")

@@ -1,0 +1,151 @@
+// Package cli is fathom-agent's command line: enroll, run and version.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/fathom-net/fathom/agents/internal/agent"
+	"github.com/fathom-net/fathom/agents/internal/api"
+	"github.com/fathom-net/fathom/agents/internal/config"
+	"github.com/fathom-net/fathom/agents/internal/credential"
+)
+
+const usage = `usage:
+  fathom-agent enroll --server URL --token TOKEN --name NAME --address ADDRESS [--state-dir DIR] [--force] [--allow-insecure-http]
+  fathom-agent run [--config FILE] [--config.check] [--state-dir DIR] [--server URL] [--iperf3-port N]
+                   [--iperf3-bind ADDR] [--iperf3-enabled BOOL] [--allow-insecure-http BOOL] [--log.level L] [--log.format text|json]
+  fathom-agent version
+`
+
+// Main runs a command and returns the process exit code.
+func Main(args []string, version string, getenv func(string) string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	var err error
+	switch args[0] {
+	case "enroll":
+		err = enroll(args[1:], version, getenv, stdout)
+	case "run":
+		err = run(args[1:], version, getenv, stdout, stderr)
+	case "version", "--version":
+		fmt.Fprintln(stdout, "fathom-agent", version)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+	default:
+		err = fmt.Errorf("unknown command %q\n%s", args[0], usage)
+	}
+	if errors.Is(err, flag.ErrHelp) {
+		return 0
+	}
+	if err != nil {
+		fmt.Fprintln(stderr, "fathom-agent:", err)
+		return 1
+	}
+	return 0
+}
+
+func enroll(args []string, version string, getenv func(string) string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("enroll", flag.ContinueOnError)
+	server := fs.String("server", getenv("FATHOM_SERVER"), "Fathom server URL")
+	token := fs.String("token", getenv("FATHOM_ENROLL_TOKEN"), "single-use enrolment token")
+	name := fs.String("name", getenv("FATHOM_AGENT_NAME"), "this agent's name")
+	address := fs.String("address", getenv("FATHOM_AGENT_ADDRESS"), "the address peers reach this agent at")
+	stateDir := fs.String("state-dir", firstNonEmpty(getenv("FATHOM_STATE_DIR"), config.Defaults().StateDir), "state directory")
+	force := fs.Bool("force", false, "replace an existing credential")
+	insecure := fs.Bool("allow-insecure-http", false, "allow plain http to a non-loopback server (labs only)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	for flagName, value := range map[string]string{"server": *server, "token": *token, "name": *name, "address": *address} {
+		if strings.TrimSpace(value) == "" {
+			return fmt.Errorf("--%s is required", flagName)
+		}
+	}
+	base, err := api.CheckServerURL(*server, *insecure)
+	if err != nil {
+		return err
+	}
+	if !*force {
+		if _, err := credential.Load(*stateDir); err == nil {
+			return fmt.Errorf("%s: %w", credential.Path(*stateDir), credential.ErrExists)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := api.New(base, "", "", version)
+	answer, err := client.Enroll(ctx, api.EnrollRequest{Token: *token, Name: *name, Address: *address, AgentVersion: version})
+	if err != nil {
+		return fmt.Errorf("enrolment failed: %w", err)
+	}
+	c := credential.Credential{Server: base.String(), AgentID: answer.AgentID, Name: answer.Name, Credential: answer.Credential}
+	if err := credential.Save(*stateDir, c, *force); err != nil {
+		return fmt.Errorf("enrolled as %s but the credential could not be saved: %w", answer.AgentID, err)
+	}
+	fmt.Fprintf(stdout, "enrolled %s as agent %s; credential in %s\n", answer.Name, answer.AgentID, credential.Path(*stateDir))
+	return nil
+}
+
+func run(args []string, version string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, flags, err := config.Load(args, getenv)
+	if flags != nil && flags.Check {
+		if err != nil {
+			return fmt.Errorf("config invalid: %w", err)
+		}
+		fmt.Fprintln(stdout, "config ok")
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	log := newLogger(cfg.Log, stderr)
+	cred, err := credential.Load(cfg.StateDir)
+	if err != nil {
+		return err
+	}
+	server := firstNonEmpty(cfg.Server, cred.Server)
+	base, err := api.CheckServerURL(server, cfg.AllowInsecureHTTP || hostsMatch(server, cred.Server))
+	if err != nil {
+		return err
+	}
+	client := api.New(base, cred.AgentID, cred.Credential, version)
+	a, err := agent.New(cfg, client, version, log.With("agent", cred.Name))
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	log.Info("fathom-agent starting", "version", version, "agent", cred.Name, "agent_id", cred.AgentID, "server", base.String())
+	return a.Run(ctx)
+}
+
+// hostsMatch: a server URL accepted at enrolment stays acceptable for running.
+func hostsMatch(a, b string) bool { return a == b && a != "" }
+
+func newLogger(cfg config.Log, w io.Writer) *slog.Logger {
+	level := map[string]slog.Level{"debug": slog.LevelDebug, "info": slog.LevelInfo, "warn": slog.LevelWarn, "error": slog.LevelError}[cfg.Level]
+	opts := &slog.HandlerOptions{Level: level}
+	if cfg.Format == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+func firstNonEmpty(values ...string) string {
+	for _, v := range values {
+		if v != "" {
+			return v
+		}
+	}
+	return ""
+}

@@ -1,0 +1,108 @@
+// Package plan holds the agent's plan: the tests the server wants it to run. It fetches the
+// plan with an ETag, caches it on disk, and refuses to run a plan past its valid_until, so an
+// agent cut off from the server never measures forever on stale instructions.
+package plan
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Peer is the agent at the other end of a test.
+type Peer struct {
+	ID      string `json:"id"`
+	Name    string `json:"name"`
+	Address string `json:"address"`
+}
+
+// Test is one entry of the plan.
+type Test struct {
+	ID        string          `json:"id"`
+	Type      string          `json:"type"`
+	IntervalS int             `json:"interval_s"`
+	Peer      Peer            `json:"peer"`
+	Spec      json.RawMessage `json:"spec"`
+}
+
+// Plan is what GET /api/v1/agent/plan/ returns.
+type Plan struct {
+	SchemaVersion      int       `json:"schema_version"`
+	AgentID            string    `json:"agent_id"`
+	Version            string    `json:"version"`
+	GeneratedAt        time.Time `json:"generated_at"`
+	ValidUntil         time.Time `json:"valid_until"`
+	UploadIntervalS    int       `json:"upload_interval_s"`
+	HostFactsIntervalS int       `json:"host_facts_interval_s"`
+	Tests              []Test    `json:"tests"`
+}
+
+// ErrExpired is returned for a plan past its valid_until.
+var ErrExpired = errors.New("plan expired")
+
+// Decode parses and checks a plan.
+func Decode(data []byte) (*Plan, error) {
+	var p Plan
+	if err := json.Unmarshal(data, &p); err != nil {
+		return nil, fmt.Errorf("plan is not valid JSON: %w", err)
+	}
+	if p.SchemaVersion != 1 {
+		return nil, fmt.Errorf("plan schema_version %d is not supported (want 1)", p.SchemaVersion)
+	}
+	if p.Version == "" || p.ValidUntil.IsZero() {
+		return nil, errors.New("plan lacks version or valid_until")
+	}
+	for i, t := range p.Tests {
+		if t.ID == "" || t.Type == "" || t.IntervalS < 1 {
+			return nil, fmt.Errorf("plan test %d: id, type and a positive interval_s are required", i)
+		}
+	}
+	return &p, nil
+}
+
+// Usable reports whether the plan may still be run at now.
+func (p *Plan) Usable(now time.Time) error {
+	if now.After(p.ValidUntil) {
+		return fmt.Errorf("%w: valid until %s", ErrExpired, p.ValidUntil.Format(time.RFC3339))
+	}
+	return nil
+}
+
+// Cache keeps the last plan on disk so a restart without the server resumes measuring.
+type Cache struct{ Path string }
+
+// Load returns the cached plan, or nil when there is none.
+func (c Cache) Load() (*Plan, error) {
+	data, err := os.ReadFile(c.Path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return Decode(data)
+}
+
+// Store writes the plan atomically.
+func (c Cache) Store(p *Plan) error {
+	data, err := json.Marshal(p)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(c.Path), ".plan-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), c.Path)
+}

@@ -1,0 +1,107 @@
+// Package schedule runs the plan's tests at their intervals. It is the agent's one scheduler:
+// each test has its own loop, so a slow run delays only itself and never overlaps itself,
+// and a new plan changes only the tests that changed.
+package schedule
+
+import (
+	"context"
+	"encoding/json"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/fathom-net/fathom/agents/internal/plan"
+)
+
+// RunFunc runs one test once.
+type RunFunc func(ctx context.Context, test plan.Test, planVersion string)
+
+// Scheduler keeps one loop per planned test.
+type Scheduler struct {
+	run RunFunc
+	// MaxFirstDelay bounds the random offset of a test's first run, so a new mesh shows data
+	// quickly while agents still spread their probes out.
+	MaxFirstDelay time.Duration
+	ctx           context.Context
+	mu            sync.Mutex
+	loops         map[string]*loop
+	wg            sync.WaitGroup
+}
+
+type loop struct {
+	fingerprint string
+	cancel      context.CancelFunc
+}
+
+// New returns a scheduler whose loops live until ctx ends.
+func New(ctx context.Context, run RunFunc) *Scheduler {
+	return &Scheduler{run: run, MaxFirstDelay: 15 * time.Second, ctx: ctx, loops: map[string]*loop{}}
+}
+
+func fingerprint(t plan.Test) string {
+	data, _ := json.Marshal(t)
+	return string(data)
+}
+
+// Apply makes the running loops match the plan's tests; nil stops everything.
+func (s *Scheduler) Apply(p *plan.Plan) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	wanted := map[string]plan.Test{}
+	version := ""
+	if p != nil {
+		version = p.Version
+		for _, t := range p.Tests {
+			wanted[t.ID] = t
+		}
+	}
+	for id, l := range s.loops {
+		if t, ok := wanted[id]; !ok || fingerprint(t) != l.fingerprint {
+			l.cancel()
+			delete(s.loops, id)
+		}
+	}
+	for id, t := range wanted {
+		if _, running := s.loops[id]; running {
+			continue
+		}
+		ctx, cancel := context.WithCancel(s.ctx)
+		s.loops[id] = &loop{fingerprint: fingerprint(t), cancel: cancel}
+		s.wg.Add(1)
+		go s.every(ctx, t, version)
+	}
+}
+
+// Running lists the ids of the tests being scheduled.
+func (s *Scheduler) Running() []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	ids := make([]string, 0, len(s.loops))
+	for id := range s.loops {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// Wait blocks until every loop has ended (after ctx is cancelled or Apply(nil)).
+func (s *Scheduler) Wait() { s.wg.Wait() }
+
+func (s *Scheduler) every(ctx context.Context, t plan.Test, version string) {
+	defer s.wg.Done()
+	interval := time.Duration(t.IntervalS) * time.Second
+	first := min(interval, s.MaxFirstDelay)
+	next := time.Now().Add(time.Duration(rand.Int64N(int64(first) + 1)))
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(next)):
+		}
+		s.run(ctx, t, version)
+		// Keep the cadence; skip slots a long run overran instead of bunching them up.
+		next = next.Add(interval)
+		for !next.After(time.Now()) {
+			next = next.Add(interval)
+		}
+	}
+}

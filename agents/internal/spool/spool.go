@@ -1,0 +1,213 @@
+// Package spool keeps results on disk from the moment a run ends until the server has
+// acknowledged them. Writes are atomic (temp file, fsync, rename), so a crash or a full disk
+// never leaves a half-written result, and a byte cap keeps a long outage from filling the disk.
+package spool
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fathom-net/fathom/agents/internal/result"
+)
+
+// ErrFull means the spool reached its byte cap; the new result was not stored.
+var ErrFull = errors.New("spool full")
+
+// FS is the part of the file system the spool writes through, so tests can make writes fail.
+type FS interface {
+	CreateTemp(dir, pattern string) (File, error)
+	Rename(oldpath, newpath string) error
+	Remove(name string) error
+}
+
+// File is a temp file being written.
+type File interface {
+	Name() string
+	Write(p []byte) (int, error)
+	Sync() error
+	Close() error
+}
+
+type osFS struct{}
+
+func (osFS) CreateTemp(dir, pattern string) (File, error) { return os.CreateTemp(dir, pattern) }
+func (osFS) Rename(oldpath, newpath string) error         { return os.Rename(oldpath, newpath) }
+func (osFS) Remove(name string) error                     { return os.Remove(name) }
+
+// Spool is a directory of pending results plus a quarantine for refused ones.
+type Spool struct {
+	dir      string
+	maxBytes int64
+	fs       FS
+	mu       sync.Mutex
+}
+
+// Entry is one pending result.
+type Entry struct {
+	ID     string
+	Path   string
+	Result result.Result
+}
+
+// Open creates the spool directories (0700) under dir.
+func Open(dir string, maxBytes int64) (*Spool, error) {
+	for _, sub := range []string{"pending", "rejected"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
+			return nil, fmt.Errorf("spool: %w", err)
+		}
+	}
+	return &Spool{dir: dir, maxBytes: maxBytes, fs: osFS{}}, nil
+}
+
+// WithFS replaces the file system (tests).
+func (s *Spool) WithFS(fsys FS) *Spool { s.fs = fsys; return s }
+
+func (s *Spool) pendingDir() string  { return filepath.Join(s.dir, "pending") }
+func (s *Spool) rejectedDir() string { return filepath.Join(s.dir, "rejected") }
+
+// Put stores a result durably. On any error nothing is left behind and what was already
+// spooled is untouched.
+func (s *Spool) Put(r result.Result) error {
+	data, err := json.Marshal(r)
+	if err != nil {
+		return fmt.Errorf("spool: encode result %s: %w", r.ID, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	used, err := dirBytes(s.pendingDir())
+	if err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	if s.maxBytes > 0 && used+int64(len(data)) > s.maxBytes {
+		return fmt.Errorf("%w: %d of %d bytes used, result %s dropped", ErrFull, used, s.maxBytes, r.ID)
+	}
+	tmp, err := s.fs.CreateTemp(s.pendingDir(), ".tmp-*")
+	if err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	committed := false
+	defer func() {
+		if !committed {
+			_ = s.fs.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("spool: write result %s: %w", r.ID, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("spool: sync result %s: %w", r.ID, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("spool: close result %s: %w", r.ID, err)
+	}
+	if err := s.fs.Rename(tmp.Name(), filepath.Join(s.pendingDir(), r.ID+".json")); err != nil {
+		return fmt.Errorf("spool: %w", err)
+	}
+	committed = true
+	return nil
+}
+
+// Pending returns up to limit results, oldest first. Unreadable files are quarantined
+// rather than blocking the queue.
+func (s *Spool) Pending(limit int) ([]Entry, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	files, err := os.ReadDir(s.pendingDir())
+	if err != nil {
+		return nil, fmt.Errorf("spool: %w", err)
+	}
+	type file struct {
+		name string
+		mod  time.Time
+	}
+	var candidates []file
+	for _, f := range files {
+		if f.IsDir() || !strings.HasSuffix(f.Name(), ".json") {
+			continue
+		}
+		info, err := f.Info()
+		if err != nil {
+			continue
+		}
+		candidates = append(candidates, file{f.Name(), info.ModTime()})
+	}
+	sort.Slice(candidates, func(i, j int) bool { return candidates[i].mod.Before(candidates[j].mod) })
+	var entries []Entry
+	for _, c := range candidates {
+		if len(entries) >= limit {
+			break
+		}
+		path := filepath.Join(s.pendingDir(), c.name)
+		data, err := os.ReadFile(path)
+		var r result.Result
+		if err == nil {
+			err = json.Unmarshal(data, &r)
+		}
+		if err != nil {
+			_ = os.Rename(path, filepath.Join(s.rejectedDir(), c.name))
+			continue
+		}
+		entries = append(entries, Entry{ID: r.ID, Path: path, Result: r})
+	}
+	return entries, nil
+}
+
+// Done removes acknowledged results.
+func (s *Spool) Done(ids []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for _, id := range ids {
+		if err := os.Remove(filepath.Join(s.pendingDir(), id+".json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Reject moves results the server refused into the quarantine for a human to look at.
+func (s *Spool) Reject(ids []string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var errs []error
+	for _, id := range ids {
+		name := id + ".json"
+		if err := os.Rename(filepath.Join(s.pendingDir(), name), filepath.Join(s.rejectedDir(), name)); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Counts reports pending and rejected results.
+func (s *Spool) Counts() (pending, rejected int) {
+	count := func(dir string) int {
+		files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
+		return len(files)
+	}
+	return count(s.pendingDir()), count(s.rejectedDir())
+}
+
+func dirBytes(dir string) (int64, error) {
+	files, err := os.ReadDir(dir)
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, f := range files {
+		if info, err := f.Info(); err == nil && !f.IsDir() {
+			total += info.Size()
+		}
+	}
+	return total, nil
+}

@@ -1,0 +1,146 @@
+package spool
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fathom-net/fathom/agents/internal/result"
+)
+
+func sample(id string) result.Result {
+	r := result.New("ping", "ping:x", "v", "198.18.1.2", "", time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
+	r.ID = id
+	r.Fail("test")
+	return r
+}
+
+func TestPutPendingDoneRoundTrip(t *testing.T) {
+	s, err := Open(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"a", "b", "c"} {
+		if err := s.Put(sample(id)); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(5 * time.Millisecond) // distinct mtimes: oldest first
+	}
+	entries, err := s.Pending(2)
+	if err != nil || len(entries) != 2 || entries[0].ID != "a" || entries[1].ID != "b" {
+		t.Fatalf("pending %v %v", entries, err)
+	}
+	if err := s.Done([]string{"a"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reject([]string{"b"}); err != nil {
+		t.Fatal(err)
+	}
+	if pending, rejected := s.Counts(); pending != 1 || rejected != 1 {
+		t.Fatalf("counts %d %d", pending, rejected)
+	}
+	info, _ := os.Stat(filepath.Join(s.dir, "pending"))
+	if info.Mode().Perm() != 0o700 {
+		t.Fatalf("spool dir mode %v", info.Mode().Perm())
+	}
+}
+
+func TestFullSpoolRefusesNewResultsAndKeepsOldOnes(t *testing.T) {
+	s, _ := Open(t.TempDir(), 600)
+	if err := s.Put(sample("first")); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	for i := 0; i < 10 && err == nil; i++ {
+		err = s.Put(sample(string(rune('k' + i))))
+	}
+	if !errors.Is(err, ErrFull) {
+		t.Fatalf("want ErrFull, got %v", err)
+	}
+	entries, _ := s.Pending(100)
+	if len(entries) == 0 || entries[0].ID != "first" {
+		t.Fatalf("old results lost: %v", entries)
+	}
+}
+
+// failingFS fails one step of an atomic write, as a full disk would.
+type failingFS struct {
+	osFS
+	failOn string
+}
+
+type failingFile struct {
+	*os.File
+	failOn string
+}
+
+func (f failingFS) CreateTemp(dir, pattern string) (File, error) {
+	if f.failOn == "create" {
+		return nil, &os.PathError{Op: "open", Path: dir, Err: syscall.ENOSPC}
+	}
+	file, err := os.CreateTemp(dir, pattern)
+	return failingFile{file, f.failOn}, err
+}
+
+func (f failingFile) Write(p []byte) (int, error) {
+	if f.failOn == "write" {
+		n, _ := f.File.Write(p[:len(p)/2]) // a partial write, then the disk is full
+		return n, syscall.ENOSPC
+	}
+	return f.File.Write(p)
+}
+
+func (f failingFile) Sync() error {
+	if f.failOn == "sync" {
+		return syscall.EIO
+	}
+	return f.File.Sync()
+}
+
+func (f failingFS) Rename(oldpath, newpath string) error {
+	if f.failOn == "rename" {
+		return syscall.ENOSPC
+	}
+	return os.Rename(oldpath, newpath)
+}
+
+func TestFailedWritesLeaveNothingAndLoseNothing(t *testing.T) {
+	for _, step := range []string{"create", "write", "sync", "rename"} {
+		t.Run(step, func(t *testing.T) {
+			dir := t.TempDir()
+			s, _ := Open(dir, 0)
+			if err := s.Put(sample("kept")); err != nil {
+				t.Fatal(err)
+			}
+			s.WithFS(failingFS{failOn: step})
+			if err := s.Put(sample("lost")); err == nil {
+				t.Fatal("write should fail")
+			}
+			files, _ := os.ReadDir(filepath.Join(dir, "pending"))
+			if len(files) != 1 || files[0].Name() != "kept.json" {
+				names := []string{}
+				for _, f := range files {
+					names = append(names, f.Name())
+				}
+				t.Fatalf("pending after failed %s: %v", step, names)
+			}
+		})
+	}
+}
+
+func TestCorruptFilesAreQuarantinedNotBlocking(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := Open(dir, 0)
+	_ = os.WriteFile(filepath.Join(dir, "pending", "broken.json"), []byte("{half"), 0o600)
+	_ = s.Put(sample("good"))
+	entries, err := s.Pending(10)
+	if err != nil || len(entries) != 1 || entries[0].ID != "good" {
+		t.Fatalf("%v %v", entries, err)
+	}
+	if _, rejected := s.Counts(); rejected != 1 {
+		t.Fatal("corrupt file not quarantined")
+	}
+}

@@ -1,0 +1,147 @@
+// Package upload sends spooled results to the server in batches and deletes them only once
+// the server has acknowledged them. A batch the server refuses as malformed is quarantined,
+// never retried forever; network and server errors back off and keep everything.
+package upload
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"net/http"
+	"time"
+
+	"github.com/fathom-net/fathom/agents/internal/api"
+	"github.com/fathom-net/fathom/agents/internal/result"
+	"github.com/fathom-net/fathom/agents/internal/spool"
+)
+
+// Poster is the part of the API client the uploader needs.
+type Poster interface {
+	PostResults(ctx context.Context, batch result.Batch) ([]api.ItemStatus, error)
+}
+
+// Uploader drains the spool.
+type Uploader struct {
+	Spool     *spool.Spool
+	Client    Poster
+	BatchSize int
+	Log       *slog.Logger
+	// Interval between upload rounds when nothing kicks the uploader.
+	Interval   func() time.Duration
+	MinBackoff time.Duration
+	MaxBackoff time.Duration
+	kick       chan struct{}
+}
+
+// New returns an uploader with the default back-off (2 s doubling to 5 min).
+func New(s *spool.Spool, client Poster, batchSize int, log *slog.Logger, interval func() time.Duration) *Uploader {
+	return &Uploader{
+		Spool: s, Client: client, BatchSize: batchSize, Log: log, Interval: interval,
+		MinBackoff: 2 * time.Second, MaxBackoff: 5 * time.Minute, kick: make(chan struct{}, 1),
+	}
+}
+
+// Kick asks for an upload round soon (a new result was spooled).
+func (u *Uploader) Kick() {
+	select {
+	case u.kick <- struct{}{}:
+	default:
+	}
+}
+
+// ErrRejected means the server refused a batch as malformed; it was quarantined.
+var ErrRejected = errors.New("batch rejected by the server and quarantined in spool/rejected")
+
+// Once sends one batch; it returns how many results the server acknowledged.
+func (u *Uploader) Once(ctx context.Context) (int, error) {
+	entries, err := u.Spool.Pending(u.BatchSize)
+	if err != nil || len(entries) == 0 {
+		return 0, err
+	}
+	batch := result.Batch{SchemaVersion: result.SchemaVersion, Results: make([]result.Result, 0, len(entries))}
+	ids := make([]string, 0, len(entries))
+	for _, e := range entries {
+		batch.Results = append(batch.Results, e.Result)
+		ids = append(ids, e.ID)
+	}
+	statuses, err := u.Client.PostResults(ctx, batch)
+	if api.IsStatus(err, http.StatusBadRequest) || api.IsStatus(err, http.StatusRequestEntityTooLarge) {
+		u.Log.Error("server refused a result batch; quarantined for inspection", "results", len(ids), "error", err)
+		if rejectErr := u.Spool.Reject(ids); rejectErr != nil {
+			return 0, errors.Join(ErrRejected, rejectErr)
+		}
+		return 0, ErrRejected
+	}
+	if err != nil {
+		return 0, err
+	}
+	var done []string
+	for _, s := range statuses {
+		if s.Status == "created" || s.Status == "duplicate" {
+			done = append(done, s.ID)
+		}
+	}
+	return len(done), u.Spool.Done(done)
+}
+
+// Run uploads until ctx ends: drains the spool each round, backs off on errors.
+func (u *Uploader) Run(ctx context.Context) {
+	backoff := time.Duration(0)
+	for {
+		wait := u.Interval()
+		if err := u.drain(ctx); err != nil && ctx.Err() == nil {
+			backoff = nextBackoff(backoff, u.MinBackoff, u.MaxBackoff)
+			wait = backoff
+			if api.IsStatus(err, http.StatusUnauthorized) {
+				u.Log.Error("credential rejected (agent revoked?); results stay spooled", "retry_in", wait.Round(time.Second))
+			} else if !errors.Is(err, ErrRejected) {
+				u.Log.Warn("upload failed; results stay spooled", "error", err, "retry_in", wait.Round(time.Second))
+			}
+		} else {
+			backoff = 0
+		}
+		timer := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case <-u.kick:
+			timer.Stop()
+			if backoff > 0 { // a kick does not cut a back-off short
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(backoff):
+				}
+			}
+		case <-timer.C:
+		}
+	}
+}
+
+func (u *Uploader) drain(ctx context.Context) error {
+	for ctx.Err() == nil {
+		sent, err := u.Once(ctx)
+		if err != nil && !errors.Is(err, ErrRejected) {
+			return err
+		}
+		if sent < u.BatchSize && !errors.Is(err, ErrRejected) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// nextBackoff doubles with ±20% jitter so a fleet of agents does not retry in lockstep.
+func nextBackoff(current, minimum, maximum time.Duration) time.Duration {
+	next := current * 2
+	if next < minimum {
+		next = minimum
+	}
+	if next > maximum {
+		next = maximum
+	}
+	jitter := time.Duration((rand.Float64()*0.4 - 0.2) * float64(next))
+	return next + jitter
+}
