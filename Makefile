@@ -12,16 +12,14 @@ BACKEND_ENV = set -a && eval "$$(bash deploy/services.sh env)" && set +a && cd b
 
 .PHONY: help demo test install install-system services-start services-stop \
         frontend agents migrate openapi openapi-check \
-        lab-test lab-bench clean
+        clean
 
 help:
 	@echo "make demo          run Fathom with a demo mesh (Ctrl-C stops everything)"
 	@echo "make test          install what is missing and run every test suite"
-	@echo "make lab-test      verify the network lab scenarios against their configured truth"
-	@echo "make lab-bench     print the lab emulator's throughput and added RTT error"
 	@echo "make frontend      build the web UI into frontend/dist"
-	@echo "make agents        build the static fathom-agent and fathom-lab binaries"
-	@echo "make openapi       regenerate backend/openapi.yaml"
+	@echo "make agents        build the static fathom-agent binary"
+	@echo "make openapi       regenerate backend/openapi.yaml and the UI's types from it"
 	@echo "make services-stop stop the private PostgreSQL and Redis"
 
 install:
@@ -41,13 +39,13 @@ frontend:
 
 agents:
 	cd agents && CGO_ENABLED=0 go build -trimpath -ldflags "$(GO_LDFLAGS)" -o bin/fathom-agent ./cmd/fathom-agent
-	if [ -d agents/cmd/fathom-lab ]; then cd agents && CGO_ENABLED=0 go build -trimpath -ldflags "$(GO_LDFLAGS)" -o bin/fathom-lab ./cmd/fathom-lab; fi
 
 migrate: services-start
 	$(BACKEND_ENV) && FATHOM_DEBUG=1 $(PYTHON) manage.py migrate --no-input
 
 openapi:
 	$(BACKEND_ENV) && FATHOM_DEBUG=1 $(PYTHON) manage.py spectacular --validate --file openapi.yaml
+	cd frontend && npm run -s gen:api
 
 openapi-check:
 	$(BACKEND_ENV) && FATHOM_DEBUG=1 $(PYTHON) manage.py spectacular --validate --file $(ROOT)/var/openapi.generated.yaml
@@ -59,12 +57,6 @@ demo: install services-start agents
 
 test: install services-start
 	bash tests/run-suites.sh
-
-lab-test: agents
-	bash deploy/lab/lab-test.sh
-
-lab-bench: agents
-	bash deploy/lab/lab-bench.sh
 
 clean:
 	bash deploy/services.sh stop || true

@@ -2,9 +2,7 @@
 # `make demo`: the whole product on one machine. Migrates, creates the admin user, starts the
 # web process, the Celery worker and beat, and a demo mesh of agents, then waits; Ctrl-C
 # stops everything it started. State lives under ./var, so a second run reuses it.
-#
-# As root with the lab built, the agents run in the lab's four-site scenario (real
-# long-fat paths with ECMP); otherwise two agents run on loopback (127.0.0.2, 127.0.0.3).
+# The demo mesh is two agents on loopback (127.0.0.2 and 127.0.0.3) probing each other.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,8 +12,6 @@ VENV=$VAR/venv
 DEMO=$VAR/demo
 HTTP_BIND=${FATHOM_HTTP_BIND:-127.0.0.1:8000}
 AGENT=$ROOT/agents/bin/fathom-agent
-LAB=$ROOT/agents/bin/fathom-lab
-LAB_SCENARIO=$ROOT/deploy/lab/scenarios/demo.yaml
 mkdir -p "$DEMO/logs"
 
 log() { printf '[demo] %s\n' "$*" >&2; }
@@ -38,13 +34,11 @@ FATHOM_PING_INTERVAL_S=${FATHOM_PING_INTERVAL_S:-30}
 set +a
 
 PIDS=()
-LAB_UP=0
 stop_all() {
   trap - INT TERM EXIT
   log "stopping"
   for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
-  if [ "$LAB_UP" -eq 1 ]; then "$LAB" down --state-dir "$DEMO/lab" || true; fi
   bash deploy/services.sh stop || true
   log "stopped"
 }
@@ -66,20 +60,6 @@ cd backend
 ADMIN=$("$VENV/bin/python" manage.py ensure_admin --username admin --password-file "$(secret_file admin_password)")
 cd "$ROOT"
 
-web_bind=$HTTP_BIND
-use_lab=0
-if [ "$(id -u)" -eq 0 ] && [ -x "$LAB" ] && [ -f "$LAB_SCENARIO" ]; then use_lab=1; fi
-
-if [ "$use_lab" -eq 1 ]; then
-  log "root: bringing up the four-site lab ($LAB_SCENARIO)"
-  "$LAB" up --state-dir "$DEMO/lab" "$LAB_SCENARIO"
-  LAB_UP=1
-  mgmt=$("$LAB" mgmt-address --state-dir "$DEMO/lab")
-  web_bind="$mgmt:${HTTP_BIND##*:}"
-  server_url="http://$web_bind"
-  start web-lab "$VENV/bin/gunicorn" --chdir backend --bind "$web_bind" --workers 2 --access-logfile - fathom.wsgi
-fi
-
 start web "$VENV/bin/gunicorn" --chdir backend --bind "$HTTP_BIND" --workers 3 --access-logfile - fathom.wsgi
 start worker "$VENV/bin/celery" --workdir backend -A fathom worker --loglevel INFO --concurrency 2
 start beat "$VENV/bin/celery" --workdir backend -A fathom beat --loglevel INFO --schedule "$DEMO/celerybeat-schedule"
@@ -89,29 +69,21 @@ for _ in $(seq 100); do
   sleep 0.2
 done
 
-# enroll_and_run NAME ADDRESS IPERF3_PORT SERVER_URL [exec-prefix...]
+# enroll_and_run NAME ADDRESS IPERF3_PORT SERVER_URL
 enroll_and_run() {
-  local name=$1 address=$2 port=$3 server=$4; shift 4
+  local name=$1 address=$2 port=$3 server=$4
   local state=$DEMO/agents/$name
   if [ ! -f "$state/credential.json" ]; then
     local token
     token=$(cd backend && "$VENV/bin/python" manage.py create_enrollment_token --note "demo $name")
-    "$@" "$AGENT" enroll --server "$server" --token "$token" --name "$name" --address "$address" \
+    "$AGENT" enroll --server "$server" --token "$token" --name "$name" --address "$address" \
       --state-dir "$state" --force >/dev/null
   fi
-  start "agent-$name" "$@" "$AGENT" run --state-dir "$state" --iperf3-port "$port" --iperf3-bind "$address"
+  start "agent-$name" "$AGENT" run --state-dir "$state" --iperf3-port "$port" --iperf3-bind "$address"
 }
 
-if [ "$use_lab" -eq 1 ]; then
-  port=5201
-  while read -r host address; do
-    enroll_and_run "$host" "$address" "$port" "$server_url" "$LAB" exec --state-dir "$DEMO/lab" "$host" --
-  done < <("$LAB" hosts --state-dir "$DEMO/lab")
-else
-  [ "$(id -u)" -eq 0 ] || log "not root: the lab needs network namespaces, so the demo agents run on loopback"
-  enroll_and_run demo-a 127.0.0.2 5201 "http://$HTTP_BIND"
-  enroll_and_run demo-b 127.0.0.3 5202 "http://$HTTP_BIND"
-fi
+enroll_and_run demo-a 127.0.0.2 5201 "http://$HTTP_BIND"
+enroll_and_run demo-b 127.0.0.3 5202 "http://$HTTP_BIND"
 
 cat <<EOF
 

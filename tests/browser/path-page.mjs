@@ -44,8 +44,9 @@ try {
   await link.first().click();
   await page.waitForURL(/\/paths\/[0-9a-f-]+\/[0-9a-f-]+/, { timeout: 15000 });
 
-  const chart = page.getByTestId('rtt-chart');
-  await chart.locator('.js-plotly-plot').waitFor({ timeout: 20000 });
+  // Plotly marks the chart's own container with .js-plotly-plot once it has drawn.
+  const chart = page.locator('[data-testid="rtt-chart"].js-plotly-plot');
+  await chart.waitFor({ timeout: 20000 });
   // Plotly draws one <path class="point"> per marker of a scatter trace.
   await chart.locator('g.scatterlayer path.point').first().waitFor({ timeout: 20000 });
   const points = await chart.locator('g.scatterlayer path.point').count();

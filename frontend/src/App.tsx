@@ -1,0 +1,23 @@
+import { Navigate, Route, Routes } from "react-router-dom";
+
+import { AppLayout } from "./components/AppLayout";
+import { AgentsPage } from "./pages/AgentsPage";
+import { LoginPage } from "./pages/LoginPage";
+import { NotFoundPage } from "./pages/NotFoundPage";
+import { PathPage } from "./pages/PathPage";
+import { PathsPage } from "./pages/PathsPage";
+
+export function App() {
+  return (
+    <Routes>
+      <Route path="/login" element={<LoginPage />} />
+      <Route element={<AppLayout />}>
+        <Route index element={<Navigate to="/paths" replace />} />
+        <Route path="/paths" element={<PathsPage />} />
+        <Route path="/paths/:source/:destination" element={<PathPage />} />
+        <Route path="/agents" element={<AgentsPage />} />
+        <Route path="*" element={<NotFoundPage />} />
+      </Route>
+    </Routes>
+  );
+}

@@ -1,0 +1,102 @@
+// Every server read and write the UI makes, as TanStack Query hooks.
+import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
+
+import { apiGet, apiPost, type Schemas } from "./client";
+
+export type Agent = Schemas["Agent"];
+export type AgentRef = Schemas["AgentRef"];
+export type Choice = Schemas["Choice"];
+export type Choices = Schemas["Choices"];
+export type PathSummary = Schemas["Path"];
+export type RttPoint = Schemas["RttPoint"];
+export type RttSeries = Schemas["RttSeries"];
+export type User = Schemas["User"];
+
+/** How often live pages refresh: agents report every few seconds, so 30 s is fresh enough. */
+export const REFRESH_MS = 30_000;
+
+export const queryKeys = {
+  me: ["me"] as const,
+  choices: ["choices"] as const,
+  agents: ["agents"] as const,
+  paths: ["paths"] as const,
+  rtt: (source: string, destination: string, start: string, end: string) =>
+    ["rtt", source, destination, start, end] as const,
+};
+
+export function useMe() {
+  return useQuery({ queryKey: queryKeys.me, queryFn: () => apiGet<User>("/auth/me/"), retry: false });
+}
+
+export function useChoices() {
+  return useQuery({
+    queryKey: queryKeys.choices,
+    queryFn: () => apiGet<Choices>("/choices/"),
+    staleTime: Infinity,
+  });
+}
+
+export function useAgents() {
+  return useQuery({
+    queryKey: queryKeys.agents,
+    queryFn: () => apiGet<Agent[]>("/agents/"),
+    refetchInterval: REFRESH_MS,
+  });
+}
+
+export function usePaths() {
+  return useQuery({
+    queryKey: queryKeys.paths,
+    queryFn: () => apiGet<PathSummary[]>("/paths/"),
+    refetchInterval: REFRESH_MS,
+  });
+}
+
+export interface RttQuery {
+  source: string;
+  destination: string;
+  /** Length of the window that ends now, in seconds. */
+  rangeS: number;
+  maxPoints: number;
+}
+
+export function useRttSeries({ source, destination, rangeS, maxPoints }: RttQuery) {
+  return useQuery({
+    // The window slides with each refresh, so the key holds its length, not its ends.
+    queryKey: queryKeys.rtt(source, destination, String(rangeS), String(maxPoints)),
+    queryFn: () => {
+      const end = new Date();
+      const start = new Date(end.getTime() - rangeS * 1000);
+      const params = new URLSearchParams({
+        source,
+        destination,
+        start: start.toISOString(),
+        end: end.toISOString(),
+        max_points: String(maxPoints),
+      });
+      return apiGet<RttSeries>(`/paths/rtt/?${params.toString()}`);
+    },
+    refetchInterval: REFRESH_MS,
+    placeholderData: (previous) => previous,
+  });
+}
+
+export function useLogin() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: (credentials: Schemas["LoginRequest"]) => apiPost<User>("/auth/login/", credentials),
+    onSuccess: (user) => {
+      queryClient.setQueryData(queryKeys.me, user);
+    },
+  });
+}
+
+export function useLogout() {
+  const queryClient = useQueryClient();
+  return useMutation({
+    mutationFn: () => apiPost<null>("/auth/logout/"),
+    onSettled: () => {
+      queryClient.clear();
+    },
+  });
+}

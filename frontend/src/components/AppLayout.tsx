@@ -1,0 +1,58 @@
+import { NavLink, Navigate, Outlet, useLocation, useNavigate } from "react-router-dom";
+
+import { ApiError } from "../api/client";
+import { useLogout, useMe } from "../api/queries";
+import { ErrorBoundary } from "./ErrorBoundary";
+import { LoadError, Loading } from "./QueryState";
+
+/** The signed-in frame: navigation, the user, and a login redirect when the session ends. */
+export function AppLayout() {
+  const me = useMe();
+  const logout = useLogout();
+  const location = useLocation();
+  const navigate = useNavigate();
+
+  if (me.isPending) {
+    return <Loading what="your session" />;
+  }
+  if (me.isError) {
+    if (me.error instanceof ApiError && me.error.isUnauthenticated) {
+      const next = encodeURIComponent(location.pathname + location.search);
+      return <Navigate to={`/login?next=${next}`} replace />;
+    }
+    return <LoadError what="your session" error={me.error} />;
+  }
+
+  return (
+    <div className="app">
+      <header className="topbar">
+        <span className="brand">Fathom</span>
+        <nav>
+          <NavLink to="/paths">Paths</NavLink>
+          <NavLink to="/agents">Agents</NavLink>
+        </nav>
+        <span className="user">
+          {me.data.username}
+          <button
+            type="button"
+            className="link"
+            onClick={() => {
+              logout.mutate(undefined, {
+                onSettled: () => {
+                  void navigate("/login");
+                },
+              });
+            }}
+          >
+            Sign out
+          </button>
+        </span>
+      </header>
+      <main>
+        <ErrorBoundary key={location.pathname}>
+          <Outlet />
+        </ErrorBoundary>
+      </main>
+    </div>
+  );
+}

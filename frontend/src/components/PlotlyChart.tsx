@@ -1,0 +1,73 @@
+// The one place that talks to Plotly. Plotly is large, so it is loaded on first use and
+// the login and agent pages never download it.
+import type { Config, Data, Layout } from "plotly.js";
+import { useEffect, useRef, useState } from "react";
+
+type PlotlyModule = typeof import("plotly.js-dist-min");
+
+let plotlyLoading: Promise<PlotlyModule> | null = null;
+
+function loadPlotly(): Promise<PlotlyModule> {
+  plotlyLoading ??= import("plotly.js-dist-min");
+  return plotlyLoading;
+}
+
+const CONFIG: Partial<Config> = {
+  responsive: true,
+  displaylogo: false,
+  modeBarButtonsToRemove: ["lasso2d", "select2d"],
+  toImageButtonOptions: { format: "png", scale: 2 },
+};
+
+export interface PlotlyChartProps {
+  data: Data[];
+  layout: Partial<Layout>;
+  /** Zoom and legend state survive refreshes until this changes (e.g. another range). */
+  uiRevision: string;
+  height?: number;
+  testId?: string;
+}
+
+export function PlotlyChart({ data, layout, uiRevision, height = 420, testId }: PlotlyChartProps) {
+  const container = useRef<HTMLDivElement>(null);
+  const [loadError, setLoadError] = useState<string | null>(null);
+
+  useEffect(() => {
+    const element = container.current;
+    if (element === null) {
+      return;
+    }
+    let cancelled = false;
+    loadPlotly()
+      .then((plotly) => {
+        if (!cancelled) {
+          // react() diffs against the previous figure; with a stable uirevision a refresh
+          // keeps the user's zoom instead of snapping back.
+          return plotly.react(element, data, { ...layout, height, uirevision: uiRevision }, CONFIG);
+        }
+        return undefined;
+      })
+      .catch((error: unknown) => {
+        setLoadError(error instanceof Error ? error.message : String(error));
+      });
+    return () => {
+      cancelled = true;
+    };
+  }, [data, layout, height, uiRevision]);
+
+  useEffect(() => {
+    const element = container.current;
+    return () => {
+      if (element !== null && plotlyLoading !== null) {
+        void plotlyLoading.then((plotly) => {
+          plotly.purge(element);
+        });
+      }
+    };
+  }, []);
+
+  if (loadError !== null) {
+    return <p className="error">The chart library failed to load: {loadError}</p>;
+  }
+  return <div ref={container} data-testid={testId} style={{ minHeight: height }} />;
+}

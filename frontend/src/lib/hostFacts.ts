@@ -1,0 +1,89 @@
+// Host facts arrive as free-form JSON from the agent; this narrows them to what the UI
+// shows and ignores anything else, so an older or newer agent cannot break the page.
+
+export interface HostInterface {
+  name: string;
+  mtu: number | null;
+  speedMbps: number | null;
+  addresses: string[];
+}
+
+export interface HostFacts {
+  hostname: string | null;
+  kernel: string | null;
+  os: string | null;
+  cpus: number | null;
+  iperf3Version: string | null;
+  iperf3Port: number | null;
+  interfaces: HostInterface[];
+  sysctls: [string, string][];
+}
+
+function asRecord(value: unknown): Record<string, unknown> | null {
+  return typeof value === "object" && value !== null && !Array.isArray(value)
+    ? (value as Record<string, unknown>)
+    : null;
+}
+
+function asString(value: unknown): string | null {
+  return typeof value === "string" && value !== "" ? value : null;
+}
+
+function asNumber(value: unknown): number | null {
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
+
+function parseInterface(value: unknown): HostInterface | null {
+  const record = asRecord(value);
+  const name = record === null ? null : asString(record.name);
+  if (record === null || name === null) {
+    return null;
+  }
+  const addresses = Array.isArray(record.addresses)
+    ? record.addresses.filter((address): address is string => typeof address === "string")
+    : [];
+  return { name, mtu: asNumber(record.mtu), speedMbps: asNumber(record.speed_mbps), addresses };
+}
+
+export function parseHostFacts(value: unknown): HostFacts | null {
+  const record = asRecord(value);
+  if (record === null) {
+    return null;
+  }
+  const interfaces = Array.isArray(record.interfaces)
+    ? record.interfaces.map(parseInterface).filter((item): item is HostInterface => item !== null)
+    : [];
+  const sysctlRecord = asRecord(record.sysctls) ?? {};
+  const sysctls = Object.entries(sysctlRecord)
+    .filter((entry): entry is [string, string] => typeof entry[1] === "string")
+    .sort(([a], [b]) => a.localeCompare(b));
+  return {
+    hostname: asString(record.hostname),
+    kernel: asString(record.kernel),
+    os: asString(record.os),
+    cpus: asNumber(record.cpus),
+    iperf3Version: asString(record.iperf3_version),
+    iperf3Port: asNumber(record.iperf3_port),
+    interfaces,
+    sysctls,
+  };
+}
+
+/** The sysctls that hold buffer sizes ("min default max" triples or single byte counts). */
+const BYTE_SYSCTLS = new Set([
+  "net.ipv4.tcp_rmem",
+  "net.ipv4.tcp_wmem",
+  "net.core.rmem_max",
+  "net.core.wmem_max",
+]);
+
+export function isByteSysctl(name: string): boolean {
+  return BYTE_SYSCTLS.has(name);
+}
+
+/** Parses "4096 131072 6291456" or "212992" into byte counts; null if not all numeric. */
+export function sysctlBytes(value: string): number[] | null {
+  const fields = value.trim().split(/\s+/);
+  const numbers = fields.map(Number);
+  return fields.length > 0 && fields[0] !== "" && numbers.every(Number.isSafeInteger) ? numbers : null;
+}

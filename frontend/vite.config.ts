@@ -1,0 +1,28 @@
+import react from "@vitejs/plugin-react";
+import { defineConfig } from "vitest/config";
+
+// Django serves the build through whitenoise under /static/, so assets are based there;
+// in development Vite proxies the API and the admin to `manage.py runserver`.
+const backend = process.env.FATHOM_DEV_BACKEND ?? "http://127.0.0.1:8000";
+
+export default defineConfig({
+  base: "/static/",
+  plugins: [react()],
+  build: {
+    outDir: "dist",
+    emptyOutDir: true,
+    // Plotly alone is ~4.5 MB minified; it is loaded on demand by the chart component.
+    chunkSizeWarningLimit: 5000,
+  },
+  server: {
+    proxy: {
+      "/api": backend,
+      "/admin": backend,
+    },
+  },
+  test: {
+    environment: "jsdom",
+    include: ["src/**/*.test.{ts,tsx}"],
+    setupFiles: ["src/test/setup.ts"],
+  },
+});
