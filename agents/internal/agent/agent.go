@@ -4,7 +4,6 @@ package agent
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"path/filepath"
@@ -206,6 +205,3 @@ func (a *Agent) reportFacts(ctx context.Context) {
 		}
 	}
 }
-
-// ErrNotEnrolled is returned when run finds no credential.
-var ErrNotEnrolled = errors.New("not enrolled")

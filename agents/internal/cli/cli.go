@@ -67,9 +67,10 @@ func enroll(args []string, version string, getenv func(string) string, stdout io
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	for flagName, value := range map[string]string{"server": *server, "token": *token, "name": *name, "address": *address} {
-		if strings.TrimSpace(value) == "" {
-			return fmt.Errorf("--%s is required", flagName)
+	required := []struct{ flag, value string }{{"server", *server}, {"token", *token}, {"name", *name}, {"address", *address}}
+	for _, r := range required {
+		if strings.TrimSpace(r.value) == "" {
+			return fmt.Errorf("--%s is required", r.flag)
 		}
 	}
 	base, err := api.CheckServerURL(*server, *insecure)

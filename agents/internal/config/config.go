@@ -61,7 +61,7 @@ type Log struct {
 func Defaults() Config {
 	return Config{
 		StateDir:          "/var/lib/fathom-agent",
-		PlanPollIntervalS: 60,
+		PlanPollIntervalS: 30,
 		Iperf3:            Iperf3{Enabled: true, Binary: "iperf3", Port: 5201},
 		Ping:              Ping{Binary: "ping"},
 		Spool:             Spool{MaxBytes: 256 << 20},

@@ -1,0 +1,113 @@
+package config
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, content string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "agent.yaml")
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func noEnv(string) string { return "" }
+
+func TestDefaultsAreValid(t *testing.T) {
+	cfg, _, err := Load(nil, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg != Defaults() {
+		t.Fatalf("empty load differs from defaults: %+v", cfg)
+	}
+}
+
+func TestTheExampleFileIsValid(t *testing.T) {
+	cfg, flags, err := Load([]string{"--config", "../../fathom-agent.example.yaml", "--config.check"}, noEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !flags.Check || cfg.Iperf3.Port != 5201 {
+		t.Fatalf("example: %+v", cfg)
+	}
+}
+
+func TestPrecedenceFileThenEnvThenFlags(t *testing.T) {
+	path := write(t, "state_dir: /from/file\niperf3:\n  port: 5301\n  bind: 198.18.1.2\nlog:\n  level: debug\n")
+	env := map[string]string{"FATHOM_IPERF3_PORT": "5401", "FATHOM_LOG_LEVEL": "warn"}
+	cfg, _, err := Load([]string{"--config", path, "--log.level", "error"}, func(k string) string { return env[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.StateDir != "/from/file" || cfg.Iperf3.Bind != "198.18.1.2" {
+		t.Fatalf("file values lost: %+v", cfg)
+	}
+	if cfg.Iperf3.Port != 5401 {
+		t.Fatalf("env must beat the file: port %d", cfg.Iperf3.Port)
+	}
+	if cfg.Log.Level != "error" {
+		t.Fatalf("flags must beat env: level %q", cfg.Log.Level)
+	}
+	if cfg.Ping.Binary != "ping" {
+		t.Fatal("unset keys must keep their defaults")
+	}
+}
+
+func TestBadConfigurationsNameTheProblem(t *testing.T) {
+	cases := map[string]struct {
+		file string
+		args []string
+		env  map[string]string
+		want string
+	}{
+		"unknown key":       {file: "iperf3:\n  prot: 5201\n", want: "field prot not found"},
+		"wrong type":        {file: "iperf3:\n  port: many\n", want: "cannot unmarshal"},
+		"not yaml":          {file: "iperf3: [\n", want: "config:"},
+		"port out of range": {file: "iperf3:\n  port: 70000\n", want: "iperf3.port: 70000"},
+		"tiny spool":        {file: "spool:\n  max_bytes: 1000\n", want: "spool.max_bytes"},
+		"batch too large":   {file: "upload:\n  batch_size: 501\n", want: "upload.batch_size"},
+		"poll too fast":     {file: "plan_poll_interval_s: 1\n", want: "plan_poll_interval_s"},
+		"log level":         {args: []string{"--log.level", "loud"}, want: `log.level: "loud"`},
+		"env not a number":  {env: map[string]string{"FATHOM_IPERF3_PORT": "abc"}, want: "FATHOM_IPERF3_PORT (iperf3.port)"},
+		"env not a bool":    {env: map[string]string{"FATHOM_ALLOW_INSECURE_HTTP": "maybe"}, want: "not true or false"},
+		"flag not a number": {args: []string{"--iperf3-port", "x"}, want: "--iperf3-port"},
+		"stray argument":    {args: []string{"extra"}, want: "unexpected arguments: extra"},
+		"unknown flag":      {args: []string{"--nope"}, want: "flag provided but not defined"},
+		"missing file":      {args: []string{"--config", "/nonexistent.yaml"}, want: "no such file"},
+		"empty state dir":   {args: []string{"--state-dir", ""}, want: "state_dir: must be set"},
+		"empty ping binary": {file: "ping:\n  binary: \"\"\n", want: "ping.binary"},
+		"bad log format":    {file: "log:\n  format: xml\n", want: "log.format"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			args := tc.args
+			if tc.file != "" {
+				args = append([]string{"--config", write(t, tc.file)}, args...)
+			}
+			_, _, err := Load(args, func(k string) string { return tc.env[k] })
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want it to contain %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestEveryEnvVariableAndFlagHasASetter(t *testing.T) {
+	set := setters(&Config{})
+	for env, field := range Env {
+		if set[field] == nil {
+			t.Errorf("%s sets unknown field %s", env, field)
+		}
+	}
+	for flagName, field := range flagNames {
+		if set[field] == nil {
+			t.Errorf("--%s sets unknown field %s", flagName, field)
+		}
+	}
+}

@@ -1,0 +1,77 @@
+package plan
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+const validPlan = `{
+  "schema_version": 1, "agent_id": "a1", "version": "v1",
+  "generated_at": "2026-11-22T12:00:00Z", "valid_until": "2026-11-22T13:00:00Z",
+  "upload_interval_s": 10, "host_facts_interval_s": 3600,
+  "tests": [{"id": "ping:b", "type": "ping", "interval_s": 60,
+             "peer": {"id": "b", "name": "frankfurt", "address": "198.18.2.2"},
+             "spec": {"count": 10}}]
+}`
+
+func TestDecodeValidPlan(t *testing.T) {
+	p, err := Decode([]byte(validPlan))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Tests) != 1 || p.Tests[0].Peer.Address != "198.18.2.2" || string(p.Tests[0].Spec) != `{"count": 10}` {
+		t.Fatalf("plan %+v", p)
+	}
+}
+
+func TestDecodeRefusesMalformedPlans(t *testing.T) {
+	cases := map[string]struct{ body, want string }{
+		"not json":       {`{"schema_version": 1,`, "not valid JSON"},
+		"future schema":  {strings.Replace(validPlan, `"schema_version": 1`, `"schema_version": 2`, 1), "not supported"},
+		"no valid_until": {strings.Replace(validPlan, `"valid_until": "2026-11-22T13:00:00Z",`, "", 1), "lacks version or valid_until"},
+		"zero interval":  {strings.Replace(validPlan, `"interval_s": 60`, `"interval_s": 0`, 1), "positive interval_s"},
+		"no test type":   {strings.Replace(validPlan, `"type": "ping",`, "", 1), "plan test 0"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Decode([]byte(tc.body)); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestStalePlanIsNotUsable(t *testing.T) {
+	p, _ := Decode([]byte(validPlan))
+	if err := p.Usable(time.Date(2026, 11, 22, 12, 59, 0, 0, time.UTC)); err != nil {
+		t.Fatalf("fresh plan refused: %v", err)
+	}
+	if err := p.Usable(time.Date(2026, 11, 22, 13, 0, 1, 0, time.UTC)); !errors.Is(err, ErrExpired) {
+		t.Fatalf("stale plan: %v", err)
+	}
+}
+
+func TestCacheRoundTripAndCorruption(t *testing.T) {
+	cache := Cache{Path: filepath.Join(t.TempDir(), "plan.json")}
+	if p, err := cache.Load(); p != nil || err != nil {
+		t.Fatalf("empty cache: %v %v", p, err)
+	}
+	p, _ := Decode([]byte(validPlan))
+	if err := cache.Store(p); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := cache.Load()
+	if err != nil || loaded.Version != "v1" || len(loaded.Tests) != 1 {
+		t.Fatalf("loaded %+v %v", loaded, err)
+	}
+	if err := os.WriteFile(cache.Path, []byte("garbage"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cache.Load(); err == nil {
+		t.Fatal("a corrupt cache must be an error, not an empty plan")
+	}
+}

@@ -1,0 +1,139 @@
+package upload
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fathom-net/fathom/agents/internal/api"
+	"github.com/fathom-net/fathom/agents/internal/result"
+	"github.com/fathom-net/fathom/agents/internal/spool"
+)
+
+// fakeServer answers result batches the way docs/api.md says the real one does.
+type fakeServer struct {
+	mu      sync.Mutex
+	status  int // 0: accept
+	seen    map[string]bool
+	batches int
+}
+
+func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.batches++
+	if f.status != 0 {
+		w.WriteHeader(f.status)
+		_, _ = io.WriteString(w, `{"detail":"refused"}`)
+		return
+	}
+	var batch result.Batch
+	if err := json.NewDecoder(r.Body).Decode(&batch); err != nil {
+		w.WriteHeader(http.StatusBadRequest)
+		return
+	}
+	type item struct{ ID, Status string }
+	out := struct {
+		Results []item `json:"results"`
+	}{}
+	for _, res := range batch.Results {
+		status := "created"
+		if f.seen[res.ID] {
+			status = "duplicate"
+		}
+		f.seen[res.ID] = true
+		out.Results = append(out.Results, item{res.ID, status})
+	}
+	_ = json.NewEncoder(w).Encode(out)
+}
+
+func setup(t *testing.T, n int) (*Uploader, *spool.Spool, *fakeServer) {
+	t.Helper()
+	fake := &fakeServer{seen: map[string]bool{}}
+	server := httptest.NewServer(fake)
+	t.Cleanup(server.Close)
+	base, _ := url.Parse(server.URL)
+	s, err := spool.Open(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < n; i++ {
+		r := result.New("ping", "ping:b", "v1", "198.18.2.2", "", time.Date(2026, 11, 22, 12, 0, i, 0, time.UTC))
+		r.Fail("test")
+		if err := s.Put(r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	u := New(s, api.New(base, "a", "s", "test"), 2, log, func() time.Duration { return time.Hour })
+	return u, s, fake
+}
+
+func TestOnceDeletesOnlyAcknowledgedResults(t *testing.T) {
+	u, s, _ := setup(t, 3)
+	sent, err := u.Once(context.Background())
+	if err != nil || sent != 2 {
+		t.Fatalf("sent %d %v", sent, err)
+	}
+	if pending, _ := s.Counts(); pending != 1 {
+		t.Fatalf("pending %d, want 1", pending)
+	}
+}
+
+func TestServerErrorsKeepEverythingSpooled(t *testing.T) {
+	for _, status := range []int{http.StatusUnauthorized, http.StatusInternalServerError, http.StatusServiceUnavailable} {
+		u, s, fake := setup(t, 3)
+		fake.status = status
+		if _, err := u.Once(context.Background()); !api.IsStatus(err, status) {
+			t.Fatalf("%d: error %v", status, err)
+		}
+		if pending, rejected := s.Counts(); pending != 3 || rejected != 0 {
+			t.Fatalf("%d: pending %d rejected %d: nothing may be lost", status, pending, rejected)
+		}
+	}
+}
+
+func TestMalformedBatchIsQuarantinedNotRetriedForever(t *testing.T) {
+	u, s, fake := setup(t, 3)
+	fake.status = http.StatusBadRequest
+	if _, err := u.Once(context.Background()); err != ErrRejected {
+		t.Fatalf("error %v", err)
+	}
+	if pending, rejected := s.Counts(); pending != 1 || rejected != 2 {
+		t.Fatalf("pending %d rejected %d", pending, rejected)
+	}
+}
+
+func TestDrainUploadsEverythingAndRetriesAreDuplicates(t *testing.T) {
+	u, s, fake := setup(t, 5)
+	if err := u.drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if pending, _ := s.Counts(); pending != 0 || fake.batches != 3 {
+		t.Fatalf("pending %d after %d batches", pending, fake.batches)
+	}
+	if len(fake.seen) != 5 {
+		t.Fatalf("server saw %d distinct ids", len(fake.seen))
+	}
+}
+
+func TestBackoffGrowsWithJitterAndCaps(t *testing.T) {
+	minimum, maximum := 2*time.Second, 5*time.Minute
+	b := time.Duration(0)
+	for i := 0; i < 20; i++ {
+		b = nextBackoff(b, minimum, maximum)
+		if b < time.Duration(float64(minimum)*0.8) || b > time.Duration(float64(maximum)*1.2) {
+			t.Fatalf("step %d: backoff %v outside bounds", i, b)
+		}
+	}
+	if b < 4*time.Minute {
+		t.Fatalf("backoff did not reach the cap: %v", b)
+	}
+}
