@@ -6,7 +6,6 @@ targets."""
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -60,16 +59,16 @@ def test_every_referenced_file_exists(compose: dict[str, Any]) -> None:
 
 
 def test_dockerfiles_copy_only_existing_paths_and_use_make_targets() -> None:
-    makefile_targets = set(re.findall(r"^([a-z][a-z-]*):", (ROOT / "Makefile").read_text(), re.M))
+    makefile_targets = set(re.findall(r"^([a-z][a-z-]*):", (ROOT / "Makefile").read_text(), re.MULTILINE))
     for dockerfile in (ROOT / "deploy").glob("*.Dockerfile"):
         text = dockerfile.read_text()
-        for match in re.finditer(r"^COPY (?!--from)(.+)$", text, re.M):
+        for match in re.finditer(r"^COPY (?!--from)(.+)$", text, re.MULTILINE):
             *sources, _destination = match.group(1).split()
             for source in sources:
                 assert (ROOT / source).exists(), f"{dockerfile.name}: COPY source {source} missing"
-        for target in re.findall(r"^RUN .*\bmake ([a-z][a-z-]*)", text, re.M):
+        for target in re.findall(r"^RUN .*\bmake ([a-z][a-z-]*)", text, re.MULTILINE):
             assert target in makefile_targets, f"{dockerfile.name}: make {target} is not a Makefile target"
-        assert re.search(r"^RUN .*\bmake ", text, re.M), f"{dockerfile.name} does not build with the Makefile"
+        assert re.search(r"^RUN .*\bmake ", text, re.MULTILINE), f"{dockerfile.name} does not build with the Makefile"
 
 
 def test_every_compose_variable_is_documented() -> None:

@@ -4,6 +4,7 @@ the browser show them."""
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import subprocess
@@ -21,7 +22,7 @@ FIRST_RESULTS_TIMEOUT_S = 120
 def path_points(stack: Stack, http: requests.Session, source: Agent, destination: Agent) -> list[dict[str, Any]]:
     reply = http.get(
         f"{stack.url}/api/v1/paths/rtt/",
-        params={"source": source.agent_id, "destination": destination.agent_id, "max_points": 500},
+        params={"source": source.agent_id, "destination": destination.agent_id, "max_points": "500"},
         timeout=10,
     )
     reply.raise_for_status()
@@ -74,7 +75,7 @@ def test_path_api_serves_both_directions(measured: Stack) -> None:
     for source, destination in ((a, b), (b, a)):
         points = wait_for(
             f"RTT points for {source.name} -> {destination.name}",
-            lambda s=source, d=destination: path_points(measured, http, s, d),
+            functools.partial(path_points, measured, http, source, destination),
             30,
         )
         point = points[-1]
