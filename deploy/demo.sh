@@ -69,21 +69,21 @@ for _ in $(seq 100); do
   sleep 0.2
 done
 
-# enroll_and_run NAME ADDRESS IPERF3_PORT SERVER_URL
-enroll_and_run() {
-  local name=$1 address=$2 port=$3 server=$4
-  local state=$DEMO/agents/$name
-  if [ ! -f "$state/credential.json" ]; then
-    local token
-    token=$(cd backend && "$VENV/bin/python" manage.py create_enrollment_token --note "demo $name")
-    "$AGENT" enroll --server "$server" --token "$token" --name "$name" --address "$address" \
-      --state-dir "$state" --force >/dev/null
-  fi
-  start "agent-$name" "$AGENT" run --state-dir "$state" --iperf3-port "$port" --iperf3-bind "$address"
+# enroll NAME ADDRESS: a first run enrols the agent with a fresh single-use token; later
+# runs reuse the credential in var/demo/agents/NAME.
+enroll() {
+  local name=$1 address=$2 state=$DEMO/agents/$1 token
+  [ -f "$state/credential.json" ] && return 0
+  token=$(cd backend && "$VENV/bin/python" manage.py create_enrollment_token --note "demo $name")
+  "$AGENT" enroll --server "http://$HTTP_BIND" --token "$token" --name "$name" --address "$address" \
+    --state-dir "$state" --force >/dev/null
 }
 
-enroll_and_run demo-a 127.0.0.2 5201 "http://$HTTP_BIND"
-enroll_and_run demo-b 127.0.0.3 5202 "http://$HTTP_BIND"
+# Every agent is enrolled before any starts, so each one's first plan already lists its peers.
+enroll demo-a 127.0.0.2
+enroll demo-b 127.0.0.3
+start agent-demo-a "$AGENT" run --state-dir "$DEMO/agents/demo-a" --iperf3-port 5201 --iperf3-bind 127.0.0.2
+start agent-demo-b "$AGENT" run --state-dir "$DEMO/agents/demo-b" --iperf3-port 5202 --iperf3-bind 127.0.0.3
 
 cat <<EOF
 
