@@ -1,0 +1,54 @@
+package emu
+
+import "encoding/binary"
+
+// FlowHash hashes an IPv4 packet's 5-tuple (FNV-1a) the way an ECMP router does with an L4
+// hash policy: TCP and UDP flows keep one member for their lifetime; ICMP and other
+// protocols hash on addresses and protocol only, so a ping keeps one member too.
+// ok is false for anything that is not a well-formed IPv4 packet.
+func FlowHash(pkt []byte) (hash uint32, ok bool) {
+	if len(pkt) < 20 || pkt[0]>>4 != 4 {
+		return 0, false
+	}
+	headerLen := int(pkt[0]&0x0f) * 4
+	if headerLen < 20 || len(pkt) < headerLen {
+		return 0, false
+	}
+	proto := pkt[9]
+	h := uint32(2166136261)
+	mix := func(b byte) {
+		h ^= uint32(b)
+		h *= 16777619
+	}
+	mix(proto)
+	for _, b := range pkt[12:20] { // source and destination address
+		mix(b)
+	}
+	fragmentOffset := binary.BigEndian.Uint16(pkt[6:8]) & 0x1fff
+	if (proto == 6 || proto == 17) && fragmentOffset == 0 && len(pkt) >= headerLen+4 {
+		for _, b := range pkt[headerLen : headerLen+4] { // source and destination port
+			mix(b)
+		}
+	}
+	return h, true
+}
+
+// PickMember chooses a member for a hash by weight; weights of zero never get traffic
+// unless all are zero, when members share equally.
+func PickMember(hash uint32, weights []int) int {
+	total := 0
+	for _, w := range weights {
+		total += w
+	}
+	if total == 0 {
+		return int(hash % uint32(len(weights)))
+	}
+	slot := int(hash % uint32(total))
+	for i, w := range weights {
+		if slot < w {
+			return i
+		}
+		slot -= w
+	}
+	return len(weights) - 1
+}

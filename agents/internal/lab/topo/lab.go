@@ -1,0 +1,284 @@
+package topo
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/fathom-net/fathom/agents/internal/lab/emu"
+	"github.com/fathom-net/fathom/agents/internal/lab/scenario"
+)
+
+// Lab is a scenario brought up in this process: its emulator pumps run here, so the lab
+// lives exactly as long as this process (Down, or its death, removes the devices).
+type Lab struct {
+	State *State
+	// Directions by link name: [0] is a->b, [1] is b->a.
+	Directions map[string][2]*emu.Direction
+	log        *slog.Logger
+	tuns       []emu.TUN
+	stopping   atomic.Bool
+}
+
+func ip(args ...string) error {
+	out, err := exec.Command("ip", args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+func nsSysctl(ns, key, value string) error {
+	out, err := exec.Command("ip", "netns", "exec", ns, "sysctl", "-q", "-w", key+"="+value).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("sysctl %s=%q in %s: %v: %s", key, value, ns, err, bytes.TrimSpace(out))
+	}
+	return nil
+}
+
+func sysctlPath(key string) string { return "/proc/sys/" + strings.ReplaceAll(key, ".", "/") }
+
+func readSysctl(key string) (string, error) {
+	data, err := os.ReadFile(sysctlPath(key))
+	return strings.Join(strings.Fields(string(data)), " "), err
+}
+
+func writeSysctl(key, value string) error {
+	if err := os.WriteFile(sysctlPath(key), []byte(value), 0o644); err != nil {
+		return fmt.Errorf("sysctl %s=%q: %w", key, value, err)
+	}
+	return nil
+}
+
+// Namespaces lists the network namespaces whose names start with prefix (all lab ones
+// when prefix is "fl").
+func Namespaces(prefix string) ([]string, error) {
+	out, err := exec.Command("ip", "netns", "list").Output()
+	if err != nil {
+		return nil, fmt.Errorf("ip netns list: %w", err)
+	}
+	var names []string
+	for _, line := range strings.Split(string(out), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) > 0 && strings.HasPrefix(fields[0], prefix) {
+			names = append(names, fields[0])
+		}
+	}
+	return names, nil
+}
+
+// RemoveNamespace kills what runs in ns, then deletes it.
+func RemoveNamespace(ns string) error {
+	out, _ := exec.Command("ip", "netns", "pids", ns).Output()
+	for _, field := range strings.Fields(string(out)) {
+		if pid, err := strconv.Atoi(field); err == nil {
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	return ip("netns", "del", ns)
+}
+
+// Up creates the scenario's namespaces and links and starts the emulator. On any error it
+// removes what it made.
+func Up(s *scenario.Scenario, prefix string, log *slog.Logger) (lab *Lab, err error) {
+	if os.Geteuid() != 0 {
+		return nil, errors.New("the lab needs root (network namespaces and TUN devices)")
+	}
+	if existing, err := Namespaces(prefix + "-"); err != nil || len(existing) > 0 {
+		return nil, fmt.Errorf("prefix %s is in use (%v): run `fathom-lab down` first: %w", prefix, existing, err)
+	}
+	lab = &Lab{
+		State:      &State{Prefix: prefix, Scenario: s.Name, PID: os.Getpid(), Links: map[string][2]int{}, RootSysctls: map[string]string{}},
+		Directions: map[string][2]*emu.Direction{},
+		log:        log,
+	}
+	defer func() {
+		if err != nil {
+			lab.Down()
+		}
+	}()
+	if err := lab.setRootSysctls(s); err != nil {
+		return nil, err
+	}
+	for i, h := range s.Hosts {
+		ns := Namespace(prefix, h.Name)
+		if err := ip("netns", "add", ns); err != nil {
+			return nil, err
+		}
+		lab.State.Hosts = append(lab.State.Hosts, HostState{Name: h.Name, Namespace: ns, Address: HostAddr(i).String()})
+		if err := lab.configureHost(ns, i, h); err != nil {
+			return nil, err
+		}
+	}
+	for j, l := range s.Links {
+		if err := lab.addLink(s, j, l); err != nil {
+			return nil, err
+		}
+	}
+	return lab, nil
+}
+
+func (lab *Lab) setRootSysctls(s *scenario.Scenario) error {
+	wanted := map[string]string{}
+	for key, value := range s.RootSysctls {
+		wanted[key] = value
+	}
+	// A namespace may choose only a congestion control the root namespace allows.
+	allowedKey := "net.ipv4.tcp_allowed_congestion_control"
+	allowed, _ := readSysctl(allowedKey)
+	if v, ok := wanted[allowedKey]; ok {
+		allowed = v
+	}
+	extended := strings.Fields(allowed)
+	for _, h := range s.Hosts {
+		if h.CongestionControl != "" && !contains(extended, h.CongestionControl) {
+			extended = append(extended, h.CongestionControl)
+		}
+	}
+	if strings.Join(extended, " ") != allowed {
+		wanted[allowedKey] = strings.Join(extended, " ")
+	}
+	for key, value := range wanted {
+		old, err := readSysctl(key)
+		if err != nil {
+			return fmt.Errorf("root sysctl %s: %w", key, err)
+		}
+		lab.State.RootSysctls[key] = old
+		if err := writeSysctl(key, value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func contains(list []string, item string) bool {
+	for _, v := range list {
+		if v == item {
+			return true
+		}
+	}
+	return false
+}
+
+func (lab *Lab) configureHost(ns string, i int, h scenario.Host) error {
+	steps := [][]string{
+		{"-n", ns, "link", "set", "lo", "up"},
+		{"-n", ns, "addr", "add", HostAddr(i).String() + "/32", "dev", "lo"},
+	}
+	for _, step := range steps {
+		if err := ip(step...); err != nil {
+			return err
+		}
+	}
+	settings := map[string]string{"net.ipv4.conf.all.rp_filter": "0", "net.ipv4.conf.default.rp_filter": "0"}
+	for key, value := range h.Sysctls {
+		settings[key] = value
+	}
+	if h.CongestionControl != "" {
+		settings["net.ipv4.tcp_congestion_control"] = h.CongestionControl
+	}
+	for key, value := range settings {
+		if err := nsSysctl(ns, key, value); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (lab *Lab) addLink(s *scenario.Scenario, j int, l scenario.Link) error {
+	ia, ib := s.HostIndex(l.Between[0]), s.HostIndex(l.Between[1])
+	ends := [2]struct {
+		host, peer int
+		tun        emu.TUN
+		addr       string
+	}{}
+	aAddr, bAddr := linkAddrs(j)
+	for side, host := range []int{ia, ib} {
+		name := tunName(lab.State.Prefix, j, string(rune('a'+side)))
+		fd, err := OpenTUNFD(name)
+		if err != nil {
+			return err
+		}
+		tun := emu.TUN{Name: name, FD: fd}
+		lab.tuns = append(lab.tuns, tun)
+		ends[side].tun, ends[side].host = tun, host
+	}
+	ends[0].peer, ends[1].peer = ib, ia
+	ends[0].addr, ends[1].addr = aAddr.String(), bAddr.String()
+	peerAddr := [2]string{bAddr.String(), aAddr.String()}
+	for side, end := range ends {
+		ns := lab.State.Hosts[end.host].Namespace
+		steps := [][]string{
+			{"link", "set", end.tun.Name, "netns", ns},
+			{"-n", ns, "addr", "add", end.addr, "peer", peerAddr[side], "dev", end.tun.Name},
+			{"-n", ns, "link", "set", end.tun.Name, "mtu", strconv.Itoa(l.LinkMTU()), "txqueuelen", "10000", "up"},
+			{"-n", ns, "route", "add", HostAddr(end.peer).String() + "/32", "dev", end.tun.Name, "src", HostAddr(end.host).String()},
+		}
+		for _, step := range steps {
+			if err := ip(step...); err != nil {
+				return err
+			}
+		}
+	}
+	forward := emu.NewDirection(Params(l.Forward()), uint64(2*j+1))
+	reverse := emu.NewDirection(Params(l.Reverse()), uint64(2*j+2))
+	lab.Directions[l.Name] = [2]*emu.Direction{forward, reverse}
+	lab.State.Links[l.Name] = [2]int{ia, ib}
+	for _, pump := range []*emu.Pump{emu.NewPump(forward, ends[0].tun, ends[1].tun), emu.NewPump(reverse, ends[1].tun, ends[0].tun)} {
+		go func() {
+			// Removing a namespace makes a blocked TUN read fail: that is the normal end.
+			if err := pump.Run(); err != nil && !lab.stopping.Load() {
+				lab.log.Error("link pump stopped", "link", l.Name, "error", err)
+			}
+		}()
+	}
+	return nil
+}
+
+// OpenTUNFD is emu.OpenTUN, a variable so that tests can count devices.
+var OpenTUNFD = emu.OpenTUN
+
+// Down removes everything the lab made and restores the root sysctls. It is safe to call
+// on a half-built lab and more than once.
+func (lab *Lab) Down() {
+	lab.stopping.Store(true)
+	for _, h := range lab.State.Hosts {
+		if err := RemoveNamespace(h.Namespace); err != nil {
+			lab.log.Warn("namespace not removed", "namespace", h.Namespace, "error", err)
+		}
+	}
+	lab.State.Hosts = nil
+	for _, t := range lab.tuns {
+		_ = syscall.Close(t.FD)
+	}
+	lab.tuns = nil
+	for key, value := range lab.State.RootSysctls {
+		if err := writeSysctl(key, value); err != nil {
+			lab.log.Warn("root sysctl not restored", "key", key, "error", err)
+		}
+	}
+	lab.State.RootSysctls = map[string]string{}
+}
+
+// WaitGone waits until no namespace with the prefix is left.
+func WaitGone(prefix string, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
+	for {
+		left, err := Namespaces(prefix + "-")
+		if err != nil || len(left) == 0 {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("namespaces left behind: %v", left)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
