@@ -12,13 +12,15 @@ BACKEND_ENV = set -a && eval "$$(bash deploy/services.sh env)" && set +a && cd b
 
 .PHONY: help demo test install install-system services-start services-stop \
         frontend agents migrate openapi openapi-check \
-        clean
+        lab-test lab-bench clean
 
 help:
 	@echo "make demo          run Fathom with a demo mesh (Ctrl-C stops everything)"
 	@echo "make test          install what is missing and run every test suite"
 	@echo "make frontend      build the web UI into frontend/dist"
-	@echo "make agents        build the static fathom-agent binary"
+	@echo "make agents        build the static fathom-agent and fathom-lab binaries"
+	@echo "make lab-test      check every lab scenario: configured against measured (root)"
+	@echo "make lab-bench     the lab emulator's throughput, added RTT and CPU profile (root)"
 	@echo "make openapi       regenerate backend/openapi.yaml and the UI's types from it"
 	@echo "make services-stop stop the private PostgreSQL and Redis"
 
@@ -39,6 +41,7 @@ frontend:
 
 agents:
 	cd agents && CGO_ENABLED=0 go build -trimpath -ldflags "$(GO_LDFLAGS)" -o bin/fathom-agent ./cmd/fathom-agent
+	cd agents && CGO_ENABLED=0 go build -trimpath -ldflags "$(GO_LDFLAGS)" -o bin/fathom-lab ./cmd/fathom-lab
 
 migrate: services-start
 	$(BACKEND_ENV) && FATHOM_DEBUG=1 $(PYTHON) manage.py migrate --no-input
@@ -57,6 +60,12 @@ demo: install services-start agents
 
 test: install services-start
 	bash tests/run-suites.sh
+
+lab-test: install agents
+	$(PYTHON) -m tests.lab.lab_check
+
+lab-bench: install agents
+	$(PYTHON) -m tests.lab.lab_bench
 
 clean:
 	bash deploy/services.sh stop || true

@@ -16,7 +16,7 @@ eval "$(bash deploy/services.sh env)"
 FATHOM_DEBUG=1
 set +a
 
-ALL_SUITES="ruff mypy migrations openapi pytest go frontend system"
+ALL_SUITES="ruff mypy migrations openapi pytest go frontend system lab"
 SUITES=${FATHOM_SUITES:-$ALL_SUITES}
 declare -a SUMMARY=()
 passed=0
@@ -26,7 +26,7 @@ suite_ruff() {
   cd backend && "$VENV/bin/ruff" check . ../tests && "$VENV/bin/ruff" format --check . ../tests
 }
 suite_mypy() {
-  (cd backend && "$VENV/bin/mypy" .) && (cd tests && "$VENV/bin/mypy" --config-file mypy.ini system)
+  (cd backend && "$VENV/bin/mypy" .) && (cd tests && "$VENV/bin/mypy" --config-file mypy.ini system lab)
 }
 suite_migrations() { cd backend && "$VENV/bin/python" manage.py makemigrations --check --dry-run; }
 suite_openapi() { make -s openapi-check; }
@@ -53,6 +53,11 @@ suite_frontend() {
 suite_system() {
   make -s agents frontend &&
     FATHOM_ARTIFACTS=$ROOT/tests/artifacts "$VENV/bin/pytest" -q -p no:cacheprovider -c tests/pytest.ini tests/system
+}
+suite_lab() {
+  # The lab needs network namespaces and TUN devices: root. CI runs as root.
+  if [ "$(id -u)" -ne 0 ]; then echo "lab: skipped, needs root"; return 0; fi
+  make -s agents && "$VENV/bin/python" -m tests.lab.lab_check
 }
 
 # The count a suite's runner printed, for the summary line.

@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
+	"runtime/pprof"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -171,6 +172,16 @@ func serve(args []string, _, stderr io.Writer) error {
 		return err
 	}
 	log.Info("lab up", "scenario", lab.State.Scenario, "prefix", lab.State.Prefix)
+	// FATHOM_LAB_CPUPROFILE=FILE profiles the emulator for as long as the lab is up
+	// (make lab-bench uses it to say what limits throughput).
+	if path := os.Getenv("FATHOM_LAB_CPUPROFILE"); path != "" {
+		if f, err := os.Create(path); err == nil {
+			if err := pprof.StartCPUProfile(f); err == nil {
+				defer f.Close()
+				defer pprof.StopCPUProfile()
+			}
+		}
+	}
 	<-signals
 	stop()
 	log.Info("lab down", "prefix", lab.State.Prefix)

@@ -237,11 +237,12 @@ func (s *Scenario) validate() []problem {
 
 // GlobalSysctls are visible in a namespace but can be written only in the root namespace.
 var GlobalSysctls = map[string]bool{
-	"net.core.rmem_max":      true,
-	"net.core.wmem_max":      true,
-	"net.core.rmem_default":  true,
-	"net.core.wmem_default":  true,
-	"net.core.default_qdisc": true,
+	"net.core.rmem_max":                       true,
+	"net.core.wmem_max":                       true,
+	"net.core.rmem_default":                   true,
+	"net.core.wmem_default":                   true,
+	"net.core.default_qdisc":                  true,
+	"net.ipv4.tcp_allowed_congestion_control": true,
 }
 
 // ranges checks each value on its own.

@@ -1,0 +1,136 @@
+package topo
+
+import (
+	"io"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fathom-net/fathom/agents/internal/lab/emu"
+	"github.com/fathom-net/fathom/agents/internal/lab/scenario"
+)
+
+func TestAddressesStayInTheBenchmarkingRange(t *testing.T) {
+	seen := map[string]bool{}
+	for i := 0; i < scenario.MaxHosts; i++ {
+		a := HostAddr(i)
+		if !strings.HasPrefix(a.String(), "198.18.0.") || seen[a.String()] {
+			t.Fatalf("host %d: %v", i, a)
+		}
+		seen[a.String()] = true
+	}
+	for j := 0; j < 300; j++ {
+		a, b := linkAddrs(j)
+		for _, addr := range []string{a.String(), b.String()} {
+			if !strings.HasPrefix(addr, "198.18.") || seen[addr] {
+				t.Fatalf("link %d: %s reused or outside 198.18.0.0/15", j, addr)
+			}
+			seen[addr] = true
+		}
+	}
+	if name := tunName("flabcd", 199, "b"); len(name) > 15 {
+		t.Fatalf("%q is too long for an interface name", name)
+	}
+	if p := NewPrefix(); len(p) != prefixLen || !strings.HasPrefix(p, "fl") {
+		t.Fatalf("prefix %q", p)
+	}
+}
+
+func TestParamsFromAScenarioDirection(t *testing.T) {
+	s, err := scenario.Parse("t.yaml", []byte(`name: t
+hosts: [{name: a}, {name: b}]
+links:
+  - name: ab
+    between: [a, b]
+    both: {delay_ms: 10.5, jitter_ms: 0.2, rate_mbps: 100}
+    b_to_a:
+      gilbert_elliott: {p_enter_bad: 0.01, p_leave_bad: 0.3}
+      policer: {rate_mbps: 90, burst_bytes: 8000}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fwd, rev := Params(s.Links[0].Forward()), Params(s.Links[0].Reverse())
+	if fwd.Delay != 10500*time.Microsecond || fwd.Jitter != 200*time.Microsecond || fwd.RateBps != 100e6 || fwd.QueueBytes != DefaultQueueBytes {
+		t.Fatalf("forward %+v", fwd)
+	}
+	if rev.GELossBad != 1 || rev.GELeaveBad != 0.3 || rev.PolicerBps != 90e6 || rev.PolicerBurst != 8000 {
+		t.Fatalf("reverse %+v", rev)
+	}
+}
+
+func testLab() *Lab {
+	return &Lab{
+		State: &State{},
+		Directions: map[string][2]*emu.Direction{
+			"wan": {emu.NewDirection(emu.Params{Delay: 10 * time.Millisecond}, 1), emu.NewDirection(emu.Params{Delay: 10 * time.Millisecond}, 2)},
+			"mp":  {emu.NewDirection(emu.Params{Members: []emu.Member{{Delay: 1}, {Delay: 2}}}, 3), emu.NewDirection(emu.Params{}, 4)},
+		},
+		log: slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+}
+
+func TestSetChangesOneOrBothDirections(t *testing.T) {
+	lab := testLab()
+	if err := lab.Set("wan", map[string]string{"delay_ms": "30", "a_to_b.loss": "0.01"}); err != nil {
+		t.Fatal(err)
+	}
+	fwd, rev := lab.Directions["wan"][0].Params(), lab.Directions["wan"][1].Params()
+	if fwd.Delay != 30*time.Millisecond || rev.Delay != 30*time.Millisecond || fwd.Loss != 0.01 || rev.Loss != 0 {
+		t.Fatalf("forward %+v reverse %+v", fwd, rev)
+	}
+}
+
+func TestBadSetRequestsChangeNothing(t *testing.T) {
+	cases := map[string]struct {
+		link   string
+		values map[string]string
+		want   string
+	}{
+		"unknown link":   {"nope", map[string]string{"delay_ms": "1"}, `no link named "nope"`},
+		"unknown key":    {"wan", map[string]string{"delay_ms": "5", "latency": "1"}, "unknown key"},
+		"negative":       {"wan", map[string]string{"delay_ms": "-1"}, "not a non-negative number"},
+		"not a number":   {"wan", map[string]string{"loss": "lots"}, "not a non-negative number"},
+		"loss above one": {"wan", map[string]string{"delay_ms": "5", "loss": "2"}, "not a probability"},
+		"bad direction":  {"wan", map[string]string{"up.loss": "0.1"}, "a_to_b or b_to_a"},
+		"ECMP delay":     {"mp", map[string]string{"a_to_b.delay_ms": "5"}, "ECMP members"},
+		"nothing":        {"wan", map[string]string{}, "nothing to set"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			lab := testLab()
+			err := lab.Set(tc.link, tc.values)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+			if d := lab.Directions["wan"][0].Params().Delay; d != 10*time.Millisecond {
+				t.Fatalf("a refused request changed the delay to %v", d)
+			}
+		})
+	}
+}
+
+func TestControlSocketRoundTrip(t *testing.T) {
+	lab := testLab()
+	dir := t.TempDir()
+	listener, err := Listen(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Close()
+	go lab.Serve(listener)
+	if _, err := Call(dir, Request{Op: "set", Link: "wan", Values: map[string]string{"jitter_ms": "1"}}); err != nil {
+		t.Fatal(err)
+	}
+	reply, err := Call(dir, Request{Op: "stats"})
+	if err != nil || len(reply.Stats) != 4 || reply.Stats[0].Link != "mp" {
+		t.Fatalf("stats %+v %v", reply, err)
+	}
+	if _, err := Call(dir, Request{Op: "explode"}); err == nil || !strings.Contains(err.Error(), "unknown op") {
+		t.Fatalf("unknown op: %v", err)
+	}
+	if _, err := Call(t.TempDir(), Request{Op: "stats"}); err == nil || !strings.Contains(err.Error(), "no lab answers") {
+		t.Fatalf("no lab: %v", err)
+	}
+}

@@ -1,0 +1,178 @@
+"""Drives fathom-lab from Python: bring a scenario up, run commands in its hosts, change a
+link, and always tear down."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+LAB_BIN = ROOT / "agents" / "bin" / "fathom-lab"
+SCENARIOS = ROOT / "deploy" / "lab" / "scenarios"
+
+
+@dataclass
+class Lab:
+    scenario: dict[str, Any]
+    state_dir: Path
+    addresses: dict[str, str]
+
+    def exec(self, host: str, *command: str, timeout: float = 120) -> str:
+        run = subprocess.run(
+            [str(LAB_BIN), "exec", "--state-dir", str(self.state_dir), host, "--", *command],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        if run.returncode != 0:
+            raise RuntimeError(f"{host}: {' '.join(command)} failed ({run.returncode}): {run.stderr.strip()[-500:]}")
+        return run.stdout
+
+    def spawn(self, host: str, *command: str) -> subprocess.Popen[str]:
+        return subprocess.Popen(
+            [str(LAB_BIN), "exec", "--state-dir", str(self.state_dir), host, "--", *command],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def set(self, link: str, **values: float) -> None:
+        pairs = [f"{key.replace('__', '.')}={value}" for key, value in values.items()]
+        subprocess.run(
+            [str(LAB_BIN), "set", "--state-dir", str(self.state_dir), link, *pairs], check=True, capture_output=True
+        )
+
+    def host_sysctl(self, host: str, key: str) -> str | None:
+        for spec in self.scenario["hosts"]:
+            if spec["name"] == host:
+                value = (spec.get("sysctls") or {}).get(key)
+                return str(value) if value is not None else None
+        return None
+
+
+@contextmanager
+def lab_up(name_or_path: str | Path, env: dict[str, str] | None = None) -> Iterator[Lab]:
+    """A scenario by name (deploy/lab/scenarios/NAME.yaml) or path, up for the block."""
+    path = Path(name_or_path) if isinstance(name_or_path, Path) else SCENARIOS / f"{name_or_path}.yaml"
+    scenario = yaml.safe_load(path.read_text())
+    with tempfile.TemporaryDirectory(prefix="fathom-lab-") as tmp:
+        state = Path(tmp)
+        up = subprocess.run(
+            [str(LAB_BIN), "up", "--state-dir", tmp, str(path)],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={**os.environ, **(env or {})},
+        )
+        if up.returncode != 0:
+            raise RuntimeError(f"fathom-lab up {path.name}: {up.stderr.strip()}")
+        try:
+            hosts = subprocess.run(
+                [str(LAB_BIN), "hosts", "--state-dir", tmp], check=True, capture_output=True, text=True
+            ).stdout
+            addresses = dict(line.split() for line in hosts.splitlines() if line.strip())
+            yield Lab(scenario, state, addresses)
+        finally:
+            subprocess.run([str(LAB_BIN), "down", "--state-dir", tmp], capture_output=True, timeout=60)
+
+
+PING_SUMMARY = re.compile(r"rtt min/avg/max/mdev = ([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) ms")
+PING_LOSS = re.compile(r"(\d+) packets transmitted, (\d+) received")
+
+
+def ping(lab: Lab, source: str, destination: str, count: int = 20, interval: float = 0.05) -> tuple[float, int, int]:
+    """Min RTT in ms, packets sent and received."""
+    out = lab.exec(
+        source,
+        "ping", "-n", "-q", "-c", str(count), "-i", str(interval), "-W", "2",
+        "-I", lab.addresses[source], lab.addresses[destination],
+    )  # fmt: skip
+    summary, loss = PING_SUMMARY.search(out), PING_LOSS.search(out)
+    if summary is None or loss is None:
+        raise RuntimeError(f"unreadable ping output: {out}")
+    return float(summary.group(1)), int(loss.group(1)), int(loss.group(2))
+
+
+def iperf3(lab: Lab, client: str, server: str, *options: str, seconds: int = 8, omit: int = 3) -> dict[str, Any]:
+    """Runs iperf3 from client to server and returns its JSON."""
+    address = lab.addresses[server]
+    wait_for_port(lab, server, 5201, listening=False)  # the previous one-off server has exited
+    lab.exec(server, "iperf3", "-s", "-D", "-1", "-B", address)
+    wait_for_port(lab, server, 5201, listening=True)
+    out = lab.exec(
+        client,
+        "iperf3", "-c", address, "-B", lab.addresses[client], "-J", "-t", str(seconds), "-O", str(omit), *options,
+        "--connect-timeout", "3000",
+        timeout=seconds + omit + 60,
+    )  # fmt: skip
+    result: dict[str, Any] = json.loads(out)
+    if "error" in result:
+        raise RuntimeError(f"iperf3: {result['error']}")
+    return result
+
+
+def wait_for_port(lab: Lab, host: str, port: int, listening: bool, timeout: float = 10) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if bool(lab.exec(host, "ss", "-Hltn", f"sport = :{port}").strip()) == listening:
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"{host}: port {port} {'never listened' if listening else 'still listening'} after {timeout} s")
+
+
+FLOW_RTT_SCRIPT = """
+import json, socket, sys, time
+src, dst, port, flows, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
+samples = {p: [] for p in range(41000, 41000 + flows)}
+for _ in range(rounds):
+    for p in samples:  # round-robin, so a slow moment touches every flow alike
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, bytes(8))  # RST on close: no TIME_WAIT
+        s.bind((src, p))
+        t0 = time.perf_counter()
+        s.connect((dst, port))
+        samples[p].append((time.perf_counter() - t0) * 1000)
+        s.close()
+print(json.dumps(samples))
+"""
+
+
+def flow_rtts(lab: Lab, source: str, destination: str, flows: int = 32, rounds: int = 10) -> dict[int, list[float]]:
+    """TCP handshake time per source port: each port is a flow that ECMP hashes on its own."""
+    listener = lab.spawn(destination, "python3", "-c", LISTENER_SCRIPT, lab.addresses[destination], "7001")
+    try:
+        assert listener.stdout is not None
+        listener.stdout.readline()  # "ready"
+        out = lab.exec(
+            source, "python3", "-c", FLOW_RTT_SCRIPT,
+            lab.addresses[source], lab.addresses[destination], "7001", str(flows), str(rounds),
+        )  # fmt: skip
+    finally:
+        listener.kill()
+        listener.wait()
+    return {int(port): values for port, values in json.loads(out).items()}
+
+
+LISTENER_SCRIPT = """
+import socket, sys
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind((sys.argv[1], int(sys.argv[2])))
+s.listen(1024)
+print("ready", flush=True)
+while True:
+    c, _ = s.accept()
+    c.close()
+"""

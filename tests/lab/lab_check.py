@@ -1,0 +1,320 @@
+"""`make lab-test`: brings up every lab scenario and checks that the emulated paths behave as
+configured: RTTs, ECMP clusters per flow, throughput against min(rate, window/RTT), the
+policer, loss rates and live changes. Prints one table, configured against measured, and
+exits non-zero when a bound is missed."""
+
+from __future__ import annotations
+
+import math
+import re
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from .lab import Lab, flow_rtts, iperf3, lab_up, ping
+
+RTT_TOLERANCE_MS = 0.5
+# What the emulator carries on this 2-core machine with iperf3 on both ends (see `make
+# lab-bench`). A window ceiling above it cannot be reproduced, so it is shown, not asserted.
+EMULATOR_CAPACITY_MBPS = 3000
+
+
+@dataclass
+class Row:
+    scenario: str
+    check: str
+    configured: str
+    measured: str
+    bound: str
+    ok: bool
+    asserted: bool = True
+
+
+ROWS: list[Row] = []
+
+
+def record(
+    scenario: str, check: str, configured: str, measured: str, bound: str, ok: bool, asserted: bool = True
+) -> None:
+    row = Row(scenario, check, configured, measured, bound, ok, asserted)
+    ROWS.append(row)
+    status = ("PASS" if ok else "FAIL") if asserted else "SHOW"
+    print(f"  {status}  {check}: configured {configured}, measured {measured} ({bound})", flush=True)
+
+
+def check_rtt(scenario: str, lab: Lab, source: str, destination: str, expected_ms: list[float]) -> None:
+    measured, _, received = ping(lab, source, destination)
+    nearest = min(expected_ms, key=lambda e: abs(e - measured))
+    record(
+        scenario,
+        f"ping min RTT {source}->{destination}",
+        " or ".join(f"{e:g} ms" for e in expected_ms),
+        f"{measured:.3f} ms",
+        f"within {RTT_TOLERANCE_MS} ms",
+        received > 0 and abs(measured - nearest) <= RTT_TOLERANCE_MS,
+    )
+
+
+def check_flow_clusters(scenario: str, lab: Lab, source: str, destination: str, expected_ms: list[float]) -> None:
+    """Every flow's median handshake time sits within the tolerance of one member's RTT, and
+    every member is seen."""
+    per_flow = {port: statistics.median(values) for port, values in flow_rtts(lab, source, destination).items()}
+    clusters: dict[float, list[float]] = {e: [] for e in expected_ms}
+    stray = []
+    for value in per_flow.values():
+        nearest = min(expected_ms, key=lambda e: abs(e - value))
+        if abs(value - nearest) <= RTT_TOLERANCE_MS:
+            clusters[nearest].append(value)
+        else:
+            stray.append(value)
+    summary = ", ".join(
+        f"{len(v)} flows at {statistics.median(v):.2f} ms" if v else f"none at {e:g} ms" for e, v in clusters.items()
+    )
+    if stray:
+        summary += f", {len(stray)} outside ({', '.join(f'{s:.2f}' for s in stray[:4])})"
+    record(
+        scenario,
+        f"per-flow RTT clusters {source}->{destination} ({len(per_flow)} flows)",
+        " and ".join(f"{e:g} ms" for e in expected_ms),
+        summary,
+        f"each flow within {RTT_TOLERANCE_MS} ms of a member, every member seen",
+        not stray and all(clusters.values()),
+    )
+
+
+def steady_rate_bps(result: dict[str, object]) -> float:
+    end = result["end"]
+    assert isinstance(end, dict)
+    received = end["sum_received"]
+    assert isinstance(received, dict)
+    return float(received["bits_per_second"])
+
+
+def sender_stats(result: dict[str, object]) -> dict[str, float]:
+    end = result["end"]
+    assert isinstance(end, dict)
+    sender: dict[str, float] = end["streams"][0]["sender"]
+    return sender
+
+
+def check_throughput(
+    scenario: str, lab: Lab, source: str, destination: str, rate_mbps: float | None, *options: str
+) -> None:
+    """Steady throughput (slow start omitted) against min(rate, window/RTT), where the window
+    is the largest the receiver advertised (max_snd_wnd, per stream) and the RTT the path's
+    minimum (ping), since TCP's own RTT includes the queue it builds."""
+    path_rtt_ms, _, _ = ping(lab, source, destination, count=10)
+    result = iperf3(lab, source, destination, *options)
+    measured = steady_rate_bps(result) / 1e6
+    stats = sender_stats(result)
+    end = result["end"]
+    streams = len(end["streams"]) if isinstance(end, dict) else 1
+    window = float(stats.get("max_snd_wnd", 0)) * streams
+    min_rtt_s = path_rtt_ms / 1000
+    window_mbps = window * 8 / min_rtt_s / 1e6 if window and min_rtt_s else math.inf
+    ceiling = min(rate_mbps or math.inf, window_mbps)
+    limit = "rate" if rate_mbps is not None and rate_mbps <= window_mbps else "window"
+    if ceiling > EMULATOR_CAPACITY_MBPS:
+        limit += f"; above the emulator's {EMULATOR_CAPACITY_MBPS} Mbit/s, not asserted"
+    record(
+        scenario,
+        f"TCP throughput {source}->{destination}{' ' + ' '.join(options) if options else ''}",
+        f"{ceiling:.1f} Mbit/s ({limit}: wnd {window / 1024:.0f} KiB, min RTT {min_rtt_s * 1000:.2f} ms"
+        + (f", rate {rate_mbps:g}" if rate_mbps else "")
+        + ")",
+        f"{measured:.1f} Mbit/s",
+        "within 10 %",
+        ceiling > EMULATOR_CAPACITY_MBPS or abs(measured - ceiling) <= 0.10 * ceiling,
+        asserted=ceiling <= EMULATOR_CAPACITY_MBPS,
+    )
+
+
+def check_policer(scenario: str, lab: Lab, source: str, destination: str, policed_mbps: float) -> None:
+    tcp = steady_rate_bps(iperf3(lab, source, destination, seconds=8, omit=2)) / 1e6
+    record(
+        scenario,
+        f"TCP through the policer {source}->{destination}",
+        f"policer {policed_mbps:g} Mbit/s",
+        f"{tcp:.1f} Mbit/s",
+        "below half the policed rate",
+        tcp < policed_mbps / 2,
+    )
+    target = 0.9 * policed_mbps
+    udp = iperf3(
+        lab, source, destination, "-u", "-b", f"{target}M", "-l", "1400", "--pacing-timer", "100", seconds=6, omit=0
+    )
+    end = udp["end"]
+    assert isinstance(end, dict)
+    lost_percent = float(end["sum"]["lost_percent"])
+    record(
+        scenario,
+        f"UDP paced at 90 % of the policer {source}->{destination}",
+        f"{target:g} Mbit/s, head-end loss 0.05 %",
+        f"{lost_percent:.3f} % lost",
+        "nearly lossless (< 1 %)",
+        lost_percent < 1,
+    )
+
+
+def check_loss(scenario: str, lab: Lab, source: str, destination: str, link: str, loss: float) -> None:
+    lab.set(link, a_to_b__loss=loss)
+    try:
+        udp = iperf3(lab, source, destination, "-u", "-b", "40M", "-l", "1000", seconds=5, omit=0)
+    finally:
+        lab.set(link, a_to_b__loss=0)
+    end = udp["end"]
+    assert isinstance(end, dict)
+    total, lost = int(end["sum"]["packets"]), int(end["sum"]["lost_packets"])
+    expected = total * loss
+    sigma = math.sqrt(total * loss * (1 - loss))
+    record(
+        scenario,
+        f"random loss {source}->{destination} (set {link} a_to_b.loss={loss})",
+        f"{loss * 100:g} % of {total} packets = {expected:.0f}",
+        f"{lost} lost",
+        f"within 4 sigma ({4 * sigma:.0f})",
+        abs(lost - expected) <= 4 * sigma,
+    )
+
+
+def check_set_latency(scenario: str, lab: Lab, source: str, destination: str, link: str, delay_ms: float) -> None:
+    """Pings every 20 ms while `set` changes the delay; the first reply with the new RTT
+    must come within a second of the command."""
+    pinger = lab.spawn(
+        source, "ping", "-n", "-D", "-i", "0.02", "-c", "150", "-I", lab.addresses[source], lab.addresses[destination]
+    )
+    time.sleep(1.0)
+    changed_at = time.time()
+    threading.Thread(target=lambda: lab.set(link, delay_ms=delay_ms)).start()
+    out, _ = pinger.communicate(timeout=30)
+    new_rtt = 2 * delay_ms
+    first = None
+    for line in out.splitlines():
+        match = re.match(r"\[(\d+\.\d+)\].*time=([\d.]+) ms", line)
+        if match and abs(float(match.group(2)) - new_rtt) < 2 and float(match.group(1)) >= changed_at:
+            first = float(match.group(1)) - changed_at
+            break
+    record(
+        scenario,
+        f"`fathom-lab set {link} delay_ms={delay_ms:g}` takes effect",
+        f"RTT {new_rtt:g} ms",
+        "never" if first is None else f"first new RTT after {first * 1000:.0f} ms",
+        "within 1 s",
+        first is not None and first <= 1.0,
+    )
+
+
+def single_path(lab: Lab) -> None:
+    name = "single-path"
+    check_rtt(name, lab, "west", "east", [40])
+    check_flow_clusters(name, lab, "west", "east", [40])
+    check_throughput(name, lab, "west", "east", 200)
+    check_loss(name, lab, "west", "east", "wan", 0.01)
+    check_set_latency(name, lab, "west", "east", "wan", 30)
+
+
+def grnet_ecmp(lab: Lab) -> None:
+    name = "grnet-ecmp"
+    check_rtt(name, lab, "dca", "dcb", [7.8, 11.9])
+    check_rtt(name, lab, "dca", "dcc", [8])
+    check_flow_clusters(name, lab, "dca", "dcb", [7.8, 11.9])
+    check_flow_clusters(name, lab, "dca", "dcc", [8])
+    check_throughput(name, lab, "dca", "dcb", None)
+
+
+def grnet_ecmp_tuned(lab: Lab) -> None:
+    name = "grnet-ecmp-tuned"
+    check_rtt(name, lab, "dca", "dcb", [7.8, 11.9])
+    check_throughput(name, lab, "dca", "dcb", None)
+
+
+def slac_uvic(lab: Lab) -> None:
+    name = "slac-uvic"
+    check_rtt(name, lab, "slac", "uvic", [65])
+    check_throughput(name, lab, "slac", "uvic", 300)
+    check_throughput(name, lab, "slac", "uvic", 300, "-P", "8")
+
+
+def tigo_jive(lab: Lab) -> None:
+    name = "tigo-jive"
+    check_rtt(name, lab, "tigo", "jive", [310])
+    check_policer(name, lab, "tigo", "jive", 90)
+
+
+def fast_to_slow(lab: Lab) -> None:
+    name = "fast-to-slow"
+    check_rtt(name, lab, "fast", "slow", [36])
+    unpaced = steady_rate_bps(iperf3(lab, "fast", "slow")) / 1e6
+    record(
+        name,
+        "unpaced TCP fast->slow into the shallow queue",
+        "bottleneck 100 Mbit/s, queue 32 KB",
+        f"{unpaced:.1f} Mbit/s",
+        "below 80 % of the bottleneck",
+        unpaced < 80,
+    )
+    check_throughput(name, lab, "fast", "slow", 95, "--fq-rate", "95M")
+
+
+def transatlantic(lab: Lab) -> None:
+    name = "transatlantic"
+    check_rtt(name, lab, "geneva", "ny6", [148])
+    check_throughput(name, lab, "geneva", "ny6", 2000)
+    check_throughput(name, lab, "geneva", "ny16", 2000)
+
+
+SCENARIO_CHECKS: dict[str, Callable[[Lab], None]] = {
+    "single-path": single_path,
+    "grnet-ecmp": grnet_ecmp,
+    "grnet-ecmp-tuned": grnet_ecmp_tuned,
+    "slac-uvic": slac_uvic,
+    "tigo-jive": tigo_jive,
+    "fast-to-slow": fast_to_slow,
+    "transatlantic": transatlantic,
+}
+
+
+def leftover_namespaces() -> list[str]:
+    out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
+    return [line.split()[0] for line in out.splitlines() if re.match(r"fl[0-9a-f]{4}-", line)]
+
+
+def verdict(row: Row) -> str:
+    if not row.asserted:
+        return "shown"
+    return "yes" if row.ok else f"NO ({row.bound})"
+
+
+def main(names: list[str]) -> int:
+    for name in names or list(SCENARIO_CHECKS):
+        print(f"== {name}", flush=True)
+        try:
+            with lab_up(name) as lab:
+                SCENARIO_CHECKS[name](lab)
+        # One broken scenario must not hide the others' results.
+        except (RuntimeError, OSError, subprocess.SubprocessError, ValueError, KeyError) as error:
+            record(name, "scenario ran", "all checks", f"error: {error}", "no error", False)
+    left = leftover_namespaces()
+    record("all", "nothing left behind", "no lab namespaces", ", ".join(left) or "none", "none", not left)
+
+    widths = [max(len(getattr(r, f)) for r in ROWS) for f in ("scenario", "check", "configured", "measured")]
+    print()
+    headers = ("scenario", "check", "configured", "measured")
+    print("  ".join(f"{h:<{w}}" for h, w in zip(headers, widths, strict=True)) + "  ok")
+    for r in ROWS:
+        print(
+            f"{r.scenario:<{widths[0]}}  {r.check:<{widths[1]}}  {r.configured:<{widths[2]}}  "
+            f"{r.measured:<{widths[3]}}  {verdict(r)}"
+        )
+    failed = sum(not r.ok for r in ROWS)
+    shown = sum(not r.asserted for r in ROWS)
+    print(f"lab checks: {len(ROWS) - failed - shown} passed, {failed} failed, {shown} shown without a bound")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
