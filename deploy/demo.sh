@@ -2,7 +2,9 @@
 # `make demo`: the whole product on one machine. Migrates, creates the admin user, starts the
 # web process, the Celery worker and beat, and a demo mesh of agents, then waits; Ctrl-C
 # stops everything it started. State lives under ./var, so a second run reuses it.
-# The demo mesh is two agents on loopback (127.0.0.2 and 127.0.0.3) probing each other.
+# As root, the demo mesh is the lab's four-site scenario (deploy/lab/scenarios/demo.yaml):
+# an agent in each site's network namespace, real long-fat RTTs, ECMP and loss between
+# them. Otherwise (or with FATHOM_DEMO_LAB=0) two agents on loopback (127.0.0.2, 127.0.0.3).
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -12,6 +14,9 @@ VENV=$VAR/venv
 DEMO=$VAR/demo
 HTTP_BIND=${FATHOM_HTTP_BIND:-127.0.0.1:8000}
 AGENT=$ROOT/agents/bin/fathom-agent
+LAB=$ROOT/agents/bin/fathom-lab
+LAB_SCENARIO=$ROOT/deploy/lab/scenarios/demo.yaml
+LAB_STATE=$DEMO/lab
 mkdir -p "$DEMO/logs"
 
 log() { printf '[demo] %s\n' "$*" >&2; }
@@ -34,11 +39,13 @@ FATHOM_PING_INTERVAL_S=${FATHOM_PING_INTERVAL_S:-30}
 set +a
 
 PIDS=()
+LAB_UP=0
 stop_all() {
   trap - INT TERM EXIT
   log "stopping"
   for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
+  if [ "$LAB_UP" -eq 1 ]; then "$LAB" down --state-dir "$LAB_STATE" >/dev/null || true; fi
   bash deploy/services.sh stop || true
   log "stopped"
 }
@@ -60,7 +67,22 @@ cd backend
 ADMIN=$("$VENV/bin/python" manage.py ensure_admin --username admin --password-file "$(secret_file admin_password)")
 cd "$ROOT"
 
-start web "$VENV/bin/gunicorn" --chdir backend --bind "$HTTP_BIND" --workers 3 --access-logfile - fathom.wsgi
+use_lab=0
+if [ "${FATHOM_DEMO_LAB:-1}" != 0 ] && [ "$(id -u)" -eq 0 ] && [ -x "$LAB" ]; then use_lab=1; fi
+web_binds=(--bind "$HTTP_BIND")
+if [ "$use_lab" -eq 1 ]; then
+  "$LAB" down --state-dir "$LAB_STATE" >/dev/null 2>&1 || true # a previous run killed hard
+  "$LAB" up --management --state-dir "$LAB_STATE" "$LAB_SCENARIO" >/dev/null
+  LAB_UP=1
+  log "lab up: four sites in network namespaces ($LAB_SCENARIO)"
+  # Agents in the namespaces reach the server over the lab's management bridge.
+  LAB_SERVER="198.19.0.1:${HTTP_BIND##*:}"
+  web_binds+=(--bind "$LAB_SERVER")
+else
+  [ "$(id -u)" -eq 0 ] || log "not root: the lab needs network namespaces, so the demo agents run on loopback"
+fi
+
+start web "$VENV/bin/gunicorn" --chdir backend "${web_binds[@]}" --workers 3 --access-logfile - fathom.wsgi
 start worker "$VENV/bin/celery" --workdir backend -A fathom worker --loglevel INFO --concurrency 2
 start beat "$VENV/bin/celery" --workdir backend -A fathom beat --loglevel INFO --schedule "$DEMO/celerybeat-schedule"
 
@@ -69,27 +91,42 @@ for _ in $(seq 100); do
   sleep 0.2
 done
 
-# enroll NAME ADDRESS: a first run enrols the agent with a fresh single-use token; later
-# runs reuse the credential in var/demo/agents/NAME.
+# enroll STATE_DIR NAME ADDRESS SERVER [PREFIX...]: a first run enrols the agent with a fresh
+# single-use token; later runs reuse its credential. PREFIX runs it inside a lab host.
 enroll() {
-  local name=$1 address=$2 state=$DEMO/agents/$1 token
+  local state=$1 name=$2 address=$3 server=$4 token
+  shift 4
   [ -f "$state/credential.json" ] && return 0
   token=$(cd backend && "$VENV/bin/python" manage.py create_enrollment_token --note "demo $name")
-  "$AGENT" enroll --server "http://$HTTP_BIND" --token "$token" --name "$name" --address "$address" \
-    --state-dir "$state" --force >/dev/null
+  "$@" "$AGENT" enroll --server "$server" --token "$token" --name "$name" --address "$address" \
+    --state-dir "$state" --allow-insecure-http --force >/dev/null
 }
 
 # Every agent is enrolled before any starts, so each one's first plan already lists its peers.
-enroll demo-a 127.0.0.2
-enroll demo-b 127.0.0.3
-start agent-demo-a "$AGENT" run --state-dir "$DEMO/agents/demo-a" --iperf3-port 5201 --iperf3-bind 127.0.0.2
-start agent-demo-b "$AGENT" run --state-dir "$DEMO/agents/demo-b" --iperf3-port 5202 --iperf3-bind 127.0.0.3
+if [ "$use_lab" -eq 1 ]; then
+  mapfile -t lab_hosts < <("$LAB" hosts --state-dir "$LAB_STATE")
+  for line in "${lab_hosts[@]}"; do
+    read -r host address _ <<<"$line"
+    enroll "$DEMO/lab-agents/$host" "$host" "$address" "http://$LAB_SERVER" "$LAB" exec --state-dir "$LAB_STATE" "$host" --
+  done
+  for line in "${lab_hosts[@]}"; do
+    read -r host address _ <<<"$line"
+    start "agent-$host" "$LAB" exec --state-dir "$LAB_STATE" "$host" -- \
+      "$AGENT" run --state-dir "$DEMO/lab-agents/$host" --iperf3-bind "$address"
+  done
+else
+  enroll "$DEMO/agents/demo-a" demo-a 127.0.0.2 "http://$HTTP_BIND"
+  enroll "$DEMO/agents/demo-b" demo-b 127.0.0.3 "http://$HTTP_BIND"
+  start agent-demo-a "$AGENT" run --state-dir "$DEMO/agents/demo-a" --iperf3-port 5201 --iperf3-bind 127.0.0.2
+  start agent-demo-b "$AGENT" run --state-dir "$DEMO/agents/demo-b" --iperf3-port 5202 --iperf3-bind 127.0.0.3
+fi
 
 cat <<EOF
 
   Fathom is running: http://$HTTP_BIND/
   $ADMIN
   Ping results appear within a minute on the Paths page. Ctrl-C stops everything.
+  $( [ "$use_lab" -eq 1 ] && echo "Sites: athens, frankfurt, geneva, newyork (lab namespaces; fathom-lab set --state-dir $LAB_STATE LINK delay_ms=...)" )
 
 EOF
 wait -n "${PIDS[@]}" || true

@@ -38,9 +38,9 @@ try {
   await page.getByLabel('Password').fill(env('FATHOM_PASSWORD'));
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.waitForURL(/\/paths$/, { timeout: 15000 });
-  await page.screenshot({ path: join(artifacts, 'paths-page.png'), fullPage: true });
-
   const link = page.getByRole('link', { name: new RegExp(`${source}\\s*→\\s*${destination}`) });
+  await link.first().waitFor({ timeout: 15000 });
+  await page.screenshot({ path: join(artifacts, 'paths-page.png'), fullPage: true });
   await link.first().click();
   await page.waitForURL(/\/paths\/[0-9a-f-]+\/[0-9a-f-]+/, { timeout: 15000 });
 

@@ -267,6 +267,20 @@ def transatlantic(lab: Lab) -> None:
     check_throughput(name, lab, "geneva", "ny16", 2000)
 
 
+def demo(lab: Lab) -> None:
+    name = "demo"
+    for source, destination, expected in (
+        ("frankfurt", "athens", [7.8, 11.9]),
+        ("frankfurt", "geneva", [9]),
+        ("athens", "geneva", [38]),
+        ("geneva", "newyork", [148]),
+        ("frankfurt", "newyork", [84]),
+        ("athens", "newyork", [122]),
+    ):
+        check_rtt(name, lab, source, destination, expected)
+    check_flow_clusters(name, lab, "frankfurt", "athens", [7.8, 11.9])
+
+
 SCENARIO_CHECKS: dict[str, Callable[[Lab], None]] = {
     "single-path": single_path,
     "grnet-ecmp": grnet_ecmp,
@@ -275,6 +289,7 @@ SCENARIO_CHECKS: dict[str, Callable[[Lab], None]] = {
     "tigo-jive": tigo_jive,
     "fast-to-slow": fast_to_slow,
     "transatlantic": transatlantic,
+    "demo": demo,
 }
 
 
@@ -301,9 +316,9 @@ def main(names: list[str]) -> int:
     left = leftover_namespaces()
     record("all", "nothing left behind", "no lab namespaces", ", ".join(left) or "none", "none", not left)
 
-    widths = [max(len(getattr(r, f)) for r in ROWS) for f in ("scenario", "check", "configured", "measured")]
-    print()
     headers = ("scenario", "check", "configured", "measured")
+    widths = [max(len(h), *(len(getattr(r, h)) for r in ROWS)) for h in headers]
+    print()
     print("  ".join(f"{h:<{w}}" for h, w in zip(headers, widths, strict=True)) + "  ok")
     for r in ROWS:
         print(

@@ -14,7 +14,7 @@ export const TIME_RANGES: readonly TimeRange[] = [
   { key: "30d", label: "30 days", seconds: 30 * 86_400 },
 ];
 
-export const DEFAULT_RANGE_KEY = "6h";
+export const DEFAULT_RANGE_KEY = "1h";
 
 /** The range named in the URL, or the default one for a missing or unknown name. */
 export function rangeFromKey(key: string | null): TimeRange {

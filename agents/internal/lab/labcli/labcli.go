@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -24,7 +25,10 @@ import (
 
 const usage = `usage:
   fathom-lab check SCENARIO...                 validate scenario files
-  fathom-lab up [--state-dir D] SCENARIO       bring a scenario up in the background
+  fathom-lab up [--state-dir D] [--management] SCENARIO
+                                               bring a scenario up in the background
+                                               (--management: hosts reach the root
+                                               namespace at 198.19.0.1)
   fathom-lab down [--state-dir D] [--all]      tear it down (--all: every lab namespace)
   fathom-lab run [--state-dir D] SCENARIO -- CMD [ARG...]
                                                up, run CMD, always down (also on Ctrl-C)
@@ -33,7 +37,7 @@ const usage = `usage:
                                                KEY: delay_ms jitter_ms loss rate_mbps queue_bytes
                                                     policer_rate_mbps policer_burst_bytes
   fathom-lab stats [--state-dir D]             packets, drops and ECMP members per link direction
-  fathom-lab hosts [--state-dir D]             "NAME ADDRESS" per host
+  fathom-lab hosts [--state-dir D]             "NAME ADDRESS [MANAGEMENT-ADDRESS]" per host
 The state directory defaults to $FATHOM_LAB_STATE, else /run/fathom-lab.
 `
 
@@ -113,7 +117,7 @@ func check(args []string, stdout, _ io.Writer) error {
 }
 
 // start brings a scenario up in this process, with its state and control socket in dir.
-func start(dir, path string, log *slog.Logger) (*topo.Lab, func(), error) {
+func start(dir, path string, management bool, log *slog.Logger) (*topo.Lab, func(), error) {
 	s, err := scenario.Load(path)
 	if err != nil {
 		return nil, nil, err
@@ -127,7 +131,7 @@ func start(dir, path string, log *slog.Logger) (*topo.Lab, func(), error) {
 		}
 		sweep(old.Prefix, log) // its process died: clear what it left
 	}
-	lab, err := topo.Up(s, topo.NewPrefix(), log)
+	lab, err := topo.Up(s, topo.NewPrefix(), management, log)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -149,6 +153,7 @@ func start(dir, path string, log *slog.Logger) (*topo.Lab, func(), error) {
 	return lab, stop, nil
 }
 
+// sweep removes what a lab with this prefix left: its namespaces and its management bridge.
 func sweep(prefix string, log *slog.Logger) {
 	names, _ := topo.Namespaces(prefix + "-")
 	for _, ns := range names {
@@ -156,18 +161,24 @@ func sweep(prefix string, log *slog.Logger) {
 			log.Warn("namespace not removed", "namespace", ns, "error", err)
 		}
 	}
+	if _, err := net.InterfaceByName(prefix + "br"); err == nil {
+		if out, err := exec.Command("ip", "link", "del", prefix+"br").CombinedOutput(); err != nil {
+			log.Warn("bridge not removed", "bridge", prefix+"br", "error", strings.TrimSpace(string(out)))
+		}
+	}
 }
 
 // serve is what `up` runs in the background: the lab lives until SIGTERM or SIGINT.
 func serve(args []string, _, stderr io.Writer) error {
-	dir, rest, _, err := flags("serve", args, nil)
+	management := false
+	dir, rest, _, err := flags("serve", args, managementFlag(&management))
 	if err != nil || len(rest) != 1 {
 		return fmt.Errorf("serve SCENARIO: %v", err)
 	}
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	log := logger(stderr)
-	lab, stop, err := start(dir, rest[0], log)
+	lab, stop, err := start(dir, rest[0], management, log)
 	if err != nil {
 		return err
 	}
@@ -188,8 +199,15 @@ func serve(args []string, _, stderr io.Writer) error {
 	return nil
 }
 
+func managementFlag(management *bool) func(*flag.FlagSet) {
+	return func(fs *flag.FlagSet) {
+		fs.BoolVar(management, "management", false, "join every host to the root namespace on 198.19.0.0/24")
+	}
+}
+
 func up(args []string, stdout, stderr io.Writer) error {
-	dir, rest, _, err := flags("up", args, nil)
+	management := false
+	dir, rest, _, err := flags("up", args, managementFlag(&management))
 	if err != nil {
 		return err
 	}
@@ -212,7 +230,7 @@ func up(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(self, "serve", "--state-dir", dir, rest[0])
+	cmd := exec.Command(self, "serve", "--state-dir", dir, fmt.Sprintf("--management=%t", management), rest[0])
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	if err := cmd.Start(); err != nil {
@@ -238,7 +256,10 @@ func up(args []string, stdout, stderr io.Writer) error {
 	}
 }
 
-var labNamespace = regexp.MustCompile(`^fl[0-9a-f]{4}-`)
+var (
+	labNamespace = regexp.MustCompile(`^fl[0-9a-f]{4}-`)
+	labBridge    = regexp.MustCompile(`^fl[0-9a-f]{4}br$`)
+)
 
 func down(args []string, stdout, stderr io.Writer) error {
 	all := false
@@ -265,19 +286,29 @@ func down(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		prefixes := map[string]bool{}
 		for _, ns := range names {
 			if labNamespace.MatchString(ns) {
-				if err := topo.RemoveNamespace(ns); err != nil {
-					log.Warn("namespace not removed", "namespace", ns, "error", err)
+				prefixes[ns[:6]] = true
+			}
+		}
+		if links, err := net.Interfaces(); err == nil {
+			for _, l := range links {
+				if labBridge.MatchString(l.Name) {
+					prefixes[l.Name[:6]] = true
 				}
 			}
+		}
+		for prefix := range prefixes {
+			sweep(prefix, log)
 		}
 	}
 	return nil
 }
 
 func run(args []string, _, stderr io.Writer) error {
-	dir, rest, command, err := flags("run", args, nil)
+	management := false
+	dir, rest, command, err := flags("run", args, managementFlag(&management))
 	if err != nil {
 		return err
 	}
@@ -287,7 +318,7 @@ func run(args []string, _, stderr io.Writer) error {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	defer signal.Stop(signals)
-	lab, stop, err := start(dir, rest[0], logger(stderr))
+	lab, stop, err := start(dir, rest[0], management, logger(stderr))
 	if err != nil {
 		return err
 	}
@@ -391,7 +422,11 @@ func hosts(args []string, stdout, _ io.Writer) error {
 		return err
 	}
 	for _, h := range st.Hosts {
-		fmt.Fprintln(stdout, h.Name, h.Address)
+		if h.ManagementAddress != "" {
+			fmt.Fprintln(stdout, h.Name, h.Address, h.ManagementAddress)
+		} else {
+			fmt.Fprintln(stdout, h.Name, h.Address)
+		}
 	}
 	return nil
 }

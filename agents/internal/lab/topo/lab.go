@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/netip"
 	"os"
 	"os/exec"
 	"strconv"
@@ -86,9 +87,17 @@ func RemoveNamespace(ns string) error {
 	return ip("netns", "del", ns)
 }
 
-// Up creates the scenario's namespaces and links and starts the emulator. On any error it
-// removes what it made.
-func Up(s *scenario.Scenario, prefix string, log *slog.Logger) (lab *Lab, err error) {
+// ManagementAddr is the root namespace's address on the management bridge; host i gets
+// 198.19.0.(10+i). The bridge carries control traffic only (agents to the server): it is
+// not shaped, and probes between hosts never use it.
+var ManagementAddr = netip.AddrFrom4([4]byte{198, 19, 0, 1})
+
+func managementHostAddr(i int) netip.Addr { return netip.AddrFrom4([4]byte{198, 19, 0, byte(10 + i)}) }
+
+// Up creates the scenario's namespaces and links and starts the emulator; with management,
+// also a bridge joining every host to the root namespace. On any error it removes what it
+// made.
+func Up(s *scenario.Scenario, prefix string, management bool, log *slog.Logger) (lab *Lab, err error) {
 	if os.Geteuid() != 0 {
 		return nil, errors.New("the lab needs root (network namespaces and TUN devices)")
 	}
@@ -123,7 +132,43 @@ func Up(s *scenario.Scenario, prefix string, log *slog.Logger) (lab *Lab, err er
 			return nil, err
 		}
 	}
+	if management {
+		if err := lab.addManagement(); err != nil {
+			return nil, err
+		}
+	}
 	return lab, nil
+}
+
+func (lab *Lab) bridgeName() string { return lab.State.Prefix + "br" }
+
+func (lab *Lab) addManagement() error {
+	bridge := lab.bridgeName()
+	lab.State.Management = ManagementAddr.String()
+	steps := [][]string{
+		{"link", "add", bridge, "type", "bridge"},
+		{"addr", "add", ManagementAddr.String() + "/24", "dev", bridge},
+		{"link", "set", bridge, "up"},
+	}
+	for i := range lab.State.Hosts {
+		h := &lab.State.Hosts[i]
+		outside, inside := fmt.Sprintf("%sm%d", lab.State.Prefix, i), fmt.Sprintf("%sn%d", lab.State.Prefix, i)
+		h.ManagementAddress = managementHostAddr(i).String()
+		steps = append(steps,
+			[]string{"link", "add", outside, "type", "veth", "peer", "name", inside},
+			[]string{"link", "set", outside, "master", bridge, "up"},
+			[]string{"link", "set", inside, "netns", h.Namespace},
+			[]string{"-n", h.Namespace, "link", "set", inside, "name", "mgmt"},
+			[]string{"-n", h.Namespace, "addr", "add", h.ManagementAddress + "/24", "dev", "mgmt"},
+			[]string{"-n", h.Namespace, "link", "set", "mgmt", "up"},
+		)
+	}
+	for _, step := range steps {
+		if err := ip(step...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (lab *Lab) setRootSysctls(s *scenario.Scenario) error {
@@ -256,6 +301,13 @@ func (lab *Lab) Down() {
 		}
 	}
 	lab.State.Hosts = nil
+	if lab.State.Management != "" {
+		// Removing the namespaces removed the veth pairs; the bridge is in the root namespace.
+		if err := ip("link", "del", lab.bridgeName()); err != nil {
+			lab.log.Warn("management bridge not removed", "error", err)
+		}
+		lab.State.Management = ""
+	}
 	for _, t := range lab.tuns {
 		_ = syscall.Close(t.FD)
 	}

@@ -17,6 +17,9 @@ type State struct {
 	Links    map[string][2]int `json:"links"`
 	// RootSysctls holds the root namespace's values before the lab changed them.
 	RootSysctls map[string]string `json:"root_sysctls"`
+	// Management is the root namespace's address on the management bridge ("" without
+	// one): hosts reach services in the root namespace (the Fathom server) there.
+	Management string `json:"management,omitempty"`
 }
 
 // HostState is one host's namespace and address.
@@ -24,6 +27,8 @@ type HostState struct {
 	Name      string `json:"name"`
 	Namespace string `json:"namespace"`
 	Address   string `json:"address"`
+	// ManagementAddress is the host's address on the management bridge, if any.
+	ManagementAddress string `json:"management_address,omitempty"`
 }
 
 // StateFile is the state's path in dir.
