@@ -271,11 +271,11 @@ def demo(lab: Lab) -> None:
     name = "demo"
     for source, destination, expected in (
         ("frankfurt", "athens", [7.8, 11.9]),
-        ("frankfurt", "geneva", [9]),
-        ("athens", "geneva", [38]),
-        ("geneva", "newyork", [148]),
-        ("frankfurt", "newyork", [84]),
-        ("athens", "newyork", [122]),
+        ("frankfurt", "geneva", [9.0]),
+        ("athens", "geneva", [38.0]),
+        ("geneva", "newyork", [148.0]),
+        ("frankfurt", "newyork", [84.0]),
+        ("athens", "newyork", [122.0]),
     ):
         check_rtt(name, lab, source, destination, expected)
     check_flow_clusters(name, lab, "frankfurt", "athens", [7.8, 11.9])
