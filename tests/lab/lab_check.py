@@ -5,17 +5,22 @@ exits non-zero when a bound is missed."""
 
 from __future__ import annotations
 
+import json
 import math
+import os
 import re
+import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
-from .lab import Lab, flow_rtts, iperf3, lab_up, ping
+from .lab import LAB_BIN, SCENARIOS, Lab, flow_rtts, iperf3, lab_up, ping
 
 RTT_TOLERANCE_MS = 0.5
 # What the emulator carries on this 2-core machine with iperf3 on both ends (see `make
@@ -293,6 +298,44 @@ SCENARIO_CHECKS: dict[str, Callable[[Lab], None]] = {
 }
 
 
+def lifecycle() -> None:
+    """Two labs of one scenario run side by side; a killed emulator leaves nothing after
+    `down`; a second `up` in the same state directory is refused while the first runs."""
+    name = "lifecycle"
+    scenario = str(SCENARIOS / "single-path.yaml")
+    with tempfile.TemporaryDirectory() as first, tempfile.TemporaryDirectory() as second:
+        lab = [str(LAB_BIN)]
+        try:
+            subprocess.run([*lab, "up", "--state-dir", first, scenario], check=True, capture_output=True)
+            subprocess.run([*lab, "up", "--state-dir", second, scenario], check=True, capture_output=True)
+            both = len(leftover_namespaces())
+            again = subprocess.run([*lab, "up", "--state-dir", first, scenario], capture_output=True, text=True)
+            record(
+                name,
+                "two labs of one scenario side by side; a busy state dir refused",
+                "4 namespaces, second up refused",
+                f"{both} namespaces, second up exit {again.returncode}: {again.stderr.strip()[-60:]}",
+                "distinct prefixes, clear refusal",
+                both == 4 and again.returncode == 1 and "already up" in again.stderr,
+            )
+            pid = json.loads((Path(first) / "state.json").read_text())["pid"]
+            os.kill(pid, signal.SIGKILL)
+            time.sleep(0.3)
+            subprocess.run([*lab, "down", "--state-dir", first], check=True, capture_output=True)
+            left = len(leftover_namespaces())
+            record(
+                name,
+                "emulator killed with SIGKILL, then `down`",
+                "its 2 namespaces removed, the other lab's 2 kept",
+                f"{left} namespaces left",
+                "exactly the other lab's",
+                left == 2,
+            )
+        finally:
+            subprocess.run([*lab, "down", "--state-dir", first], capture_output=True)
+            subprocess.run([*lab, "down", "--state-dir", second], capture_output=True)
+
+
 def leftover_namespaces() -> list[str]:
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
     return [line.split()[0] for line in out.splitlines() if re.match(r"fl[0-9a-f]{4}-", line)]
@@ -305,6 +348,8 @@ def verdict(row: Row) -> str:
 
 
 def main(names: list[str]) -> int:
+    if not names:
+        lifecycle()
     for name in names or list(SCENARIO_CHECKS):
         print(f"== {name}", flush=True)
         try:

@@ -217,6 +217,9 @@ func up(args []string, stdout, stderr io.Writer) error {
 	if _, err := scenario.Load(rest[0]); err != nil {
 		return err // refused before anything is created
 	}
+	if old, err := topo.LoadState(dir); err == nil && syscall.Kill(old.PID, 0) == nil {
+		return fmt.Errorf("a lab (%s, pid %d) is already up in %s: use another --state-dir or `fathom-lab down`", old.Scenario, old.PID, dir)
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
