@@ -53,6 +53,12 @@ class Lab:
             [str(LAB_BIN), "set", "--state-dir", str(self.state_dir), link, *pairs], check=True, capture_output=True
         )
 
+    def routers(self, link: str) -> tuple[list[str], list[str]]:
+        """The router addresses of a link's ECMP members, a->b and b->a (empty without ECMP)."""
+        state = json.loads((self.state_dir / "state.json").read_text())
+        a_to_b, b_to_a = state.get("routers", {}).get(link, [[], []])
+        return list(a_to_b), list(b_to_a)
+
     def host_sysctl(self, host: str, key: str) -> str | None:
         for spec in self.scenario["hosts"]:
             if spec["name"] == host:
@@ -102,6 +108,35 @@ def ping(lab: Lab, source: str, destination: str, count: int = 20, interval: flo
     if summary is None or loss is None:
         raise RuntimeError(f"unreadable ping output: {out}")
     return float(summary.group(1)), int(loss.group(1)), int(loss.group(2))
+
+
+TRACEROUTE_HOP = re.compile(r"^\s*(\d+)\s+(\S+)(?:\s+([\d.]+) ms)?", re.MULTILINE)
+
+
+def traceroute(lab: Lab, source: str, destination: str, sport: int, max_hops: int = 5) -> list[tuple[str, float]]:
+    """Debian's traceroute with UDP probes from one source port to one destination port, so
+    that all its probes are one flow, which ECMP keeps on one member. (address, RTT in ms)
+    per hop; ("*", nan) for a hop that did not answer."""
+    out = lab.exec(
+        source,
+        "traceroute", "-n", "-U", "-p", "33434", f"--sport={sport}", "-q", "1", "-w", "1", "-m", str(max_hops),
+        "-s", lab.addresses[source], lab.addresses[destination],
+    )  # fmt: skip
+    return [(m.group(2), float(m.group(3) or "nan")) for m in TRACEROUTE_HOP.finditer(out)]
+
+
+@contextmanager
+def icmp_errors_unlimited(lab: Lab, host: str) -> Iterator[None]:
+    """Lifts a host's ICMP error rate limit for the block. Linux sends a peer a burst of 6
+    errors, then one a second (net.ipv4.icmp_ratelimit, per namespace), so traceroutes in
+    quick succession would see the destination's port unreachable as "*" from the 7th on."""
+    key = "net.ipv4.icmp_ratelimit"
+    old = lab.exec(host, "sysctl", "-n", key).strip()
+    lab.exec(host, "sysctl", "-q", "-w", f"{key}=0")
+    try:
+        yield
+    finally:
+        lab.exec(host, "sysctl", "-q", "-w", f"{key}={old}")
 
 
 def iperf3(lab: Lab, client: str, server: str, *options: str, seconds: int = 8, omit: int = 3) -> dict[str, Any]:

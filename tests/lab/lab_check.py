@@ -1,7 +1,7 @@
 """`make lab-test`: brings up every lab scenario and checks that the emulated paths behave as
-configured: RTTs, ECMP clusters per flow, throughput against min(rate, window/RTT), the
-policer, loss rates and live changes. Prints one table, configured against measured, and
-exits non-zero when a bound is missed."""
+configured: RTTs, ECMP clusters per flow, ECMP members as traceroute hops, throughput
+against min(rate, window/RTT), the policer, loss rates and live changes. Prints one table,
+configured against measured, and exits non-zero when a bound is missed."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .lab import LAB_BIN, SCENARIOS, Lab, flow_rtts, iperf3, lab_up, ping
+from .lab import LAB_BIN, SCENARIOS, Lab, flow_rtts, icmp_errors_unlimited, iperf3, lab_up, ping, traceroute
 
 RTT_TOLERANCE_MS = 0.5
 # What the emulator carries on this 2-core machine with iperf3 on both ends (see `make
@@ -88,6 +88,52 @@ def check_flow_clusters(scenario: str, lab: Lab, source: str, destination: str, 
         summary,
         f"each flow within {RTT_TOLERANCE_MS} ms of a member, every member seen",
         not stray and all(clusters.values()),
+    )
+
+
+def check_traceroute_members(
+    scenario: str, lab: Lab, source: str, destination: str, link: str, flows: int = 32
+) -> None:
+    """traceroute from one UDP source port per flow: the first hops over all flows are exactly
+    the ECMP members' routers (each hop's RTT is its member's), then the destination."""
+    routers = lab.routers(link)[0]
+    first_hops: dict[str, list[float]] = {}
+    unreached = []
+    with icmp_errors_unlimited(lab, destination):
+        for sport in range(41000, 41000 + flows):
+            hops = traceroute(lab, source, destination, sport) or [("no output", math.nan)]
+            first_hops.setdefault(hops[0][0], []).append(hops[0][1])
+            if len(hops) != 2 or hops[-1][0] != lab.addresses[destination]:
+                unreached.append(f"{sport}: {' '.join(address for address, _ in hops)}")
+    seen = ", ".join(
+        f"{address} ({len(rtts)} flows, {statistics.median(rtts):.2f} ms)"
+        for address, rtts in sorted(first_hops.items())
+    )
+    record(
+        scenario,
+        f"traceroute {source}->{destination}: first hops over {flows} UDP flows",
+        f"member routers {', '.join(routers)}, then {lab.addresses[destination]}",
+        f"{seen}; destination at hop 2 in {flows - len(unreached)} of {flows}"
+        + (f" (not: {'; '.join(unreached[:3])})" if unreached else ""),
+        "first hops = member routers, destination at hop 2",
+        set(first_hops) == set(routers) and not unreached,
+    )
+
+
+def check_traceroute_direct(scenario: str, lab: Lab, source: str, destination: str, flows: int = 4) -> None:
+    """Without ECMP a link is no router hop: the destination is hop 1, whatever the flow."""
+    with icmp_errors_unlimited(lab, destination):
+        paths = {
+            tuple(address for address, _ in traceroute(lab, source, destination, sport))
+            for sport in range(41000, 41000 + flows)
+        }
+    record(
+        scenario,
+        f"traceroute {source}->{destination} (no ECMP) over {flows} UDP flows",
+        f"{lab.addresses[destination]} at hop 1",
+        "; ".join(" ".join(path) for path in sorted(paths)),
+        "destination is hop 1",
+        paths == {(lab.addresses[destination],)},
     )
 
 
@@ -228,6 +274,8 @@ def grnet_ecmp(lab: Lab) -> None:
     check_rtt(name, lab, "dca", "dcc", [8])
     check_flow_clusters(name, lab, "dca", "dcb", [7.8, 11.9])
     check_flow_clusters(name, lab, "dca", "dcc", [8])
+    check_traceroute_members(name, lab, "dca", "dcb", "ab")
+    check_traceroute_direct(name, lab, "dcb", "dca")
     check_throughput(name, lab, "dca", "dcb", None)
 
 
@@ -284,6 +332,7 @@ def demo(lab: Lab) -> None:
     ):
         check_rtt(name, lab, source, destination, expected)
     check_flow_clusters(name, lab, "frankfurt", "athens", [7.8, 11.9])
+    check_traceroute_members(name, lab, "frankfurt", "athens", "fa")
 
 
 SCENARIO_CHECKS: dict[str, Callable[[Lab], None]] = {

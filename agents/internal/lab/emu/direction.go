@@ -1,11 +1,12 @@
 // Package emu is the lab's link emulator: what one direction of a link does to each packet
-// (policer, loss, rate limit with a drop-tail queue, delay with jitter, ECMP members), and
-// the pumps that move packets between TUN devices on that schedule.
+// (policer, loss, rate limit with a drop-tail queue, delay with jitter, ECMP members that
+// are router hops), and the pumps that move packets between TUN devices on that schedule.
 package emu
 
 import (
 	"math"
 	"math/rand/v2"
+	"net/netip"
 	"sync"
 	"time"
 )
@@ -26,10 +27,13 @@ type Params struct {
 	Members                                       []Member
 }
 
-// Member is one ECMP path.
+// Member is one ECMP path. With a Router address it is also one router hop: what it
+// forwards loses one TTL, and what runs out of TTL there is answered from Router (see
+// router.go). The zero Router makes it a plain path.
 type Member struct {
 	Delay  time.Duration
 	Weight int
+	Router netip.Addr
 }
 
 // Verdict says what happens to a packet.
@@ -40,12 +44,25 @@ const (
 	DropPolicer
 	DropLoss
 	DropQueue
+	// Expire: the TTL ran out at the member's router, which answers instead of forwarding.
+	Expire
 )
+
+// Fate is what Admit decided for a packet.
+type Fate struct {
+	Verdict Verdict
+	Member  int // the ECMP member, 0 without ECMP
+	// Depart is when the packet leaves the direction; for Expire, when the router would
+	// have forwarded it, which is when its answer starts back.
+	Depart time.Time
+	Router netip.Addr // the member's router; the zero Addr when there is none
+}
 
 // Counters are totals since start, per direction.
 type Counters struct {
 	Packets, Bytes, Forwarded                 uint64
 	DroppedPolicer, DroppedLoss, DroppedQueue uint64
+	Expired                                   uint64 // TTL ran out at a member's router
 	PerMember                                 []uint64
 }
 
@@ -101,9 +118,9 @@ func (d *Direction) Counters() Counters {
 	return c
 }
 
-// Admit decides a packet's fate at now: dropped (and why), or forwarded through member at
-// depart.
-func (d *Direction) Admit(pkt []byte, now time.Time) (verdict Verdict, member int, depart time.Time) {
+// Admit decides a packet's fate at now: dropped (and why), forwarded through a member (at
+// Depart), or expired at the member's router.
+func (d *Direction) Admit(pkt []byte, now time.Time) Fate {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	size := len(pkt)
@@ -112,11 +129,11 @@ func (d *Direction) Admit(pkt []byte, now time.Time) (verdict Verdict, member in
 
 	if d.p.PolicerBps > 0 && !d.policerAdmits(size, now) {
 		d.counters.DroppedPolicer++
-		return DropPolicer, 0, now
+		return Fate{Verdict: DropPolicer, Depart: now}
 	}
 	if d.lost() {
 		d.counters.DroppedLoss++
-		return DropLoss, 0, now
+		return Fate{Verdict: DropLoss, Depart: now}
 	}
 	sent := now
 	if d.p.RateBps > 0 {
@@ -128,34 +145,61 @@ func (d *Direction) Admit(pkt []byte, now time.Time) (verdict Verdict, member in
 		backlog := d.txEnd.Sub(now).Seconds() * d.p.RateBps / 8
 		if backlog > 0 && d.p.QueueBytes > 0 && backlog+float64(size) > float64(d.p.QueueBytes) {
 			d.counters.DroppedQueue++
-			return DropQueue, 0, now
+			return Fate{Verdict: DropQueue, Depart: now}
 		}
 		d.txEnd = start.Add(time.Duration(float64(size) * 8 / d.p.RateBps * float64(time.Second)))
 		sent = d.txEnd
 	}
 
+	fate := Fate{Verdict: Forward}
 	delay := d.p.Delay
 	if len(d.p.Members) > 0 {
-		hash, _ := FlowHash(pkt)
-		weights := make([]int, len(d.p.Members))
-		for i, m := range d.p.Members {
-			weights[i] = m.Weight
-		}
-		member = PickMember(hash, weights)
-		delay = d.p.Members[member].Delay
+		fate.Member = d.pickMember(pkt)
+		m := d.p.Members[fate.Member]
+		delay, fate.Router = m.Delay, m.Router
 	}
 	if d.p.Jitter > 0 {
 		offset := time.Duration((d.rng.Float64()*2 - 1) * float64(d.p.Jitter))
 		delay = max(0, delay+offset)
 	}
-	depart = sent.Add(delay)
-	if !d.p.Reorder && depart.Before(d.lastOut[member]) {
-		depart = d.lastOut[member] // jitter must not overtake the packet in front
+	fate.Depart = sent.Add(delay)
+	if !d.p.Reorder && fate.Depart.Before(d.lastOut[fate.Member]) {
+		fate.Depart = d.lastOut[fate.Member] // jitter must not overtake the packet in front
 	}
-	d.lastOut[member] = depart
+	d.counters.PerMember[fate.Member]++
+	if fate.Router.IsValid() && ttlExhausted(pkt) {
+		// It went as far as the router, so it counts for the member, but nothing follows it.
+		fate.Verdict = Expire
+		d.counters.Expired++
+		return fate
+	}
+	d.lastOut[fate.Member] = fate.Depart
 	d.counters.Forwarded++
-	d.counters.PerMember[member]++
-	return Forward, member, depart
+	return fate
+}
+
+// pickMember is the ECMP member pkt's flow hashes to.
+func (d *Direction) pickMember(pkt []byte) int {
+	hash, _ := FlowHash(pkt)
+	weights := make([]int, len(d.p.Members))
+	for i, m := range d.p.Members {
+		weights[i] = m.Weight
+	}
+	return PickMember(hash, weights)
+}
+
+// BaseDelay is how long this direction holds pkt with nothing queued and no jitter: its
+// delay, or that of the ECMP member pkt hashes to. The routers' ICMP errors travel back
+// with it alone: they are made by the emulator, not sent into the device by a host, so
+// the policer, loss and queue (whose clocks run on packets read from the device) never
+// see them.
+func (d *Direction) BaseDelay(pkt []byte) time.Duration {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if len(d.p.Members) > 0 {
+		return d.p.Members[d.pickMember(pkt)].Delay
+	}
+	return d.p.Delay
 }
 
 func (d *Direction) policerAdmits(size int, now time.Time) bool {

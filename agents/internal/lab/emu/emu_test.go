@@ -79,13 +79,13 @@ var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 func TestDelayAndRateGiveDepartureTimes(t *testing.T) {
 	d := NewDirection(Params{Delay: 20 * time.Millisecond, RateBps: 8e6, QueueBytes: 100_000}, 1) // 1 byte/µs
 	pkt := ipv4(17, hostA, hostB, 1, 2, 1000)
-	v, _, depart := d.Admit(pkt, t0)
-	if v != Forward || depart.Sub(t0) != 21*time.Millisecond {
-		t.Fatalf("first packet departs after %v, want 1 ms serialisation + 20 ms", depart.Sub(t0))
+	f := d.Admit(pkt, t0)
+	if f.Verdict != Forward || f.Depart.Sub(t0) != 21*time.Millisecond {
+		t.Fatalf("first packet departs after %v, want 1 ms serialisation + 20 ms", f.Depart.Sub(t0))
 	}
-	_, _, depart = d.Admit(pkt, t0)
-	if depart.Sub(t0) != 22*time.Millisecond {
-		t.Fatalf("second packet queues behind the first: %v", depart.Sub(t0))
+	f = d.Admit(pkt, t0)
+	if f.Depart.Sub(t0) != 22*time.Millisecond {
+		t.Fatalf("second packet queues behind the first: %v", f.Depart.Sub(t0))
 	}
 }
 
@@ -94,8 +94,7 @@ func TestDropTailQueueOverflows(t *testing.T) {
 	pkt := ipv4(17, hostA, hostB, 1, 2, 1000)
 	var verdicts []Verdict
 	for i := 0; i < 6; i++ {
-		v, _, _ := d.Admit(pkt, t0)
-		verdicts = append(verdicts, v)
+		verdicts = append(verdicts, d.Admit(pkt, t0).Verdict)
 	}
 	// The queue holds every byte not yet sent, the packet on the wire included.
 	want := []Verdict{Forward, Forward, Forward, DropQueue, DropQueue, DropQueue}
@@ -104,7 +103,7 @@ func TestDropTailQueueOverflows(t *testing.T) {
 			t.Fatalf("verdicts %v, want %v", verdicts, want)
 		}
 	}
-	if v, _, _ := d.Admit(pkt, t0.Add(10*time.Millisecond)); v != Forward {
+	if d.Admit(pkt, t0.Add(10*time.Millisecond)).Verdict != Forward {
 		t.Fatal("the queue did not drain with time")
 	}
 	if c := d.Counters(); c.DroppedQueue != 3 || c.Forwarded != 4 {
@@ -117,17 +116,17 @@ func TestPolicerPassesBurstThenRate(t *testing.T) {
 	pkt := ipv4(17, hostA, hostB, 1, 2, 1000)
 	passed := 0
 	for i := 0; i < 10; i++ {
-		if v, _, _ := d.Admit(pkt, t0); v == Forward {
+		if d.Admit(pkt, t0).Verdict == Forward {
 			passed++
 		}
 	}
 	if passed != 3 {
 		t.Fatalf("a back-to-back burst passed %d packets, want 3 (3000-byte bucket)", passed)
 	}
-	if v, _, _ := d.Admit(pkt, t0.Add(time.Millisecond)); v != Forward {
+	if d.Admit(pkt, t0.Add(time.Millisecond)).Verdict != Forward {
 		t.Fatal("1 ms refills 1000 bytes: the packet must pass")
 	}
-	if v, _, _ := d.Admit(pkt, t0.Add(time.Millisecond)); v != DropPolicer {
+	if d.Admit(pkt, t0.Add(time.Millisecond)).Verdict != DropPolicer {
 		t.Fatal("the bucket is empty again")
 	}
 }
@@ -137,7 +136,7 @@ func TestRandomLossRateIsWithinItsStatisticalBound(t *testing.T) {
 	const n = 200_000
 	lost := 0
 	for i := 0; i < n; i++ {
-		if v, _, _ := d.Admit(ipv4(17, hostA, hostB, 1, 2, 100), t0); v == DropLoss {
+		if d.Admit(ipv4(17, hostA, hostB, 1, 2, 100), t0).Verdict == DropLoss {
 			lost++
 		}
 	}
@@ -153,8 +152,7 @@ func TestGilbertElliottLossComesInBursts(t *testing.T) {
 	const n = 400_000
 	lost, bursts, previous := 0, 0, false
 	for i := 0; i < n; i++ {
-		v, _, _ := d.Admit(ipv4(17, hostA, hostB, 1, 2, 100), t0)
-		isLost := v == DropLoss
+		isLost := d.Admit(ipv4(17, hostA, hostB, 1, 2, 100), t0).Verdict == DropLoss
 		if isLost {
 			lost++
 			if !previous {
@@ -178,7 +176,7 @@ func TestJitterNeverReordersUnlessAsked(t *testing.T) {
 	spread := false
 	for i := 0; i < 1000; i++ {
 		now := t0.Add(time.Duration(i) * 100 * time.Microsecond)
-		_, _, depart := d.Admit(ipv4(17, hostA, hostB, 1, 2, 100), now)
+		depart := d.Admit(ipv4(17, hostA, hostB, 1, 2, 100), now).Depart
 		if depart.Before(last) {
 			t.Fatalf("packet %d overtakes the one before it", i)
 		}
@@ -194,7 +192,7 @@ func TestJitterNeverReordersUnlessAsked(t *testing.T) {
 	reordered := false
 	last = time.Time{}
 	for i := 0; i < 1000; i++ {
-		_, _, depart := d.Admit(ipv4(17, hostA, hostB, 1, 2, 100), t0.Add(time.Duration(i)*100*time.Microsecond))
+		depart := d.Admit(ipv4(17, hostA, hostB, 1, 2, 100), t0.Add(time.Duration(i)*100*time.Microsecond)).Depart
 		reordered = reordered || depart.Before(last)
 		last = depart
 	}
@@ -207,10 +205,9 @@ func TestECMPMembersHaveTheirOwnDelays(t *testing.T) {
 	d := NewDirection(Params{Members: []Member{{Delay: 4 * time.Millisecond, Weight: 1}, {Delay: 8 * time.Millisecond, Weight: 1}}}, 1)
 	delays := map[time.Duration]int{}
 	for port := uint16(30000); port < 30200; port++ {
-		_, member, depart := d.Admit(ipv4(6, hostA, hostB, port, 5201, 100), t0)
-		delays[depart.Sub(t0)]++
-		_, again, _ := d.Admit(ipv4(6, hostA, hostB, port, 5201, 100), t0)
-		if again != member {
+		f := d.Admit(ipv4(6, hostA, hostB, port, 5201, 100), t0)
+		delays[f.Depart.Sub(t0)]++
+		if d.Admit(ipv4(6, hostA, hostB, port, 5201, 100), t0).Member != f.Member {
 			t.Fatal("a flow changed member")
 		}
 	}

@@ -7,11 +7,8 @@ import "encoding/binary"
 // protocols hash on addresses and protocol only, so a ping keeps one member too.
 // ok is false for anything that is not a well-formed IPv4 packet.
 func FlowHash(pkt []byte) (hash uint32, ok bool) {
-	if len(pkt) < 20 || pkt[0]>>4 != 4 {
-		return 0, false
-	}
-	headerLen := int(pkt[0]&0x0f) * 4
-	if headerLen < 20 || len(pkt) < headerLen {
+	headerLen, ok := ipv4HeaderLen(pkt)
+	if !ok {
 		return 0, false
 	}
 	proto := pkt[9]
@@ -25,7 +22,7 @@ func FlowHash(pkt []byte) (hash uint32, ok bool) {
 		mix(b)
 	}
 	fragmentOffset := binary.BigEndian.Uint16(pkt[6:8]) & 0x1fff
-	if (proto == 6 || proto == 17) && fragmentOffset == 0 && len(pkt) >= headerLen+4 {
+	if (proto == protoTCP || proto == protoUDP) && fragmentOffset == 0 && len(pkt) >= headerLen+4 {
 		for _, b := range pkt[headerLen : headerLen+4] { // source and destination port
 			mix(b)
 		}

@@ -13,10 +13,19 @@ type Pump struct {
 	line *DelayLine
 	from TUN
 	to   TUN
+	// back is the other direction's pump: the ICMP errors this direction's routers send
+	// go to `from` through its delay line, as replies would.
+	back *Pump
 }
 
-// NewPump wires from -> dir -> to; Run starts reading.
-func NewPump(dir *Direction, from, to TUN) *Pump {
+// NewPumps wires a link's two directions: a -> ab -> b and b -> ba -> a. Run starts each.
+func NewPumps(ab, ba *Direction, a, b TUN) (forward, reverse *Pump) {
+	forward, reverse = newPump(ab, a, b), newPump(ba, b, a)
+	forward.back, reverse.back = reverse, forward
+	return forward, reverse
+}
+
+func newPump(dir *Direction, from, to TUN) *Pump {
 	p := &Pump{Dir: dir, from: from, to: to}
 	p.line = NewDelayLine(func(pkt []byte) {
 		// A full TUN queue on the far side drops the packet, as a full NIC ring would.
@@ -37,13 +46,26 @@ func (p *Pump) Run() error {
 			}
 			return err
 		}
-		now := time.Now()
-		verdict, _, depart := p.Dir.Admit(buf[:n], now)
-		if verdict != Forward {
-			continue
+		p.handle(buf[:n], time.Now())
+	}
+}
+
+// handle passes one packet read at now (in the read buffer: copied before it is kept)
+// through the direction. Through a router it loses one TTL; if its TTL ran out there, the
+// router's answer reaches the sender after the member's delay (Fate.Depart) and the
+// reverse direction's (BaseDelay), about the member's RTT, as hop RTTs look in traceroute.
+func (p *Pump) handle(pkt []byte, now time.Time) {
+	fate := p.Dir.Admit(pkt, now)
+	switch fate.Verdict {
+	case Forward:
+		out := append([]byte(nil), pkt...)
+		if fate.Router.IsValid() {
+			decrementTTL(out)
 		}
-		pkt := make([]byte, n)
-		copy(pkt, buf[:n])
-		p.line.Push(pkt, depart)
+		p.line.Push(out, fate.Depart)
+	case Expire:
+		if reply := timeExceeded(pkt, fate.Router); reply != nil {
+			p.back.line.Push(reply, fate.Depart.Add(p.back.Dir.BaseDelay(reply)))
+		}
 	}
 }

@@ -36,7 +36,8 @@ const usage = `usage:
   fathom-lab set [--state-dir D] LINK [a_to_b.|b_to_a.]KEY=VALUE...
                                                KEY: delay_ms jitter_ms loss rate_mbps queue_bytes
                                                     policer_rate_mbps policer_burst_bytes
-  fathom-lab stats [--state-dir D]             packets, drops and ECMP members per link direction
+  fathom-lab stats [--state-dir D]             packets, drops, ECMP members and their routers
+                                               per link direction
   fathom-lab hosts [--state-dir D]             "NAME ADDRESS [MANAGEMENT-ADDRESS]" per host
 The state directory defaults to $FATHOM_LAB_STATE, else /run/fathom-lab.
 `
@@ -405,14 +406,30 @@ func stats(args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
+	st, err := topo.LoadState(dir)
+	if err != nil {
+		return err
+	}
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "link\tdirection\tpackets\tbytes\tforwarded\tpolicer drops\tloss drops\tqueue drops\tper member\t")
+	fmt.Fprintln(w, "link\tdirection\tpackets\tbytes\tforwarded\tpolicer drops\tloss drops\tqueue drops\tTTL expired\tper member\tmember routers\t")
 	for _, s := range reply.Stats {
 		c := s.Counters
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%v\t\n", s.Link, s.Direction, c.Packets, c.Bytes, c.Forwarded,
-			c.DroppedPolicer, c.DroppedLoss, c.DroppedQueue, c.PerMember)
+		routers := "-"
+		if names := st.Routers[s.Link][directionIndex(s.Direction)]; len(names) > 0 {
+			routers = strings.Join(names, " ")
+		}
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%v\t%s\t\n", s.Link, s.Direction, c.Packets, c.Bytes, c.Forwarded,
+			c.DroppedPolicer, c.DroppedLoss, c.DroppedQueue, c.Expired, c.PerMember, routers)
 	}
 	return w.Flush()
+}
+
+// directionIndex is 0 for "a_to_b", 1 for "b_to_a", as topo's pairs are ordered.
+func directionIndex(direction string) int {
+	if direction == "b_to_a" {
+		return 1
+	}
+	return 0
 }
 
 func hosts(args []string, stdout, _ io.Writer) error {

@@ -1,14 +1,16 @@
 // Package scenario reads a lab scenario: hosts (network namespaces with their own TCP
 // sysctls) and the links between them (per-direction delay, jitter, loss, rate, queue,
-// policer, ECMP members). Unknown keys and impossible values are refused with the line they
-// are on, before anything is created.
+// policer, ECMP members that are router hops). Unknown keys and impossible values are
+// refused with the line they are on, before anything is created.
 package scenario
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
+	"net/netip"
 	"os"
 	"regexp"
 	"strconv"
@@ -81,10 +83,12 @@ type Policer struct {
 	BurstBytes int     `yaml:"burst_bytes"`
 }
 
-// Member is one ECMP path of a direction: its own one-way delay, and a weight.
+// Member is one ECMP path of a direction: its own one-way delay, a weight, and the
+// address of its router, the hop traceroute shows (AutoRouter's unless named).
 type Member struct {
 	DelayMs float64 `yaml:"delay_ms"`
 	Weight  int     `yaml:"weight"`
+	Router  string  `yaml:"router"`
 }
 
 // Error is a problem in the scenario file, with the line it is on when known.
@@ -142,8 +146,51 @@ var (
 	sysctlPattern = regexp.MustCompile(`^net\.(ipv4|core)\.[a-z_]+$`)
 )
 
-// MaxHosts keeps host addresses inside 198.18.0.0/24.
-const MaxHosts = 200
+// MaxHosts keeps host addresses inside 198.18.0.0/24, MaxLinks the link ends inside
+// 198.18.0.0/17 and the automatic routers inside 198.18.128.0/17 (MaxMembers per direction).
+const (
+	MaxHosts   = 200
+	MaxLinks   = 1024
+	MaxMembers = 15
+)
+
+// The lab's addresses are RFC 2544's 198.18.0.0/15. Hosts and link ends (topo) take
+// 198.18.0.0/17, the management bridge 198.19.0.0/24, the automatic ECMP routers
+// 198.18.128.0/17; a router a scenario names may be any other address of the range.
+var (
+	labRange    = netip.MustParsePrefix("198.18.0.0/15")
+	labReserved = []netip.Prefix{netip.MustParsePrefix("198.18.0.0/17"), netip.MustParsePrefix("198.19.0.0/24")}
+	autoRouters = netip.MustParsePrefix("198.18.128.0/17")
+)
+
+// directionKey names direction d (0 a->b, 1 b->a) as a scenario does.
+var directionKey = [2]string{"a_to_b", "b_to_a"}
+
+// AutoRouter is the router address of member m of link j's direction d (0 a->b, 1 b->a)
+// when the scenario names none: each link has 32 addresses in 198.18.128.0/17, each
+// direction 16, and member m is at m+1 of its direction's 16.
+func AutoRouter(j, d, m int) netip.Addr {
+	base := autoRouters.Addr().As4()
+	var addr [4]byte
+	binary.BigEndian.PutUint32(addr[:], binary.BigEndian.Uint32(base[:])+uint32(32*j+16*d+m+1))
+	return netip.AddrFrom4(addr)
+}
+
+// Routers are the router addresses of link j's ECMP members, a->b then b->a: the ones the
+// scenario names, else AutoRouter's.
+func (l Link) Routers(j int) [2][]netip.Addr {
+	var out [2][]netip.Addr
+	for d, dir := range [2]Direction{l.Forward(), l.Reverse()} {
+		for m, member := range dir.ECMP {
+			addr := AutoRouter(j, d, m)
+			if member.Router != "" {
+				addr, _ = netip.ParseAddr(member.Router) // checked by ranges
+			}
+			out[d] = append(out[d], addr)
+		}
+	}
+	return out
+}
 
 func (s *Scenario) validate() []problem {
 	var out []problem
@@ -153,6 +200,9 @@ func (s *Scenario) validate() []problem {
 	}
 	if len(s.Hosts) < 2 || len(s.Hosts) > MaxHosts {
 		add("hosts", "a scenario needs 2..%d hosts, has %d", MaxHosts, len(s.Hosts))
+	}
+	if len(s.Links) > MaxLinks {
+		add("links", "%d links, at most %d", len(s.Links), MaxLinks)
 	}
 	for key := range s.RootSysctls {
 		if !sysctlPattern.MatchString(key) {
@@ -178,6 +228,7 @@ func (s *Scenario) validate() []problem {
 			}
 		}
 	}
+	automatic := s.automaticRouters()
 	links := map[string]bool{}
 	pairs := map[[2]string]bool{}
 	for i, l := range s.Links {
@@ -220,12 +271,9 @@ func (s *Scenario) validate() []problem {
 				add(path+"."+section.name+"."+p.path, "%s", p.msg)
 			}
 		}
-		for _, d := range []struct {
-			name string
-			dir  Direction
-		}{{"a_to_b", l.Forward()}, {"b_to_a", l.Reverse()}} {
-			for _, p := range d.dir.combinations() {
-				add(path+"."+d.name+"."+p.path, "%s", p.msg)
+		for d, dir := range [2]Direction{l.Forward(), l.Reverse()} {
+			for _, p := range append(dir.combinations(), dir.routerClashes(automatic)...) {
+				add(path+"."+directionKey[d]+"."+p.path, "%s", p.msg)
 			}
 		}
 	}
@@ -296,9 +344,73 @@ func (d Direction) ranges() []problem {
 		if m.Weight < 0 || m.Weight > 1000 {
 			add(fmt.Sprintf("ecmp[%d].weight", i), "%d out of range 0..1000", m.Weight)
 		}
+		if m.Router != "" {
+			if msg := routerProblem(m.Router); msg != "" {
+				add(fmt.Sprintf("ecmp[%d].router", i), "%s", msg)
+			}
+		}
 	}
 	if len(d.ECMP) == 1 {
 		add("ecmp", "one member is not multipath: use delay_ms")
+	}
+	if len(d.ECMP) > MaxMembers {
+		add("ecmp", "%d members, at most %d (each is a router with an address of its own)", len(d.ECMP), MaxMembers)
+	}
+	return out
+}
+
+// routerProblem says what is wrong with a router address a scenario names, "" if nothing.
+func routerProblem(router string) string {
+	addr, err := netip.ParseAddr(router)
+	if err != nil || !addr.Is4() {
+		return fmt.Sprintf("%q is not an IPv4 address", router)
+	}
+	if !labRange.Contains(addr) {
+		return fmt.Sprintf("%s is outside the lab's 198.18.0.0/15", addr)
+	}
+	for _, reserved := range labReserved {
+		if reserved.Contains(addr) {
+			return fmt.Sprintf("%s is in %s, which the lab gives to hosts, links or management", addr, reserved)
+		}
+	}
+	return ""
+}
+
+// automaticRouters maps each automatic router address in use to the member it belongs to.
+func (s *Scenario) automaticRouters() map[netip.Addr]string {
+	out := map[netip.Addr]string{}
+	for j, l := range s.Links {
+		for d, dir := range [2]Direction{l.Forward(), l.Reverse()} {
+			for m, member := range dir.ECMP {
+				if member.Router == "" {
+					out[AutoRouter(j, d, m)] = fmt.Sprintf("links[%d].%s.ecmp[%d]", j, directionKey[d], m)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// routerClashes refuses named routers that traceroute could not tell apart: two members of
+// one direction with one address, or a member's address that is another's automatic one.
+// Two directions or links may share a router, as they do in real networks.
+func (d Direction) routerClashes(automatic map[netip.Addr]string) []problem {
+	var out []problem
+	named := map[netip.Addr]int{}
+	for i, m := range d.ECMP {
+		addr, err := netip.ParseAddr(m.Router)
+		if err != nil {
+			continue // unnamed, or refused by ranges
+		}
+		path := fmt.Sprintf("ecmp[%d].router", i)
+		if owner, taken := automatic[addr]; taken {
+			out = append(out, problem{path, fmt.Sprintf("%s is the automatic router address of %s", addr, owner)})
+		}
+		if first, seen := named[addr]; seen {
+			out = append(out, problem{path, fmt.Sprintf("%s is also ecmp[%d]'s router: each member needs its own", addr, first)})
+		} else {
+			named[addr] = i
+		}
 	}
 	return out
 }

@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"fmt"
+	"net/netip"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -73,6 +75,22 @@ func TestBadScenariosAreRefusedWithTheirLine(t *testing.T) {
 			strings.Replace(valid, "between: [a, b]", "between: [a, a]", 1), "a link joins two different hosts"},
 		"bad mtu": {
 			strings.Replace(valid, "    between: [a, b]\n", "    between: [a, b]\n    mtu: 100\n", 1), "links[0].mtu: 100 out of range"},
+		"unknown member key": {
+			strings.Replace(valid, "weight: 1}", "weight: 1, routr: 198.18.200.1}", 1), "line 21: field routr not found"},
+		"router not an address": {
+			withRouters("nope", ""), `t.yaml:20: links[0].b_to_a.ecmp[0].router: "nope" is not an IPv4 address`},
+		"router outside the lab": {
+			withRouters("10.0.0.1", ""), "t.yaml:20: links[0].b_to_a.ecmp[0].router: 10.0.0.1 is outside the lab's 198.18.0.0/15"},
+		"router on a host address": {
+			withRouters("", "198.18.0.2"), "t.yaml:21: links[0].b_to_a.ecmp[1].router: 198.18.0.2 is in 198.18.0.0/17"},
+		"router on the management bridge": {
+			withRouters("198.19.0.1", ""), "198.19.0.1 is in 198.19.0.0/24"},
+		"one router for two members": {
+			withRouters("198.18.200.1", "198.18.200.1"), "links[0].b_to_a.ecmp[1].router: 198.18.200.1 is also ecmp[0]'s router"},
+		"router taken automatically": {
+			withRouters("", "198.18.128.17"), "198.18.128.17 is the automatic router address of links[0].b_to_a.ecmp[0]"},
+		"too many members": {
+			strings.Replace(valid, "        - {delay_ms: 8, weight: 1}\n", strings.Repeat("        - {delay_ms: 8, weight: 1}\n", 15), 1), "links[0].b_to_a.ecmp: 16 members, at most 15"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -81,6 +99,55 @@ func TestBadScenariosAreRefusedWithTheirLine(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// withRouters names the routers of valid's two b_to_a members ("" leaves one unnamed).
+func withRouters(first, second string) string {
+	named := func(member, router string) string {
+		if router == "" {
+			return member + "}"
+		}
+		return fmt.Sprintf("%s, router: %q}", member, router)
+	}
+	out := strings.Replace(valid, "{delay_ms: 3.9, weight: 3}", named("{delay_ms: 3.9, weight: 3", first), 1)
+	return strings.Replace(out, "{delay_ms: 8, weight: 1}", named("{delay_ms: 8, weight: 1", second), 1)
+}
+
+func TestRoutersAreNamedOrAutomatic(t *testing.T) {
+	s, err := Parse("t.yaml", []byte(withRouters("198.18.200.1", "")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	routers := s.Links[0].Routers(0)
+	want := []netip.Addr{netip.MustParseAddr("198.18.200.1"), netip.MustParseAddr("198.18.128.18")}
+	if len(routers[0]) != 0 || len(routers[1]) != 2 || routers[1][0] != want[0] || routers[1][1] != want[1] {
+		t.Fatalf("routers %v, want none a->b and %v b->a", routers, want)
+	}
+	shared := `name: t
+hosts: [{name: a}, {name: b}]
+links:
+  - name: ab
+    between: [a, b]
+    both: {ecmp: [{delay_ms: 1, router: 198.18.200.1}, {delay_ms: 2, router: 198.18.200.2}]}
+`
+	if _, err := Parse("t.yaml", []byte(shared)); err != nil {
+		t.Fatalf("both directions of a link may share their routers: %v", err)
+	}
+}
+
+func TestAutomaticRoutersAreDistinctAndInTheirBlock(t *testing.T) {
+	seen := map[netip.Addr]bool{}
+	for j := 0; j < MaxLinks; j++ {
+		for d := 0; d < 2; d++ {
+			for m := 0; m < MaxMembers; m++ {
+				addr := AutoRouter(j, d, m)
+				if !autoRouters.Contains(addr) || seen[addr] {
+					t.Fatalf("link %d direction %d member %d: %v reused or outside %v", j, d, m, addr, autoRouters)
+				}
+				seen[addr] = true
+			}
+		}
 	}
 }
 

@@ -105,7 +105,7 @@ func Up(s *scenario.Scenario, prefix string, management bool, log *slog.Logger) 
 		return nil, fmt.Errorf("prefix %s is in use (%v): run `fathom-lab down` first: %w", prefix, existing, err)
 	}
 	lab = &Lab{
-		State:      &State{Prefix: prefix, Scenario: s.Name, PID: os.Getpid(), Links: map[string][2]int{}, RootSysctls: map[string]string{}},
+		State:      &State{Prefix: prefix, Scenario: s.Name, PID: os.Getpid(), Links: map[string][2]int{}, Routers: map[string][2][]string{}, RootSysctls: map[string]string{}},
 		Directions: map[string][2]*emu.Direction{},
 		log:        log,
 	}
@@ -223,6 +223,9 @@ func (lab *Lab) configureHost(ns string, i int, h scenario.Host) error {
 			return err
 		}
 	}
+	// No reverse-path filter: ECMP members' routers answer traceroute from addresses no
+	// route leads back to. The link devices arrive later and take the default (0) here;
+	// a device's filter is the larger of its own and `all`.
 	settings := map[string]string{"net.ipv4.conf.all.rp_filter": "0", "net.ipv4.conf.default.rp_filter": "0"}
 	for key, value := range h.Sysctls {
 		settings[key] = value
@@ -273,11 +276,16 @@ func (lab *Lab) addLink(s *scenario.Scenario, j int, l scenario.Link) error {
 			}
 		}
 	}
-	forward := emu.NewDirection(Params(l.Forward()), uint64(2*j+1))
-	reverse := emu.NewDirection(Params(l.Reverse()), uint64(2*j+2))
+	params := LinkParams(l, j)
+	forward := emu.NewDirection(params[0], uint64(2*j+1))
+	reverse := emu.NewDirection(params[1], uint64(2*j+2))
 	lab.Directions[l.Name] = [2]*emu.Direction{forward, reverse}
 	lab.State.Links[l.Name] = [2]int{ia, ib}
-	for _, pump := range []*emu.Pump{emu.NewPump(forward, ends[0].tun, ends[1].tun), emu.NewPump(reverse, ends[1].tun, ends[0].tun)} {
+	if routers := l.Routers(j); len(routers[0])+len(routers[1]) > 0 {
+		lab.State.Routers[l.Name] = [2][]string{addrStrings(routers[0]), addrStrings(routers[1])}
+	}
+	pumpAB, pumpBA := emu.NewPumps(forward, reverse, ends[0].tun, ends[1].tun)
+	for _, pump := range []*emu.Pump{pumpAB, pumpBA} {
 		go func() {
 			// Removing a namespace makes a blocked TUN read fail: that is the normal end.
 			if err := pump.Run(); err != nil && !lab.stopping.Load() {
@@ -286,6 +294,14 @@ func (lab *Lab) addLink(s *scenario.Scenario, j int, l scenario.Link) error {
 		}()
 	}
 	return nil
+}
+
+func addrStrings(addrs []netip.Addr) []string {
+	out := make([]string, len(addrs))
+	for i, a := range addrs {
+		out[i] = a.String()
+	}
+	return out
 }
 
 // OpenTUNFD is emu.OpenTUN, a variable so that tests can count devices.

@@ -80,3 +80,15 @@ func Params(d scenario.Direction) emu.Params {
 	}
 	return p
 }
+
+// LinkParams are link j's two directions (a->b, b->a) with each ECMP member's router.
+func LinkParams(l scenario.Link, j int) [2]emu.Params {
+	routers := l.Routers(j)
+	params := [2]emu.Params{Params(l.Forward()), Params(l.Reverse())}
+	for d := range params {
+		for m := range params[d].Members {
+			params[d].Members[m].Router = routers[d][m]
+		}
+	}
+	return params
+}

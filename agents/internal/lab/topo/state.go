@@ -15,6 +15,9 @@ type State struct {
 	PID      int               `json:"pid"`
 	Hosts    []HostState       `json:"hosts"`
 	Links    map[string][2]int `json:"links"`
+	// Routers are the router addresses of each link's ECMP members, a->b then b->a (links
+	// without ECMP are left out): the hops traceroute shows.
+	Routers map[string][2][]string `json:"routers,omitempty"`
 	// RootSysctls holds the root namespace's values before the lab changed them.
 	RootSysctls map[string]string `json:"root_sysctls"`
 	// Management is the root namespace's address on the management bridge ("" without

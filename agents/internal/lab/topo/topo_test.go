@@ -20,9 +20,13 @@ func TestAddressesStayInTheBenchmarkingRange(t *testing.T) {
 		}
 		seen[a.String()] = true
 	}
-	for j := 0; j < 300; j++ {
+	for j := 0; j < scenario.MaxLinks; j++ {
 		a, b := linkAddrs(j)
-		for _, addr := range []string{a.String(), b.String()} {
+		addrs := []string{a.String(), b.String()}
+		for m := 0; m < scenario.MaxMembers; m++ {
+			addrs = append(addrs, scenario.AutoRouter(j, 0, m).String(), scenario.AutoRouter(j, 1, m).String())
+		}
+		for _, addr := range addrs {
 			if !strings.HasPrefix(addr, "198.18.") || seen[addr] {
 				t.Fatalf("link %d: %s reused or outside 198.18.0.0/15", j, addr)
 			}
@@ -57,6 +61,29 @@ links:
 	}
 	if rev.GELossBad != 1 || rev.GELeaveBad != 0.3 || rev.PolicerBps != 90e6 || rev.PolicerBurst != 8000 {
 		t.Fatalf("reverse %+v", rev)
+	}
+}
+
+func TestECMPMembersGetTheirRouters(t *testing.T) {
+	s, err := scenario.Parse("t.yaml", []byte(`name: t
+hosts: [{name: a}, {name: b}, {name: c}]
+links:
+  - {name: one, between: [a, b], both: {delay_ms: 1}}
+  - name: two
+    between: [c, a]
+    a_to_b: {ecmp: [{delay_ms: 1}, {delay_ms: 2, router: 198.18.200.7}]}
+    b_to_a: {delay_ms: 1}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	params := LinkParams(s.Links[1], 1)
+	members := params[0].Members
+	if len(members) != 2 || members[0].Router.String() != "198.18.128.33" || members[1].Router.String() != "198.18.200.7" {
+		t.Fatalf("a->b members %+v: want link 1's first automatic router and the named one", members)
+	}
+	if len(params[1].Members) != 0 || params[1].Delay != time.Millisecond {
+		t.Fatalf("b->a %+v: no ECMP, so no router", params[1])
 	}
 }
 
