@@ -16,6 +16,9 @@ const SchemaVersion = 1
 const (
 	StatusOK     = "ok"
 	StatusFailed = "failed"
+	// StatusMissed is a run the server planned (a slot) that the agent could not start:
+	// the slot passed while the agent was down, busy or without the plan. Error says why.
+	StatusMissed = "missed"
 )
 
 // Batch is what the uploader POSTs to /api/v1/agent/results/.
@@ -37,7 +40,12 @@ type Result struct {
 	EndedAt     time.Time `json:"ended_at"`
 	Status      string    `json:"status"`
 	Error       string    `json:"error"`
-	Ping        *Ping     `json:"ping,omitempty"`
+	// SlotID names the server-planned slot an exclusive run (throughput) filled.
+	SlotID     *string     `json:"slot_id,omitempty"`
+	Ping       *Ping       `json:"ping,omitempty"`
+	Throughput *Throughput `json:"throughput,omitempty"`
+	FlowSweep  *FlowSweep  `json:"flowsweep,omitempty"`
+	Trace      *Trace      `json:"trace,omitempty"`
 }
 
 // Ping is the outcome of one ping run: one sample per packet sent plus one per duplicate.
@@ -89,5 +97,15 @@ func (r *Result) Fail(reason string) {
 	}
 	r.Status = StatusFailed
 	r.Error = reason
-	r.Ping = nil
+	r.clearOutcome()
+}
+
+// Miss marks a planned run that never started, with the reason.
+func (r *Result) Miss(reason string) {
+	r.Fail(reason)
+	r.Status = StatusMissed
+}
+
+func (r *Result) clearOutcome() {
+	r.Ping, r.Throughput, r.FlowSweep, r.Trace = nil, nil, nil, nil
 }
