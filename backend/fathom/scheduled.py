@@ -13,6 +13,7 @@ HOUR_S = 3600
 def register(app: Celery) -> None:
     from inventory.tasks import purge_stale_enrollment_tokens
     from measurements.tasks import drop_expired_measurements
+    from meshes.tasks import expire_overdue_slots, plan_exclusive_slots
 
     app.add_periodic_task(
         crontab(minute="17", hour="3"),
@@ -25,4 +26,16 @@ def register(app: Celery) -> None:
         purge_stale_enrollment_tokens.s(),
         name="delete enrolment tokens long past use",
         expires=HOUR_S,
+    )
+    app.add_periodic_task(
+        crontab(minute="*/5"),
+        plan_exclusive_slots.s(),
+        name="extend the plan of exclusive (throughput) slots to the horizon",
+        expires=300,
+    )
+    app.add_periodic_task(
+        crontab(minute="*"),
+        expire_overdue_slots.s(),
+        name="record planned slots without a result as missed",
+        expires=60,
     )

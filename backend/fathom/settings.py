@@ -134,10 +134,13 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
 
 # Measurements.
-PING_INTERVAL_S = env_int("FATHOM_PING_INTERVAL_S", 60, minimum=5, maximum=86400)
 AGENT_OFFLINE_AFTER_S = env_int("FATHOM_AGENT_OFFLINE_AFTER_S", 180, minimum=10)
 RAW_RETENTION_DAYS = env_int("FATHOM_RAW_RETENTION_DAYS", 180, minimum=1)
 PLAN_VALID_FOR_S = 24 * 3600
+# Exclusive (throughput) slots are planned this far ahead; the beat task extends the plan.
+SLOT_HORIZON_S = env_int("FATHOM_SLOT_HORIZON_S", 6 * 3600, minimum=600, maximum=7 * 86400)
+# A planned slot with no result this long after its end is recorded as missed.
+SLOT_RESULT_GRACE_S = env_int("FATHOM_SLOT_RESULT_GRACE_S", 900, minimum=60)
 
 LOGGING = {
     "version": 1,

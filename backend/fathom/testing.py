@@ -11,6 +11,7 @@ from rest_framework.test import APIClient, APITestCase
 
 from inventory.models import Agent
 from inventory.services import create_enrollment_token, digest, enroll_agent, new_secret
+from meshes.services import ensure_default_mesh
 
 CONTRACT_EXAMPLES = Path(__file__).resolve().parent.parent / "measurements" / "contract" / "examples"
 # The peer the shared contract examples name.
@@ -37,6 +38,8 @@ class FathomTestCase(APITestCase):
         cls.owner = User.objects.create_superuser("owner", password="owner-pass-1234")
         cls.operator = User.objects.create_user("operator", password="operator-pass-1234", is_staff=True)
         cls.outsider = User.objects.create_user("outsider", password="outsider-pass-1234")
+        # A TransactionTestCase elsewhere may have flushed what the migrations created.
+        ensure_default_mesh()
         cls.athens, cls.athens_credential = cls.enroll("athens", "198.18.1.1")
         # frankfurt carries the id the contract examples use as their peer.
         cls.frankfurt_credential = new_secret()

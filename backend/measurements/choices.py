@@ -5,14 +5,24 @@ from django.db import models
 
 class TestType(models.TextChoices):
     PING = "ping", "Ping"
+    THROUGHPUT = "throughput", "Throughput"
+    FLOWSWEEP = "flowsweep", "Flow sweep"
+    TRACE = "trace", "Trace"
+
+
+# Throughput tests hold both agents exclusively (pScheduler's "exclusive" class); the others
+# are background tests that run alongside anything.
+EXCLUSIVE_TEST_TYPES = frozenset({TestType.THROUGHPUT})
 
 
 class RunStatus(models.TextChoices):
     OK = "ok", "OK"
     FAILED = "failed", "Failed"
+    MISSED = "missed", "Missed"
 
 
 RUN_STATUS_COLORS = {
     RunStatus.OK: "#1a7f37",
     RunStatus.FAILED: "#cf222e",
+    RunStatus.MISSED: "#9a6700",
 }

@@ -25,7 +25,8 @@ from django.utils.dateparse import parse_datetime
 from jsonschema import Draft202012Validator, FormatChecker
 
 from inventory.models import Agent
-from measurements.models import PathLatestRun, PingSample, Run
+from measurements.models import FlowSample, PathLatestRun, PingSample, Run, ThroughputInterval, TracePath
+from meshes.services import record_slot_outcomes
 
 CONTRACT_DIR = Path(__file__).resolve().parent / "contract"
 SCHEMA_FILE = CONTRACT_DIR / "result-batch.v1.schema.json"
@@ -98,6 +99,55 @@ def semantic_errors(results: list[dict[str, Any]], known_peers: set[uuid.UUID], 
         ping = result.get("ping")
         if ping is not None:
             errors.extend(_ping_errors(f"{where}/ping", ping))
+        if result.get("throughput") is not None:
+            errors.extend(_throughput_errors(f"{where}/throughput", result["throughput"]))
+        if result.get("flowsweep") is not None:
+            errors.extend(_flowsweep_errors(f"{where}/flowsweep", result["flowsweep"]))
+        if result.get("trace") is not None:
+            errors.extend(_trace_errors(f"{where}/trace", result["trace"]))
+    return errors
+
+
+def _throughput_errors(where: str, throughput: dict[str, Any]) -> list[BatchError]:
+    errors = []
+    for index, interval in enumerate(throughput["intervals"]):
+        if interval["end_s"] < interval["start_s"]:
+            errors.append(BatchError(f"{where}/intervals/{index}/end_s", "end_s is before start_s"))
+    if len(throughput["stream_summaries"]) > throughput["streams"]:
+        errors.append(BatchError(f"{where}/stream_summaries", "more stream summaries than streams"))
+    return errors
+
+
+def _flowsweep_errors(where: str, sweep: dict[str, Any]) -> list[BatchError]:
+    """Every sample must name a flow and round of this sweep, each at most once."""
+    errors = []
+    seen: set[tuple[int, int]] = set()
+    for index, sample in enumerate(sweep["samples"]):
+        key = (sample["flow"], sample["seq"])
+        if sample["flow"] >= sweep["flows"]:
+            errors.append(BatchError(f"{where}/samples/{index}/flow", f"flow {sample['flow']} of {sweep['flows']}"))
+        elif sample["seq"] >= sweep["samples_per_flow"]:
+            errors.append(
+                BatchError(f"{where}/samples/{index}/seq", f"seq {sample['seq']} of {sweep['samples_per_flow']}")
+            )
+        elif key in seen:
+            errors.append(BatchError(f"{where}/samples/{index}", f"flow {key[0]} seq {key[1]} appears twice"))
+        seen.add(key)
+    return errors
+
+
+def _trace_errors(where: str, trace: dict[str, Any]) -> list[BatchError]:
+    errors = []
+    flows: set[int] = set()
+    for index, flow in enumerate(trace["flows"]):
+        if flow["flow"] in flows:
+            errors.append(BatchError(f"{where}/flows/{index}/flow", f"flow {flow['flow']} appears twice"))
+        flows.add(flow["flow"])
+        ttls = [hop["ttl"] for hop in flow["hops"]]
+        if ttls != sorted(set(ttls)):
+            errors.append(BatchError(f"{where}/flows/{index}/hops", "hop TTLs must be increasing and distinct"))
+        if ttls and ttls[-1] > trace["max_hops"]:
+            errors.append(BatchError(f"{where}/flows/{index}/hops", f"a hop beyond max_hops {trace['max_hops']}"))
     return errors
 
 
@@ -150,17 +200,57 @@ def _store(agent: Agent, results: list[dict[str, Any]]) -> list[ItemStatus]:
         new = [result for result in results if uuid.UUID(result["id"]) not in stored]
         Run.objects.bulk_create(_run_row(agent, result, received_at) for result in new)
         PingSample.objects.bulk_create(_ping_rows(agent, new), batch_size=5000)
+        ThroughputInterval.objects.bulk_create(_throughput_rows(agent, new), batch_size=5000)
+        FlowSample.objects.bulk_create(_flow_rows(agent, new), batch_size=5000)
+        TracePath.objects.bulk_create(_trace_rows(agent, new), batch_size=1000)
         _update_latest_runs(agent, new)
+        record_slot_outcomes(agent, new)
     return [ItemStatus(str(run_id), "duplicate" if run_id in stored else "created") for run_id in ids]
 
 
+def _params_and_summary(result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """What the run asked for and what it found, in the shape path queries and analysis read."""
+    if (ping := result.get("ping")) is not None:
+        return {key: ping[key] for key in ("count", "interval_s", "size_bytes", "ttl") if key in ping}, _ping_summary(
+            ping
+        )
+    if (throughput := result.get("throughput")) is not None:
+        details = {key: value for key, value in throughput.items() if key not in ("options", "intervals")}
+        return throughput["options"], details
+    if (sweep := result.get("flowsweep")) is not None:
+        return {key: value for key, value in sweep.items() if key != "samples"}, _flowsweep_summary(sweep)
+    if (trace := result.get("trace")) is not None:
+        return {key: value for key, value in trace.items() if key != "flows"}, _trace_summary(trace)
+    return {}, {}
+
+
+def _flowsweep_summary(sweep: dict[str, Any]) -> dict[str, Any]:
+    rtts = [sample["rtt_ms"] for sample in sweep["samples"] if sample["rtt_ms"] is not None]
+    per_flow: dict[int, float] = {}
+    for sample in sweep["samples"]:
+        if sample["rtt_ms"] is not None:
+            per_flow[sample["flow"]] = min(per_flow.get(sample["flow"], sample["rtt_ms"]), sample["rtt_ms"])
+    return {
+        "sent": len(sweep["samples"]),
+        "answered": len(rtts),
+        "rtt_min_ms": min(rtts) if rtts else None,
+        "rtt_max_ms": max(rtts) if rtts else None,
+        "flow_min_rtt_ms": {str(flow): rtt for flow, rtt in sorted(per_flow.items())},
+    }
+
+
+def _trace_summary(trace: dict[str, Any]) -> dict[str, Any]:
+    fingerprints = sorted({flow["fingerprint"] for flow in trace["flows"]})
+    return {
+        "flows": len(trace["flows"]),
+        "reached": sum(1 for flow in trace["flows"] if flow["reached"]),
+        "distinct_paths": len(fingerprints),
+        "fingerprints": fingerprints,
+    }
+
+
 def _run_row(agent: Agent, result: dict[str, Any], received_at: datetime) -> Run:
-    ping = result.get("ping")
-    params: dict[str, Any] = {}
-    summary: dict[str, Any] = {}
-    if ping is not None:
-        params = {key: ping[key] for key in ("count", "interval_s", "size_bytes", "ttl") if key in ping}
-        summary = _ping_summary(ping)
+    params, summary = _params_and_summary(result)
     return Run(
         id=uuid.UUID(result["id"]),
         started_at=_timestamp(result["started_at"]),
@@ -174,6 +264,7 @@ def _run_row(agent: Agent, result: dict[str, Any], received_at: datetime) -> Run
         status=result["status"],
         error=result["error"],
         received_at=received_at,
+        slot_id=uuid.UUID(result["slot_id"]) if result.get("slot_id") else None,
         params=params,
         summary=summary,
     )
@@ -213,6 +304,88 @@ def _ping_rows(agent: Agent, results: Iterable[dict[str, Any]]) -> Iterable[Ping
                 ttl=sample["ttl"],
                 duplicate=sample["duplicate"],
                 error=sample.get("error", ""),
+            )
+
+
+def _path_ids(result: dict[str, Any]) -> tuple[uuid.UUID, uuid.UUID | None]:
+    return uuid.UUID(result["id"]), uuid.UUID(result["peer_id"]) if result.get("peer_id") else None
+
+
+def _throughput_rows(agent: Agent, results: Iterable[dict[str, Any]]) -> Iterable[ThroughputInterval]:
+    for result in results:
+        throughput = result.get("throughput")
+        if throughput is None:
+            continue
+        run_id, peer_id = _path_ids(result)
+        started_at = _timestamp(result["started_at"])
+        # iperf3 restarts its clock after the omitted (slow-start) seconds.
+        omit_s = throughput["omit_s"]
+        for index, interval in enumerate(throughput["intervals"]):
+            offset_s = interval["end_s"] + (0 if interval["omitted"] else omit_s)
+            yield ThroughputInterval(
+                time=started_at + timedelta(seconds=offset_s),
+                run_id=run_id,
+                interval_index=index,
+                agent_id=agent.pk,
+                peer_id=peer_id,
+                stream=interval["stream"],
+                start_s=interval["start_s"],
+                end_s=interval["end_s"],
+                omitted=interval["omitted"],
+                sender=interval["sender"],
+                bytes=interval["bytes"],
+                bits_per_s=interval["bits_per_s"],
+                retransmits=interval["retransmits"],
+                snd_cwnd_bytes=interval["snd_cwnd"],
+                snd_wnd_bytes=interval["snd_wnd"],
+                rtt_us=interval["rtt_us"],
+                rttvar_us=interval["rttvar_us"],
+                pmtu=interval["pmtu"],
+                packets=interval["packets"],
+                jitter_ms=interval["jitter_ms"],
+                lost_packets=interval["lost_packets"],
+            )
+
+
+def _flow_rows(agent: Agent, results: Iterable[dict[str, Any]]) -> Iterable[FlowSample]:
+    for result in results:
+        sweep = result.get("flowsweep")
+        if sweep is None:
+            continue
+        run_id, peer_id = _path_ids(result)
+        for index, sample in enumerate(sweep["samples"]):
+            yield FlowSample(
+                time=_timestamp(sample["time"]),
+                run_id=run_id,
+                sample_index=index,
+                agent_id=agent.pk,
+                peer_id=peer_id,
+                flow=sample["flow"],
+                src_port=sample["src_port"],
+                seq=sample["seq"],
+                rtt_ms=sample["rtt_ms"],
+                error=sample.get("error", ""),
+            )
+
+
+def _trace_rows(agent: Agent, results: Iterable[dict[str, Any]]) -> Iterable[TracePath]:
+    for result in results:
+        trace = result.get("trace")
+        if trace is None:
+            continue
+        run_id, peer_id = _path_ids(result)
+        for flow in trace["flows"]:
+            yield TracePath(
+                time=_timestamp(result["started_at"]),
+                run_id=run_id,
+                flow=flow["flow"],
+                agent_id=agent.pk,
+                peer_id=peer_id,
+                src_port=flow["src_port"],
+                reached=flow["reached"],
+                fingerprint=flow["fingerprint"],
+                hop_count=len(flow["hops"]),
+                hops=flow["hops"],
             )
 
 

@@ -1,4 +1,4 @@
-"""Measurement tables. Run and PingSample are TimescaleDB hypertables (see the migrations):
+"""Measurement tables. Run and the per-sample tables are TimescaleDB hypertables (see the migrations):
 their primary keys include the time column, as hypertables require, and nothing points
 into them with a foreign key. PathLatestRun is a small ordinary table that makes "which
 paths exist" cheap without scanning the hypertables.
@@ -29,6 +29,8 @@ class Run(models.Model):
     status = models.CharField(max_length=16, choices=RunStatus.choices)
     error = models.TextField(blank=True)
     received_at = models.DateTimeField(default=timezone.now)
+    # The server-planned slot an exclusive run filled (meshes.Slot), when there was one.
+    slot_id = models.UUIDField(null=True, blank=True)
     params = models.JSONField(default=dict)
     summary = models.JSONField(default=dict)
 
@@ -63,6 +65,83 @@ class PingSample(models.Model):
 
     def __str__(self) -> str:
         return f"run {self.run_id} seq {self.seq}: {self.rtt_ms} ms"
+
+
+class ThroughputInterval(models.Model):
+    """One iperf3 reporting interval of one stream; TCP_INFO fields null where not reported."""
+
+    pk = models.CompositePrimaryKey("run_id", "interval_index", "time")
+    time = models.DateTimeField()  # the interval's end
+    run_id = models.UUIDField()
+    interval_index = models.IntegerField()
+    agent_id = models.UUIDField()
+    peer_id = models.UUIDField(null=True, blank=True)
+    stream = models.IntegerField()
+    start_s = models.FloatField()
+    end_s = models.FloatField()
+    omitted = models.BooleanField()
+    sender = models.BooleanField()
+    bytes = models.BigIntegerField()
+    bits_per_s = models.FloatField()
+    retransmits = models.BigIntegerField(null=True, blank=True)
+    snd_cwnd_bytes = models.BigIntegerField(null=True, blank=True)
+    snd_wnd_bytes = models.BigIntegerField(null=True, blank=True)
+    rtt_us = models.BigIntegerField(null=True, blank=True)
+    rttvar_us = models.BigIntegerField(null=True, blank=True)
+    pmtu = models.IntegerField(null=True, blank=True)
+    packets = models.BigIntegerField(null=True, blank=True)
+    jitter_ms = models.FloatField(null=True, blank=True)
+    lost_packets = models.BigIntegerField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["agent_id", "peer_id", "-time"], name="tputinterval_path_time")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} stream {self.stream} {self.start_s}-{self.end_s} s"
+
+
+class FlowSample(models.Model):
+    """One flow-sweep probe: its flow (source port) and RTT, null when unanswered."""
+
+    pk = models.CompositePrimaryKey("run_id", "sample_index", "time")
+    time = models.DateTimeField()
+    run_id = models.UUIDField()
+    sample_index = models.IntegerField()
+    agent_id = models.UUIDField()
+    peer_id = models.UUIDField(null=True, blank=True)
+    flow = models.SmallIntegerField()
+    src_port = models.IntegerField()
+    seq = models.SmallIntegerField()
+    rtt_ms = models.FloatField(null=True, blank=True)
+    error = models.CharField(max_length=200, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["agent_id", "peer_id", "-time"], name="flowsample_path_time")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} flow {self.flow} seq {self.seq}: {self.rtt_ms} ms"
+
+
+class TracePath(models.Model):
+    """The hop-by-hop path of one flow of a trace run; equal paths share a fingerprint."""
+
+    pk = models.CompositePrimaryKey("run_id", "flow", "time")
+    time = models.DateTimeField()  # the run's start
+    run_id = models.UUIDField()
+    flow = models.SmallIntegerField()
+    agent_id = models.UUIDField()
+    peer_id = models.UUIDField(null=True, blank=True)
+    src_port = models.IntegerField()
+    reached = models.BooleanField()
+    fingerprint = models.CharField(max_length=64)
+    hop_count = models.SmallIntegerField()
+    hops = models.JSONField()
+
+    class Meta:
+        indexes = [models.Index(fields=["agent_id", "peer_id", "-time"], name="tracepath_path_time")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id} flow {self.flow}: {self.fingerprint}"
 
 
 class PathLatestRun(models.Model):

@@ -9,7 +9,13 @@ from django.conf import settings
 from django.db import connection
 from django.utils import timezone
 
-HYPERTABLES = ("measurements_run", "measurements_pingsample")
+HYPERTABLES = (
+    "measurements_run",
+    "measurements_pingsample",
+    "measurements_throughputinterval",
+    "measurements_flowsample",
+    "measurements_tracepath",
+)
 
 
 def timescaledb_license() -> str:

@@ -1,32 +1,48 @@
-"""Plans: the tests each agent runs.
+"""Meshes turned into work: each agent's plan, and the central planning of exclusive slots.
 
-In the spine every active agent pings every other active agent (a full mesh). Configured
-meshes and centrally planned time slots (issue 4) will produce more tests through the same
-`build_plan`: each source of tests contributes PlannedTest entries.
+A mesh yields directed paths (source agent -> destination agent, or -> an external target for
+list meshes). Background tests (ping, flow sweep, trace) go to the source agent as periodic
+tests it schedules itself. Exclusive tests (throughput) are planned here, ahead of time, in
+slots that never overlap for any agent as sender or receiver across all meshes (pScheduler's
+exclusive class without its negotiation and non-starters); each agent's plan lists its slots.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import random
+from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import connection, transaction
+from django.db.models import FloatField, Min, Q
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
 from django.utils import timezone
 
 from inventory.models import Agent
+from measurements.choices import EXCLUSIVE_TEST_TYPES, RunStatus
+from measurements.models import Run
+from meshes import slots
+from meshes.choices import MemberSide, MeshKind, SlotState
+from meshes.models import Mesh, MeshTest, PlannerState, Slot
+from meshes.specs import DEFAULT_TESTS, normalize_spec, reserved_seconds
 
 PLAN_SCHEMA_VERSION = 1
 UPLOAD_INTERVAL_S = 10
 HOST_FACTS_INTERVAL_S = 300
-DEFAULT_PING_SPEC: dict[str, Any] = {"count": 10, "interval_s": 1.0, "size_bytes": 56, "ttl": None}
+# An agent may start a slot this late (a clock a little behind, a plan fetched just in time);
+# later than that it reports the slot missed.
+SLOT_LATE_START_S = 30
 
 
 @dataclass(frozen=True)
 class Peer:
-    id: str
+    id: str | None
     name: str
     address: str
 
@@ -41,12 +57,23 @@ class PlannedTest:
 
 
 @dataclass(frozen=True)
+class PlannedSlot:
+    id: str
+    test_id: str
+    type: str
+    start_at: str
+    peer: Peer
+    spec: dict[str, Any]
+
+
+@dataclass(frozen=True)
 class Plan:
     agent_id: str
     version: str
     generated_at: datetime
     valid_until: datetime
     tests: list[PlannedTest]
+    slots: list[PlannedSlot]
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -58,37 +85,353 @@ class Plan:
             "upload_interval_s": UPLOAD_INTERVAL_S,
             "host_facts_interval_s": HOST_FACTS_INTERVAL_S,
             "tests": [asdict(test) for test in self.tests],
+            "slots": [asdict(slot) for slot in self.slots],
         }
 
 
-def full_mesh_ping_tests(agent: Agent, peers: list[Agent]) -> list[PlannedTest]:
+@dataclass(frozen=True)
+class Path:
+    """One directed path of a mesh test: a source agent and an agent or external target."""
+
+    test: MeshTest
+    source: Agent
+    destination: Agent | None
+    target: str  # the destination's address, or the external target of a list mesh
+
+    @property
+    def peer(self) -> Peer:
+        if self.destination is None:
+            return Peer(None, self.target, self.target)
+        return Peer(str(self.destination.pk), self.destination.name, self.destination.address)
+
+    @property
+    def test_id(self) -> str:
+        far_end = str(self.destination.pk) if self.destination else self.target
+        return f"{self.test.mesh.name}/{self.test.name}:{far_end}"
+
+    @property
+    def slot_key(self) -> str:
+        assert self.destination is not None
+        return f"{self.test.pk}:{self.source.pk}:{self.destination.pk}"
+
+
+def active_agents() -> list[Agent]:
+    return list(Agent.objects.filter(revoked_at__isnull=True).order_by("name"))
+
+
+def mesh_pairs(mesh: Mesh, agents: dict[Any, Agent]) -> Iterator[tuple[Agent, Agent | None, str]]:
+    """The directed (source, destination, target) pairs of a mesh among active agents."""
+    if mesh.all_agents:
+        members: list[tuple[Agent, str]] = [(agent, MemberSide.A) for agent in agents.values()]
+    else:
+        members = [(agents[m.agent_id], m.side) for m in mesh.members.all() if m.agent_id in agents]
+    if mesh.kind == MeshKind.MESH:
+        for source, _ in members:
+            for destination, _ in members:
+                if source.pk != destination.pk:
+                    yield source, destination, destination.address
+    elif mesh.kind == MeshKind.DISJOINT:
+        a_side = [agent for agent, side in members if side == MemberSide.A]
+        b_side = [agent for agent, side in members if side == MemberSide.B]
+        for a in a_side:
+            for b in b_side:
+                yield a, b, b.address
+                if not mesh.unidirectional:
+                    yield b, a, a.address
+    else:  # list: every member to every external target
+        for source, _ in members:
+            for target in mesh.targets:
+                yield source, None, str(target)
+
+
+def mesh_paths(source: Agent | None = None, exclusive: bool | None = None) -> list[Path]:
+    """Every enabled test's paths, optionally only one source's, or only (non-)exclusive tests."""
+    agents = {agent.pk: agent for agent in active_agents()}
+    tests = MeshTest.objects.filter(enabled=True, mesh__enabled=True).select_related("mesh")
+    if exclusive is not None:
+        type_filter = Q(test_type__in=EXCLUSIVE_TEST_TYPES)
+        tests = tests.filter(type_filter if exclusive else ~type_filter)
+    tests = tests.prefetch_related("mesh__members").order_by("mesh__name", "name")
+    paths = []
+    for test in tests:
+        for src, dst, target in mesh_pairs(test.mesh, agents):
+            if source is None or src.pk == source.pk:
+                paths.append(Path(test, src, dst, target))
+    return paths
+
+
+def path_min_rtt_ms(paths: Iterable[tuple[Any, Any]], since: datetime) -> dict[tuple[Any, Any], float]:
+    """The smallest ping RTT per (source, destination) since a time: what omit is derived from."""
+    pairs = list(paths)
+    if not pairs:
+        return {}
+    sources = {source for source, _ in pairs}
+    rows = (
+        Run.objects.filter(test_type="ping", status=RunStatus.OK, started_at__gte=since, agent_id__in=sources)
+        .values("agent_id", "peer_id")
+        .annotate(rtt=Min(Cast(KeyTextTransform("rtt_min_ms", "summary"), FloatField())))
+    )
+    return {(row["agent_id"], row["peer_id"]): float(row["rtt"]) for row in rows if row["rtt"] is not None}
+
+
+def background_tests(agent: Agent) -> list[PlannedTest]:
     return [
         PlannedTest(
-            id=f"ping:{peer.pk}",
-            type="ping",
-            interval_s=settings.PING_INTERVAL_S,
-            peer=Peer(str(peer.pk), peer.name, peer.address),
-            spec=dict(DEFAULT_PING_SPEC),
+            id=path.test_id,
+            type=path.test.test_type,
+            interval_s=path.test.interval_s,
+            peer=path.peer,
+            spec=normalize_spec(path.test.test_type, path.test.spec),
         )
-        for peer in peers
-        if peer.pk != agent.pk
+        for path in mesh_paths(source=agent, exclusive=False)
     ]
 
 
-def plan_version(tests: list[PlannedTest]) -> str:
-    """Stable while the tests are unchanged, so an unchanged plan is a 304."""
-    canonical = json.dumps([asdict(test) for test in tests], sort_keys=True, separators=(",", ":"))
+def planned_slots(agent: Agent, now: datetime, until: datetime) -> list[PlannedSlot]:
+    rows = (
+        Slot.objects.filter(
+            source=agent,
+            state=SlotState.PLANNED,
+            start_at__gte=now - timedelta(seconds=SLOT_LATE_START_S),
+            start_at__lte=until,
+        )
+        .select_related("destination", "mesh_test__mesh")
+        .order_by("start_at")
+    )
+    return [
+        PlannedSlot(
+            id=str(slot.id),
+            test_id=(
+                f"{slot.mesh_test.mesh.name}/{slot.mesh_test.name}:{slot.destination_id}"
+                if slot.mesh_test
+                else f"slot:{slot.destination_id}"
+            ),
+            type=slot.test_type,
+            start_at=slot.start_at.astimezone(UTC).isoformat(),
+            peer=Peer(str(slot.destination.pk), slot.destination.name, slot.destination.address),
+            spec=slot.spec,
+        )
+        for slot in rows
+    ]
+
+
+def plan_version(tests: list[PlannedTest], planned: list[PlannedSlot]) -> str:
+    """Stable while tests and slots are unchanged, so an unchanged plan is a 304."""
+    content = {"tests": [asdict(test) for test in tests], "slots": [asdict(slot) for slot in planned]}
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
 
 def build_plan(agent: Agent, now: datetime | None = None) -> Plan:
     now = now or timezone.now()
-    peers = list(Agent.objects.filter(revoked_at__isnull=True).order_by("name"))
-    tests = full_mesh_ping_tests(agent, peers)
+    valid_until = now + timedelta(seconds=settings.PLAN_VALID_FOR_S)
+    tests = background_tests(agent)
+    planned = planned_slots(agent, now, valid_until)
     return Plan(
         agent_id=str(agent.pk),
-        version=plan_version(tests),
+        version=plan_version(tests, planned),
         generated_at=now,
-        valid_until=now + timedelta(seconds=settings.PLAN_VALID_FOR_S),
+        valid_until=valid_until,
         tests=tests,
+        slots=planned,
     )
+
+
+# --- exclusive slots -------------------------------------------------------------------
+
+
+def _epoch(moment: datetime) -> float:
+    return moment.timestamp()
+
+
+def _moment(epoch_s: float) -> datetime:
+    return datetime.fromtimestamp(epoch_s, tz=UTC)
+
+
+@dataclass(frozen=True)
+class SlotPlanning:
+    placed: int
+    unschedulable: int
+    planned_from: datetime
+    planned_until: datetime
+
+
+def plan_exclusive_slots(now: datetime | None = None, seed: int | None = None) -> SlotPlanning:
+    """Extends the exclusive plan to now + the horizon, keeping every slot already planned.
+
+    Runs in one transaction under an advisory lock, so the beat task and a mesh edit never
+    plan the same period twice or place two slots on one agent's time.
+    """
+    now = (now or timezone.now()).replace(microsecond=0)
+    until = now + timedelta(seconds=settings.SLOT_HORIZON_S)
+    rng = random.Random(seed)  # noqa: S311 - start jitter, not secrets
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended('meshes:plan-slots', 0))")
+        paths = [path for path in mesh_paths(exclusive=True) if path.destination is not None]
+        rtts = path_min_rtt_ms(
+            ((p.source.pk, p.destination.pk) for p in paths if p.destination), now - timedelta(days=1)
+        )
+        requests, by_key = [], {}
+        for path in paths:
+            assert path.destination is not None
+            spec = normalize_spec(path.test.test_type, path.test.spec)
+            rtt = rtts.get((path.source.pk, path.destination.pk))
+            spec["path_rtt_ms"] = rtt or 0
+            duration = min(reserved_seconds(spec, rtt), path.test.interval_s)
+            requests.append(
+                slots.SlotRequest(
+                    key=path.slot_key,
+                    source=str(path.source.pk),
+                    destination=str(path.destination.pk),
+                    interval_s=path.test.interval_s,
+                    duration_s=duration,
+                    slip_s=min(path.test.slip_s, path.test.interval_s),
+                )
+            )
+            by_key[path.slot_key] = (path, spec)
+        existing = Slot.objects.filter(end_at__gt=now).exclude(state=SlotState.UNSCHEDULABLE)
+        planned = [
+            slots.Placement(
+                key=f"{slot.mesh_test_id}:{slot.source_id}:{slot.destination_id}",
+                source=str(slot.source_id),
+                destination=str(slot.destination_id),
+                period_start=_epoch(slot.period_start),
+                start=_epoch(slot.start_at),
+                end=_epoch(slot.end_at),
+            )
+            for slot in existing
+        ]
+        result = slots.plan_slots(requests, _epoch(now), _epoch(until), rng, planned=planned)
+        new_rows = [_slot_row(by_key[p.key], p.period_start, p.start, p.end) for p in result.placements]
+        failed_rows = [
+            _slot_row(by_key[u.key], u.period_start, u.period_start, u.period_start) for u in result.unplaceable
+        ]
+        for row, reason in zip(failed_rows, (u.reason for u in result.unplaceable), strict=True):
+            row.state, row.reason = SlotState.UNSCHEDULABLE, reason
+        # A period that once found no time and now does: the placement replaces the record.
+        for row in new_rows:
+            Slot.objects.filter(
+                mesh_test=row.mesh_test,
+                source=row.source,
+                destination=row.destination,
+                period_start=row.period_start,
+                state=SlotState.UNSCHEDULABLE,
+            ).delete()
+        Slot.objects.bulk_create(new_rows + failed_rows, batch_size=2000, ignore_conflicts=True)
+        PlannerState.objects.update_or_create(pk=1, defaults={"planned_until": until})
+    return SlotPlanning(len(new_rows), len(failed_rows), now, until)
+
+
+def _slot_row(path_and_spec: tuple[Path, dict[str, Any]], period_s: float, start_s: float, end_s: float) -> Slot:
+    path, spec = path_and_spec
+    assert path.destination is not None
+    return Slot(
+        mesh_test=path.test,
+        source=path.source,
+        destination=path.destination,
+        test_type=path.test.test_type,
+        period_start=_moment(period_s),
+        start_at=_moment(start_s),
+        end_at=_moment(end_s),
+        spec=spec,
+    )
+
+
+def drop_future_slots(mesh: Mesh, now: datetime | None = None) -> None:
+    """A changed or deleted mesh's slots yet to start go; slots started or reported stay as history."""
+    now = now or timezone.now()
+    Slot.objects.filter(mesh_test__mesh=mesh, state=SlotState.PLANNED, start_at__gt=now).delete()
+    Slot.objects.filter(mesh_test__mesh=mesh, state=SlotState.UNSCHEDULABLE, period_start__gt=now).delete()
+
+
+def replan_mesh(mesh: Mesh, now: datetime | None = None) -> SlotPlanning:
+    """After a mesh changes: its future slots go, and the horizon is planned again around the
+    other meshes' slots."""
+    drop_future_slots(mesh, now)
+    return plan_exclusive_slots(now)
+
+
+def record_slot_outcomes(agent: Agent, results: Iterable[dict[str, Any]]) -> None:
+    """Ingest's hook: a result that names a slot of this agent settles it, late or not."""
+    for result in results:
+        slot_id = result.get("slot_id")
+        if not slot_id:
+            continue
+        Slot.objects.filter(pk=slot_id, source=agent).exclude(state=result["status"], run_id=result["id"]).update(
+            state=result["status"], run_id=result["id"], reason=result["error"][:500], updated_at=timezone.now()
+        )
+
+
+def expire_overdue_slots(now: datetime | None = None) -> int:
+    """Slots whose run should have been reported long ago become missed, with the reason."""
+    now = now or timezone.now()
+    grace = timedelta(seconds=settings.SLOT_RESULT_GRACE_S)
+    return Slot.objects.filter(state=SlotState.PLANNED, end_at__lt=now - grace).update(
+        state=SlotState.MISSED,
+        reason=f"no result from the agent within {settings.SLOT_RESULT_GRACE_S} s of the slot's end",
+        updated_at=now,
+    )
+
+
+@dataclass(frozen=True)
+class AgentUtilization:
+    agent: Agent
+    planned_s: float  # exclusive seconds reserved in the planned horizon
+    horizon_s: float
+    demand: float  # steady-state share of time the meshes ask for (duration / interval summed)
+    slots_planned: int
+
+
+def exclusive_utilization(now: datetime | None = None) -> tuple[datetime, datetime, list[AgentUtilization]]:
+    """Each agent's exclusive time in the planned horizon, and the meshes' steady demand."""
+    now = now or timezone.now()
+    state = PlannerState.objects.first()
+    until = state.planned_until if state and state.planned_until > now else now
+    horizon_s = (until - now).total_seconds()
+    busy: dict[Any, float] = {}
+    counts: dict[Any, int] = {}
+    future = Slot.objects.filter(end_at__gt=now, start_at__lt=until).exclude(state=SlotState.UNSCHEDULABLE)
+    for slot in future.only("source_id", "destination_id", "start_at", "end_at"):
+        seconds = (min(slot.end_at, until) - max(slot.start_at, now)).total_seconds()
+        for agent_id in (slot.source_id, slot.destination_id):
+            busy[agent_id] = busy.get(agent_id, 0.0) + seconds
+            counts[agent_id] = counts.get(agent_id, 0) + 1
+    demand: dict[str, float] = {}
+    for path in mesh_paths(exclusive=True):
+        if path.destination is None:
+            continue
+        spec = normalize_spec(path.test.test_type, path.test.spec)
+        share = min(1.0, reserved_seconds(spec, None) / path.test.interval_s)
+        for end in (path.source, path.destination):
+            demand[str(end.pk)] = demand.get(str(end.pk), 0.0) + share
+    rows = [
+        AgentUtilization(
+            agent, busy.get(agent.pk, 0.0), horizon_s, demand.get(str(agent.pk), 0.0), counts.get(agent.pk, 0)
+        )
+        for agent in active_agents()
+    ]
+    return now, until, rows
+
+
+def ensure_default_mesh() -> Mesh:
+    """The mesh of every active agent with the default tests (migration 0002 makes it too)."""
+    mesh, created = Mesh.objects.get_or_create(
+        name="default",
+        defaults={"description": "Every active agent, perfSONAR's regular tests", "all_agents": True},
+    )
+    if created:
+        create_default_tests(mesh)
+    return mesh
+
+
+def create_default_tests(mesh: Mesh) -> None:
+    for default in DEFAULT_TESTS:
+        MeshTest.objects.create(
+            mesh=mesh,
+            name=default.name,
+            test_type=default.test_type,
+            spec=dict(default.spec),
+            interval_s=default.interval_s,
+            slip_s=default.slip_s,
+        )

@@ -1,14 +1,30 @@
-"""Shapes of the plan, for the OpenAPI schema (the plan itself is built in services)."""
+"""Meshes as the API reads and writes them (nested members and tests), and the plan's shape."""
 
 from __future__ import annotations
 
+import ipaddress
+import re
 from typing import Any
 
+from django.db import transaction
 from rest_framework import serializers
+
+from inventory.models import Agent
+from measurements.choices import EXCLUSIVE_TEST_TYPES, TestType
+from meshes.choices import MemberSide, MeshKind, SlotState
+from meshes.models import Mesh, MeshMember, MeshTest, Slot
+from meshes.services import create_default_tests
+from meshes.specs import SpecError, normalize_spec, reserved_seconds
+
+HOSTNAME = re.compile(
+    r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
+)
+MIN_INTERVAL_S = 10
+MAX_INTERVAL_S = 7 * 86400
 
 
 class PeerSerializer(serializers.Serializer[Any]):
-    id = serializers.UUIDField()
+    id = serializers.UUIDField(allow_null=True)
     name = serializers.CharField()
     address = serializers.CharField()
 
@@ -17,6 +33,15 @@ class PlannedTestSerializer(serializers.Serializer[Any]):
     id = serializers.CharField()
     type = serializers.CharField()
     interval_s = serializers.IntegerField()
+    peer = PeerSerializer()
+    spec = serializers.DictField()
+
+
+class PlannedSlotSerializer(serializers.Serializer[Any]):
+    id = serializers.UUIDField()
+    test_id = serializers.CharField()
+    type = serializers.CharField()
+    start_at = serializers.DateTimeField()
     peer = PeerSerializer()
     spec = serializers.DictField()
 
@@ -30,3 +55,200 @@ class PlanSerializer(serializers.Serializer[Any]):
     upload_interval_s = serializers.IntegerField()
     host_facts_interval_s = serializers.IntegerField()
     tests = PlannedTestSerializer(many=True)
+    slots = PlannedSlotSerializer(many=True)
+
+
+class MeshMemberSerializer(serializers.ModelSerializer[MeshMember]):
+    agent = serializers.SlugRelatedField(slug_field="name", queryset=Agent.objects.filter(revoked_at__isnull=True))
+    side = serializers.ChoiceField(choices=MemberSide.choices, default=MemberSide.A)
+
+    class Meta:
+        model = MeshMember
+        fields = ["agent", "side"]
+
+
+class MeshTestSerializer(serializers.ModelSerializer[MeshTest]):
+    test_type = serializers.ChoiceField(choices=TestType.choices)
+    interval_s = serializers.IntegerField(min_value=MIN_INTERVAL_S, max_value=MAX_INTERVAL_S)
+    slip_s = serializers.IntegerField(min_value=0, max_value=MAX_INTERVAL_S, default=0)
+    spec = serializers.JSONField(default=dict)
+
+    class Meta:
+        model = MeshTest
+        fields = ["name", "test_type", "spec", "interval_s", "slip_s", "enabled"]
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        test_type = attrs["test_type"]
+        try:
+            spec = normalize_spec(test_type, attrs.get("spec", {}))
+        except SpecError as error:
+            raise serializers.ValidationError({"spec": error.errors}) from error
+        if attrs.get("slip_s", 0) > attrs["interval_s"]:
+            raise serializers.ValidationError({"slip_s": "must not exceed interval_s"})
+        if test_type in EXCLUSIVE_TEST_TYPES and reserved_seconds(spec, None) > attrs["interval_s"]:
+            held = reserved_seconds(spec, None)
+            raise serializers.ValidationError({"interval_s": f"a run holds both agents for {held} s, more than this"})
+        return attrs
+
+
+def valid_target(value: Any) -> str:
+    if not isinstance(value, str):
+        raise serializers.ValidationError("a target is a host name or an IP address")
+    try:
+        ipaddress.ip_address(value)
+    except ValueError:
+        if not HOSTNAME.match(value):
+            raise serializers.ValidationError(f"{value!r} is neither an IP address nor a host name") from None
+    return value
+
+
+class MeshSerializer(serializers.ModelSerializer[Mesh]):
+    kind = serializers.ChoiceField(choices=MeshKind.choices, default=MeshKind.MESH)
+    members = MeshMemberSerializer(many=True, required=False)
+    tests = MeshTestSerializer(many=True, required=False)
+    targets = serializers.ListField(child=serializers.CharField(max_length=255), required=False, max_length=256)
+
+    class Meta:
+        model = Mesh
+        fields = [
+            "name",
+            "description",
+            "kind",
+            "all_agents",
+            "unidirectional",
+            "targets",
+            "enabled",
+            "members",
+            "tests",
+        ]
+
+    def validate_targets(self, value: list[str]) -> list[str]:
+        return [valid_target(target) for target in value]
+
+    def validate_tests(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        names = [test["name"] for test in value]
+        if len(names) != len(set(names)):
+            raise serializers.ValidationError("test names must be unique within a mesh")
+        return value
+
+    def validate_members(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        agents = [member["agent"].pk for member in value]
+        if len(agents) != len(set(agents)):
+            raise serializers.ValidationError("an agent is listed twice")
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        merged = {
+            field: attrs.get(field, getattr(self.instance, field, None)) for field in ("kind", "all_agents", "targets")
+        }
+        if merged["all_agents"] and attrs.get("members"):
+            raise serializers.ValidationError({"members": "a mesh of all agents lists no members"})
+        if merged["kind"] == MeshKind.LIST:
+            if not merged["targets"]:
+                raise serializers.ValidationError({"targets": "a list mesh needs at least one external target"})
+            for test in attrs.get("tests", []):
+                if test["test_type"] in EXCLUSIVE_TEST_TYPES:
+                    raise serializers.ValidationError(
+                        {"tests": f"{test['name']}: throughput needs an agent at the far end, not a list target"}
+                    )
+        elif merged["targets"]:
+            raise serializers.ValidationError({"targets": "only list meshes have external targets"})
+        if merged["kind"] == MeshKind.DISJOINT and merged["all_agents"]:
+            raise serializers.ValidationError({"all_agents": "a disjoint mesh names its A and B members"})
+        return attrs
+
+    @transaction.atomic
+    def create(self, validated_data: dict[str, Any]) -> Mesh:
+        members = validated_data.pop("members", [])
+        tests = validated_data.pop("tests", None)
+        mesh = Mesh.objects.create(**validated_data)
+        self._write_members(mesh, members)
+        if tests is None:
+            create_default_tests(mesh)
+        else:
+            self._write_tests(mesh, tests)
+        return mesh
+
+    @transaction.atomic
+    def update(self, instance: Mesh, validated_data: dict[str, Any]) -> Mesh:
+        members = validated_data.pop("members", None)
+        tests = validated_data.pop("tests", None)
+        for field, value in validated_data.items():
+            setattr(instance, field, value)
+        instance.save()
+        if members is not None:
+            instance.members.all().delete()
+            self._write_members(instance, members)
+        if tests is not None:
+            keep = {test["name"] for test in tests}
+            instance.tests.exclude(name__in=keep).delete()
+            self._write_tests(instance, tests)
+        return instance
+
+    @staticmethod
+    def _write_members(mesh: Mesh, members: list[dict[str, Any]]) -> None:
+        MeshMember.objects.bulk_create(MeshMember(mesh=mesh, agent=m["agent"], side=m["side"]) for m in members)
+
+    @staticmethod
+    def _write_tests(mesh: Mesh, tests: list[dict[str, Any]]) -> None:
+        for test in tests:
+            MeshTest.objects.update_or_create(
+                mesh=mesh,
+                name=test["name"],
+                defaults={field: value for field, value in test.items() if field != "name"},
+            )
+
+
+class SlotSerializer(serializers.ModelSerializer[Slot]):
+    # Not "source": every DRF field has an attribute of that name.
+    source_agent = serializers.CharField(source="source.name", read_only=True)
+    destination_agent = serializers.CharField(source="destination.name", read_only=True)
+    mesh = serializers.SerializerMethodField()
+    test = serializers.SerializerMethodField()
+    state = serializers.ChoiceField(choices=SlotState.choices)
+
+    class Meta:
+        model = Slot
+        fields = [
+            "id",
+            "mesh",
+            "test",
+            "source_agent",
+            "destination_agent",
+            "test_type",
+            "period_start",
+            "start_at",
+            "end_at",
+            "state",
+            "reason",
+            "run_id",
+        ]
+
+    def get_mesh(self, slot: Slot) -> str | None:
+        return slot.mesh_test.mesh.name if slot.mesh_test else None
+
+    def get_test(self, slot: Slot) -> str | None:
+        return slot.mesh_test.name if slot.mesh_test else None
+
+
+class SlotQuerySerializer(serializers.Serializer[Any]):
+    agent = serializers.CharField(required=False, help_text="agent name: slots where it sends or receives")
+    state = serializers.ChoiceField(choices=SlotState.choices, required=False)
+    start = serializers.DateTimeField(required=False)
+    end = serializers.DateTimeField(required=False)
+    limit = serializers.IntegerField(min_value=1, max_value=5000, default=500)
+
+
+class AgentUtilizationSerializer(serializers.Serializer[Any]):
+    agent = serializers.CharField()
+    planned_exclusive_s = serializers.FloatField()
+    utilization = serializers.FloatField(help_text="reserved exclusive time / planned horizon")
+    demand = serializers.FloatField(help_text="steady-state share of time the meshes' exclusive tests ask for")
+    slots_planned = serializers.IntegerField()
+
+
+class UtilizationSerializer(serializers.Serializer[Any]):
+    now = serializers.DateTimeField()
+    planned_until = serializers.DateTimeField()
+    horizon_s = serializers.FloatField()
+    agents = AgentUtilizationSerializer(many=True)

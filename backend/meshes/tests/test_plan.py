@@ -1,28 +1,43 @@
 from __future__ import annotations
 
+from datetime import timedelta
+
+from django.utils import timezone
+
 from fathom.testing import FathomTestCase
 from inventory.services import revoke_agent
+from meshes.models import Mesh, Slot
+from meshes.services import plan_exclusive_slots
 
 PLAN_URL = "/api/v1/agent/plan/"
 
 
 class PlanTests(FathomTestCase):
-    def test_full_mesh_ping_plan(self) -> None:
+    """The default mesh (every agent, perfSONAR's regular tests) as each agent sees it."""
+
+    def test_default_mesh_plan_has_the_background_tests_and_the_agents_slots(self) -> None:
+        plan_exclusive_slots(seed=1)
         reply = self.agent_client(self.athens, self.athens_credential).get(PLAN_URL)
         assert reply.status_code == 200
         plan = reply.json()
         assert plan["schema_version"] == 1 and plan["agent_id"] == str(self.athens.pk)
         assert plan["valid_until"] > plan["generated_at"]
-        assert plan["tests"] == [
-            {
-                "id": f"ping:{self.frankfurt.pk}",
-                "type": "ping",
-                "interval_s": 60,
-                "peer": {"id": str(self.frankfurt.pk), "name": "frankfurt", "address": "198.18.2.1"},
-                "spec": {"count": 10, "interval_s": 1.0, "size_bytes": 56, "ttl": None},
-            }
-        ]
-        assert reply["ETag"] == f'"{plan["version"]}"'
+        tests = {test["type"]: test for test in plan["tests"]}
+        assert sorted(tests) == ["flowsweep", "ping", "trace"]
+        assert tests["ping"] == {
+            "id": f"default/ping:{self.frankfurt.pk}",
+            "type": "ping",
+            "interval_s": 300,
+            "peer": {"id": str(self.frankfurt.pk), "name": "frankfurt", "address": "198.18.2.1"},
+            "spec": {"count": 10, "interval_s": 1.0, "size_bytes": 56, "ttl": None},
+        }
+        assert tests["flowsweep"]["spec"]["flows"] == 16 and tests["trace"]["interval_s"] == 1800
+        # Throughput is never a periodic test: it comes as slots the server planned.
+        assert all(slot["type"] == "throughput" for slot in plan["slots"])
+        mine = Slot.objects.filter(source=self.athens, start_at__lte=timezone.now() + timedelta(days=1))
+        assert [slot["id"] for slot in plan["slots"]] == [str(slot.id) for slot in mine.order_by("start_at")]
+        assert plan["slots"] and plan["slots"][0]["peer"]["name"] == "frankfurt"
+        assert plan["slots"][0]["spec"]["duration_s"] == 20
 
     def test_unchanged_plan_is_304_and_changes_when_the_mesh_does(self) -> None:
         client = self.agent_client(self.athens, self.athens_credential)
@@ -34,11 +49,20 @@ class PlanTests(FathomTestCase):
         assert changed.status_code == 200 and changed["ETag"] != etag
         assert {test["peer"]["name"] for test in changed.json()["tests"]} == {"frankfurt", "geneva"}
 
-    def test_revoked_peers_leave_the_plan(self) -> None:
+    def test_revoked_peers_and_disabled_meshes_leave_the_plan(self) -> None:
         revoke_agent(self.frankfurt)
+        plan = self.agent_client(self.athens, self.athens_credential).get(PLAN_URL).json()
+        assert plan["tests"] == [] and plan["slots"] == []
+
+    def test_a_disabled_mesh_plans_nothing(self) -> None:
+        Mesh.objects.filter(name="default").update(enabled=False)
         plan = self.agent_client(self.athens, self.athens_credential).get(PLAN_URL).json()
         assert plan["tests"] == []
 
     def test_stale_etag_gets_the_current_plan(self) -> None:
         reply = self.agent_client(self.athens, self.athens_credential).get(PLAN_URL, HTTP_IF_NONE_MATCH='"stale"')
         assert reply.status_code == 200 and reply.json()["tests"]
+
+    def test_plans_need_agent_credentials(self) -> None:
+        assert self.client.get(PLAN_URL).status_code in (401, 403)
+        assert self.user_client(self.owner).get(PLAN_URL).status_code in (401, 403)

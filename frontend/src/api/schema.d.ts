@@ -241,6 +241,44 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/meshes/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Meshes with their members and tests. A change re-plans the mesh's exclusive slots at once. */
+        get: operations["meshes_list"];
+        put?: never;
+        /** @description Meshes with their members and tests. A change re-plans the mesh's exclusive slots at once. */
+        post: operations["meshes_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/meshes/{name}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Meshes with their members and tests. A change re-plans the mesh's exclusive slots at once. */
+        get: operations["meshes_retrieve"];
+        /** @description Meshes with their members and tests. A change re-plans the mesh's exclusive slots at once. */
+        put: operations["meshes_update"];
+        post?: never;
+        /** @description Meshes with their members and tests. A change re-plans the mesh's exclusive slots at once. */
+        delete: operations["meshes_destroy"];
+        options?: never;
+        head?: never;
+        /** @description Meshes with their members and tests. A change re-plans the mesh's exclusive slots at once. */
+        patch: operations["meshes_partial_update"];
+        trace?: never;
+    };
     "/api/v1/paths/": {
         parameters: {
             query?: never;
@@ -275,6 +313,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/slots/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Planned exclusive slots and what became of them: planned, ok, failed, missed or
+         *     unschedulable, each with its reason.
+         */
+        get: operations["slots_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/slots/utilization/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Each agent's exclusive (throughput) time in the planned horizon, to size a mesh. */
+        get: operations["slots_utilization_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -300,6 +375,22 @@ export interface components {
             /** Format: uuid */
             id: string;
             name: string;
+        };
+        AgentUtilization: {
+            agent: string;
+            /** Format: double */
+            planned_exclusive_s: number;
+            /**
+             * Format: double
+             * @description reserved exclusive time / planned horizon
+             */
+            utilization: number;
+            /**
+             * Format: double
+             * @description steady-state share of time the meshes' exclusive tests ask for
+             */
+            demand: number;
+            slots_planned: number;
         };
         BatchError: {
             path: string;
@@ -405,10 +496,81 @@ export interface components {
             id: string;
             status: components["schemas"]["StatusEnum"];
         };
+        /**
+         * @description * `mesh` - Mesh
+         *     * `disjoint` - Disjoint
+         *     * `list` - List
+         * @enum {string}
+         */
+        KindEnum: "mesh" | "disjoint" | "list";
         /** @description Refuses unknown keys instead of silently dropping them: a typo is an error. */
         LoginRequest: {
             username: string;
             password: string;
+        };
+        Mesh: {
+            name: string;
+            description?: string;
+            /** @default mesh */
+            kind: components["schemas"]["KindEnum"];
+            all_agents?: boolean;
+            unidirectional?: boolean;
+            targets?: string[];
+            enabled?: boolean;
+            members?: components["schemas"]["MeshMember"][];
+            tests?: components["schemas"]["MeshTest"][];
+        };
+        MeshMember: {
+            agent: string;
+            /** @default a */
+            side: components["schemas"]["SideEnum"];
+        };
+        MeshMemberRequest: {
+            agent: string;
+            /** @default a */
+            side: components["schemas"]["SideEnum"];
+        };
+        MeshRequest: {
+            name: string;
+            description?: string;
+            /** @default mesh */
+            kind: components["schemas"]["KindEnum"];
+            all_agents?: boolean;
+            unidirectional?: boolean;
+            targets?: string[];
+            enabled?: boolean;
+            members?: components["schemas"]["MeshMemberRequest"][];
+            tests?: components["schemas"]["MeshTestRequest"][];
+        };
+        MeshTest: {
+            name: string;
+            test_type: components["schemas"]["TestTypeEnum"];
+            spec?: unknown;
+            interval_s: number;
+            /** @default 0 */
+            slip_s: number;
+            enabled?: boolean;
+        };
+        MeshTestRequest: {
+            name: string;
+            test_type: components["schemas"]["TestTypeEnum"];
+            spec?: unknown;
+            interval_s: number;
+            /** @default 0 */
+            slip_s: number;
+            enabled?: boolean;
+        };
+        PatchedMeshRequest: {
+            name?: string;
+            description?: string;
+            /** @default mesh */
+            kind: components["schemas"]["KindEnum"];
+            all_agents?: boolean;
+            unidirectional?: boolean;
+            targets?: string[];
+            enabled?: boolean;
+            members?: components["schemas"]["MeshMemberRequest"][];
+            tests?: components["schemas"]["MeshTestRequest"][];
         };
         Path: {
             source: components["schemas"]["AgentRef"];
@@ -420,7 +582,7 @@ export interface components {
         };
         Peer: {
             /** Format: uuid */
-            id: string;
+            id: string | null;
             name: string;
             address: string;
         };
@@ -436,6 +598,19 @@ export interface components {
             upload_interval_s: number;
             host_facts_interval_s: number;
             tests: components["schemas"]["PlannedTest"][];
+            slots: components["schemas"]["PlannedSlot"][];
+        };
+        PlannedSlot: {
+            /** Format: uuid */
+            id: string;
+            test_id: string;
+            type: string;
+            /** Format: date-time */
+            start_at: string;
+            peer: components["schemas"]["Peer"];
+            spec: {
+                [key: string]: unknown;
+            };
         };
         PlannedTest: {
             id: string;
@@ -469,14 +644,65 @@ export interface components {
             points: components["schemas"]["RttPoint"][];
         };
         /**
+         * @description * `a` - A
+         *     * `b` - B
+         * @enum {string}
+         */
+        SideEnum: "a" | "b";
+        Slot: {
+            /** Format: uuid */
+            readonly id: string;
+            readonly mesh: string | null;
+            readonly test: string | null;
+            readonly source_agent: string;
+            readonly destination_agent: string;
+            test_type: components["schemas"]["TestTypeEnum"];
+            /** Format: date-time */
+            period_start: string;
+            /** Format: date-time */
+            start_at: string;
+            /** Format: date-time */
+            end_at: string;
+            state: components["schemas"]["StateEnum"];
+            reason?: string;
+            /** Format: uuid */
+            run_id?: string | null;
+        };
+        /**
+         * @description * `planned` - Planned
+         *     * `ok` - OK
+         *     * `failed` - Failed
+         *     * `missed` - Missed
+         *     * `unschedulable` - Unschedulable
+         * @enum {string}
+         */
+        StateEnum: "planned" | "ok" | "failed" | "missed" | "unschedulable";
+        /**
          * @description * `created` - created
          *     * `duplicate` - duplicate
          * @enum {string}
          */
         StatusEnum: "created" | "duplicate";
+        /**
+         * @description * `ping` - Ping
+         *     * `throughput` - Throughput
+         *     * `flowsweep` - Flow sweep
+         *     * `trace` - Trace
+         * @enum {string}
+         */
+        TestTypeEnum: "ping" | "throughput" | "flowsweep" | "trace";
         User: {
             username: string;
             is_staff: boolean;
+        };
+        Utilization: {
+            /** Format: date-time */
+            now: string;
+            /** Format: date-time */
+            planned_until: string;
+            /** Format: double */
+            horizon_s: number;
+            agents: components["schemas"]["AgentUtilization"][];
         };
     };
     responses: never;
@@ -844,6 +1070,139 @@ export interface operations {
             };
         };
     };
+    meshes_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mesh"][];
+                };
+            };
+        };
+    };
+    meshes_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MeshRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mesh"];
+                };
+            };
+        };
+    };
+    meshes_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mesh"];
+                };
+            };
+        };
+    };
+    meshes_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MeshRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mesh"];
+                };
+            };
+        };
+    };
+    meshes_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    meshes_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedMeshRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mesh"];
+                };
+            };
+        };
+    };
     paths_list: {
         parameters: {
             query?: never;
@@ -884,6 +1243,58 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RttSeries"];
+                };
+            };
+        };
+    };
+    slots_list: {
+        parameters: {
+            query?: {
+                /** @description agent name: slots where it sends or receives */
+                agent?: string;
+                end?: string;
+                limit?: number;
+                start?: string;
+                /**
+                 * @description * `planned` - Planned
+                 *     * `ok` - OK
+                 *     * `failed` - Failed
+                 *     * `missed` - Missed
+                 *     * `unschedulable` - Unschedulable
+                 */
+                state?: "planned" | "ok" | "failed" | "missed" | "unschedulable";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Slot"][];
+                };
+            };
+        };
+    };
+    slots_utilization_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Utilization"];
                 };
             };
         };

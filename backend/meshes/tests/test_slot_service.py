@@ -1,0 +1,146 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.utils import timezone
+
+from fathom.testing import FathomTestCase, load_example
+from inventory.models import Agent
+from meshes import slots
+from meshes.models import Mesh, MeshMember, MeshTest, Slot
+from meshes.services import expire_overdue_slots, plan_exclusive_slots
+
+RESULTS_URL = "/api/v1/agent/results/"
+# The slot ids the contract examples name.
+EXAMPLE_SLOT_OK = "5d0c3e8a-1f2b-4c6d-9e7f-8a9b0c1d2e3f"
+EXAMPLE_SLOT_MISSED = "5d0c3e8a-1f2b-4c6d-9e7f-8a9b0c1d2e40"
+
+
+def placements(rows: list[Slot]) -> list[slots.Placement]:
+    return [
+        slots.Placement(
+            str(row.mesh_test_id),
+            str(row.source_id),
+            str(row.destination_id),
+            row.period_start.timestamp(),
+            row.start_at.timestamp(),
+            row.end_at.timestamp(),
+        )
+        for row in rows
+    ]
+
+
+class SlotServiceTests(FathomTestCase):
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()
+        cls.geneva, _ = cls.enroll("geneva", "198.18.3.1")
+        Mesh.objects.filter(name="default").delete()
+        # Two meshes that share agents, each with a busy throughput schedule.
+        for name, members in (("first", [cls.athens, cls.frankfurt, cls.geneva]), ("second", [cls.athens, cls.geneva])):
+            mesh = Mesh.objects.create(name=name)
+            MeshMember.objects.bulk_create(MeshMember(mesh=mesh, agent=agent) for agent in members)
+            MeshTest.objects.create(
+                mesh=mesh, name="tput", test_type="throughput", spec={"duration_s": 10}, interval_s=300, slip_s=300
+            )
+
+    def test_no_agent_is_ever_in_two_exclusive_slots_at_once_across_meshes(self) -> None:
+        planning = plan_exclusive_slots(seed=7)
+        rows = list(Slot.objects.filter(state="planned"))
+        # 6 + 2 paths; horizon 6 h of 5-minute periods each.
+        assert planning.placed == len(rows) == 8 * 72 and planning.unschedulable == 0
+        assert slots.count_overlaps(placements(rows)) == 0
+        assert all(row.end_at - row.start_at == timedelta(seconds=10 + 2 + 8) for row in rows)
+        assert all(row.period_start <= row.start_at <= row.period_start + timedelta(seconds=300) for row in rows)
+
+    def test_extending_the_horizon_keeps_what_is_planned_and_adds_no_duplicates(self) -> None:
+        now = timezone.now()
+        plan_exclusive_slots(now=now, seed=1)
+        first = set(Slot.objects.values_list("id", "start_at"))
+        plan_exclusive_slots(now=now + timedelta(minutes=30), seed=2)
+        after = list(Slot.objects.all())
+        assert first <= {(row.id, row.start_at) for row in after}
+        periods = [(row.mesh_test_id, row.source_id, row.destination_id, row.period_start) for row in after]
+        assert len(periods) == len(set(periods))
+        assert slots.count_overlaps(placements(after)) == 0
+
+    def test_runs_that_cannot_fit_are_recorded_with_the_reason(self) -> None:
+        MeshTest.objects.filter(mesh__name="second").update(spec={"duration_s": 200}, interval_s=300, slip_s=0)
+        planning = plan_exclusive_slots(seed=3)
+        assert planning.unschedulable > 0
+        failed = Slot.objects.filter(state="unschedulable").first()
+        assert failed is not None and "exclusive time" in failed.reason
+
+    def test_results_settle_their_slots_and_silence_becomes_missed(self) -> None:
+        now = timezone.now()
+        for slot_id in (EXAMPLE_SLOT_OK, EXAMPLE_SLOT_MISSED):
+            Slot.objects.create(
+                id=slot_id,
+                source=self.athens,
+                destination=self.frankfurt,
+                test_type="throughput",
+                period_start=now,
+                start_at=now,
+                end_at=now + timedelta(seconds=30),
+            )
+        client = self.agent_client(self.athens, self.athens_credential)
+        assert client.post(RESULTS_URL, load_example("valid/throughput-ok.json"), format="json").status_code == 200
+        assert (
+            client.post(RESULTS_URL, load_example("valid/throughput-failed-missed.json"), format="json").status_code
+            == 200
+        )
+        ok, missed = Slot.objects.get(pk=EXAMPLE_SLOT_OK), Slot.objects.get(pk=EXAMPLE_SLOT_MISSED)
+        # The ok run and then a failed retry were both reported for the first slot: the newest wins.
+        assert ok.state == "failed" and "busy" in ok.reason
+        assert missed.state == "missed" and "not running" in missed.reason
+        silent = Slot.objects.create(
+            source=self.athens,
+            destination=self.geneva,
+            test_type="throughput",
+            period_start=now - timedelta(hours=2),
+            start_at=now - timedelta(hours=2),
+            end_at=now - timedelta(hours=2) + timedelta(seconds=30),
+        )
+        assert expire_overdue_slots(now) == 1
+        silent.refresh_from_db()
+        assert silent.state == "missed" and "no result from the agent" in silent.reason
+
+    def test_a_slot_of_another_agent_is_not_settled_by_a_stranger(self) -> None:
+        now = timezone.now()
+        Slot.objects.create(
+            id=EXAMPLE_SLOT_OK,
+            source=self.frankfurt,
+            destination=self.athens,
+            test_type="throughput",
+            period_start=now,
+            start_at=now,
+            end_at=now + timedelta(seconds=30),
+        )
+        client = self.agent_client(self.athens, self.athens_credential)
+        assert client.post(RESULTS_URL, load_example("valid/throughput-ok.json"), format="json").status_code == 200
+        assert Slot.objects.get(pk=EXAMPLE_SLOT_OK).state == "planned"
+
+    def test_utilization_shows_each_agents_exclusive_time_and_the_horizon(self) -> None:
+        plan_exclusive_slots(seed=5)
+        reply = self.user_client(self.outsider).get("/api/v1/slots/utilization/")
+        assert reply.status_code == 200
+        body = reply.json()
+        assert 5.9 * 3600 < body["horizon_s"] <= 6 * 3600
+        rows = {row["agent"]: row for row in body["agents"]}
+        # athens: 4 paths in "first" (2 peers x 2 directions) + 2 in "second", 20 s per 300 s each.
+        assert abs(rows["athens"]["demand"] - 6 * 20 / 300) < 1e-6
+        assert abs(rows["athens"]["utilization"] - rows["athens"]["demand"]) < 0.02
+        # Periods start within the horizon; a run may slip past its end and is not counted there.
+        assert 4 * 72 - 4 <= rows["frankfurt"]["slots_planned"] <= 4 * 72
+
+    def test_slot_list_filters_and_refuses_bad_queries(self) -> None:
+        plan_exclusive_slots(seed=5)
+        client = self.user_client(self.outsider)
+        reply = client.get("/api/v1/slots/", {"agent": "frankfurt", "limit": 10})
+        assert reply.status_code == 200 and len(reply.json()) == 10
+        assert all("frankfurt" in (row["source_agent"], row["destination_agent"]) for row in reply.json())
+        assert client.get("/api/v1/slots/", {"state": "exploded"}).status_code == 400
+        assert client.get("/api/v1/slots/", {"limit": 0}).status_code == 400
+        with self.assertNumQueries(3):  # session, user, slots joined with agents and tests
+            client.get("/api/v1/slots/", {"limit": 100})
+        assert Agent.objects.count() == 3
