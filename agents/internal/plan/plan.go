@@ -28,6 +28,22 @@ type Test struct {
 	Spec      json.RawMessage `json:"spec"`
 }
 
+// Slot is one exclusive run (throughput) the server planned for this agent at a fixed time,
+// so that no agent ever takes part in two at once.
+type Slot struct {
+	ID      string          `json:"id"`
+	TestID  string          `json:"test_id"`
+	Type    string          `json:"type"`
+	StartAt time.Time       `json:"start_at"`
+	Peer    Peer            `json:"peer"`
+	Spec    json.RawMessage `json:"spec"`
+}
+
+// Test is the slot as a one-off test for a prober.
+func (s Slot) Test() Test {
+	return Test{ID: s.TestID, Type: s.Type, IntervalS: 1, Peer: s.Peer, Spec: s.Spec}
+}
+
 // Plan is what GET /api/v1/agent/plan/ returns.
 type Plan struct {
 	SchemaVersion      int       `json:"schema_version"`
@@ -38,6 +54,7 @@ type Plan struct {
 	UploadIntervalS    int       `json:"upload_interval_s"`
 	HostFactsIntervalS int       `json:"host_facts_interval_s"`
 	Tests              []Test    `json:"tests"`
+	Slots              []Slot    `json:"slots"`
 }
 
 // ErrExpired is returned for a plan past its valid_until.
@@ -58,6 +75,11 @@ func Decode(data []byte) (*Plan, error) {
 	for i, t := range p.Tests {
 		if t.ID == "" || t.Type == "" || t.IntervalS < 1 {
 			return nil, fmt.Errorf("plan test %d: id, type and a positive interval_s are required", i)
+		}
+	}
+	for i, s := range p.Slots {
+		if s.ID == "" || s.Type == "" || s.StartAt.IsZero() {
+			return nil, fmt.Errorf("plan slot %d: id, type and start_at are required", i)
 		}
 	}
 	return &p, nil

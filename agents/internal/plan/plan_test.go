@@ -75,3 +75,20 @@ func TestCacheRoundTripAndCorruption(t *testing.T) {
 		t.Fatal("a corrupt cache must be an error, not an empty plan")
 	}
 }
+
+func TestDecodeSlotsAndRefuseIncompleteOnes(t *testing.T) {
+	withSlot := strings.Replace(validPlan, `"tests":`, `"slots": [{"id": "s1", "test_id": "m/tput:b", "type": "throughput",
+	  "start_at": "2026-11-22T12:30:00Z", "peer": {"id": "b", "name": "frankfurt", "address": "198.18.2.2"},
+	  "spec": {"duration_s": 5}}], "tests":`, 1)
+	p, err := Decode([]byte(withSlot))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Slots) != 1 || p.Slots[0].StartAt.Minute() != 30 || p.Slots[0].Test().Peer.Name != "frankfurt" {
+		t.Fatalf("slots %+v", p.Slots)
+	}
+	noStart := strings.Replace(withSlot, `"start_at": "2026-11-22T12:30:00Z",`, "", 1)
+	if _, err := Decode([]byte(noStart)); err == nil || !strings.Contains(err.Error(), "slot 0") {
+		t.Fatalf("slot without start accepted: %v", err)
+	}
+}
