@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import ClassVar
 
 from django.utils import timezone
 
@@ -31,6 +32,8 @@ def placements(rows: list[Slot]) -> list[slots.Placement]:
 
 
 class SlotServiceTests(FathomTestCase):
+    geneva: ClassVar[Agent]
+
     @classmethod
     def setUpTestData(cls) -> None:
         super().setUpTestData()
@@ -136,11 +139,11 @@ class SlotServiceTests(FathomTestCase):
     def test_slot_list_filters_and_refuses_bad_queries(self) -> None:
         plan_exclusive_slots(seed=5)
         client = self.user_client(self.outsider)
-        reply = client.get("/api/v1/slots/", {"agent": "frankfurt", "limit": 10})
+        reply = client.get("/api/v1/slots/", {"agent": "frankfurt", "limit": "10"})
         assert reply.status_code == 200 and len(reply.json()) == 10
         assert all("frankfurt" in (row["source_agent"], row["destination_agent"]) for row in reply.json())
         assert client.get("/api/v1/slots/", {"state": "exploded"}).status_code == 400
-        assert client.get("/api/v1/slots/", {"limit": 0}).status_code == 400
+        assert client.get("/api/v1/slots/", {"limit": "0"}).status_code == 400
         with self.assertNumQueries(3):  # session, user, slots joined with agents and tests
-            client.get("/api/v1/slots/", {"limit": 100})
+            client.get("/api/v1/slots/", {"limit": "100"})
         assert Agent.objects.count() == 3
