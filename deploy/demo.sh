@@ -35,7 +35,6 @@ eval "$(bash deploy/services.sh env)"
 FATHOM_SECRET_KEY=$(cat "$(secret_file django_secret_key)")
 FATHOM_DEBUG=${FATHOM_DEBUG:-0}
 FATHOM_ALLOWED_HOSTS=${FATHOM_ALLOWED_HOSTS:-*}
-FATHOM_PING_INTERVAL_S=${FATHOM_PING_INTERVAL_S:-30}
 set +a
 
 PIDS=()
@@ -65,6 +64,8 @@ cd backend
 "$VENV/bin/python" manage.py migrate --no-input >/dev/null
 "$VENV/bin/python" manage.py collectstatic --no-input >/dev/null
 ADMIN=$("$VENV/bin/python" manage.py ensure_admin --username admin --password-file "$(secret_file admin_password)")
+# The default mesh on demo schedules (ping every 30 s, a throughput slot every 10 min per path).
+"$VENV/bin/python" manage.py apply_mesh "${FATHOM_DEMO_MESH:-$ROOT/deploy/demo-mesh.json}" >/dev/null
 cd "$ROOT"
 
 use_lab=0

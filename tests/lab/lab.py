@@ -20,6 +20,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[2]
 LAB_BIN = ROOT / "agents" / "bin" / "fathom-lab"
 SCENARIOS = ROOT / "deploy" / "lab" / "scenarios"
+# The root namespace's address on the lab's management bridge (fathom-lab up --management).
+MANAGEMENT_ADDRESS = "198.19.0.1"
 
 
 @dataclass
@@ -68,14 +70,16 @@ class Lab:
 
 
 @contextmanager
-def lab_up(name_or_path: str | Path, env: dict[str, str] | None = None) -> Iterator[Lab]:
-    """A scenario by name (deploy/lab/scenarios/NAME.yaml) or path, up for the block."""
+def lab_up(name_or_path: str | Path, env: dict[str, str] | None = None, management: bool = False) -> Iterator[Lab]:
+    """A scenario by name (deploy/lab/scenarios/NAME.yaml) or path, up for the block. With
+    management, every host also reaches the root namespace at MANAGEMENT_ADDRESS (agents
+    talk to the server that way; probes still take the emulated links)."""
     path = Path(name_or_path) if isinstance(name_or_path, Path) else SCENARIOS / f"{name_or_path}.yaml"
     scenario = yaml.safe_load(path.read_text())
     with tempfile.TemporaryDirectory(prefix="fathom-lab-") as tmp:
         state = Path(tmp)
         up = subprocess.run(
-            [str(LAB_BIN), "up", "--state-dir", tmp, str(path)],
+            [str(LAB_BIN), "up", *(["--management"] if management else []), "--state-dir", tmp, str(path)],
             capture_output=True,
             text=True,
             timeout=60,

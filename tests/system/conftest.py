@@ -28,6 +28,7 @@ VENV_BIN = ROOT / "var" / "venv" / "bin"
 AGENT_BIN = ROOT / "agents" / "bin" / "fathom-agent"
 ARTIFACTS = Path(os.environ.get("FATHOM_ARTIFACTS", ROOT / "tests" / "artifacts"))
 SYSTEST_DB = "fathom_systest"
+SPINE_PING = {"name": "ping", "test_type": "ping", "interval_s": 10, "spec": {"count": 5, "interval_s": 0.2}}
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -144,7 +145,6 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         "FATHOM_DEBUG": "0",
         "FATHOM_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "FATHOM_CSRF_TRUSTED_ORIGINS": url,
-        "FATHOM_PING_INTERVAL_S": "10",
         "FATHOM_STATIC_ROOT": str(tmp / "static"),
     }
     password_file = tmp / "admin_password"
@@ -164,6 +164,10 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         stack.manage("collectstatic", "--no-input")
         stack.manage("ensure_admin", "--username", "admin", "--password-file", str(password_file))
         stack.admin_password = password_file.read_text().strip()
+        # The default mesh, pinging every 10 s: what the spine tests wait for.
+        mesh_file = tmp / "default-mesh.json"
+        mesh_file.write_text(json.dumps({"name": "default", "tests": [SPINE_PING]}))
+        stack.manage("apply_mesh", str(mesh_file))
         stack.start(
             "web",
             [str(VENV_BIN / "gunicorn"), "--chdir", "backend", "--bind", f"127.0.0.1:{port}", "--workers", "2",
