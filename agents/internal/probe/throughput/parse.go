@@ -1,0 +1,279 @@
+// Package throughput runs iperf3 against a peer agent's iperf3 server and turns its JSON
+// into a measurement: every interval of every stream, the end summary, the socket buffers
+// and congestion control actually used, and iperf3's own error when the test did not run.
+package throughput
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/fathom-net/fathom/agents/internal/result"
+)
+
+// RunError is iperf3's own account of a test that did not run, with a short class a NOC
+// can group on: refused, busy, timeout, unreachable, peer gone or other.
+type RunError struct {
+	Class   string
+	Message string
+}
+
+func (e *RunError) Error() string { return fmt.Sprintf("iperf3 %s: %s", e.Class, e.Message) }
+
+// ErrNotIperf3JSON is returned for output that is not an iperf3 -J document.
+var ErrNotIperf3JSON = errors.New("not iperf3 JSON output")
+
+// Parse reads iperf3 -J output. A document carrying iperf3's "error" returns a *RunError.
+func Parse(data []byte) (result.Throughput, error) {
+	var doc document
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return result.Throughput{}, fmt.Errorf("%w: %v", ErrNotIperf3JSON, err)
+	}
+	// iperf3 reports a test that did not run, or broke off, in "error", sometimes with no
+	// "start" section at all; it is checked first because exit codes with -J lie (3.12).
+	if doc.Error != "" {
+		return result.Throughput{}, classify(doc.Error)
+	}
+	if doc.Start == nil {
+		return result.Throughput{}, fmt.Errorf("%w: no \"start\" section", ErrNotIperf3JSON)
+	}
+	out := result.Throughput{
+		Iperf3Version:      strings.TrimPrefix(doc.Start.Version, "iperf "),
+		Protocol:           doc.Start.TestStart.Protocol,
+		Reverse:            doc.Start.TestStart.Reverse != 0,
+		Streams:            doc.Start.TestStart.NumStreams,
+		DurationS:          doc.Start.TestStart.Duration,
+		OmitS:              doc.Start.TestStart.Omit,
+		SndbufActual:       counter(doc.Start.SndbufActual),
+		RcvbufActual:       counter(doc.Start.RcvbufActual),
+		SenderCongestion:   doc.End.SenderTCPCongestion,
+		ReceiverCongestion: doc.End.ReceiverTCPCongestion,
+		Intervals:          []result.ThroughputInterval{},
+		StreamSummaries:    []result.ThroughputSummary{},
+	}
+	if out.Protocol != "TCP" && out.Protocol != "UDP" {
+		return result.Throughput{}, fmt.Errorf("%w: protocol %q", ErrNotIperf3JSON, out.Protocol)
+	}
+	for _, iv := range doc.Intervals {
+		for _, s := range iv.Streams {
+			out.Intervals = append(out.Intervals, result.ThroughputInterval{
+				Stream: s.Socket, StartS: s.Start, EndS: s.End, Bytes: byteCount(s.Bytes), BitsPerS: rate(s.BitsPerSecond),
+				Omitted: s.Omitted, Sender: s.Sender,
+				Retransmits: counter(s.Retransmits), SndCwnd: positive(s.SndCwnd), SndWnd: positive(s.SndWnd),
+				RTTUs: positive(s.RTT), RTTVarUs: counter(s.RTTVar), PMTU: positive(s.PMTU),
+				Packets: counter(s.Packets), JitterMs: finite(s.JitterMs), LostPackets: counter(s.LostPackets),
+			})
+		}
+	}
+	cpu := doc.End.CPUUtilizationPercent
+	for _, s := range doc.End.Streams {
+		summary := streamSummary(s)
+		out.StreamSummaries = append(out.StreamSummaries, summary)
+	}
+	out.Summary = totals(doc, out.StreamSummaries)
+	if cpu != nil {
+		out.Summary.HostCPUPercent, out.Summary.RemoteCPUPercent = finite(cpu.HostTotal), finite(cpu.RemoteTotal)
+	}
+	return out, nil
+}
+
+func streamSummary(s endStream) result.ThroughputSummary {
+	sum := result.ThroughputSummary{}
+	if s.Sender != nil {
+		sum.SenderBitsPerS, sum.SenderBytes = rate(s.Sender.BitsPerSecond), byteCount(s.Sender.Bytes)
+		sum.Retransmits = counter(s.Sender.Retransmits)
+		sum.MinRTTUs, sum.MeanRTTUs, sum.MaxRTTUs = positive(s.Sender.MinRTT), positive(s.Sender.MeanRTT), positive(s.Sender.MaxRTT)
+		sum.MaxSndCwnd, sum.MaxSndWnd = positive(s.Sender.MaxSndCwnd), positive(s.Sender.MaxSndWnd)
+	}
+	if s.Receiver != nil {
+		sum.ReceiverBitsPerS, sum.ReceiverBytes = rate(s.Receiver.BitsPerSecond), byteCount(s.Receiver.Bytes)
+	}
+	if s.UDP != nil {
+		sum.SenderBitsPerS, sum.SenderBytes = rate(s.UDP.BitsPerSecond), byteCount(s.UDP.Bytes)
+		sum.JitterMs, sum.LostPackets = finite(s.UDP.JitterMs), counter(s.UDP.LostPackets)
+		sum.Packets, sum.LostPercent = counter(s.UDP.Packets), finite(s.UDP.LostPercent)
+	}
+	return sum
+}
+
+// totals takes iperf3's own sums, and the largest RTT and window figures over the streams.
+func totals(doc document, streams []result.ThroughputSummary) result.ThroughputSummary {
+	sum := result.ThroughputSummary{}
+	if doc.End.SumSent != nil {
+		sum.SenderBitsPerS, sum.SenderBytes = rate(doc.End.SumSent.BitsPerSecond), byteCount(doc.End.SumSent.Bytes)
+		sum.Retransmits = counter(doc.End.SumSent.Retransmits)
+	}
+	if doc.End.SumReceived != nil {
+		sum.ReceiverBitsPerS, sum.ReceiverBytes = rate(doc.End.SumReceived.BitsPerSecond), byteCount(doc.End.SumReceived.Bytes)
+	}
+	if doc.End.Sum != nil && doc.Start.TestStart.Protocol == "UDP" {
+		sum.JitterMs, sum.LostPackets = finite(doc.End.Sum.JitterMs), counter(doc.End.Sum.LostPackets)
+		sum.Packets, sum.LostPercent = counter(doc.End.Sum.Packets), finite(doc.End.Sum.LostPercent)
+	}
+	var meanTotal, means int64
+	for _, s := range streams {
+		sum.MinRTTUs = minPtr(sum.MinRTTUs, s.MinRTTUs)
+		sum.MaxRTTUs = maxPtr(sum.MaxRTTUs, s.MaxRTTUs)
+		if s.MeanRTTUs != nil {
+			meanTotal, means = meanTotal+*s.MeanRTTUs, means+1
+		}
+		sum.MaxSndCwnd = maxPtr(sum.MaxSndCwnd, s.MaxSndCwnd)
+		sum.MaxSndWnd = maxPtr(sum.MaxSndWnd, s.MaxSndWnd)
+	}
+	if means > 0 {
+		mean := meanTotal / means
+		sum.MeanRTTUs = &mean
+	}
+	return sum
+}
+
+func classify(message string) *RunError {
+	lower := strings.ToLower(message)
+	class := "other"
+	switch {
+	case strings.Contains(lower, "refused"):
+		class = "refused"
+	case strings.Contains(lower, "busy"):
+		class = "busy"
+	case strings.Contains(lower, "timed out") || strings.Contains(lower, "timeout"):
+		class = "timeout"
+	case strings.Contains(lower, "no route") || strings.Contains(lower, "unreachable"):
+		class = "unreachable"
+	case strings.Contains(lower, "reset by peer") || strings.Contains(lower, "control socket has closed") ||
+		strings.Contains(lower, "server has terminated") || strings.Contains(lower, "broken pipe"):
+		class = "peer gone"
+	}
+	return &RunError{Class: class, Message: truncate(message, 300)}
+}
+
+// iperf3 3.12 prints some TCP_INFO values it never got as 2^32-1 or 2^64-1; no real
+// window, RTT or counter comes near, so such values are missing, not measurements.
+const implausible = float64(math.MaxUint32)
+
+func counter(v *float64) *int64 {
+	if v == nil || *v < 0 || *v >= implausible || math.IsNaN(*v) {
+		return nil
+	}
+	n := int64(*v)
+	return &n
+}
+
+// positive is counter for values where 0 means "not reported" (the remote side's TCP_INFO).
+func positive(v *float64) *int64 {
+	if n := counter(v); n != nil && *n > 0 {
+		return n
+	}
+	return nil
+}
+
+// byteCount and rate keep the figures the contract requires non-negative: iperf3 never
+// prints a negative amount, so one is damage, read as nothing.
+func byteCount(v float64) int64 {
+	if v < 0 || v >= math.MaxInt64 || math.IsNaN(v) {
+		return 0
+	}
+	return int64(v)
+}
+
+func rate(v float64) float64 {
+	if v < 0 || math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0
+	}
+	return v
+}
+
+func finite(v *float64) *float64 {
+	if v == nil || math.IsNaN(*v) || math.IsInf(*v, 0) || *v >= implausible {
+		return nil
+	}
+	return v
+}
+
+func minPtr(a, b *int64) *int64 {
+	if a == nil || (b != nil && *b < *a) {
+		return b
+	}
+	return a
+}
+
+func maxPtr(a, b *int64) *int64 {
+	if a == nil || (b != nil && *b > *a) {
+		return b
+	}
+	return a
+}
+
+// document is the part of iperf3 -J output that Fathom reads. Numbers are float64 so huge
+// unsigned values decode instead of failing the whole document.
+type document struct {
+	Start *struct {
+		Version      string   `json:"version"`
+		SndbufActual *float64 `json:"sndbuf_actual"`
+		RcvbufActual *float64 `json:"rcvbuf_actual"`
+		TestStart    struct {
+			Protocol   string `json:"protocol"`
+			NumStreams int    `json:"num_streams"`
+			Omit       int    `json:"omit"`
+			Duration   int    `json:"duration"`
+			Reverse    int    `json:"reverse"`
+		} `json:"test_start"`
+	} `json:"start"`
+	Intervals []struct {
+		Streams []intervalStream `json:"streams"`
+	} `json:"intervals"`
+	End struct {
+		Streams               []endStream `json:"streams"`
+		Sum                   *endSide    `json:"sum"`
+		SumSent               *endSide    `json:"sum_sent"`
+		SumReceived           *endSide    `json:"sum_received"`
+		CPUUtilizationPercent *struct {
+			HostTotal   *float64 `json:"host_total"`
+			RemoteTotal *float64 `json:"remote_total"`
+		} `json:"cpu_utilization_percent"`
+		SenderTCPCongestion   string `json:"sender_tcp_congestion"`
+		ReceiverTCPCongestion string `json:"receiver_tcp_congestion"`
+	} `json:"end"`
+	Error string `json:"error"`
+}
+
+type intervalStream struct {
+	Socket        int      `json:"socket"`
+	Start         float64  `json:"start"`
+	End           float64  `json:"end"`
+	Bytes         float64  `json:"bytes"`
+	BitsPerSecond float64  `json:"bits_per_second"`
+	Retransmits   *float64 `json:"retransmits"`
+	SndCwnd       *float64 `json:"snd_cwnd"`
+	SndWnd        *float64 `json:"snd_wnd"`
+	RTT           *float64 `json:"rtt"`
+	RTTVar        *float64 `json:"rttvar"`
+	PMTU          *float64 `json:"pmtu"`
+	Packets       *float64 `json:"packets"`
+	JitterMs      *float64 `json:"jitter_ms"`
+	LostPackets   *float64 `json:"lost_packets"`
+	Omitted       bool     `json:"omitted"`
+	Sender        bool     `json:"sender"`
+}
+
+type endStream struct {
+	Sender   *endSide `json:"sender"`
+	Receiver *endSide `json:"receiver"`
+	UDP      *endSide `json:"udp"`
+}
+
+type endSide struct {
+	Bytes         float64  `json:"bytes"`
+	BitsPerSecond float64  `json:"bits_per_second"`
+	Retransmits   *float64 `json:"retransmits"`
+	MaxSndCwnd    *float64 `json:"max_snd_cwnd"`
+	MaxSndWnd     *float64 `json:"max_snd_wnd"`
+	MaxRTT        *float64 `json:"max_rtt"`
+	MinRTT        *float64 `json:"min_rtt"`
+	MeanRTT       *float64 `json:"mean_rtt"`
+	JitterMs      *float64 `json:"jitter_ms"`
+	LostPackets   *float64 `json:"lost_packets"`
+	Packets       *float64 `json:"packets"`
+	LostPercent   *float64 `json:"lost_percent"`
+}

@@ -1,0 +1,211 @@
+package throughput
+
+import (
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/fathom-net/fathom/agents/internal/result"
+)
+
+func load(t *testing.T, name string) []byte {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return data
+}
+
+func TestParseRealOutputs(t *testing.T) {
+	cases := []struct {
+		file      string
+		protocol  string
+		streams   int
+		reverse   bool
+		intervals int
+		check     func(t *testing.T, o result.Throughput)
+	}{
+		{"tcp-single.json", "TCP", 1, false, 4, func(t *testing.T, o result.Throughput) {
+			if o.Iperf3Version != "3.12" || o.OmitS != 1 || o.DurationS != 3 || o.SenderCongestion != "cubic" {
+				t.Errorf("start: %+v", o)
+			}
+			if !o.Intervals[0].Omitted || o.Intervals[1].Omitted {
+				t.Error("the first interval is the omitted slow start")
+			}
+			iv := o.Intervals[1]
+			if iv.SndCwnd == nil || iv.SndWnd == nil || iv.RTTUs == nil || iv.PMTU == nil || iv.Retransmits == nil {
+				t.Errorf("TCP_INFO fields missing: %+v", iv)
+			}
+			s := o.Summary
+			if s.ReceiverBitsPerS <= 0 || s.MaxSndWnd == nil || s.MinRTTUs == nil || s.HostCPUPercent == nil || s.Retransmits == nil {
+				t.Errorf("summary %+v", s)
+			}
+			if o.SndbufActual == nil || o.RcvbufActual == nil {
+				t.Error("socket buffers missing")
+			}
+		}},
+		{"tcp-parallel.json", "TCP", 2, false, 4, func(t *testing.T, o result.Throughput) {
+			if len(o.StreamSummaries) != 2 || o.Intervals[0].Stream == o.Intervals[1].Stream {
+				t.Errorf("per-stream data lost: %d summaries", len(o.StreamSummaries))
+			}
+			total := o.StreamSummaries[0].ReceiverBitsPerS + o.StreamSummaries[1].ReceiverBitsPerS
+			if diff := total - o.Summary.ReceiverBitsPerS; diff > 0.01*total || diff < -0.01*total {
+				t.Errorf("streams %.0f vs sum %.0f", total, o.Summary.ReceiverBitsPerS)
+			}
+		}},
+		{"tcp-reverse.json", "TCP", 1, true, 2, func(t *testing.T, o result.Throughput) {
+			// The client receives: it has no TCP_INFO of the sending side.
+			if o.Intervals[0].Sender || o.Intervals[0].SndCwnd != nil || o.Summary.MaxSndWnd != nil {
+				t.Errorf("reverse intervals claim sender data: %+v", o.Intervals[0])
+			}
+			if o.Summary.ReceiverBitsPerS <= 0 {
+				t.Error("no receiver rate")
+			}
+		}},
+		{"tcp-window-paced.json", "TCP", 1, false, 2, nil},
+		{"udp.json", "UDP", 1, false, 2, func(t *testing.T, o result.Throughput) {
+			s := o.Summary
+			if s.Packets == nil || s.LostPackets == nil || s.JitterMs == nil || s.LostPercent == nil {
+				t.Errorf("UDP summary %+v", s)
+			}
+			if o.Intervals[0].Packets == nil || o.Intervals[0].SndCwnd != nil {
+				t.Errorf("UDP interval %+v", o.Intervals[0])
+			}
+		}},
+		{"tcp-huge-unsigned.json", "TCP", 1, false, 4, func(t *testing.T, o result.Throughput) {
+			if o.Intervals[1].SndWnd != nil || o.Intervals[1].RTTVarUs != nil {
+				t.Errorf("2^32-1 and 2^64-1 must be missing: %+v", o.Intervals[1])
+			}
+			if o.Summary.MaxSndWnd != nil {
+				t.Error("huge max_snd_wnd kept")
+			}
+			if o.Intervals[1].SndCwnd == nil {
+				t.Error("a sane neighbour value was dropped")
+			}
+		}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			o, err := Parse(load(t, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Protocol != tc.protocol || o.Streams != tc.streams || o.Reverse != tc.reverse || len(o.Intervals) < tc.intervals {
+				t.Fatalf("protocol %s streams %d reverse %v intervals %d", o.Protocol, o.Streams, o.Reverse, len(o.Intervals))
+			}
+			if tc.check != nil {
+				tc.check(t, o)
+			}
+		})
+	}
+}
+
+func TestIperf3ErrorsBecomeClassifiedRunErrors(t *testing.T) {
+	for file, class := range map[string]string{"refused.json": "refused", "busy.json": "busy"} {
+		_, err := Parse(load(t, file))
+		var runErr *RunError
+		if !errors.As(err, &runErr) || runErr.Class != class || runErr.Message == "" {
+			t.Errorf("%s: %v, want class %s", file, err, class)
+		}
+	}
+	for message, class := range map[string]string{
+		"unable to connect to server: Connection timed out":         "timeout",
+		"unable to connect to server: No route to host":             "unreachable",
+		"control socket has closed unexpectedly":                    "peer gone",
+		"unable to receive results: Connection reset by peer":       "peer gone",
+		"error - unable to set TCP_CONGESTION: Supplied congestion": "other",
+	} {
+		if got := classify(message).Class; got != class {
+			t.Errorf("%q: %s, want %s", message, got, class)
+		}
+	}
+}
+
+func TestMalformedOutputIsAnError(t *testing.T) {
+	for name, data := range map[string]string{
+		"empty":          "",
+		"text":           "iperf3: error - unable to connect",
+		"truncated":      `{"start": {"version": "iperf 3.12"`,
+		"no start":       `{"intervals": []}`,
+		"wrong protocol": `{"start": {"test_start": {"protocol": "SCTP"}}}`,
+		"wrong types":    `{"start": {"test_start": {"protocol": 5}}}`,
+	} {
+		if _, err := Parse([]byte(data)); !errors.Is(err, ErrNotIperf3JSON) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	files, _ := filepath.Glob(filepath.Join("testdata", "*.json"))
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(data)
+	}
+	f.Add([]byte(`{"start":{"test_start":{"protocol":"TCP"}},"end":{"streams":[{}]}}`))
+	f.Add([]byte(`{"error":"unable to connect to server: Connection refused"}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		o, err := Parse(data)
+		var runErr *RunError
+		switch {
+		case errors.As(err, &runErr):
+			if runErr.Class == "" || len(runErr.Message) > 303 {
+				t.Fatalf("run error %+v", runErr)
+			}
+			return
+		case err != nil:
+			if !errors.Is(err, ErrNotIperf3JSON) {
+				t.Fatalf("unexpected error kind: %v", err)
+			}
+			return
+		}
+		if o.Protocol != "TCP" && o.Protocol != "UDP" {
+			t.Fatalf("protocol %q", o.Protocol)
+		}
+		if o.Intervals == nil || o.StreamSummaries == nil {
+			t.Fatal("nil slices encode as null")
+		}
+		for _, iv := range o.Intervals {
+			if iv.Bytes < 0 || iv.BitsPerS < 0 {
+				t.Fatalf("negative amount %+v", iv)
+			}
+			checkNonNegative(t, iv.Retransmits, iv.SndCwnd, iv.SndWnd, iv.RTTUs, iv.RTTVarUs, iv.PMTU, iv.Packets, iv.LostPackets)
+			checkFinite(t, iv.JitterMs)
+		}
+		for _, s := range append([]result.ThroughputSummary{o.Summary}, o.StreamSummaries...) {
+			if s.SenderBytes < 0 || s.ReceiverBytes < 0 || s.SenderBitsPerS < 0 || s.ReceiverBitsPerS < 0 {
+				t.Fatalf("negative amount %+v", s)
+			}
+			checkNonNegative(t, s.Retransmits, s.MinRTTUs, s.MeanRTTUs, s.MaxRTTUs, s.MaxSndCwnd, s.MaxSndWnd, s.LostPackets, s.Packets)
+			checkFinite(t, s.HostCPUPercent, s.RemoteCPUPercent, s.JitterMs, s.LostPercent)
+		}
+		if _, err := json.Marshal(o); err != nil {
+			t.Fatalf("a parsed run does not encode: %v", err)
+		}
+	})
+}
+
+func checkNonNegative(t *testing.T, values ...*int64) {
+	t.Helper()
+	for _, v := range values {
+		if v != nil && *v < 0 {
+			t.Fatalf("negative counter %d", *v)
+		}
+	}
+}
+
+func checkFinite(t *testing.T, values ...*float64) {
+	t.Helper()
+	for _, v := range values {
+		if v != nil && (math.IsNaN(*v) || math.IsInf(*v, 0)) {
+			t.Fatalf("non-finite value %v", *v)
+		}
+	}
+}

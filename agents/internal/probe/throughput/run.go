@@ -1,0 +1,273 @@
+package throughput
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/fathom-net/fathom/agents/internal/plan"
+	"github.com/fathom-net/fathom/agents/internal/result"
+)
+
+// TestType is the plan's name for this probe.
+const TestType = "throughput"
+
+// DefaultPort is where a peer agent's iperf3 server listens unless the spec says otherwise.
+const DefaultPort = 5201
+
+// ErrBusy is the reason a run is refused while this agent runs another throughput test.
+var ErrBusy = errors.New("agent busy with another throughput test")
+
+// Spec is a throughput test's options as the plan sends them.
+type Spec struct {
+	DurationS     int     `json:"duration_s"`
+	OmitS         int     `json:"omit_s"` // 0: derived from the path RTT (OmitFor)
+	Parallel      int     `json:"parallel"`
+	WindowBytes   int     `json:"window_bytes"` // iperf3 -w; 0: autotuning
+	Reverse       bool    `json:"reverse"`
+	UDP           bool    `json:"udp"`
+	BitrateBps    int64   `json:"bitrate_bps"` // UDP target rate (-b)
+	Congestion    string  `json:"congestion"`
+	MSS           int     `json:"mss"`
+	FQRateBps     int64   `json:"fq_rate_bps"` // pacing (--fq-rate)
+	Port          int     `json:"port"`        // 0: DefaultPort (the server's normalised specs send 0)
+	PathRTTMs     float64 `json:"path_rtt_ms"` // for the omit default
+	ConnectTimeMs int     `json:"connect_timeout_ms"`
+}
+
+// MaxParallel caps streams: more would measure the hosts, not the path.
+const MaxParallel = 128
+
+// defaultSpec is a 20 s single-stream TCP test, long enough to leave slow start behind on
+// most paths once the omitted seconds are added.
+func defaultSpec() Spec {
+	return Spec{DurationS: 20, Parallel: 1, Port: DefaultPort, ConnectTimeMs: 5000}
+}
+
+// DecodeSpec reads a plan's spec over the defaults, refusing unknown fields, and validates it.
+func DecodeSpec(raw json.RawMessage) (Spec, error) {
+	spec := defaultSpec()
+	if len(raw) > 0 {
+		decoder := json.NewDecoder(bytes.NewReader(raw))
+		decoder.DisallowUnknownFields()
+		if err := decoder.Decode(&spec); err != nil {
+			return spec, err
+		}
+		if decoder.More() {
+			return spec, errors.New("trailing data after the spec")
+		}
+	}
+	if spec.Port == 0 {
+		spec.Port = DefaultPort
+	}
+	return spec, spec.Validate()
+}
+
+// Validate refuses options iperf3 would reject or that would make a run unbounded.
+func (s Spec) Validate() error {
+	switch {
+	case s.DurationS < 1 || s.DurationS > 300:
+		return fmt.Errorf("duration_s %d out of range 1..300", s.DurationS)
+	case s.OmitS < 0 || s.OmitS > 60:
+		return fmt.Errorf("omit_s %d out of range 0..60 (0: derived from path_rtt_ms)", s.OmitS)
+	case s.Parallel < 1 || s.Parallel > MaxParallel:
+		return fmt.Errorf("parallel %d out of range 1..%d", s.Parallel, MaxParallel)
+	case s.WindowBytes < 0 || s.WindowBytes > 1<<30:
+		return fmt.Errorf("window_bytes %d out of range 0..1 GiB", s.WindowBytes)
+	case s.BitrateBps < 0, s.FQRateBps < 0:
+		return errors.New("bitrate_bps and fq_rate_bps must not be negative")
+	case s.UDP && s.BitrateBps == 0:
+		return errors.New("a UDP test needs bitrate_bps (iperf3's 1 Mbit/s default measures nothing)")
+	case s.MSS != 0 && (s.MSS < 88 || s.MSS > 65495):
+		return fmt.Errorf("mss %d out of range 88..65495", s.MSS)
+	case s.Port < 1 || s.Port > 65535:
+		return fmt.Errorf("port %d out of range 1..65535", s.Port)
+	case s.PathRTTMs < 0 || math.IsNaN(s.PathRTTMs) || s.PathRTTMs > 10000:
+		return fmt.Errorf("path_rtt_ms %v out of range 0..10000", s.PathRTTMs)
+	case s.ConnectTimeMs < 100 || s.ConnectTimeMs > 60000:
+		return fmt.Errorf("connect_timeout_ms %d out of range 100..60000", s.ConnectTimeMs)
+	case len(s.Congestion) > 32:
+		return fmt.Errorf("congestion %q is longer than 32 characters", s.Congestion)
+	}
+	for _, c := range s.Congestion {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return fmt.Errorf("congestion %q is not an algorithm name", s.Congestion)
+		}
+	}
+	return nil
+}
+
+// OmitFor is how long to leave out of the measurement so slow start is over: two slow-start
+// rounds' worth of RTTs to reach the window (doubling from 10 segments), at least 2 s.
+func OmitFor(rtt time.Duration, windowBytes, mss int) int {
+	if windowBytes <= 0 {
+		windowBytes = 64 << 20 // autotuning can reach tens of MiB
+	}
+	if mss <= 0 {
+		mss = 1448
+	}
+	rounds := math.Ceil(math.Log2(math.Max(1, float64(windowBytes)/float64(10*mss))))
+	seconds := 2 * rounds * rtt.Seconds()
+	return int(math.Min(60, math.Max(2, math.Ceil(seconds))))
+}
+
+// Omit is the omit the run uses: the spec's, or the one its path RTT calls for.
+func (s Spec) Omit() int {
+	if s.OmitS > 0 {
+		return s.OmitS
+	}
+	return OmitFor(time.Duration(s.PathRTTMs*float64(time.Millisecond)), s.WindowBytes, s.MSS)
+}
+
+// Options are the options a run used, as the result records them.
+func (s Spec) Options() result.ThroughputOptions {
+	return result.ThroughputOptions{
+		DurationS: s.DurationS, OmitS: s.Omit(), Parallel: s.Parallel, WindowBytes: s.WindowBytes,
+		Reverse: s.Reverse, UDP: s.UDP, BitrateBps: s.BitrateBps, Congestion: s.Congestion, MSS: s.MSS,
+		FQRateBps: s.FQRateBps,
+	}
+}
+
+// Args is iperf3's command line for a run against address, from bind when not empty.
+func (s Spec) Args(address, bind string) []string {
+	port := s.Port
+	if port == 0 {
+		port = DefaultPort
+	}
+	connect := s.ConnectTimeMs
+	if connect == 0 {
+		connect = 5000
+	}
+	args := []string{"-c", address, "-p", strconv.Itoa(port), "-J", "-t", strconv.Itoa(s.DurationS),
+		"-O", strconv.Itoa(s.Omit()), "--connect-timeout", strconv.Itoa(connect)}
+	if bind != "" {
+		args = append(args, "-B", bind)
+	}
+	if s.Parallel > 1 {
+		args = append(args, "-P", strconv.Itoa(s.Parallel))
+	}
+	if s.WindowBytes > 0 {
+		args = append(args, "-w", strconv.Itoa(s.WindowBytes))
+	}
+	if s.Reverse {
+		args = append(args, "-R")
+	}
+	if s.UDP {
+		args = append(args, "-u", "-b", strconv.FormatInt(s.BitrateBps, 10))
+	}
+	if s.Congestion != "" {
+		args = append(args, "-C", s.Congestion)
+	}
+	if s.MSS > 0 {
+		args = append(args, "-M", strconv.Itoa(s.MSS))
+	}
+	if s.FQRateBps > 0 {
+		args = append(args, "--fq-rate", strconv.FormatInt(s.FQRateBps, 10))
+	}
+	return args
+}
+
+// Prober runs iperf3 as a client against a peer's iperf3 server. One Prober is one agent's
+// throughput probe: it runs one test at a time, because two tests from one host would
+// share its NIC and each would measure the other.
+type Prober struct {
+	Binary string
+	Now    func() time.Time
+	// Bind is iperf3 -B, the local address to test from; empty lets the kernel choose.
+	Bind string
+	// Slack is how long past its duration and omit a run may take before it is killed
+	// (connection setup, the results exchange, a server that stopped answering).
+	Slack time.Duration
+	busy  atomic.Bool
+}
+
+// New returns a prober running binary.
+func New(binary string) *Prober {
+	return &Prober{Binary: binary, Now: time.Now, Slack: 30 * time.Second}
+}
+
+// Run measures throughput to the test's peer and returns the result.
+func (p *Prober) Run(ctx context.Context, test plan.Test, planVersion string) result.Result {
+	res := result.New(TestType, test.ID, planVersion, test.Peer.Address, test.Peer.ID, p.Now())
+	spec, err := DecodeSpec(test.Spec)
+	if err != nil {
+		res.Fail("invalid throughput spec: " + err.Error())
+		return res
+	}
+	outcome, err := p.Measure(ctx, spec, test.Peer.Address)
+	res.EndedAt = p.Now().UTC()
+	if err != nil {
+		res.Fail(err.Error())
+		return res
+	}
+	res.Throughput = &outcome
+	return res
+}
+
+// Measure runs one test against address. iperf3's own errors, and runs it had to kill,
+// come back as *RunError; a run refused because another is under way as ErrBusy.
+func (p *Prober) Measure(ctx context.Context, spec Spec, address string) (result.Throughput, error) {
+	if err := spec.Validate(); err != nil {
+		return result.Throughput{}, fmt.Errorf("invalid throughput spec: %w", err)
+	}
+	if !p.busy.CompareAndSwap(false, true) {
+		return result.Throughput{}, ErrBusy
+	}
+	defer p.busy.Store(false)
+
+	limit := time.Duration(spec.DurationS+spec.Omit())*time.Second + p.Slack
+	runCtx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	cmd := exec.CommandContext(runCtx, p.Binary, spec.Args(address, p.Bind)...)
+	cmd.Env = []string{"LC_ALL=C", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	// A killed iperf3 must not hold Wait on pipes a stray child kept open.
+	cmd.WaitDelay = 2 * time.Second
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	began := time.Now()
+	runErr := cmd.Run()
+
+	var execErr *exec.Error
+	switch {
+	case errors.As(runErr, &execErr), errors.Is(runErr, fs.ErrNotExist), errors.Is(runErr, fs.ErrPermission):
+		return result.Throughput{}, fmt.Errorf("iperf3 cannot run: %w", runErr)
+	case errors.Is(ctx.Err(), context.Canceled):
+		return result.Throughput{}, errors.New("iperf3 cancelled (agent stopping)")
+	case runCtx.Err() != nil:
+		return result.Throughput{}, &RunError{Class: "timeout", Message: fmt.Sprintf(
+			"iperf3 did not finish in time and was stopped after %s (server or path stopped answering)",
+			time.Since(began).Round(100*time.Millisecond))}
+	}
+	outcome, err := Parse(stdout.Bytes())
+	if errors.Is(err, ErrNotIperf3JSON) {
+		detail := strings.TrimSpace(stderr.String())
+		if detail == "" {
+			detail = err.Error()
+		}
+		if runErr != nil {
+			return result.Throughput{}, fmt.Errorf("iperf3 failed (%v): %s", runErr, truncate(detail, 300))
+		}
+		return result.Throughput{}, fmt.Errorf("iperf3 printed no usable JSON: %s", truncate(detail, 300))
+	}
+	if err != nil {
+		return result.Throughput{}, err
+	}
+	outcome.Options = spec.Options()
+	return outcome, nil
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "..."
+}

@@ -1,0 +1,347 @@
+package throughput
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fathom-net/fathom/agents/internal/plan"
+	"github.com/fathom-net/fathom/agents/internal/result"
+)
+
+func TestOmitGrowsWithRTTAndWindow(t *testing.T) {
+	cases := []struct {
+		rtt    time.Duration
+		window int
+		want   int
+	}{
+		{0, 0, 2},                              // no RTT known: the floor
+		{8 * time.Millisecond, 6 << 20, 2},     // 2 x 10 rounds x 8 ms = 0.16 s -> 2 s floor
+		{148 * time.Millisecond, 0, 4},         // 2 x 13 rounds x 148 ms = 3.8 s
+		{310 * time.Millisecond, 16 << 20, 7},  // 2 x 11 rounds x 310 ms = 6.8 s
+		{310 * time.Millisecond, 10 * 1448, 2}, // window reached at once
+		{5 * time.Second, 0, 60},               // capped where Validate caps omit_s
+	}
+	for _, tc := range cases {
+		if got := OmitFor(tc.rtt, tc.window, 1448); got != tc.want {
+			t.Errorf("OmitFor(%v, %d) = %d, want %d", tc.rtt, tc.window, got, tc.want)
+		}
+	}
+}
+
+func TestArgsCarryEveryOption(t *testing.T) {
+	spec := Spec{DurationS: 20, OmitS: 3, Parallel: 4, WindowBytes: 131072, Reverse: true, Congestion: "cubic",
+		MSS: 1400, FQRateBps: 90_000_000, Port: 5202, ConnectTimeMs: 3000}
+	args := spec.Args("198.18.0.2", "198.18.0.1")
+	for _, want := range [][]string{{"-c", "198.18.0.2"}, {"-t", "20"}, {"-O", "3"}, {"-P", "4"}, {"-w", "131072"},
+		{"-R"}, {"-C", "cubic"}, {"-M", "1400"}, {"--fq-rate", "90000000"}, {"-p", "5202"}, {"-B", "198.18.0.1"},
+		{"--connect-timeout", "3000"}, {"-J"}} {
+		i := slices.Index(args, want[0])
+		if i < 0 || (len(want) == 2 && args[i+1] != want[1]) {
+			t.Errorf("args %v lack %v", args, want)
+		}
+	}
+	udp := Spec{DurationS: 5, UDP: true, BitrateBps: 81_000_000}.Args("198.18.0.2", "")
+	if i := slices.Index(udp, "-b"); i < 0 || udp[i+1] != "81000000" || !slices.Contains(udp, "-u") {
+		t.Errorf("udp args %v", udp)
+	}
+	if i := slices.Index(udp, "-p"); i < 0 || udp[i+1] != "5201" || slices.Contains(udp, "-B") {
+		t.Errorf("default port and no bind: %v", udp)
+	}
+}
+
+func TestDecodeSpecAppliesDefaultsAndDerivesOmit(t *testing.T) {
+	spec, err := DecodeSpec(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if spec.DurationS != 20 || spec.Parallel != 1 || spec.Port != DefaultPort || spec.OmitS != 0 {
+		t.Fatalf("defaults %+v", spec)
+	}
+	if o := spec.Options(); o.OmitS != 2 || o.DurationS != 20 || o.Parallel != 1 {
+		t.Fatalf("options %+v", o)
+	}
+	spec, err = DecodeSpec(json.RawMessage(`{"path_rtt_ms": 148, "parallel": 4}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o := spec.Options(); o.OmitS != 4 || o.Parallel != 4 {
+		t.Fatalf("omit for 148 ms: %+v", o)
+	}
+	if spec, _ = DecodeSpec(json.RawMessage(`{"omit_s": 7, "path_rtt_ms": 148}`)); spec.Options().OmitS != 7 {
+		t.Fatal("an explicit omit_s must win over the derived one")
+	}
+	// What the server sends: its normalised spec, every option present, port 0 for the default.
+	spec, err = DecodeSpec(json.RawMessage(`{"duration_s": 20, "omit_s": 0, "parallel": 1, "window_bytes": 0,
+		"reverse": false, "udp": false, "bitrate_bps": 0, "congestion": "", "mss": 0, "fq_rate_bps": 0, "port": 0,
+		"path_rtt_ms": 148.2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if args := spec.Args("198.18.0.2", ""); args[slices.Index(args, "-p")+1] != "5201" || spec.Options().OmitS != 4 {
+		t.Fatalf("server spec: args %v, options %+v", args, spec.Options())
+	}
+}
+
+func TestDecodeSpecRefusesBadSpecs(t *testing.T) {
+	bad := map[string]string{
+		"unknown field":     `{"duraton_s": 10}`,
+		"not an object":     `[1]`,
+		"wrong type":        `{"duration_s": "ten"}`,
+		"trailing data":     `{"duration_s": 10} {}`,
+		"negative duration": `{"duration_s": -1}`,
+		"endless":           `{"duration_s": 3600}`,
+		"zero streams":      `{"parallel": 0}`,
+		"too many streams":  `{"parallel": 1000}`,
+		"udp without rate":  `{"udp": true}`,
+		"negative omit":     `{"omit_s": -1}`,
+		"tiny mss":          `{"mss": 10}`,
+		"shell in cc":       `{"congestion": "cubic; rm -rf /"}`,
+		"negative rtt":      `{"path_rtt_ms": -5}`,
+		"negative port":     `{"port": -1}`,
+		"port too high":     `{"port": 70000}`,
+		"connect too short": `{"connect_timeout_ms": 1}`,
+	}
+	for name, raw := range bad {
+		if _, err := DecodeSpec(json.RawMessage(raw)); err == nil {
+			t.Errorf("%s accepted", name)
+		}
+	}
+}
+
+// startServer runs `iperf3 -s` on a free loopback port until the test ends; it returns the
+// port and a function that kills the server (to lose the peer mid-test).
+func startServer(t *testing.T) (int, func()) {
+	t.Helper()
+	if _, err := exec.LookPath("iperf3"); err != nil {
+		t.Skip("iperf3 is not installed")
+	}
+	port := freePort(t)
+	// --forceflush: without a terminal iperf3 would keep its "listening" banner buffered.
+	server := exec.Command("iperf3", "-s", "-B", "127.0.0.1", "-p", strconv.Itoa(port), "--forceflush")
+	// The server dies with the test binary even when a timeout panic skips every cleanup.
+	server.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	stdout, err := server.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	listening := make(chan struct{})
+	go func() {
+		// Waiting for the banner, not for a probe connection: iperf3 counts a connection
+		// as a (failed) test and may still be resetting when the real client arrives.
+		scanner := bufio.NewScanner(stdout)
+		announced := false
+		for scanner.Scan() {
+			if !announced && strings.Contains(scanner.Text(), "Server listening on") {
+				close(listening)
+				announced = true
+			}
+		}
+		_ = server.Wait()
+		close(exited)
+	}()
+	kill := func() {
+		_ = server.Process.Kill()
+		select {
+		case <-exited:
+		case <-time.After(5 * time.Second):
+			t.Error("iperf3 server did not exit after SIGKILL")
+		}
+	}
+	// Cancel before wait: waiting first on a server that never exits is how this test
+	// used to hang until go test's own timeout.
+	t.Cleanup(kill)
+	select {
+	case <-listening:
+	case <-exited:
+		t.Fatal("iperf3 server exited at start")
+	case <-time.After(5 * time.Second):
+		t.Fatal("iperf3 server did not start")
+	}
+	return port, kill
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func loopbackTest(spec string) plan.Test {
+	return plan.Test{
+		ID: "throughput:peer", Type: TestType, IntervalS: 3600,
+		Peer: plan.Peer{ID: "0b7e4c1d-2f3a-4b5c-8d9e-0a1b2c3d4e5f", Name: "peer", Address: "127.0.0.1"},
+		Spec: json.RawMessage(spec),
+	}
+}
+
+// testContext bounds a test that runs iperf3, so no failure mode can hang go test.
+func testContext(t *testing.T, d time.Duration) context.Context {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+func TestRunAgainstARealIperf3Server(t *testing.T) {
+	port, _ := startServer(t)
+	ctx := testContext(t, 20*time.Second)
+	p := New("iperf3")
+	p.Slack = 10 * time.Second
+	res := p.Run(ctx, loopbackTest(`{"duration_s": 1, "omit_s": 1, "port": `+strconv.Itoa(port)+`}`), "v7")
+	if res.Status != result.StatusOK {
+		t.Fatalf("status %s: %s", res.Status, res.Error)
+	}
+	o := res.Throughput
+	if o.Protocol != "TCP" || o.Summary.ReceiverBitsPerS <= 0 || len(o.Intervals) == 0 || o.Iperf3Version == "" {
+		t.Fatalf("outcome %+v", o)
+	}
+	if o.Options.DurationS != 1 || o.Options.OmitS != 1 || o.Options.Parallel != 1 || o.OmitS != 1 {
+		t.Fatalf("options %+v, omit in iperf3's start %d", o.Options, o.OmitS)
+	}
+	if res.TestType != TestType || res.PlanVersion != "v7" || res.Target != "127.0.0.1" || !res.EndedAt.After(res.StartedAt) {
+		t.Fatalf("result %+v", res)
+	}
+}
+
+func TestRunClassifiesIperf3Errors(t *testing.T) {
+	ctx := testContext(t, 20*time.Second)
+	p := New("iperf3")
+	if _, err := exec.LookPath("iperf3"); err != nil {
+		t.Skip("iperf3 is not installed")
+	}
+	res := p.Run(ctx, loopbackTest(`{"duration_s": 1, "port": `+strconv.Itoa(freePort(t))+`}`), "")
+	if res.Status != result.StatusFailed || !strings.HasPrefix(res.Error, "iperf3 refused: ") ||
+		!strings.Contains(res.Error, "Connection refused") || res.Throughput != nil {
+		t.Fatalf("no server: %s %q", res.Status, res.Error)
+	}
+
+	port, kill := startServer(t)
+	go func() { time.Sleep(700 * time.Millisecond); kill() }()
+	res = p.Run(ctx, loopbackTest(`{"duration_s": 2, "omit_s": 1, "port": `+strconv.Itoa(port)+`}`), "")
+	if res.Status != result.StatusFailed || !strings.HasPrefix(res.Error, "iperf3 peer gone: ") {
+		t.Fatalf("server killed mid-test: %s %q", res.Status, res.Error)
+	}
+}
+
+func TestRunThatCannotStartSaysWhy(t *testing.T) {
+	ctx := testContext(t, 10*time.Second)
+	notExecutable := filepath.Join(t.TempDir(), "iperf3")
+	if err := os.WriteFile(notExecutable, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, binary := range []string{"/nonexistent/iperf3", "no-such-iperf3-on-path", notExecutable} {
+		res := New(binary).Run(ctx, loopbackTest(`{"duration_s": 1}`), "")
+		if res.Status != result.StatusFailed || !strings.HasPrefix(res.Error, "iperf3 cannot run: ") {
+			t.Errorf("%s: %s %q", binary, res.Status, res.Error)
+		}
+	}
+	res := New("iperf3").Run(ctx, loopbackTest(`{"duration_s": 0}`), "")
+	if res.Status != result.StatusFailed || !strings.HasPrefix(res.Error, "invalid throughput spec: duration_s 0") {
+		t.Fatalf("invalid spec: %s %q", res.Status, res.Error)
+	}
+}
+
+// hangingServer accepts connections and never answers, like an iperf3 server that froze.
+func hangingServer(t *testing.T) (int, <-chan struct{}) {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	accepted := make(chan struct{}, 16)
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, conn)
+			mu.Unlock()
+			accepted <- struct{}{}
+		}
+	}()
+	t.Cleanup(func() {
+		l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			c.Close()
+		}
+	})
+	return l.Addr().(*net.TCPAddr).Port, accepted
+}
+
+func TestASecondConcurrentRunFailsFastAndAHungRunTimesOut(t *testing.T) {
+	if _, err := exec.LookPath("iperf3"); err != nil {
+		t.Skip("iperf3 is not installed")
+	}
+	port, accepted := hangingServer(t)
+	p := New("iperf3")
+	p.Slack = 500 * time.Millisecond
+	spec := `{"duration_s": 1, "omit_s": 1, "port": ` + strconv.Itoa(port) + `}`
+	first := make(chan result.Result, 1)
+	// The plan's deadline (the parent context) stops the hung run before Slack would.
+	go func() { first <- p.Run(testContext(t, 1500*time.Millisecond), loopbackTest(spec), "") }()
+	select {
+	case <-accepted:
+	case <-time.After(5 * time.Second):
+		t.Fatal("iperf3 never connected")
+	}
+
+	began := time.Now()
+	second := p.Run(testContext(t, 5*time.Second), loopbackTest(spec), "")
+	if second.Status != result.StatusFailed || second.Error != "agent busy with another throughput test" {
+		t.Fatalf("second run: %s %q", second.Status, second.Error)
+	}
+	if waited := time.Since(began); waited > time.Second {
+		t.Fatalf("the busy refusal took %v", waited)
+	}
+
+	select {
+	case res := <-first:
+		if res.Status != result.StatusFailed || !strings.HasPrefix(res.Error, "iperf3 timeout: ") {
+			t.Fatalf("hung run: %s %q", res.Status, res.Error)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("the hung run was not stopped")
+	}
+	// The guard is released: the next run gets to iperf3 again (and is cancelled there).
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-accepted; cancel() }()
+	res := p.Run(ctx, loopbackTest(spec), "")
+	cancel()
+	if res.Status != result.StatusFailed || res.Error != "iperf3 cancelled (agent stopping)" {
+		t.Fatalf("run after the guard: %s %q", res.Status, res.Error)
+	}
+}
+
+func TestMeasureRefusesAnInvalidSpecDirectly(t *testing.T) {
+	_, err := New("iperf3").Measure(context.Background(), Spec{DurationS: 0}, "127.0.0.1")
+	if err == nil || errors.Is(err, ErrBusy) {
+		t.Fatalf("invalid spec: %v", err)
+	}
+}
