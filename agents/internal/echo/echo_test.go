@@ -1,0 +1,302 @@
+package echo
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"testing"
+	"time"
+)
+
+func TestPacketsRoundTripAndForeignBytesAreRefused(t *testing.T) {
+	p := Packet{Round: 0xdeadbeef, Flow: 63, Seq: 99, SentNs: 1234567890123}
+	for _, size := range []int{0, HeaderLen, 64, MaxLen, 4000} {
+		b := p.Marshal(size)
+		if len(b) < HeaderLen || len(b) > MaxLen {
+			t.Fatalf("size %d gave %d bytes", size, len(b))
+		}
+		got, err := Decode(b)
+		if err != nil || got != p {
+			t.Fatalf("size %d: %+v %v", size, got, err)
+		}
+	}
+	reply := p
+	reply.Reply = true
+	if got, err := Decode(reply.Marshal(32)); err != nil || !got.Reply {
+		t.Fatalf("reply: %+v %v", got, err)
+	}
+	cases := map[string]struct {
+		data []byte
+		want error
+	}{
+		"empty":        {nil, ErrShort},
+		"short":        {p.Marshal(HeaderLen)[:HeaderLen-1], ErrShort},
+		"long":         {append(p.Marshal(MaxLen), 0), ErrLong},
+		"foreign":      {bytes.Repeat([]byte{'x'}, 40), ErrNotFathm},
+		"magic prefix": {append([]byte("FATHMEQ"), make([]byte, 30)...), ErrNotFathm},
+	}
+	for name, tc := range cases {
+		if _, err := Decode(tc.data); !errors.Is(err, tc.want) {
+			t.Errorf("%s: %v, want %v", name, err, tc.want)
+		}
+	}
+}
+
+func TestAnswerKeepsLengthAndNeverAnswersAReply(t *testing.T) {
+	req := Packet{Round: 7, Flow: 1, Seq: 2, SentNs: 3}.Marshal(48)
+	original := bytes.Clone(req)
+	if !Answer(req) {
+		t.Fatal("a request was not answered")
+	}
+	if len(req) != len(original) || !bytes.Equal(req[8:], original[8:]) || string(req[:8]) != ReplyMagic {
+		t.Fatalf("reply %x from %x", req, original)
+	}
+	if Answer(req) {
+		t.Fatal("a reply was answered: two responders could bounce it forever")
+	}
+	foreign := []byte("GET / HTTP/1.0\r\n\r\n and then some more bytes")
+	if Answer(foreign) || string(foreign[:3]) != "GET" {
+		t.Fatal("a foreign packet was answered or changed")
+	}
+}
+
+func TestLimiterBoundsEachSource(t *testing.T) {
+	now := time.Unix(1000, 0)
+	l := newLimiter(10, 5, func() time.Time { return now })
+	a, b := netip.MustParseAddr("198.18.0.1"), netip.MustParseAddr("198.18.0.2")
+	allowed := 0
+	for range 20 {
+		if l.allow(a) {
+			allowed++
+		}
+	}
+	if allowed != 5 {
+		t.Fatalf("burst of 5 allowed %d", allowed)
+	}
+	if !l.allow(b) {
+		t.Fatal("another source shares the first one's bucket")
+	}
+	now = now.Add(300 * time.Millisecond) // 3 tokens back
+	allowed = 0
+	for range 10 {
+		if l.allow(a) {
+			allowed++
+		}
+	}
+	if allowed != 3 {
+		t.Fatalf("after 0.3 s at 10/s allowed %d", allowed)
+	}
+	for i := range maxSources + 10 {
+		l.allow(netip.AddrFrom4([4]byte{10, byte(i >> 16), byte(i >> 8), byte(i)}))
+	}
+	if len(l.buckets) > maxSources {
+		t.Fatalf("table grew to %d", len(l.buckets))
+	}
+}
+
+// Start runs a responder on a kernel-chosen loopback port until the test ends.
+func Start(t *testing.T, configure func(*Responder)) *net.UDPAddr {
+	t.Helper()
+	r := New(0, "127.0.0.1", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	r.MinBackoff, r.MaxBackoff = 10*time.Millisecond, 100*time.Millisecond
+	ready := make(chan net.Addr, 1)
+	r.Ready = func(a net.Addr) { ready <- a }
+	if configure != nil {
+		configure(r)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Error("responder did not stop")
+		}
+	})
+	select {
+	case a := <-ready:
+		return a.(*net.UDPAddr)
+	case <-time.After(5 * time.Second):
+		t.Fatal("responder did not start")
+		return nil
+	}
+}
+
+// exchange sends data and returns the answer, or nil when none came within wait.
+func exchange(t *testing.T, conn *net.UDPConn, data []byte, wait time.Duration) []byte {
+	t.Helper()
+	if _, err := conn.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.SetReadDeadline(time.Now().Add(wait)); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 2048)
+	n, err := conn.Read(buf)
+	if err != nil {
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return nil
+		}
+		t.Fatal(err)
+	}
+	return buf[:n]
+}
+
+func TestResponderEchoesRequestsAndIgnoresEverythingElse(t *testing.T) {
+	addr := Start(t, nil)
+	conn, err := net.DialUDP("udp", nil, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+
+	req := Packet{Round: 1, Flow: 2, Seq: 3, SentNs: 4}.Marshal(40)
+	got := exchange(t, conn, req, 2*time.Second)
+	p, err := Decode(got)
+	if err != nil || !p.Reply || p.Round != 1 || p.Flow != 2 || p.Seq != 3 || p.SentNs != 4 || len(got) != len(req) {
+		t.Fatalf("reply %x: %+v %v", got, p, err)
+	}
+
+	reply := Packet{Reply: true, Round: 1}.Marshal(40)
+	for name, data := range map[string][]byte{
+		"foreign":      bytes.Repeat([]byte{0xff}, 40),
+		"short":        req[:HeaderLen-1],
+		"oversized":    append(Packet{Round: 1}.Marshal(MaxLen), make([]byte, 900)...),
+		"a reply":      reply,
+		"empty":        {},
+		"magic only":   []byte(RequestMagic),
+		"text request": []byte("FATHMEQ1 please echo this back to me, it is long enough"),
+	} {
+		if name == "text request" {
+			// Well formed as far as the responder can tell: answered, with the same length.
+			if answer := exchange(t, conn, data, 2*time.Second); len(answer) != len(data) {
+				t.Errorf("%s: answer of %d bytes to %d", name, len(answer), len(data))
+			}
+			continue
+		}
+		if answer := exchange(t, conn, data, 150*time.Millisecond); answer != nil {
+			t.Errorf("%s was answered: %x", name, answer)
+		}
+	}
+	// Still answering after the junk.
+	if got := exchange(t, conn, req, 2*time.Second); len(got) != len(req) {
+		t.Fatal("responder stopped answering")
+	}
+}
+
+func TestResponderRateLimitsASource(t *testing.T) {
+	addr := Start(t, func(r *Responder) { r.RatePerSource, r.Burst = 1, 3 })
+	conn, err := net.DialUDP("udp", nil, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	for seq := range 10 {
+		if _, err := conn.Write(Packet{Seq: uint16(seq)}.Marshal(HeaderLen)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	answers := 0
+	buf := make([]byte, 256)
+	for {
+		_ = conn.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+		if _, err := conn.Read(buf); err != nil {
+			break
+		}
+		answers++
+	}
+	if answers < 3 || answers > 4 {
+		t.Fatalf("%d answers to 10 requests with a burst of 3", answers)
+	}
+}
+
+func TestResponderCompletesTCPHandshakes(t *testing.T) {
+	addr := Start(t, nil)
+	conn, err := net.DialTimeout("tcp", addr.String(), 2*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn.Close()
+}
+
+func TestResponderWaitsForItsPortAndStopsWithTheAgent(t *testing.T) {
+	holder, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := holder.LocalAddr().(*net.UDPAddr).Port
+	started := make(chan net.Addr, 1)
+	r := New(port, "127.0.0.1", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	r.MinBackoff, r.MaxBackoff = 20*time.Millisecond, 50*time.Millisecond
+	r.Ready = func(a net.Addr) { started <- a }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { r.Run(ctx); close(done) }()
+	select {
+	case <-started:
+		t.Fatal("started on a port another socket holds")
+	case <-time.After(100 * time.Millisecond):
+	}
+	holder.Close()
+	select {
+	case a := <-started:
+		if a.(*net.UDPAddr).Port != port {
+			t.Fatalf("listening on %v, want port %d", a, port)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("did not take the port once it was free")
+	}
+	cancel()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Run did not return after cancel")
+	}
+	if c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second); err == nil {
+		c.Close()
+		t.Fatal("still listening after stop")
+	}
+}
+
+func FuzzDecode(f *testing.F) {
+	f.Add(Packet{Round: 1, Flow: 2, Seq: 3, SentNs: 4}.Marshal(HeaderLen))
+	f.Add(Packet{Reply: true, Round: 9, Flow: 63, Seq: 99, SentNs: -1}.Marshal(MaxLen))
+	f.Add([]byte(RequestMagic))
+	f.Add([]byte("GET / HTTP/1.1\r\nHost: x\r\n\r\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		p, err := Decode(data)
+		if err != nil {
+			if Answer(bytes.Clone(data)) {
+				t.Fatal("answered a packet Decode refuses")
+			}
+			return
+		}
+		if len(data) < HeaderLen || len(data) > MaxLen {
+			t.Fatalf("decoded %d bytes", len(data))
+		}
+		if again, err := Decode(p.Marshal(len(data))); err != nil || again != p {
+			t.Fatalf("re-encoding changed %+v into %+v (%v)", p, again, err)
+		}
+		answer := bytes.Clone(data)
+		answered := Answer(answer)
+		if answered == p.Reply {
+			t.Fatalf("reply=%v answered=%v", p.Reply, answered)
+		}
+		if answered {
+			if len(answer) != len(data) || !bytes.Equal(answer[8:], data[8:]) {
+				t.Fatal("an answer differs from its request beyond the magic")
+			}
+			if r, err := Decode(answer); err != nil || !r.Reply || Answer(answer) {
+				t.Fatalf("answer %+v %v", r, err)
+			}
+		}
+	})
+}
