@@ -1,5 +1,6 @@
 // Package agent wires the running agent together: plan polling, the scheduler and probes,
-// the spool and uploader, host facts, and the iperf3 server.
+// the spool and uploader, host facts, and the iperf3 server and echo responder peers test
+// against.
 package agent
 
 import (
@@ -13,11 +14,15 @@ import (
 
 	"github.com/fathom-net/fathom/agents/internal/api"
 	"github.com/fathom-net/fathom/agents/internal/config"
+	"github.com/fathom-net/fathom/agents/internal/echo"
 	"github.com/fathom-net/fathom/agents/internal/iperfserver"
 	"github.com/fathom-net/fathom/agents/internal/plan"
 	"github.com/fathom-net/fathom/agents/internal/probe"
+	"github.com/fathom-net/fathom/agents/internal/probe/flowsweep"
 	"github.com/fathom-net/fathom/agents/internal/probe/hostfacts"
 	"github.com/fathom-net/fathom/agents/internal/probe/ping"
+	"github.com/fathom-net/fathom/agents/internal/probe/throughput"
+	"github.com/fathom-net/fathom/agents/internal/probe/trace"
 	"github.com/fathom-net/fathom/agents/internal/result"
 	"github.com/fathom-net/fathom/agents/internal/schedule"
 	"github.com/fathom-net/fathom/agents/internal/spool"
@@ -29,7 +34,10 @@ func Probes(cfg config.Config) probe.Registry {
 	pinger := ping.New()
 	pinger.Binary = cfg.Ping.Binary
 	return probe.Registry{
-		ping.TestType: pinger,
+		ping.TestType:       pinger,
+		throughput.TestType: throughput.New(cfg.Iperf3.Binary),
+		flowsweep.TestType:  flowsweep.New(),
+		trace.TestType:      trace.New(cfg.Trace.Binary),
 	}
 }
 
@@ -105,6 +113,11 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 		wg.Add(1)
 		go func() { defer wg.Done(); server.Run(ctx) }()
+	}
+	if a.cfg.Echo.Enabled {
+		responder := echo.New(a.cfg.Echo.Port, a.cfg.Echo.Bind, a.log.With("component", "echo"))
+		wg.Add(1)
+		go func() { defer wg.Done(); responder.Run(ctx) }()
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); a.uploader.Run(ctx) }()

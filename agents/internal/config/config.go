@@ -22,7 +22,9 @@ type Config struct {
 	AllowInsecureHTTP bool   `yaml:"allow_insecure_http"`
 	PlanPollIntervalS int    `yaml:"plan_poll_interval_s"`
 	Iperf3            Iperf3 `yaml:"iperf3"`
+	Echo              Echo   `yaml:"echo"`
 	Ping              Ping   `yaml:"ping"`
+	Trace             Trace  `yaml:"trace"`
 	Spool             Spool  `yaml:"spool"`
 	Upload            Upload `yaml:"upload"`
 	Log               Log    `yaml:"log"`
@@ -36,8 +38,20 @@ type Iperf3 struct {
 	Bind    string `yaml:"bind"`
 }
 
+// Echo configures the echo responder peers' flow sweeps probe (UDP echo, TCP handshakes).
+type Echo struct {
+	Enabled bool   `yaml:"enabled"`
+	Port    int    `yaml:"port"`
+	Bind    string `yaml:"bind"`
+}
+
 // Ping configures the ping probe.
 type Ping struct {
+	Binary string `yaml:"binary"`
+}
+
+// Trace configures the trace probe.
+type Trace struct {
 	Binary string `yaml:"binary"`
 }
 
@@ -63,7 +77,9 @@ func Defaults() Config {
 		StateDir:          "/var/lib/fathom-agent",
 		PlanPollIntervalS: 30,
 		Iperf3:            Iperf3{Enabled: true, Binary: "iperf3", Port: 5201},
+		Echo:              Echo{Enabled: true, Port: 5202},
 		Ping:              Ping{Binary: "ping"},
+		Trace:             Trace{Binary: "traceroute"},
 		Spool:             Spool{MaxBytes: 256 << 20},
 		Upload:            Upload{BatchSize: 200},
 		Log:               Log{Level: "info", Format: "text"},
@@ -81,8 +97,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("iperf3.port: %d out of range 1..65535", c.Iperf3.Port)
 	case c.Iperf3.Enabled && c.Iperf3.Binary == "":
 		return errors.New("iperf3.binary: must be set when iperf3.enabled")
+	case c.Echo.Enabled && (c.Echo.Port < 1 || c.Echo.Port > 65535):
+		return fmt.Errorf("echo.port: %d out of range 1..65535", c.Echo.Port)
+	case c.Echo.Enabled && c.Iperf3.Enabled && c.Echo.Port == c.Iperf3.Port:
+		return fmt.Errorf("echo.port: %d is iperf3.port too (the responder also listens on TCP)", c.Echo.Port)
 	case c.Ping.Binary == "":
 		return errors.New("ping.binary: must be set")
+	case c.Trace.Binary == "":
+		return errors.New("trace.binary: must be set")
 	case c.Spool.MaxBytes < 1<<20:
 		return fmt.Errorf("spool.max_bytes: %d is below 1 MiB", c.Spool.MaxBytes)
 	case c.Upload.BatchSize < 1 || c.Upload.BatchSize > 500:
@@ -131,6 +153,9 @@ var Env = map[string]string{
 	"FATHOM_IPERF3_PORT":         "iperf3.port",
 	"FATHOM_IPERF3_BIND":         "iperf3.bind",
 	"FATHOM_IPERF3_ENABLED":      "iperf3.enabled",
+	"FATHOM_ECHO_PORT":           "echo.port",
+	"FATHOM_ECHO_BIND":           "echo.bind",
+	"FATHOM_ECHO_ENABLED":        "echo.enabled",
 	"FATHOM_LOG_LEVEL":           "log.level",
 	"FATHOM_LOG_FORMAT":          "log.format",
 }
@@ -164,6 +189,9 @@ func setters(c *Config) map[string]func(string) error {
 		"iperf3.port":         num(&c.Iperf3.Port),
 		"iperf3.bind":         str(&c.Iperf3.Bind),
 		"iperf3.enabled":      boolean(&c.Iperf3.Enabled),
+		"echo.port":           num(&c.Echo.Port),
+		"echo.bind":           str(&c.Echo.Bind),
+		"echo.enabled":        boolean(&c.Echo.Enabled),
 		"log.level":           str(&c.Log.Level),
 		"log.format":          str(&c.Log.Format),
 	}
@@ -177,6 +205,9 @@ var flagNames = map[string]string{
 	"iperf3-port":         "iperf3.port",
 	"iperf3-bind":         "iperf3.bind",
 	"iperf3-enabled":      "iperf3.enabled",
+	"echo-port":           "echo.port",
+	"echo-bind":           "echo.bind",
+	"echo-enabled":        "echo.enabled",
 	"log.level":           "log.level",
 	"log.format":          "log.format",
 }

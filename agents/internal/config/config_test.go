@@ -33,8 +33,8 @@ func TestTheExampleFileIsValid(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !flags.Check || cfg.Iperf3.Port != 5201 {
-		t.Fatalf("example: %+v", cfg)
+	if !flags.Check || cfg != Defaults() {
+		t.Fatalf("the example must show every default: %+v", cfg)
 	}
 }
 
@@ -83,6 +83,10 @@ func TestBadConfigurationsNameTheProblem(t *testing.T) {
 		"empty state dir":   {args: []string{"--state-dir", ""}, want: "state_dir: must be set"},
 		"empty ping binary": {file: "ping:\n  binary: \"\"\n", want: "ping.binary"},
 		"bad log format":    {file: "log:\n  format: xml\n", want: "log.format"},
+		"echo port":         {file: "echo:\n  port: 0\n", want: "echo.port: 0 out of range"},
+		"echo on iperf3":    {args: []string{"--echo-port", "5201"}, want: "echo.port: 5201 is iperf3.port too"},
+		"echo env bool":     {env: map[string]string{"FATHOM_ECHO_ENABLED": "sometimes"}, want: "FATHOM_ECHO_ENABLED (echo.enabled)"},
+		"empty trace":       {file: "trace:\n  binary: \"\"\n", want: "trace.binary"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -95,6 +99,23 @@ func TestBadConfigurationsNameTheProblem(t *testing.T) {
 				t.Fatalf("error %v, want it to contain %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestEchoResponderSettings(t *testing.T) {
+	cfg, _, err := Load(nil, noEnv)
+	if err != nil || !cfg.Echo.Enabled || cfg.Echo.Port != 5202 || cfg.Echo.Bind != "" || cfg.Trace.Binary != "traceroute" {
+		t.Fatalf("defaults %+v %v", cfg.Echo, err)
+	}
+	path := write(t, "echo:\n  port: 6202\n  bind: 198.18.1.2\n")
+	env := map[string]string{"FATHOM_ECHO_PORT": "7202"}
+	cfg, _, err = Load([]string{"--config", path, "--echo-enabled", "false"}, func(k string) string { return env[k] })
+	if err != nil || cfg.Echo.Enabled || cfg.Echo.Port != 7202 || cfg.Echo.Bind != "198.18.1.2" {
+		t.Fatalf("echo %+v %v", cfg.Echo, err)
+	}
+	// A disabled responder's port is not checked, nor its clash with iperf3's.
+	if _, _, err := Load([]string{"--echo-enabled", "false", "--echo-port", "5201"}, noEnv); err != nil {
+		t.Fatal(err)
 	}
 }
 
