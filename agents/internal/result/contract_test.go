@@ -2,17 +2,27 @@ package result_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
+	"log/slog"
+	"net"
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/fathom-net/fathom/agents/internal/echo"
+	"github.com/fathom-net/fathom/agents/internal/plan"
+	"github.com/fathom-net/fathom/agents/internal/probe/flowsweep"
 	"github.com/fathom-net/fathom/agents/internal/probe/ping"
+	"github.com/fathom-net/fathom/agents/internal/probe/throughput"
+	"github.com/fathom-net/fathom/agents/internal/probe/trace"
 	"github.com/fathom-net/fathom/agents/internal/result"
 )
 
@@ -95,23 +105,114 @@ func TestInvalidExamplesFailTheSchema(t *testing.T) {
 
 func TestProbeResultsFromRealOutputsFitTheSchema(t *testing.T) {
 	schema := compileSchema(t)
-	outputs, _ := filepath.Glob(filepath.Join("..", "probe", "ping", "testdata", "*.txt"))
 	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
-	for _, file := range outputs {
-		data, _ := os.ReadFile(file)
-		parsed := ping.Parse(data, ping.Run{Start: start, Interval: time.Second})
-		r := result.New("ping", "ping:x", "v", "198.18.1.2", "0b7e4c1d-2f3a-4b5c-8d9e-0a1b2c3d4e5f", start)
+	newResult := func(testType string) result.Result {
+		r := result.New(testType, testType+":x", "v", "198.18.1.2", "0b7e4c1d-2f3a-4b5c-8d9e-0a1b2c3d4e5f", start)
 		r.EndedAt = start.Add(5 * time.Second)
-		if parsed.Summary {
-			r.Ping = &result.Ping{Count: max(parsed.Transmitted, 1), IntervalS: 1, SizeBytes: 56,
-				Transmitted: parsed.Transmitted, Received: parsed.Received, Duplicates: parsed.Duplicates,
-				Errors: parsed.Errors, Samples: parsed.Samples}
-		} else {
-			r.Fail("ping: " + parsed.Fatal)
-		}
+		return r
+	}
+	check := func(t *testing.T, name string, r result.Result) {
+		t.Helper()
 		encoded, _ := json.Marshal(result.Batch{SchemaVersion: result.SchemaVersion, Results: []result.Result{r}})
 		if err := validate(t, schema, encoded); err != nil {
-			t.Fatalf("%s: %v\n%s", filepath.Base(file), err, encoded)
+			t.Fatalf("%s: %v\n%s", name, err, encoded)
 		}
 	}
+
+	t.Run("ping", func(t *testing.T) {
+		outputs, _ := filepath.Glob(filepath.Join("..", "probe", "ping", "testdata", "*.txt"))
+		for _, file := range outputs {
+			data, _ := os.ReadFile(file)
+			parsed := ping.Parse(data, ping.Run{Start: start, Interval: time.Second})
+			r := newResult("ping")
+			if parsed.Summary {
+				r.Ping = &result.Ping{Count: max(parsed.Transmitted, 1), IntervalS: 1, SizeBytes: 56,
+					Transmitted: parsed.Transmitted, Received: parsed.Received, Duplicates: parsed.Duplicates,
+					Errors: parsed.Errors, Samples: parsed.Samples}
+			} else {
+				r.Fail("ping: " + parsed.Fatal)
+			}
+			check(t, filepath.Base(file), r)
+		}
+	})
+
+	t.Run("throughput", func(t *testing.T) {
+		outputs, _ := filepath.Glob(filepath.Join("..", "probe", "throughput", "testdata", "*.json"))
+		if len(outputs) < 8 {
+			t.Fatalf("only %d iperf3 outputs", len(outputs))
+		}
+		spec, err := throughput.DecodeSpec(json.RawMessage(`{"path_rtt_ms": 148}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, file := range outputs {
+			data, _ := os.ReadFile(file)
+			outcome, err := throughput.Parse(data)
+			r := newResult("throughput")
+			if err != nil {
+				r.Fail(err.Error())
+			} else {
+				outcome.Options = spec.Options()
+				r.Throughput = &outcome
+			}
+			check(t, filepath.Base(file), r)
+		}
+		busy := newResult("throughput")
+		busy.Fail(throughput.ErrBusy.Error())
+		check(t, "busy guard", busy)
+	})
+
+	t.Run("trace", func(t *testing.T) {
+		outputs, _ := filepath.Glob(filepath.Join("..", "probe", "trace", "testdata", "*.txt"))
+		if len(outputs) < 8 {
+			t.Fatalf("only %d traceroute outputs", len(outputs))
+		}
+		for _, file := range outputs {
+			data, _ := os.ReadFile(file)
+			parsed, err := trace.Parse(data)
+			if err != nil {
+				t.Fatalf("%s: %v", filepath.Base(file), err)
+			}
+			r := newResult("trace")
+			r.Trace = &result.Trace{Method: "udp", DstPort: 33434, MaxHops: max(parsed.MaxHops, 1)}
+			for flow := range 3 {
+				r.Trace.Flows = append(r.Trace.Flows, result.TraceFlow{Flow: flow, SrcPort: 33500 + flow,
+					Reached: parsed.Reached, Fingerprint: trace.Fingerprint(parsed.Hops), Hops: parsed.Hops})
+			}
+			check(t, filepath.Base(file), r)
+		}
+	})
+
+	t.Run("flowsweep", func(t *testing.T) {
+		responder := echo.New(0, "127.0.0.1", slog.New(slog.NewTextHandler(io.Discard, nil)))
+		ready := make(chan net.Addr, 1)
+		responder.Ready = func(a net.Addr) { ready <- a }
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		go responder.Run(ctx)
+		var port int
+		select {
+		case a := <-ready:
+			port = a.(*net.UDPAddr).Port
+		case <-time.After(5 * time.Second):
+			t.Fatal("echo responder did not start")
+		}
+		closed, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		closedPort := closed.Addr().(*net.TCPAddr).Port
+		closed.Close()
+		for name, spec := range map[string]string{
+			"udp":             `{"flows": 4, "samples_per_flow": 2, "interval_ms": 2, "timeout_ms": 300, "port": ` + strconv.Itoa(port) + `}`,
+			"tcp":             `{"protocol": "tcp", "flows": 4, "samples_per_flow": 2, "interval_ms": 2, "timeout_ms": 300, "port": ` + strconv.Itoa(port) + `}`,
+			"tcp refused":     `{"protocol": "tcp", "flows": 2, "samples_per_flow": 2, "interval_ms": 2, "timeout_ms": 300, "port": ` + strconv.Itoa(closedPort) + `}`,
+			"invalid spec":    `{"flows": 1}`,
+			"udp unreachable": `{"flows": 2, "samples_per_flow": 2, "interval_ms": 2, "timeout_ms": 300, "port": ` + strconv.Itoa(closedPort) + `}`,
+		} {
+			test := plan.Test{ID: "flowsweep:x", Type: flowsweep.TestType, IntervalS: 60, Spec: json.RawMessage(spec),
+				Peer: plan.Peer{ID: "0b7e4c1d-2f3a-4b5c-8d9e-0a1b2c3d4e5f", Address: "127.0.0.1"}}
+			check(t, name, flowsweep.New().Run(ctx, test, "v"))
+		}
+	})
 }

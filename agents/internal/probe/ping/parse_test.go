@@ -135,5 +135,13 @@ func FuzzParse(f *testing.F) {
 		if p.Received > p.Transmitted || len(p.Samples) < p.Transmitted || p.Transmitted > maxSeq {
 			t.Fatalf("inconsistent parse: %s, %d samples", p.Describe(), len(p.Samples))
 		}
+		if p.Transmitted < 0 || p.Received < 0 || p.Duplicates < 0 || p.Errors < 0 {
+			t.Fatalf("negative count: %s", p.Describe())
+		}
+		for _, s := range p.Samples {
+			if s.Seq < 1 || s.Seq > maxSeq || (s.RTTMs != nil && *s.RTTMs < 0) || (s.TTL != nil && (*s.TTL < 0 || *s.TTL > 255)) {
+				t.Fatalf("sample %+v", s)
+			}
+		}
 	})
 }
