@@ -81,24 +81,45 @@ func (a *Agent) uploadInterval() time.Duration {
 	return 10 * time.Second
 }
 
-// runTest runs one test and spools its result; a full spool is logged, never fatal.
+// runTest runs one background test and spools its result.
 func (a *Agent) runTest(ctx context.Context, test plan.Test, planVersion string) {
+	a.store(ctx, a.measure(ctx, test, planVersion))
+}
+
+// runSlot runs one server-planned exclusive slot, or reports it missed with the reason.
+func (a *Agent) runSlot(ctx context.Context, slot plan.Slot, planVersion, missed string) {
 	var res result.Result
-	if prober, ok := a.probes[test.Type]; ok {
-		res = prober.Run(ctx, test, planVersion)
+	if missed != "" {
+		res = result.New(slot.Type, slot.TestID, planVersion, slot.Peer.Address, slot.Peer.ID, slot.StartAt)
+		res.Miss(missed)
 	} else {
-		res = result.New(test.Type, test.ID, planVersion, test.Peer.Address, test.Peer.ID, time.Now())
-		res.Fail(fmt.Sprintf("this agent (version %s) has no %q probe", a.version, test.Type))
+		res = a.measure(ctx, slot.Test(), planVersion)
 	}
+	res.SlotID = &slot.ID
+	a.store(ctx, res)
+}
+
+func (a *Agent) measure(ctx context.Context, test plan.Test, planVersion string) result.Result {
+	if prober, ok := a.probes[test.Type]; ok {
+		return prober.Run(ctx, test, planVersion)
+	}
+	res := result.New(test.Type, test.ID, planVersion, test.Peer.Address, test.Peer.ID, time.Now())
+	res.Fail(fmt.Sprintf("this agent (version %s) has no %q probe", a.version, test.Type))
+	return res
+}
+
+// store spools a result for upload; a full spool is logged, never fatal.
+func (a *Agent) store(ctx context.Context, res result.Result) {
+	testID := res.TestID
 	if ctx.Err() != nil && res.Status == result.StatusFailed {
 		return // cut short by shutdown: not a measurement
 	}
 	if err := a.spool.Put(res); err != nil {
-		a.log.Error("result not spooled", "test", test.ID, "error", err)
+		a.log.Error("result not spooled", "test", testID, "error", err)
 		return
 	}
-	if res.Status == result.StatusFailed {
-		a.log.Warn("probe failed", "test", test.ID, "target", res.Target, "error", res.Error)
+	if res.Status != result.StatusOK {
+		a.log.Warn("probe "+res.Status, "test", testID, "target", res.Target, "error", res.Error)
 	}
 	a.uploader.Kick()
 }
@@ -122,7 +143,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	wg.Add(1)
 	go func() { defer wg.Done(); a.uploader.Run(ctx) }()
 
-	sched := schedule.New(ctx, a.runTest)
+	sched := &schedulers{
+		tests: schedule.New(ctx, a.runTest),
+		slots: schedule.NewSlots(ctx, a.runSlot, filepath.Join(a.cfg.StateDir, "slots.json")),
+	}
 	if cached, err := a.cache.Load(); err != nil {
 		a.log.Warn("cached plan unreadable; waiting for the server", "error", err)
 	} else if cached != nil {
@@ -147,7 +171,24 @@ func (a *Agent) Run(ctx context.Context) error {
 	}
 }
 
-func (a *Agent) refreshPlan(ctx context.Context, sched *schedule.Scheduler, etag string) string {
+// schedulers run a plan: its background tests at their intervals, its slots at their starts.
+type schedulers struct {
+	tests *schedule.Scheduler
+	slots *schedule.Slots
+}
+
+func (s *schedulers) Apply(p *plan.Plan) {
+	s.tests.Apply(p)
+	s.slots.Apply(p)
+}
+
+func (s *schedulers) Wait() {
+	s.slots.Stop()
+	s.tests.Wait()
+	s.slots.Wait()
+}
+
+func (a *Agent) refreshPlan(ctx context.Context, sched *schedulers, etag string) string {
 	body, newETag, notModified, err := a.client.Plan(ctx, etag)
 	switch {
 	case err != nil:
@@ -177,7 +218,7 @@ func (a *Agent) refreshPlan(ctx context.Context, sched *schedule.Scheduler, etag
 	return etag
 }
 
-func (a *Agent) adopt(sched *schedule.Scheduler, p *plan.Plan, source string) {
+func (a *Agent) adopt(sched *schedulers, p *plan.Plan, source string) {
 	if err := p.Usable(time.Now()); err != nil {
 		a.log.Warn("not running an expired plan", "source", source, "error", err)
 		return
@@ -185,7 +226,7 @@ func (a *Agent) adopt(sched *schedule.Scheduler, p *plan.Plan, source string) {
 	previous := a.current.Swap(p)
 	sched.Apply(p)
 	if previous == nil || previous.Version != p.Version {
-		a.log.Info("plan in force", "source", source, "version", p.Version, "tests", len(p.Tests))
+		a.log.Info("plan in force", "source", source, "version", p.Version, "tests", len(p.Tests), "slots", len(p.Slots))
 	}
 }
 

@@ -1,13 +1,21 @@
 package agent
 
 import (
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/fathom-net/fathom/agents/internal/config"
+	"github.com/fathom-net/fathom/agents/internal/plan"
 	"github.com/fathom-net/fathom/agents/internal/probe/flowsweep"
 	"github.com/fathom-net/fathom/agents/internal/probe/ping"
 	"github.com/fathom-net/fathom/agents/internal/probe/throughput"
 	"github.com/fathom-net/fathom/agents/internal/probe/trace"
+	"github.com/fathom-net/fathom/agents/internal/result"
 )
 
 func TestEveryProbeTypeIsRegisteredWithItsConfiguredBinary(t *testing.T) {
@@ -28,5 +36,37 @@ func TestEveryProbeTypeIsRegisteredWithItsConfiguredBinary(t *testing.T) {
 	}
 	if _, ok := probes[flowsweep.TestType].(*flowsweep.Prober); !ok {
 		t.Errorf("flowsweep: %#v", probes[flowsweep.TestType])
+	}
+}
+
+func TestSlotsAreSpooledWithTheirIDMissedOrRun(t *testing.T) {
+	cfg := config.Defaults()
+	cfg.StateDir = t.TempDir()
+	a, err := New(cfg, nil, "test", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now().Add(-time.Hour)
+	peer := plan.Peer{ID: "0b7e4c1d-2f3a-4b5c-8d9e-0a1b2c3d4e5f", Name: "frankfurt", Address: "198.18.2.1"}
+	missed := plan.Slot{ID: "5d0c3e8a-1f2b-4c6d-9e7f-8a9b0c1d2e3f", TestID: "m/tput:x", Type: "throughput",
+		StartAt: start, Peer: peer, Spec: json.RawMessage(`{}`)}
+	a.runSlot(context.Background(), missed, "v1", "the agent was not running at the slot's start (1h0m0s late)")
+	unknown := missed
+	unknown.ID, unknown.Type = "5d0c3e8a-1f2b-4c6d-9e7f-8a9b0c1d2e40", "owamp"
+	a.runSlot(context.Background(), unknown, "v1", "")
+	entries, err := a.spool.Pending(10)
+	if err != nil || len(entries) != 2 {
+		t.Fatalf("%d spooled, %v", len(entries), err)
+	}
+	byStatus := map[string]result.Result{}
+	for _, e := range entries {
+		byStatus[e.Result.Status] = e.Result
+	}
+	m, f := byStatus[result.StatusMissed], byStatus[result.StatusFailed]
+	if m.SlotID == nil || *m.SlotID != missed.ID || !m.StartedAt.Equal(start.UTC()) || !strings.Contains(m.Error, "not running") {
+		t.Errorf("missed slot result %+v", m)
+	}
+	if f.SlotID == nil || *f.SlotID != unknown.ID || !strings.Contains(f.Error, `no "owamp" probe`) {
+		t.Errorf("failed slot result %+v", f)
 	}
 }
