@@ -118,8 +118,9 @@ if [ "$use_lab" -eq 1 ]; then
 else
   enroll "$DEMO/agents/demo-a" demo-a 127.0.0.2 "http://$HTTP_BIND"
   enroll "$DEMO/agents/demo-b" demo-b 127.0.0.3 "http://$HTTP_BIND"
-  start agent-demo-a "$AGENT" run --state-dir "$DEMO/agents/demo-a" --iperf3-port 5201 --iperf3-bind 127.0.0.2
-  start agent-demo-b "$AGENT" run --state-dir "$DEMO/agents/demo-b" --iperf3-port 5202 --iperf3-bind 127.0.0.3
+  # Both on the default ports (peers test to those), each bound to its own loopback address.
+  start agent-demo-a "$AGENT" run --state-dir "$DEMO/agents/demo-a" --iperf3-bind 127.0.0.2 --echo-bind 127.0.0.2
+  start agent-demo-b "$AGENT" run --state-dir "$DEMO/agents/demo-b" --iperf3-bind 127.0.0.3 --echo-bind 127.0.0.3
 fi
 
 cat <<EOF

@@ -91,7 +91,8 @@ def lab_up(name_or_path: str | Path, env: dict[str, str] | None = None, manageme
             hosts = subprocess.run(
                 [str(LAB_BIN), "hosts", "--state-dir", tmp], check=True, capture_output=True, text=True
             ).stdout
-            addresses = dict(line.split() for line in hosts.splitlines() if line.strip())
+            # "NAME ADDRESS [MANAGEMENT-ADDRESS]" per host
+            addresses = {line.split()[0]: line.split()[1] for line in hosts.splitlines() if line.strip()}
             yield Lab(scenario, state, addresses)
         finally:
             subprocess.run([str(LAB_BIN), "down", "--state-dir", tmp], capture_output=True, timeout=60)

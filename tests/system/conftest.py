@@ -196,7 +196,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             stack.start(
                 f"agent-{agent.name}",
                 [str(AGENT_BIN), "run", "--state-dir", str(agent.state_dir), "--iperf3-port", str(agent.iperf3_port),
-                 "--iperf3-bind", agent.address],
+                 "--iperf3-bind", agent.address, "--echo-bind", agent.address],
             )  # fmt: skip
         yield stack
     finally:

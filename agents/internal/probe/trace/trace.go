@@ -93,6 +93,20 @@ func (s Spec) Args(flow int, address string) []string {
 // time, while the peer's ICMP rate limit still sees few probes at a time.
 const Parallel = 4
 
+// Linux answers one peer with a burst of 6 ICMP errors, then one a second
+// (net.ipv4.icmp_ratelimit), and routers limit likewise. Every flow needs the destination's
+// port unreachable, so flows beyond the burst start a second apart; faster, the later flows
+// would show the rate limit as silent hops and a path that is not there.
+const (
+	icmpBurst    = 5
+	icmpInterval = 1100 * time.Millisecond
+)
+
+// flowStartDelay is how long after the run's start flow i may begin.
+func flowStartDelay(i int) time.Duration {
+	return time.Duration(max(0, i-icmpBurst+1)) * icmpInterval
+}
+
 // Prober runs traceroute. Binary and Now are fields so tests can replace them.
 type Prober struct {
 	Binary string
@@ -149,6 +163,12 @@ func (p *Prober) Run(ctx context.Context, test plan.Test, planVersion string) re
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			select {
+			case <-time.After(flowStartDelay(i)):
+			case <-ctx.Done():
+				runs[i].err = ctx.Err()
+				return
+			}
 			select {
 			case slots <- struct{}{}:
 			case <-ctx.Done():

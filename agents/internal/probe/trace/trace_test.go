@@ -211,3 +211,11 @@ func TestRunIsCancelledWithTheAgent(t *testing.T) {
 		t.Fatalf("cancel took %v", took)
 	}
 }
+
+func TestFlowsBeyondTheICMPBurstStartASecondApart(t *testing.T) {
+	for i, want := range []time.Duration{0, 0, 0, 0, 0, 1100 * time.Millisecond, 2200 * time.Millisecond} {
+		if got := flowStartDelay(i); got != want {
+			t.Errorf("flowStartDelay(%d) = %v, want %v", i, got, want)
+		}
+	}
+}
