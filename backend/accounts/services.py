@@ -9,6 +9,7 @@ from django.db.models import TextChoices
 
 from inventory.choices import AGENT_STATUS_COLORS, TOKEN_STATE_COLORS, AgentStatus, TokenState
 from measurements.choices import RUN_STATUS_COLORS, RunStatus
+from meshes.choices import SLOT_STATE_COLORS, SlotState
 
 Choice = TypeVar("Choice", bound=TextChoices)
 
@@ -22,4 +23,5 @@ def all_choices() -> dict[str, list[dict[str, str]]]:
         "agent_status": choice_list(AgentStatus, AGENT_STATUS_COLORS),
         "token_state": choice_list(TokenState, TOKEN_STATE_COLORS),
         "run_status": choice_list(RunStatus, RUN_STATUS_COLORS),
+        "slot_state": choice_list(SlotState, SLOT_STATE_COLORS),
     }

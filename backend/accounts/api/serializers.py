@@ -25,3 +25,4 @@ class ChoicesSerializer(serializers.Serializer[Any]):
     agent_status = ChoiceSerializer(many=True)
     token_state = ChoiceSerializer(many=True)
     run_status = ChoiceSerializer(many=True)
+    slot_state = ChoiceSerializer(many=True)

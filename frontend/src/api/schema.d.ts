@@ -406,6 +406,7 @@ export interface components {
             agent_status: components["schemas"]["Choice"][];
             token_state: components["schemas"]["Choice"][];
             run_status: components["schemas"]["Choice"][];
+            slot_state: components["schemas"]["Choice"][];
         };
         Csrf: {
             csrf_token: string;
