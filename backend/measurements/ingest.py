@@ -215,8 +215,9 @@ def _params_and_summary(result: dict[str, Any]) -> tuple[dict[str, Any], dict[st
             ping
         )
     if (throughput := result.get("throughput")) is not None:
-        details = {key: value for key, value in throughput.items() if key not in ("options", "intervals")}
-        return throughput["options"], details
+        # The end summary's figures at the top, beside what the kernel and iperf3 granted.
+        details = {key: value for key, value in throughput.items() if key not in ("options", "intervals", "summary")}
+        return throughput["options"], {**throughput["summary"], **details}
     if (sweep := result.get("flowsweep")) is not None:
         return {key: value for key, value in sweep.items() if key != "samples"}, _flowsweep_summary(sweep)
     if (trace := result.get("trace")) is not None:

@@ -307,8 +307,10 @@ def plan_exclusive_slots(now: datetime | None = None, seed: int | None = None) -
         failed_rows = [
             _slot_row(by_key[u.key], u.period_start, u.period_start, u.period_start) for u in result.unplaceable
         ]
-        for row, reason in zip(failed_rows, (u.reason for u in result.unplaceable), strict=True):
-            row.state, row.reason = SlotState.UNSCHEDULABLE, reason
+        names = {str(path.source.pk): path.source.name for path in paths}
+        names.update({str(path.destination.pk): path.destination.name for path in paths if path.destination})
+        for row, unplaceable in zip(failed_rows, result.unplaceable, strict=True):
+            row.state, row.reason = SlotState.UNSCHEDULABLE, _with_names(unplaceable.reason, names)
         # A period that once found no time and now does: the placement replaces the record.
         for row in new_rows:
             Slot.objects.filter(
@@ -321,6 +323,13 @@ def plan_exclusive_slots(now: datetime | None = None, seed: int | None = None) -
         Slot.objects.bulk_create(new_rows + failed_rows, batch_size=2000, ignore_conflicts=True)
         PlannerState.objects.update_or_create(pk=1, defaults={"planned_until": until})
     return SlotPlanning(len(new_rows), len(failed_rows), now, until)
+
+
+def _with_names(reason: str, names: dict[str, str]) -> str:
+    """The planner speaks of agent ids; an operator reads names."""
+    for agent_id, name in names.items():
+        reason = reason.replace(agent_id, name)
+    return reason
 
 
 def _slot_row(path_and_spec: tuple[Path, dict[str, Any]], period_s: float, start_s: float, end_s: float) -> Slot:

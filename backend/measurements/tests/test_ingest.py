@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from fathom.testing import CONTRACT_EXAMPLES, FathomTestCase, load_example
-from measurements.models import PathLatestRun, PingSample, Run
+from measurements.models import FlowSample, PathLatestRun, PingSample, Run, ThroughputInterval, TracePath
 
 RESULTS_URL = "/api/v1/agent/results/"
 
@@ -141,3 +141,71 @@ class IngestBehaviourTests(FathomTestCase):
 
 def test_examples_directory_is_the_shared_contract() -> None:
     assert (Path(CONTRACT_EXAMPLES).parent / "result-batch.v1.schema.json").is_file()
+
+
+class ProbeResultIngestTests(FathomTestCase):
+    """Throughput, flow-sweep and trace results land in their hypertables, whole."""
+
+    def setUp(self) -> None:
+        self.client_athens = self.agent_client(self.athens, self.athens_credential)
+
+    def post(self, batch: Any) -> Any:
+        return self.client_athens.post(RESULTS_URL, batch, format="json")
+
+    def test_throughput_intervals_and_summary(self) -> None:
+        batch = load_example("valid/throughput-ok.json")
+        assert self.post(batch).status_code == 200
+        result = batch["results"][0]
+        run = Run.objects.get(id=result["id"])
+        assert run.params["duration_s"] == 20 and run.params["congestion"] == "cubic"
+        assert run.summary["sender_bits_per_s"] == 3.09e9 and run.summary["max_snd_wnd"] == 3145728
+        assert run.summary["rcvbuf_actual"] == 131072 and run.summary["iperf3_version"] == "3.12"
+        assert str(run.slot_id) == result["slot_id"]
+        rows = list(ThroughputInterval.objects.filter(run_id=run.id).order_by("interval_index"))
+        assert [row.omitted for row in rows] == [True, True, False, False]
+        # After the 2 omitted seconds iperf3's clock restarts: the first measured interval ends at 3 s.
+        assert [(row.time - run.started_at).total_seconds() for row in rows] == [1.0, 2.0, 3.0, 4.0]
+        assert rows[2].snd_wnd_bytes == 3145728 and rows[2].rtt_us == 7950 and rows[2].packets is None
+
+    def test_flow_sweep_samples_keep_their_flow(self) -> None:
+        batch = load_example("valid/flowsweep-ecmp.json")
+        assert self.post(batch).status_code == 200
+        run_id = batch["results"][0]["id"]
+        samples = FlowSample.objects.filter(run_id=run_id)
+        assert samples.count() == 8 and samples.filter(rtt_ms__isnull=True).count() == 1
+        assert set(samples.filter(flow=2).values_list("src_port", flat=True)) == {40003}
+        summary = Run.objects.get(id=run_id).summary
+        assert summary["flow_min_rtt_ms"]["2"] == 11.96 and summary["answered"] == 7
+
+    def test_trace_paths_with_fingerprints(self) -> None:
+        batch = load_example("valid/trace-ecmp.json")
+        assert self.post(batch).status_code == 200
+        run_id = batch["results"][0]["id"]
+        paths = {row.flow: row for row in TracePath.objects.filter(run_id=run_id)}
+        assert sorted(paths) == [0, 1, 2] and paths[1].hops[0]["probes"][0]["address"] == "198.18.128.2"
+        assert not paths[2].reached and paths[2].hop_count == 2
+        assert Run.objects.get(id=run_id).summary["distinct_paths"] == 3
+
+    def test_inconsistent_probe_results_are_refused_and_store_nothing(self) -> None:
+        cases: list[tuple[str, Any, str]] = []
+        batch = load_example("valid/throughput-ok.json")
+        batch["results"][0]["throughput"]["intervals"][1]["end_s"] = 0.5
+        cases.append(("throughput", batch, "end_s is before start_s"))
+        batch = load_example("valid/flowsweep-ecmp.json")
+        batch["results"][0]["flowsweep"]["samples"][1]["flow"] = 0
+        cases.append(("flowsweep", batch, "appears twice"))
+        batch = load_example("valid/flowsweep-ecmp.json")
+        batch["results"][0]["flowsweep"]["samples"][1]["seq"] = 5
+        cases.append(("flowsweep", batch, "seq 5 of 2"))
+        batch = load_example("valid/trace-ecmp.json")
+        batch["results"][0]["trace"]["flows"][0]["hops"].reverse()
+        cases.append(("trace", batch, "increasing"))
+        batch = load_example("valid/trace-ecmp.json")
+        batch["results"][0]["trace"]["flows"][1]["flow"] = 0
+        cases.append(("trace", batch, "flow 0 appears twice"))
+        for name, bad, expected in cases:
+            reply = self.post(bad)
+            assert reply.status_code == 400, name
+            assert expected in json.dumps(reply.json()["errors"]), (name, reply.json())
+        assert Run.objects.count() == 0
+        assert ThroughputInterval.objects.count() == FlowSample.objects.count() == TracePath.objects.count() == 0

@@ -73,6 +73,7 @@ class SlotServiceTests(FathomTestCase):
         assert planning.unschedulable > 0
         failed = Slot.objects.filter(state="unschedulable").first()
         assert failed is not None and "exclusive time" in failed.reason
+        assert str(self.athens.pk) not in failed.reason and ("athens" in failed.reason or "geneva" in failed.reason)
 
     def test_results_settle_their_slots_and_silence_becomes_missed(self) -> None:
         now = timezone.now()
