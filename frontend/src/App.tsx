@@ -6,6 +6,7 @@ import { LoginPage } from "./pages/LoginPage";
 import { NotFoundPage } from "./pages/NotFoundPage";
 import { PathPage } from "./pages/PathPage";
 import { PathsPage } from "./pages/PathsPage";
+import { SchedulePage } from "./pages/SchedulePage";
 
 export function App() {
   return (
@@ -16,6 +17,7 @@ export function App() {
         <Route path="/paths" element={<PathsPage />} />
         <Route path="/paths/:source/:destination" element={<PathPage />} />
         <Route path="/agents" element={<AgentsPage />} />
+        <Route path="/schedule" element={<SchedulePage />} />
         <Route path="*" element={<NotFoundPage />} />
       </Route>
     </Routes>

@@ -5,12 +5,18 @@ import { apiGet, apiPost, type Schemas } from "./client";
 
 export type Agent = Schemas["Agent"];
 export type AgentRef = Schemas["AgentRef"];
+export type AgentUtilization = Schemas["AgentUtilization"];
 export type Choice = Schemas["Choice"];
 export type Choices = Schemas["Choices"];
+export type Mesh = Schemas["Mesh"];
+export type MeshTest = Schemas["MeshTest"];
 export type PathSummary = Schemas["Path"];
 export type RttPoint = Schemas["RttPoint"];
 export type RttSeries = Schemas["RttSeries"];
+export type Slot = Schemas["Slot"];
+export type SlotState = Schemas["StateEnum"];
 export type User = Schemas["User"];
+export type Utilization = Schemas["Utilization"];
 
 /** How often live pages refresh: agents report every few seconds, so 30 s is fresh enough. */
 export const REFRESH_MS = 30_000;
@@ -22,6 +28,10 @@ export const queryKeys = {
   paths: ["paths"] as const,
   rtt: (source: string, destination: string, start: string, end: string) =>
     ["rtt", source, destination, start, end] as const,
+  meshes: ["meshes"] as const,
+  utilization: ["slots", "utilization"] as const,
+  slots: (state: string, agent: string, lookbackS: string, limit: string) =>
+    ["slots", "list", state, agent, lookbackS, limit] as const,
 };
 
 export function useMe() {
@@ -49,6 +59,54 @@ export function usePaths() {
     queryKey: queryKeys.paths,
     queryFn: () => apiGet<PathSummary[]>("/paths/"),
     refetchInterval: REFRESH_MS,
+  });
+}
+
+export function useMeshes() {
+  return useQuery({
+    queryKey: queryKeys.meshes,
+    queryFn: () => apiGet<Mesh[]>("/meshes/"),
+    refetchInterval: REFRESH_MS,
+  });
+}
+
+export function useSlotUtilization() {
+  return useQuery({
+    queryKey: queryKeys.utilization,
+    queryFn: () => apiGet<Utilization>("/slots/utilization/"),
+    refetchInterval: REFRESH_MS,
+  });
+}
+
+export interface SlotQuery {
+  /** Only slots in this state (a `slot_state` choice value); null for every state. */
+  state: string | null;
+  /** Only slots this agent sends or receives in; null for every agent. */
+  agent: string | null;
+  /** How far back the list starts, in seconds before now. */
+  lookbackS: number;
+  limit: number;
+}
+
+export function useSlots({ state, agent, lookbackS, limit }: SlotQuery) {
+  return useQuery({
+    // Like the RTT window, the start slides with each refresh: the key holds its distance from now.
+    queryKey: queryKeys.slots(state ?? "", agent ?? "", String(lookbackS), String(limit)),
+    queryFn: () => {
+      const params = new URLSearchParams({
+        start: new Date(Date.now() - lookbackS * 1000).toISOString(),
+        limit: String(limit),
+      });
+      if (state !== null) {
+        params.set("state", state);
+      }
+      if (agent !== null) {
+        params.set("agent", agent);
+      }
+      return apiGet<Slot[]>(`/slots/?${params.toString()}`);
+    },
+    refetchInterval: REFRESH_MS,
+    placeholderData: (previous) => previous,
   });
 }
 

@@ -30,6 +30,7 @@ export function AppLayout() {
         <nav>
           <NavLink to="/paths">Paths</NavLink>
           <NavLink to="/agents">Agents</NavLink>
+          <NavLink to="/schedule">Schedule</NavLink>
         </nav>
         <span className="user">
           {me.data.username}

@@ -2,13 +2,15 @@ import { Component, type ErrorInfo, type ReactNode } from "react";
 
 interface Props {
   children: ReactNode;
+  /** What failed, as the heading says it: "This page" unless a panel names itself. */
+  what?: string;
 }
 
 interface State {
   error: Error | null;
 }
 
-/** Keeps one broken page from blanking the whole UI, and says what broke. */
+/** Keeps one broken page (or panel) from blanking the whole UI, and says what broke. */
 export class ErrorBoundary extends Component<Props, State> {
   override state: State = { error: null };
 
@@ -24,7 +26,7 @@ export class ErrorBoundary extends Component<Props, State> {
     if (this.state.error !== null) {
       return (
         <div className="error" role="alert">
-          <h2>This page failed to render</h2>
+          <h2>{this.props.what ?? "This page"} failed to render</h2>
           <pre>{this.state.error.message}</pre>
           <button
             type="button"

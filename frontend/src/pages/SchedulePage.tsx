@@ -1,0 +1,458 @@
+import { Fragment } from "react";
+import { Link, useSearchParams } from "react-router-dom";
+
+import {
+  useAgents,
+  useChoices,
+  useMeshes,
+  useSlotUtilization,
+  useSlots,
+  type AgentUtilization,
+  type Choice,
+  type Mesh,
+  type Slot,
+} from "../api/queries";
+import { Panel } from "../components/Panel";
+import { LoadError, Loading } from "../components/QueryState";
+import { StatusBadge } from "../components/StatusBadge";
+import { formatUtc } from "../lib/format";
+import {
+  DEMAND_LIMIT,
+  choiceFor,
+  countProblems,
+  firstUpcoming,
+  formatApproxSpan,
+  formatRelative,
+  formatShare,
+  formatSpan,
+  horizonSummary,
+  isOverDemand,
+  isProblem,
+  membersSummary,
+  shareBarPercent,
+  slotLengthS,
+  sortByDemand,
+  specSummary,
+  testSchedule,
+} from "../lib/schedule";
+
+/** How far back the slot list starts: a day covers every interval of the default mesh. */
+export const SLOT_LOOKBACK_S = 24 * 3600;
+/** The most slots the list asks for; the API orders by start, so a full list is cut at its end. */
+export const SLOT_LIMIT = 200;
+const LOOKBACK = formatApproxSpan(SLOT_LOOKBACK_S);
+
+function ShareBar({ fraction, over }: { fraction: number; over: boolean }) {
+  return (
+    <span className={over ? "share-bar over" : "share-bar"} aria-hidden="true">
+      <span style={{ width: `${shareBarPercent(fraction)}%` }} />
+    </span>
+  );
+}
+
+function slotsOfAgent(agent: string): string {
+  return `?${new URLSearchParams({ agent }).toString()}`;
+}
+
+function UtilizationRow({ row }: { row: AgentUtilization }) {
+  const over = isOverDemand(row);
+  return (
+    <tr className={over ? "over-demand" : undefined}>
+      <td>
+        <Link to={slotsOfAgent(row.agent)} title={`Show the slots of ${row.agent}`}>
+          {row.agent}
+        </Link>
+      </td>
+      <td className="share">
+        <ShareBar fraction={row.utilization} over={false} />
+        {formatShare(row.utilization)}{" "}
+        <span className="muted">({formatApproxSpan(row.planned_exclusive_s)})</span>
+      </td>
+      <td className="share">
+        <ShareBar fraction={row.demand} over={over} />
+        {over ? <strong>{formatShare(row.demand)}</strong> : formatShare(row.demand)}
+        {over && <span className="flag"> over {formatShare(DEMAND_LIMIT)}</span>}
+      </td>
+      <td className="number">{row.slots_planned}</td>
+    </tr>
+  );
+}
+
+/** Each agent's share of exclusive time: what is reserved ahead, and what its meshes ask for. */
+export function UtilizationPanel({ now = new Date() }: { now?: Date }) {
+  const utilization = useSlotUtilization();
+  if (utilization.isPending) {
+    return <Loading what="exclusive time per agent" />;
+  }
+  if (utilization.isError) {
+    return <LoadError what="exclusive time per agent" error={utilization.error} />;
+  }
+  const data = utilization.data;
+  const rows = sortByDemand(data.agents);
+  const overloaded = rows.filter(isOverDemand);
+  return (
+    <>
+      {data.horizon_s > 0 ? (
+        <p>
+          Throughput slots are {horizonSummary(data.planned_until, data.horizon_s, now)}.{" "}
+          <span className="muted">
+            Reserved is the share of that horizon an agent spends in throughput tests, as sender or
+            receiver; demand is what its meshes ask for in steady state.
+          </span>
+        </p>
+      ) : (
+        <p className="warning" role="note">
+          Nothing is planned ahead. The planner extends the plan every 5 minutes from Celery beat:
+          check that <code>celery beat</code> and a worker are running.
+        </p>
+      )}
+      {overloaded.length > 0 && (
+        <div className="warning" role="alert">
+          <strong>
+            {overloaded.map((row) => row.agent).join(", ")} {overloaded.length === 1 ? "is" : "are"} asked for
+            more than {formatShare(DEMAND_LIMIT)} of {overloaded.length === 1 ? "its" : "their"} time.
+          </strong>{" "}
+          Such an agent cannot take more throughput tests, and its runs start to be unschedulable or
+          late. To make room: lengthen the throughput intervals, widen the slip (<code>slip_s</code>, up
+          to the interval) so the planner can move runs, or split the mesh so each agent has fewer
+          throughput peers.
+        </div>
+      )}
+      {rows.length === 0 ? (
+        <p className="muted">
+          No active agents. Create an enrolment token (<code>manage.py create_enrollment_token</code>)
+          and run <code>fathom-agent enroll</code> on each endpoint; a mesh with a throughput test then
+          gives them slots.
+        </p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th>Agent</th>
+              <th>Reserved in the horizon</th>
+              <th>Demand</th>
+              <th className="number">Slots planned</th>
+            </tr>
+          </thead>
+          <tbody>
+            {rows.map((row) => (
+              <UtilizationRow key={row.agent} row={row} />
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
+function MeshRow({ mesh }: { mesh: Mesh }) {
+  const enabled = mesh.enabled !== false;
+  const tests = mesh.tests ?? [];
+  return (
+    <tr className={enabled ? undefined : "disabled"}>
+      <td>
+        <strong>{mesh.name}</strong>
+        {mesh.description !== undefined && mesh.description !== "" && (
+          <div className="muted">{mesh.description}</div>
+        )}
+      </td>
+      <td>{mesh.kind}</td>
+      <td>{membersSummary(mesh)}</td>
+      <td>{enabled ? "yes" : "no: nothing runs"}</td>
+      <td>
+        {tests.length === 0 ? (
+          <span className="muted">no tests</span>
+        ) : (
+          <ul className="tests">
+            {tests.map((test) => {
+              const spec = specSummary(test.spec);
+              return (
+                <li key={test.name} className={test.enabled === false ? "disabled" : undefined}>
+                  <strong>{test.test_type}</strong> {testSchedule(test)}
+                  <span className="muted"> · {spec.length > 0 ? spec.join(", ") : "default options"}</span>
+                  {test.name !== test.test_type && <span className="muted"> ({test.name})</span>}
+                  {test.enabled === false && <span className="flag"> disabled</span>}
+                </li>
+              );
+            })}
+          </ul>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+/** The meshes: who tests whom, and which tests at what interval. */
+export function MeshesPanel() {
+  const meshes = useMeshes();
+  if (meshes.isPending) {
+    return <Loading what="meshes" />;
+  }
+  if (meshes.isError) {
+    return <LoadError what="meshes" error={meshes.error} />;
+  }
+  if (meshes.data.length === 0) {
+    return (
+      <p className="muted">
+        No meshes, so no tests run. Create one with <code>POST /api/v1/meshes/</code> or{" "}
+        <code>python manage.py apply_mesh FILE.json</code> (see “Meshes and slots” in{" "}
+        <code>docs/api.md</code>).
+      </p>
+    );
+  }
+  const rows = [...meshes.data].sort((a, b) => a.name.localeCompare(b.name));
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Mesh</th>
+          <th>Kind</th>
+          <th>Members</th>
+          <th>Enabled</th>
+          <th>Tests</th>
+        </tr>
+      </thead>
+      <tbody>
+        {rows.map((mesh) => (
+          <MeshRow key={mesh.name} mesh={mesh} />
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+function SlotStateBadge({ states, value }: { states: readonly Choice[] | undefined; value: string }) {
+  const choice = choiceFor(states, value);
+  return choice === null ? <span className="badge-plain">{value}</span> : <StatusBadge choice={choice} />;
+}
+
+function SlotRow({ slot, states, now }: { slot: Slot; states: readonly Choice[] | undefined; now: Date }) {
+  const problem = isProblem(slot);
+  const reason = slot.reason ?? "";
+  return (
+    <tr className={problem ? "slot-problem" : undefined}>
+      <td className="nowrap">
+        {formatUtc(slot.start_at)}
+        <div className="muted">{formatRelative(slot.start_at, now)}</div>
+      </td>
+      <td>
+        {slot.source_agent} → {slot.destination_agent}
+      </td>
+      <td>
+        {slot.test_type}
+        <div className="muted">
+          {slot.mesh !== null && `${slot.mesh}/${slot.test ?? "?"}, `}holds {formatSpan(Math.round(slotLengthS(slot)))}
+        </div>
+      </td>
+      <td>
+        <SlotStateBadge states={states} value={slot.state} />
+      </td>
+      <td>
+        {problem ? (
+          <strong className="reason">{reason === "" ? "no reason recorded" : reason}</strong>
+        ) : (
+          <span className="muted">{reason === "" ? "–" : reason}</span>
+        )}
+      </td>
+    </tr>
+  );
+}
+
+function SlotFilters({
+  states,
+  state,
+  agent,
+  onChange,
+}: {
+  states: readonly Choice[] | undefined;
+  state: string | null;
+  agent: string | null;
+  onChange: (state: string | null, agent: string | null) => void;
+}) {
+  const agents = useAgents();
+  const names = (agents.data ?? []).map((item) => item.name);
+  if (agent !== null && !names.includes(agent)) {
+    names.push(agent);
+  }
+  names.sort((a, b) => a.localeCompare(b));
+  return (
+    <div className="filters">
+      <div className="toolbar" role="group" aria-label="Slot state">
+        <button
+          type="button"
+          aria-pressed={state === null}
+          onClick={() => {
+            onChange(null, agent);
+          }}
+        >
+          All
+        </button>
+        {(states ?? []).map((choice) => (
+          <button
+            key={choice.value}
+            type="button"
+            aria-pressed={state === choice.value}
+            onClick={() => {
+              onChange(choice.value, agent);
+            }}
+          >
+            {choice.label}
+          </button>
+        ))}
+      </div>
+      <label>
+        Agent{" "}
+        <select
+          value={agent ?? ""}
+          onChange={(event) => {
+            onChange(state, event.target.value === "" ? null : event.target.value);
+          }}
+        >
+          <option value="">all agents</option>
+          {names.map((name) => (
+            <option key={name} value={name}>
+              {name}
+            </option>
+          ))}
+        </select>
+      </label>
+    </div>
+  );
+}
+
+function emptySlotsHint(stateLabel: string | null, agent: string | null): string {
+  if (stateLabel === null && agent === null) {
+    return (
+      `No slots in the last ${LOOKBACK} or planned ahead. Throughput tests get slots once an enabled mesh ` +
+      "with a throughput test has two active agents; the planner runs every 5 minutes."
+    );
+  }
+  const which = stateLabel === null ? "" : `${stateLabel.toLowerCase()} `;
+  const whose = agent === null ? "" : ` for ${agent}`;
+  return `No ${which}slots${whose} in the last ${LOOKBACK} or planned ahead. Choose “All” or another agent to see the rest.`;
+}
+
+/** Recent and upcoming slots, filtered by state and agent; failures show why. */
+export function SlotsPanel({ now = new Date() }: { now?: Date }) {
+  const [params, setParams] = useSearchParams();
+  const state = params.get("state");
+  const agent = params.get("agent");
+  const choices = useChoices();
+  const states = choices.data?.slot_state;
+  const slots = useSlots({ state, agent, lookbackS: SLOT_LOOKBACK_S, limit: SLOT_LIMIT });
+
+  const setFilters = (nextState: string | null, nextAgent: string | null) => {
+    const next = new URLSearchParams();
+    if (nextState !== null) {
+      next.set("state", nextState);
+    }
+    if (nextAgent !== null) {
+      next.set("agent", nextAgent);
+    }
+    setParams(next);
+  };
+
+  let body;
+  if (slots.isPending) {
+    body = <Loading what="slots" />;
+  } else if (slots.isError) {
+    body = <LoadError what="slots" error={slots.error} />;
+  } else if (slots.data.length === 0) {
+    body = (
+      <p className="muted">
+        {emptySlotsHint(state === null ? null : (choiceFor(states, state)?.label ?? state), agent)}
+      </p>
+    );
+  } else {
+    const list = slots.data;
+    const truncated = list.length >= SLOT_LIMIT;
+    const upcoming = firstUpcoming(list, now);
+    // A list cut at its end may have lost the slots after now: a "now" line there would lie.
+    const showNow = !truncated || upcoming < list.length;
+    const problems = countProblems(list);
+    body = (
+      <>
+        {problems.length > 0 && (
+          <p className="problems" role="status">
+            In this list:{" "}
+            {problems.map(([value, count], index) => (
+              <Fragment key={value}>
+                {index > 0 && ", "}
+                {count} <SlotStateBadge states={states} value={value} />
+              </Fragment>
+            ))}
+            . Their reason is in the last column.
+          </p>
+        )}
+        {truncated && (
+          <p className="warning" role="note">
+            Only the first {SLOT_LIMIT} slots from {formatUtc(list[0]?.start_at)} on are shown, oldest first;
+            filter by state or agent to see later ones.
+          </p>
+        )}
+        <table className={slots.isPlaceholderData ? "stale" : undefined}>
+          <thead>
+            <tr>
+              <th>Start</th>
+              <th>Source → destination</th>
+              <th>Test</th>
+              <th>State</th>
+              <th>Reason</th>
+            </tr>
+          </thead>
+          <tbody>
+            {list.map((slot, index) => (
+              <Fragment key={slot.id}>
+                {showNow && index === upcoming && <NowRow now={now} />}
+                <SlotRow slot={slot} states={states} now={now} />
+              </Fragment>
+            ))}
+            {showNow && upcoming === list.length && <NowRow now={now} />}
+          </tbody>
+        </table>
+      </>
+    );
+  }
+
+  return (
+    <>
+      <SlotFilters states={states} state={state} agent={agent} onChange={setFilters} />
+      {choices.isError && <LoadError what="slot state labels" error={choices.error} />}
+      <p className="muted">
+        Slots from {LOOKBACK} ago on, oldest first, times in UTC.
+        {slots.isFetching && !slots.isPending && " Refreshing…"}
+      </p>
+      {body}
+    </>
+  );
+}
+
+function NowRow({ now }: { now: Date }) {
+  return (
+    <tr className="now">
+      <td colSpan={5}>now ({formatUtc(now.toISOString())})</td>
+    </tr>
+  );
+}
+
+/** Exclusive (throughput) time: who is busy, what the meshes ask for, and which slots went wrong. */
+export function SchedulePage() {
+  return (
+    <section>
+      <h1>Schedule</h1>
+      <p className="muted">
+        Throughput tests (iperf3) are exclusive: the server plans them in time slots so that no agent is
+        ever in two at once. Other tests run beside them.
+      </p>
+      <Panel title="Exclusive time per agent">
+        <UtilizationPanel />
+      </Panel>
+      <Panel title="Meshes">
+        <MeshesPanel />
+      </Panel>
+      <Panel title="Slots">
+        <SlotsPanel />
+      </Panel>
+    </section>
+  );
+}
