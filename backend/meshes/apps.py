@@ -5,3 +5,6 @@ class MeshesConfig(AppConfig):
     """Who measures whom, how often: the plans agents pull."""
 
     name = "meshes"
+
+    def ready(self) -> None:
+        from meshes import signals  # noqa: F401 - connects the re-planning on agent changes

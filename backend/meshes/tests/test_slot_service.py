@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from fathom.testing import FathomTestCase, load_example
 from inventory.models import Agent
+from inventory.services import revoke_agent
 from meshes import slots
 from meshes.models import Mesh, MeshMember, MeshTest, Slot
 from meshes.services import expire_overdue_slots, plan_exclusive_slots
@@ -148,3 +149,16 @@ class SlotServiceTests(FathomTestCase):
         with self.assertNumQueries(3):  # session, user, slots joined with agents and tests
             client.get("/api/v1/slots/", {"limit": "100"})
         assert Agent.objects.count() == 3
+
+
+class AgentChangeReplanTests(FathomTestCase):
+    def test_an_enrolled_agent_gets_slots_and_a_revoked_one_loses_them(self) -> None:
+        with self.captureOnCommitCallbacks(execute=True):
+            geneva, _ = self.enroll("geneva", "198.18.3.1")
+        assert Slot.objects.filter(source=geneva, state="planned").exists()
+        assert Slot.objects.filter(destination=geneva, state="planned").exists()
+        with self.captureOnCommitCallbacks(execute=True):
+            revoke_agent(geneva)
+        assert not Slot.objects.filter(source=geneva, state="planned").exists()
+        assert not Slot.objects.filter(destination=geneva, state="planned").exists()
+        assert Slot.objects.filter(source=self.athens, destination=self.frankfurt, state="planned").exists()
