@@ -3,7 +3,10 @@
 package probe
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
 
 	"github.com/fathom-net/fathom/agents/internal/plan"
 	"github.com/fathom-net/fathom/agents/internal/result"
@@ -17,3 +20,20 @@ type Prober interface {
 
 // Registry maps a test type to its prober.
 type Registry map[string]Prober
+
+// DecodeSpec reads a plan's spec over the defaults already in spec, refusing unknown fields
+// and trailing data: a spec this agent does not fully understand is not run half-understood.
+func DecodeSpec(raw json.RawMessage, spec any) error {
+	if len(raw) == 0 {
+		return nil
+	}
+	decoder := json.NewDecoder(bytes.NewReader(raw))
+	decoder.DisallowUnknownFields()
+	if err := decoder.Decode(spec); err != nil {
+		return err
+	}
+	if decoder.More() {
+		return errors.New("trailing data after the spec")
+	}
+	return nil
+}

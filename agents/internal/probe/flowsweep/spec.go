@@ -1,13 +1,12 @@
 package flowsweep
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/fathom-net/fathom/agents/internal/echo"
+	"github.com/fathom-net/fathom/agents/internal/probe"
 )
 
 // Spec is a flow sweep's options, as the plan sends them.
@@ -38,15 +37,8 @@ func defaultSpec() Spec {
 // DecodeSpec reads a plan's spec over the defaults, refusing unknown fields, and validates it.
 func DecodeSpec(raw json.RawMessage) (Spec, error) {
 	spec := defaultSpec()
-	if len(raw) > 0 {
-		decoder := json.NewDecoder(bytes.NewReader(raw))
-		decoder.DisallowUnknownFields()
-		if err := decoder.Decode(&spec); err != nil {
-			return spec, err
-		}
-		if decoder.More() {
-			return spec, errors.New("trailing data after the spec")
-		}
+	if err := probe.DecodeSpec(raw, &spec); err != nil {
+		return spec, err
 	}
 	if spec.Port == 0 {
 		spec.Port = echo.DefaultPort

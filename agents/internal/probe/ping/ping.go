@@ -4,7 +4,6 @@ package ping
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -15,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fathom-net/fathom/agents/internal/plan"
+	"github.com/fathom-net/fathom/agents/internal/probe"
 	"github.com/fathom-net/fathom/agents/internal/result"
 )
 
@@ -79,13 +79,9 @@ func (p *Prober) Run(ctx context.Context, test plan.Test, planVersion string) re
 	started := p.Now()
 	res := result.New(TestType, test.ID, planVersion, test.Peer.Address, test.Peer.ID, started)
 	spec := defaultSpec()
-	if len(test.Spec) > 0 {
-		decoder := json.NewDecoder(bytes.NewReader(test.Spec))
-		decoder.DisallowUnknownFields()
-		if err := decoder.Decode(&spec); err != nil {
-			res.Fail("invalid ping spec: " + err.Error())
-			return res
-		}
+	if err := probe.DecodeSpec(test.Spec, &spec); err != nil {
+		res.Fail("invalid ping spec: " + err.Error())
+		return res
 	}
 	if err := spec.Validate(); err != nil {
 		res.Fail("invalid ping spec: " + err.Error())

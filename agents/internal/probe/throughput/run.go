@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fathom-net/fathom/agents/internal/plan"
+	"github.com/fathom-net/fathom/agents/internal/probe"
 	"github.com/fathom-net/fathom/agents/internal/result"
 )
 
@@ -56,15 +57,8 @@ func defaultSpec() Spec {
 // DecodeSpec reads a plan's spec over the defaults, refusing unknown fields, and validates it.
 func DecodeSpec(raw json.RawMessage) (Spec, error) {
 	spec := defaultSpec()
-	if len(raw) > 0 {
-		decoder := json.NewDecoder(bytes.NewReader(raw))
-		decoder.DisallowUnknownFields()
-		if err := decoder.Decode(&spec); err != nil {
-			return spec, err
-		}
-		if decoder.More() {
-			return spec, errors.New("trailing data after the spec")
-		}
+	if err := probe.DecodeSpec(raw, &spec); err != nil {
+		return spec, err
 	}
 	if spec.Port == 0 {
 		spec.Port = DefaultPort

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/fathom-net/fathom/agents/internal/plan"
+	"github.com/fathom-net/fathom/agents/internal/probe"
 	"github.com/fathom-net/fathom/agents/internal/result"
 )
 
@@ -43,15 +44,8 @@ func defaultSpec() Spec {
 // DecodeSpec reads a plan's spec over the defaults, refusing unknown fields, and validates it.
 func DecodeSpec(raw json.RawMessage) (Spec, error) {
 	spec := defaultSpec()
-	if len(raw) > 0 {
-		decoder := json.NewDecoder(bytes.NewReader(raw))
-		decoder.DisallowUnknownFields()
-		if err := decoder.Decode(&spec); err != nil {
-			return spec, err
-		}
-		if decoder.More() {
-			return spec, errors.New("trailing data after the spec")
-		}
+	if err := probe.DecodeSpec(raw, &spec); err != nil {
+		return spec, err
 	}
 	return spec, spec.Validate()
 }

@@ -1,0 +1,31 @@
+package probe
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func TestDecodeSpecKeepsDefaultsAndRefusesWhatItDoesNotKnow(t *testing.T) {
+	type spec struct {
+		Count int `json:"count"`
+		Size  int `json:"size"`
+	}
+	got := spec{Count: 10, Size: 56}
+	if err := DecodeSpec(json.RawMessage(`{"count": 3}`), &got); err != nil || got != (spec{3, 56}) {
+		t.Fatalf("%+v %v", got, err)
+	}
+	if err := DecodeSpec(nil, &got); err != nil || got != (spec{3, 56}) {
+		t.Fatalf("empty spec changed %+v %v", got, err)
+	}
+	for raw, want := range map[string]string{
+		`{"count": 3, "bogus": 1}`:  "unknown field",
+		`{"count": 3} {"count": 4}`: "trailing data",
+		`{"count": "x"}`:            "cannot unmarshal",
+		`[1]`:                       "cannot unmarshal",
+	} {
+		if err := DecodeSpec(json.RawMessage(raw), &got); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: %v, want %q", raw, err, want)
+		}
+	}
+}
