@@ -30,14 +30,27 @@ from measurements.models import Run
 from meshes import slots
 from meshes.choices import MemberSide, MeshKind, SlotState
 from meshes.models import Mesh, MeshTest, PlannerState, Slot
-from meshes.specs import DEFAULT_TESTS, normalize_spec, reserved_seconds
+from meshes.specs import DEFAULT_TESTS, THROUGHPUT_MARGIN_S, normalize_spec, reserved_seconds
 
 PLAN_SCHEMA_VERSION = 1
 UPLOAD_INTERVAL_S = 10
 HOST_FACTS_INTERVAL_S = 300
-# An agent may start a slot this late (a clock a little behind, a plan fetched just in time);
-# later than that it reports the slot missed.
+# Slots already started this long ago are still listed, so an agent that fetches its plan
+# just after a start learns of the slot and reports it missed rather than never.
 SLOT_LATE_START_S = 30
+# New slots start at least this far ahead, so every agent has fetched them (plans are
+# polled every 30 s) before they start: a run started late would overrun its reservation.
+SLOT_PLANNING_LEAD_S = 90
+
+
+def slot_key(test_id: Any, source_id: Any, destination_id: Any) -> str:
+    """One periodic exclusive test on one directed path, as the planner names it."""
+    return f"{test_id}:{source_id}:{destination_id}"
+
+
+def mesh_test_id(mesh_name: str, test_name: str, far_end: str) -> str:
+    """The plan's id of a mesh test on one path, as results report it back."""
+    return f"{mesh_name}/{test_name}:{far_end}"
 
 
 @dataclass(frozen=True)
@@ -107,41 +120,51 @@ class Path:
     @property
     def test_id(self) -> str:
         far_end = str(self.destination.pk) if self.destination else self.target
-        return f"{self.test.mesh.name}/{self.test.name}:{far_end}"
+        return mesh_test_id(self.test.mesh.name, self.test.name, far_end)
 
     @property
     def slot_key(self) -> str:
         assert self.destination is not None
-        return f"{self.test.pk}:{self.source.pk}:{self.destination.pk}"
+        return slot_key(self.test.pk, self.source.pk, self.destination.pk)
 
 
 def active_agents() -> list[Agent]:
     return list(Agent.objects.filter(revoked_at__isnull=True).order_by("name"))
 
 
-def mesh_pairs(mesh: Mesh, agents: dict[Any, Agent]) -> Iterator[tuple[Agent, Agent | None, str]]:
-    """The directed (source, destination, target) pairs of a mesh among active agents."""
+def mesh_pairs(
+    mesh: Mesh, agents: dict[Any, Agent], source: Agent | None = None
+) -> Iterator[tuple[Agent, Agent | None, str]]:
+    """The directed (source, destination, target) pairs of a mesh among active agents,
+    optionally only those from one source (an agent's plan must not cost the whole mesh)."""
     if mesh.all_agents:
         members: list[tuple[Agent, str]] = [(agent, MemberSide.A) for agent in agents.values()]
     else:
         members = [(agents[m.agent_id], m.side) for m in mesh.members.all() if m.agent_id in agents]
+
+    def wanted(agent: Agent) -> bool:
+        return source is None or agent.pk == source.pk
+
     if mesh.kind == MeshKind.MESH:
-        for source, _ in members:
-            for destination, _ in members:
-                if source.pk != destination.pk:
-                    yield source, destination, destination.address
+        for src, _ in members:
+            if wanted(src):
+                for dst, _ in members:
+                    if src.pk != dst.pk:
+                        yield src, dst, dst.address
     elif mesh.kind == MeshKind.DISJOINT:
         a_side = [agent for agent, side in members if side == MemberSide.A]
         b_side = [agent for agent, side in members if side == MemberSide.B]
         for a in a_side:
             for b in b_side:
-                yield a, b, b.address
-                if not mesh.unidirectional:
+                if wanted(a):
+                    yield a, b, b.address
+                if not mesh.unidirectional and wanted(b):
                     yield b, a, a.address
     else:  # list: every member to every external target
-        for source, _ in members:
-            for target in mesh.targets:
-                yield source, None, str(target)
+        for src, _ in members:
+            if wanted(src):
+                for target in mesh.targets:
+                    yield src, None, str(target)
 
 
 def mesh_paths(source: Agent | None = None, exclusive: bool | None = None) -> list[Path]:
@@ -152,11 +175,9 @@ def mesh_paths(source: Agent | None = None, exclusive: bool | None = None) -> li
         type_filter = Q(test_type__in=EXCLUSIVE_TEST_TYPES)
         tests = tests.filter(type_filter if exclusive else ~type_filter)
     tests = tests.prefetch_related("mesh__members").order_by("mesh__name", "name")
-    paths = []
+    paths: list[Path] = []
     for test in tests:
-        for src, dst, target in mesh_pairs(test.mesh, agents):
-            if source is None or src.pk == source.pk:
-                paths.append(Path(test, src, dst, target))
+        paths.extend(Path(test, src, dst, target) for src, dst, target in mesh_pairs(test.mesh, agents, source))
     return paths
 
 
@@ -192,6 +213,7 @@ def planned_slots(agent: Agent, now: datetime, until: datetime) -> list[PlannedS
         Slot.objects.filter(
             source=agent,
             state=SlotState.PLANNED,
+            mesh_test__isnull=False,
             start_at__gte=now - timedelta(seconds=SLOT_LATE_START_S),
             start_at__lte=until,
         )
@@ -201,17 +223,14 @@ def planned_slots(agent: Agent, now: datetime, until: datetime) -> list[PlannedS
     return [
         PlannedSlot(
             id=str(slot.id),
-            test_id=(
-                f"{slot.mesh_test.mesh.name}/{slot.mesh_test.name}:{slot.destination_id}"
-                if slot.mesh_test
-                else f"slot:{slot.destination_id}"
-            ),
+            test_id=mesh_test_id(slot.mesh_test.mesh.name, slot.mesh_test.name, str(slot.destination_id)),
             type=slot.test_type,
             start_at=slot.start_at.astimezone(UTC).isoformat(),
             peer=Peer(str(slot.destination.pk), slot.destination.name, slot.destination.address),
             spec=slot.spec,
         )
         for slot in rows
+        if slot.mesh_test is not None
     ]
 
 
@@ -263,11 +282,11 @@ def plan_exclusive_slots(now: datetime | None = None, seed: int | None = None) -
     plan the same period twice or place two slots on one agent's time.
     """
     now = (now or timezone.now()).replace(microsecond=0)
+    start = now + timedelta(seconds=SLOT_PLANNING_LEAD_S)
     until = now + timedelta(seconds=settings.SLOT_HORIZON_S)
     rng = random.Random(seed)  # noqa: S311 - start jitter, not secrets
     with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended('meshes:plan-slots', 0))")
+        lock_planner()
         paths = [path for path in mesh_paths(exclusive=True) if path.destination is not None]
         rtts = path_min_rtt_ms(
             ((p.source.pk, p.destination.pk) for p in paths if p.destination), now - timedelta(days=1)
@@ -278,7 +297,10 @@ def plan_exclusive_slots(now: datetime | None = None, seed: int | None = None) -
             spec = normalize_spec(path.test.test_type, path.test.spec)
             rtt = rtts.get((path.source.pk, path.destination.pk))
             spec["path_rtt_ms"] = rtt or 0
-            duration = min(reserved_seconds(spec, rtt), path.test.interval_s)
+            if reserved_seconds(spec, rtt) > path.test.interval_s:
+                # A long path's derived slow-start omit would outgrow the interval: omit what fits.
+                spec["omit_s"] = max(0, path.test.interval_s - spec["duration_s"] - THROUGHPUT_MARGIN_S)
+            duration = reserved_seconds(spec, rtt)
             requests.append(
                 slots.SlotRequest(
                     key=path.slot_key,
@@ -293,7 +315,7 @@ def plan_exclusive_slots(now: datetime | None = None, seed: int | None = None) -
         existing = Slot.objects.filter(end_at__gt=now).exclude(state=SlotState.UNSCHEDULABLE)
         planned = [
             slots.Placement(
-                key=f"{slot.mesh_test_id}:{slot.source_id}:{slot.destination_id}",
+                key=slot_key(slot.mesh_test_id, slot.source_id, slot.destination_id),
                 source=str(slot.source_id),
                 destination=str(slot.destination_id),
                 period_start=_epoch(slot.period_start),
@@ -302,7 +324,7 @@ def plan_exclusive_slots(now: datetime | None = None, seed: int | None = None) -
             )
             for slot in existing
         ]
-        result = slots.plan_slots(requests, _epoch(now), _epoch(until), rng, planned=planned)
+        result = slots.plan_slots(requests, _epoch(start), _epoch(until), rng, planned=planned)
         new_rows = [_slot_row(by_key[p.key], p.period_start, p.start, p.end) for p in result.placements]
         failed_rows = [
             _slot_row(by_key[u.key], u.period_start, u.period_start, u.period_start) for u in result.unplaceable
@@ -347,10 +369,26 @@ def _slot_row(path_and_spec: tuple[Path, dict[str, Any]], period_s: float, start
     )
 
 
+def lock_planner() -> None:
+    """Serialises everything that plans or drops slots, until the transaction ends (an
+    edit that drops slots and the beat task extending the plan must not interleave)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended('meshes:plan-slots', 0))")
+
+
 def drop_future_slots(mesh: Mesh, now: datetime | None = None) -> None:
-    """A changed or deleted mesh's slots yet to start go; slots started or reported stay as history."""
+    """A changed or deleted mesh's slots yet to start go, to be planned again; slots started
+    or reported stay as history. A run of the current period (its period began, its start
+    has not come) stays when its path and test still exist: planning starts at now, so that
+    period would otherwise have no run at all."""
     now = now or timezone.now()
-    Slot.objects.filter(mesh_test__mesh=mesh, state=SlotState.PLANNED, start_at__gt=now).delete()
+    lock_planner()
+    future = Slot.objects.filter(mesh_test__mesh=mesh, state=SlotState.PLANNED, start_at__gt=now)
+    future.filter(period_start__gte=now).delete()
+    keep = {path.slot_key for path in mesh_paths(exclusive=True) if path.test.mesh_id == mesh.pk and path.destination}
+    for slot in future.filter(period_start__lt=now):
+        if slot_key(slot.mesh_test_id, slot.source_id, slot.destination_id) not in keep:
+            slot.delete()
     Slot.objects.filter(mesh_test__mesh=mesh, state=SlotState.UNSCHEDULABLE, period_start__gt=now).delete()
 
 
@@ -367,7 +405,11 @@ def record_slot_outcomes(agent: Agent, results: Iterable[dict[str, Any]]) -> Non
         slot_id = result.get("slot_id")
         if not slot_id:
             continue
-        Slot.objects.filter(pk=slot_id, source=agent).exclude(state=result["status"], run_id=result["id"]).update(
+        # Only the slot's own run settles it, and a measured slot stays measured: a retry
+        # that failed later does not erase the run that worked.
+        Slot.objects.filter(
+            pk=slot_id, source=agent, destination_id=result.get("peer_id"), test_type=result["test_type"]
+        ).exclude(state=SlotState.OK).update(
             state=result["status"], run_id=result["id"], reason=result["error"][:500], updated_at=timezone.now()
         )
 

@@ -1,6 +1,7 @@
-"""Agents joining or leaving change the meshes' paths: re-plan exclusive slots at once,
-rather than at the next beat run, so a new agent's throughput tests start within minutes
-and a revoked agent's slots never start at all."""
+"""Changes that alter the meshes' paths outside a mesh edit: an agent joining or leaving
+re-plans exclusive slots at once (not at the next beat run), so a new agent's throughput
+tests start within minutes and a revoked agent's slots never start; a deleted test's slots
+go with it."""
 
 from __future__ import annotations
 
@@ -8,14 +9,14 @@ from typing import Any
 
 from django.db import transaction
 from django.db.models import Q
-from django.db.models.signals import post_save
+from django.db.models.signals import post_save, pre_delete
 from django.dispatch import receiver
 from django.utils import timezone
 
 from inventory.models import Agent
 from meshes.choices import SlotState
-from meshes.models import Slot
-from meshes.services import plan_exclusive_slots
+from meshes.models import MeshTest, Slot
+from meshes.services import lock_planner, plan_exclusive_slots
 
 
 @receiver(post_save, sender=Agent, dispatch_uid="meshes-replan-on-agent-change")
@@ -26,6 +27,17 @@ def replan_on_agent_change(sender: type[Agent], instance: Agent, created: bool, 
     if not (created or update_fields is None or "revoked_at" in update_fields):
         return
     if instance.revoked_at is not None:
+        lock_planner()
         involved = Q(source=instance) | Q(destination=instance)
         Slot.objects.filter(involved, state=SlotState.PLANNED, start_at__gt=timezone.now()).delete()
     transaction.on_commit(plan_exclusive_slots)
+
+
+@receiver(pre_delete, sender=MeshTest, dispatch_uid="meshes-drop-slots-of-deleted-test")
+def drop_slots_of_deleted_test(sender: type[MeshTest], instance: MeshTest, **kwargs: Any) -> None:
+    """A test removed from a mesh (or with its mesh) runs no more: its slots yet to start go,
+    before SET_NULL would orphan them where no re-planning can find them."""
+    lock_planner()
+    now = timezone.now()
+    Slot.objects.filter(mesh_test=instance, state=SlotState.PLANNED, start_at__gt=now).delete()
+    Slot.objects.filter(mesh_test=instance, state=SlotState.UNSCHEDULABLE, period_start__gt=now).delete()

@@ -17,6 +17,8 @@ from measurements.choices import TestType
 
 # More parallel streams would measure the end hosts rather than the path.
 MAX_PARALLEL_STREAMS = 128
+# The agent refuses a flow sweep whose round (flows x samples x interval) outlasts this.
+MAX_SWEEP_ROUND_MS = 600_000
 CONGESTION_NAME = re.compile(r"^[a-z0-9_]{0,32}$")
 
 
@@ -132,6 +134,12 @@ def normalize_spec(test_type: str, spec: Any) -> dict[str, Any]:
         normalized[field] = value
     if test_type == TestType.THROUGHPUT and normalized["udp"] and not normalized["bitrate_bps"]:
         errors["bitrate_bps"] = "a UDP test needs a target rate (iperf3's 1 Mbit/s default measures nothing)"
+    if test_type == TestType.FLOWSWEEP and not errors:
+        round_ms = normalized["flows"] * normalized["samples_per_flow"] * normalized["interval_ms"]
+        if round_ms > MAX_SWEEP_ROUND_MS:
+            errors["samples_per_flow"] = (
+                f"a round of flows x samples x interval_ms lasts {round_ms / 1000:g} s: at most 600"
+            )
     if test_type == TestType.FLOWSWEEP and normalized["protocol"] == "tcp" and not normalized["port"]:
         errors["port"] = "a TCP flow sweep needs the port of a listening service on the peer"
     if errors:

@@ -21,8 +21,9 @@ type SlotFunc func(ctx context.Context, slot plan.Slot, planVersion, missed stri
 // neither runs a slot twice nor forgets to report the ones it slept through.
 type Slots struct {
 	run SlotFunc
-	// LateStart is how late a slot may still start (clocks differ a little, a plan arrives
-	// just in time); later it is missed.
+	// LateStart is how late a slot may still start (clocks differ a little); later it is
+	// missed. It stays below the server's margin around each reservation (8 s), so a late
+	// start never runs into the next agent's slot.
 	LateStart time.Duration
 	Now       func() time.Time
 	ledger    string
@@ -38,7 +39,7 @@ const ledgerKeep = 48 * time.Hour
 
 // NewSlots returns a slot runner whose ledger lives at ledgerPath (empty: memory only).
 func NewSlots(ctx context.Context, run SlotFunc, ledgerPath string) *Slots {
-	s := &Slots{run: run, LateStart: 30 * time.Second, Now: time.Now, ledger: ledgerPath, ctx: ctx,
+	s := &Slots{run: run, LateStart: 5 * time.Second, Now: time.Now, ledger: ledgerPath, ctx: ctx,
 		handled: map[string]time.Time{}, timers: map[string]*time.Timer{}}
 	if ledgerPath != "" {
 		if data, err := os.ReadFile(ledgerPath); err == nil {

@@ -59,7 +59,7 @@ func TestSlotsRunOnceAtTheirStartAndLateOnesAreMissed(t *testing.T) {
 	p := &plan.Plan{Version: "v1", Slots: []plan.Slot{
 		slotAt("soon", now.Add(150*time.Millisecond)),
 		slotAt("slept-through", now.Add(-10*time.Minute)),
-		slotAt("just-late", now.Add(-5*time.Second)), // within LateStart: still runs
+		slotAt("just-late", now.Add(-3*time.Second)), // within LateStart: still runs
 		slotAt("later", now.Add(time.Hour)),
 	}}
 	s.Apply(p)

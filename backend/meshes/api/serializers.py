@@ -187,7 +187,9 @@ class MeshSerializer(serializers.ModelSerializer[Mesh]):
 
     @staticmethod
     def _write_members(mesh: Mesh, members: list[dict[str, Any]]) -> None:
-        MeshMember.objects.bulk_create(MeshMember(mesh=mesh, agent=m["agent"], side=m["side"]) for m in members)
+        MeshMember.objects.bulk_create(
+            MeshMember(mesh=mesh, agent=m["agent"], side=m.get("side", MemberSide.A)) for m in members
+        )
 
     @staticmethod
     def _write_tests(mesh: Mesh, tests: list[dict[str, Any]]) -> None:

@@ -29,7 +29,8 @@ const TestType = "trace"
 type Spec struct {
 	Flows int `json:"flows"`
 	// SrcPortBase is flow 0's source port; flow i uses SrcPortBase+i, so a flow keeps its
-	// 5-tuple, and its ECMP member, from one run to the next.
+	// 5-tuple, and its ECMP member, from one run to the next. The default sits below Linux's
+	// ephemeral range (32768-60999), where a flow sweep's or iperf3's sockets could hold it.
 	SrcPortBase int     `json:"src_port_base"`
 	DstPort     int     `json:"dst_port"`
 	Queries     int     `json:"queries"` // probes per hop (-q)
@@ -38,7 +39,7 @@ type Spec struct {
 }
 
 func defaultSpec() Spec {
-	return Spec{Flows: 8, SrcPortBase: 33500, DstPort: 33434, Queries: 1, WaitS: 1, MaxHops: 30}
+	return Spec{Flows: 8, SrcPortBase: 31000, DstPort: 33434, Queries: 1, WaitS: 1, MaxHops: 30}
 }
 
 // DecodeSpec reads a plan's spec over the defaults, refusing unknown fields, and validates it.

@@ -21,7 +21,7 @@ func TestDecodeSpecDefaultsAndValidation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if spec != (Spec{Flows: 8, SrcPortBase: 33500, DstPort: 33434, Queries: 1, WaitS: 1, MaxHops: 30}) {
+	if spec != (Spec{Flows: 8, SrcPortBase: 31000, DstPort: 33434, Queries: 1, WaitS: 1, MaxHops: 30}) {
 		t.Fatalf("defaults %+v", spec)
 	}
 	// What the server sends: its normalised spec, every option present.
@@ -63,7 +63,7 @@ func needTraceroute(t *testing.T) {
 }
 
 // freeUDPPorts finds a base port with n free UDP ports above it, so parallel test runs on
-// one machine do not collide on the default 33500.
+// one machine do not collide on the default base port.
 func freeUDPPorts(t *testing.T, n int) int {
 	t.Helper()
 	for attempt := 0; attempt < 20; attempt++ {
