@@ -22,8 +22,11 @@ type Responder struct {
 	// the fastest plannable sweep is 1000 packets/s, so anything above is not a prober.
 	RatePerSource float64
 	Burst         float64
-	MinBackoff    time.Duration
-	MaxBackoff    time.Duration
+	// RateTotal bounds all replies together, so spoofed sources (one per packet) cannot
+	// turn the responder into a reflector of unbounded rate.
+	RateTotal  float64
+	MinBackoff time.Duration
+	MaxBackoff time.Duration
 	// Now is the limiter's clock.
 	Now func() time.Time
 	// Ready is told the UDP address each time the responder starts listening (tests).
@@ -32,7 +35,7 @@ type Responder struct {
 
 // New returns a responder with the default limits.
 func New(port int, bind string, log *slog.Logger) *Responder {
-	return &Responder{Port: port, Bind: bind, Log: log, RatePerSource: 1000, Burst: 1000,
+	return &Responder{Port: port, Bind: bind, Log: log, RatePerSource: 1000, Burst: 1000, RateTotal: 10000,
 		MinBackoff: time.Second, MaxBackoff: time.Minute, Now: time.Now}
 }
 
@@ -94,6 +97,7 @@ func (r *Responder) serve(ctx context.Context) error {
 // ServeUDP echoes requests arriving on conn until it is closed.
 func (r *Responder) ServeUDP(conn *net.UDPConn) error {
 	limiter := newLimiter(r.RatePerSource, r.Burst, r.Now)
+	total := newLimiter(r.RateTotal, r.RateTotal, r.Now)
 	// One byte more than MaxLen: a read that fills the buffer was too long to answer.
 	buf := make([]byte, MaxLen+1)
 	failures := 0
@@ -111,7 +115,10 @@ func (r *Responder) ServeUDP(conn *net.UDPConn) error {
 			continue
 		}
 		failures = 0
-		if from.Port() == 0 || !Answer(buf[:n]) || !limiter.allow(from.Addr().Unmap()) {
+		// Probers send from ephemeral ports; a privileged source port is a spoofed request
+		// aimed at a service (DNS, NTP, chargen) through us.
+		if from.Port() < 1024 || !Answer(buf[:n]) || !limiter.allow(from.Addr().Unmap()) ||
+			!total.allow(netip.Addr{}) {
 			continue
 		}
 		_, _ = conn.WriteToUDPAddrPort(buf[:n], from)
