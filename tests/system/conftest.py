@@ -28,7 +28,7 @@ VENV_BIN = ROOT / "var" / "venv" / "bin"
 AGENT_BIN = ROOT / "agents" / "bin" / "fathom-agent"
 ARTIFACTS = Path(os.environ.get("FATHOM_ARTIFACTS", ROOT / "tests" / "artifacts"))
 SYSTEST_DB = "fathom_systest"
-SPINE_PING = {"name": "ping", "test_type": "ping", "interval_s": 10, "spec": {"count": 5, "interval_s": 0.2}}
+SPINE_PING = {"name": "ping", "test_type": "ping", "interval_s": 10, "spec": {"count": 10, "interval_s": 0.2}}
 
 
 def free_port(host: str = "127.0.0.1") -> int:
