@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -299,4 +300,81 @@ func FuzzDecode(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestResponderOnAllAddressesAnswersFromTheAddressAsked: a responder listening on all
+// addresses must reply from the address each request was sent to, or a prober with a
+// connected socket (as flow sweeps use) drops every reply and records total loss. On Linux
+// loopback every 127/8 address is local, and a reply from 127.0.0.5 that the kernel left to
+// routing would leave from 127.0.0.1.
+func TestResponderOnAllAddressesAnswersFromTheAddressAsked(t *testing.T) {
+	for _, tc := range []struct{ name, bind, client, server string }{
+		// Dual stack ([::]): the IPv4 request arrives IPv4-mapped.
+		{"IPv4 to all addresses", "", "127.0.0.1", "127.0.0.5"},
+		{"IPv4 to all IPv4 addresses", "0.0.0.0", "127.0.0.1", "127.0.0.6"},
+		// Loopback has one IPv6 address, so this only shows IPv6 requests still answered.
+		{"IPv6", "", "::1", "::1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			client, server := netip.MustParseAddr(tc.client), netip.MustParseAddr(tc.server)
+			if server.Is6() {
+				probe, err := net.ListenUDP("udp6", &net.UDPAddr{IP: net.IPv6loopback})
+				if err != nil {
+					t.Skipf("no IPv6 on loopback: %v", err)
+				}
+				probe.Close()
+			}
+			port := Start(t, func(r *Responder) { r.Bind = tc.bind }).Port
+			conn, err := net.DialUDP("udp", net.UDPAddrFromAddrPort(netip.AddrPortFrom(client, 0)),
+				net.UDPAddrFromAddrPort(netip.AddrPortFrom(server, uint16(port))))
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			req := Packet{Round: 5, Flow: 6, Seq: 7, SentNs: 8}.Marshal(64)
+			got := exchange(t, conn, req, 2*time.Second)
+			if p, err := Decode(got); err != nil || !p.Reply || p.Seq != 7 || len(got) != len(req) {
+				t.Fatalf("no reply from %v (%x: %+v %v)", server, got, p, err)
+			}
+		})
+	}
+}
+
+// The control messages the responder builds read back as the address they name.
+func TestPacketInformationRoundTrips(t *testing.T) {
+	from4 := netip.MustParseAddrPort("127.0.0.1:40000")
+	from6 := netip.MustParseAddrPort("[2001:db8::1]:40000")
+	for _, tc := range []struct {
+		local netip.Addr
+		from  netip.AddrPort
+	}{
+		{netip.MustParseAddr("192.0.2.7"), from4},
+		{netip.MustParseAddr("192.0.2.7"), netip.AddrPortFrom(netip.AddrFrom16(from4.Addr().As16()), 40000)},
+		{netip.MustParseAddr("2001:db8::7"), from6},
+	} {
+		want := syscall.CmsgSpace(syscall.SizeofInet6Pktinfo)
+		if tc.local.Is4() {
+			want = syscall.CmsgSpace(syscall.SizeofInet4Pktinfo)
+		}
+		if oob := appendSendFrom([]byte{0xee}, tc.local); len(oob) != 1+want || oob[0] != 0xee {
+			t.Errorf("%v: %d bytes after one", tc.local, len(oob))
+		}
+		oob := appendSendFrom(nil, tc.local)
+		if got, ok := arrivedOn(oob, tc.from); !ok || got != tc.local {
+			t.Errorf("%v from %v: read back %v %v", tc.local, tc.from, got, ok)
+		}
+	}
+	// An IPv4 request on a dual-stack socket given only IPV6_RECVPKTINFO: the mapped address.
+	mapped := appendSendFrom(nil, netip.MustParseAddr("::ffff:192.0.2.7"))
+	if got, ok := arrivedOn(mapped, from4); !ok || got != netip.MustParseAddr("192.0.2.7") {
+		t.Errorf("mapped: %v %v", got, ok)
+	}
+	for name, oob := range map[string][]byte{"none": nil, "garbage": {1, 2, 3}} {
+		if got, ok := arrivedOn(oob, from4); ok {
+			t.Errorf("%s: %v", name, got)
+		}
+	}
+	if _, ok := arrivedOn(appendSendFrom(nil, netip.MustParseAddr("192.0.2.7")), from6); ok {
+		t.Error("an IPv6 request answered from an IPv4 address")
+	}
 }

@@ -65,7 +65,7 @@ func (r *Responder) Run(ctx context.Context) {
 func (r *Responder) serve(ctx context.Context) error {
 	address := net.JoinHostPort(r.Bind, strconv.Itoa(r.Port))
 	var lc net.ListenConfig
-	udp, err := lc.ListenPacket(ctx, "udp", address)
+	udp, err := (&net.ListenConfig{Control: pktinfoBeforeBind}).ListenPacket(ctx, "udp", address)
 	if err != nil {
 		return err
 	}
@@ -100,9 +100,15 @@ func (r *Responder) ServeUDP(conn *net.UDPConn) error {
 	total := newLimiter(r.RateTotal, r.RateTotal, r.Now)
 	// One byte more than MaxLen: a read that fills the buffer was too long to answer.
 	buf := make([]byte, MaxLen+1)
+	// Listening on all addresses, the reply leaves from the address the request came to.
+	var oob, replyOOB []byte
+	if enablePktinfo(conn) {
+		oob = make([]byte, pktinfoSpace)
+		replyOOB = make([]byte, 0, pktinfoSpace)
+	}
 	failures := 0
 	for {
-		n, from, err := conn.ReadFromUDPAddrPort(buf)
+		n, oobn, _, from, err := conn.ReadMsgUDPAddrPort(buf, oob)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return nil
@@ -119,6 +125,10 @@ func (r *Responder) ServeUDP(conn *net.UDPConn) error {
 		// aimed at a service (DNS, NTP, chargen) through us.
 		if from.Port() < 1024 || !Answer(buf[:n]) || !limiter.allow(from.Addr().Unmap()) ||
 			!total.allow(netip.Addr{}) {
+			continue
+		}
+		if local, ok := arrivedOn(oob[:oobn], from); oobn > 0 && ok {
+			_, _, _ = conn.WriteMsgUDPAddrPort(buf[:n], appendSendFrom(replyOOB[:0], local), from)
 			continue
 		}
 		_, _ = conn.WriteToUDPAddrPort(buf[:n], from)
