@@ -186,15 +186,26 @@ def test_flow_sweeps_see_both_ecmp_rtts_on_the_multipath_link(measured: tuple[St
     slow = [rtt for rtt in per_flow if abs(rtt - 11.9) < 1.0]
     assert fast and slow, sorted(per_flow)
     assert abs(statistics.median(fast) - 7.8) < 0.6 and abs(statistics.median(slow) - 11.9) < 0.6
-    # A pair joined by single paths both ways has one mode only. (dcb -> dca does not: its
-    # echo replies come back over the ECMP direction.)
-    back = stack.query(
-        "SELECT max(rtt_ms) - min(rtt_ms) FROM (SELECT src_port, min(rtt_ms) AS rtt_ms FROM measurements_flowsample"
-        " WHERE agent_id = %s AND peer_id = %s AND rtt_ms IS NOT NULL GROUP BY run_id, src_port) AS flows",
+    # A pair joined by single paths both ways has one mode only: within a sweep, every flow
+    # sees the same RTT. (Across sweeps the RTT moves with the load: a throughput slot on
+    # the same path queues packets; dcb -> dca is no control either, its echo replies come
+    # back over the ECMP direction.)
+    spreads = stack.query(
+        "SELECT max(rtt_ms) - min(rtt_ms) FROM (SELECT run_id, src_port, min(rtt_ms) AS rtt_ms"
+        " FROM measurements_flowsample WHERE agent_id = %s AND peer_id = %s AND rtt_ms IS NOT NULL"
+        " GROUP BY run_id, src_port) AS flows GROUP BY run_id",
         ids["dca"],
         ids["dcc"],
     )
-    assert back[0][0] is not None and back[0][0] < 1.0
+    assert spreads and statistics.median(spread for (spread,) in spreads) < 1.0, spreads
+    ecmp_spreads = stack.query(
+        "SELECT max(rtt_ms) - min(rtt_ms) FROM (SELECT run_id, src_port, min(rtt_ms) AS rtt_ms"
+        " FROM measurements_flowsample WHERE agent_id = %s AND peer_id = %s AND rtt_ms IS NOT NULL"
+        " GROUP BY run_id, src_port) AS flows GROUP BY run_id",
+        ids["dca"],
+        ids["dcb"],
+    )
+    assert statistics.median(spread for (spread,) in ecmp_spreads) > 3.0, ecmp_spreads
 
 
 def test_traces_show_both_ecmp_members(measured: tuple[Stack, Lab, dict[str, str]]) -> None:
