@@ -38,7 +38,7 @@ class MeshApiTests(FathomTestCase):
         assert slot is not None and slot.spec["duration_s"] == 5 and slot.end_at > slot.start_at
 
     def test_a_mesh_without_tests_gets_perfsonars_defaults(self) -> None:
-        reply = self.user_client(self.operator).post(MESHES_URL, throughput_mesh(tests=None) | {}, format="json")
+        reply = self.user_client(self.operator).post(MESHES_URL, throughput_mesh(tests=None), format="json")
         assert reply.status_code == 400  # null is not a list of tests
         data = throughput_mesh()
         del data["tests"]

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import ClassVar
 
 from django.utils import timezone
@@ -30,6 +30,20 @@ def placements(rows: list[Slot]) -> list[slots.Placement]:
         )
         for row in rows
     ]
+
+
+def throughput_slot(source: Agent, destination: Agent, start: datetime, slot_id: str | None = None) -> Slot:
+    """A planned 30 s throughput slot whose period and run start at `start`."""
+    fields = {"id": slot_id} if slot_id else {}
+    return Slot.objects.create(
+        **fields,
+        source=source,
+        destination=destination,
+        test_type="throughput",
+        period_start=start,
+        start_at=start,
+        end_at=start + timedelta(seconds=30),
+    )
 
 
 class SlotServiceTests(FathomTestCase):
@@ -80,15 +94,7 @@ class SlotServiceTests(FathomTestCase):
     def test_results_settle_their_slots_and_silence_becomes_missed(self) -> None:
         now = timezone.now()
         for slot_id in (EXAMPLE_SLOT_OK, EXAMPLE_SLOT_MISSED):
-            Slot.objects.create(
-                id=slot_id,
-                source=self.athens,
-                destination=self.frankfurt,
-                test_type="throughput",
-                period_start=now,
-                start_at=now,
-                end_at=now + timedelta(seconds=30),
-            )
+            throughput_slot(self.athens, self.frankfurt, now, slot_id)
         client = self.agent_client(self.athens, self.athens_credential)
         assert client.post(RESULTS_URL, load_example("valid/throughput-ok.json"), format="json").status_code == 200
         assert (
@@ -99,44 +105,22 @@ class SlotServiceTests(FathomTestCase):
         # A failed run reported after the one that worked does not erase it.
         assert ok.state == "ok" and ok.run_id is not None
         assert missed.state == "missed" and "not running" in missed.reason
-        silent = Slot.objects.create(
-            source=self.athens,
-            destination=self.geneva,
-            test_type="throughput",
-            period_start=now - timedelta(hours=2),
-            start_at=now - timedelta(hours=2),
-            end_at=now - timedelta(hours=2) + timedelta(seconds=30),
-        )
+        silent = throughput_slot(self.athens, self.geneva, now - timedelta(hours=2))
         assert expire_overdue_slots(now) == 1
         silent.refresh_from_db()
         assert silent.state == "missed" and "no result from the agent" in silent.reason
 
     def test_a_result_of_another_path_or_test_type_does_not_settle_a_slot(self) -> None:
         now = timezone.now()
-        Slot.objects.create(
-            id=EXAMPLE_SLOT_OK,
-            source=self.athens,
-            destination=self.geneva,  # the example result's peer is frankfurt
-            test_type="throughput",
-            period_start=now,
-            start_at=now,
-            end_at=now + timedelta(seconds=30),
-        )
+        # The example result's peer is frankfurt, not geneva.
+        throughput_slot(self.athens, self.geneva, now, EXAMPLE_SLOT_OK)
         client = self.agent_client(self.athens, self.athens_credential)
         assert client.post(RESULTS_URL, load_example("valid/throughput-ok.json"), format="json").status_code == 200
         assert Slot.objects.get(pk=EXAMPLE_SLOT_OK).state == "planned"
 
     def test_a_slot_of_another_agent_is_not_settled_by_a_stranger(self) -> None:
         now = timezone.now()
-        Slot.objects.create(
-            id=EXAMPLE_SLOT_OK,
-            source=self.frankfurt,
-            destination=self.athens,
-            test_type="throughput",
-            period_start=now,
-            start_at=now,
-            end_at=now + timedelta(seconds=30),
-        )
+        throughput_slot(self.frankfurt, self.athens, now, EXAMPLE_SLOT_OK)
         client = self.agent_client(self.athens, self.athens_credential)
         assert client.post(RESULTS_URL, load_example("valid/throughput-ok.json"), format="json").status_code == 200
         assert Slot.objects.get(pk=EXAMPLE_SLOT_OK).state == "planned"
