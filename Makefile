@@ -12,7 +12,7 @@ BACKEND_ENV = set -a && eval "$$(bash deploy/services.sh env)" && set +a && cd b
 
 .PHONY: help demo test install install-system services-start services-stop \
         frontend agents migrate openapi openapi-check \
-        lab-test lab-bench bench-scheduler clean
+        lab-test lab-bench bench-scheduler bench-analysis clean
 
 help:
 	@echo "make demo          run Fathom with a demo mesh (Ctrl-C stops everything)"
@@ -22,6 +22,7 @@ help:
 	@echo "make lab-test      check every lab scenario: configured against measured (root)"
 	@echo "make lab-bench     the lab emulator's throughput, added RTT and CPU profile (root)"
 	@echo "make bench-scheduler  plan exclusive throughput slots for full meshes up to 200 agents"
+	@echo "make bench-analysis   detection delay and false alarms of every regression rule on synthetic series"
 	@echo "make openapi       regenerate backend/openapi.yaml and the UI's types from it"
 	@echo "make services-stop stop the private PostgreSQL and Redis"
 
@@ -67,6 +68,9 @@ lab-test: install agents
 
 lab-bench: install agents
 	$(PYTHON) -m tests.lab.lab_bench
+
+bench-analysis: install
+	cd backend && $(PYTHON) -m analysis.bench_analysis
 
 bench-scheduler: install
 	cd backend && $(PYTHON) -m meshes.bench_scheduler

@@ -14,8 +14,9 @@ from enum import StrEnum
 
 # Ethernet framing around one IP packet on the wire: preamble 8, header 14, FCS 4, gap 12.
 ETHERNET_OVERHEAD_BYTES = 38
-# RFC 7323: the window field (16 bits) scaled by at most 2^14.
+# RFC 7323: the window field (16 bits) scaled by at most 2^14; without scaling, 16 bits.
 MAX_WINDOW_BYTES = 65535 * 2**14
+UNSCALED_WINDOW_BYTES = 65535
 # Mathis et al. constant for Reno-like senders with delayed ACKs ignored: sqrt(3/2).
 MATHIS_C = 1.22
 # RFC 8312: CUBIC's average window is about 1.054 * (rtt^0.75 / p^0.75) segments.
@@ -117,7 +118,12 @@ def link_ceiling(link_rate_bps: float | None, mss_bytes: int | None, mtu_bytes: 
 
 
 def window_ceiling(
-    streams: int, window_fraction: float | None, buffer_bytes: int | None, rtt_s: float | None, what: str
+    streams: int,
+    window_fraction: float | None,
+    buffer_bytes: int | None,
+    rtt_s: float | None,
+    what: str,
+    max_window_bytes: int = MAX_WINDOW_BYTES,
 ) -> Term:
     """N x 8 x f x B / rtt: the rate a buffer-limited window sustains over one RTT."""
     if streams < 1:
@@ -128,7 +134,7 @@ def window_ceiling(
         return Term.unknown(f"{what} window fraction unknown")
     if rtt_s is None or rtt_s <= 0:
         return Term.unknown("RTT unknown or zero")
-    window_bytes = min(window_fraction * buffer_bytes, MAX_WINDOW_BYTES)
+    window_bytes = min(window_fraction * buffer_bytes, max_window_bytes)
     return Term(streams * 8 * window_bytes / rtt_s)
 
 
@@ -136,7 +142,9 @@ def loss_ceiling(
     streams: int, mss_bytes: int | None, rtt_s: float | None, loss_rate: float | None, congestion_control: str | None
 ) -> Term:
     """Mathis for Reno-like senders, max(Mathis, CUBIC) for CUBIC, none for BBR."""
-    algorithm = (congestion_control or "").lower()
+    if not congestion_control:
+        return Term.unknown("the sender's congestion control is unknown (BBR has no loss ceiling)")
+    algorithm = congestion_control.lower()
     if algorithm.startswith("bbr"):
         return Term.unknown("BBR does not back off on loss below about 2%: no loss ceiling")
     if streams < 1:

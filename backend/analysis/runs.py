@@ -1,0 +1,382 @@
+"""The ceilings of one throughput run, from what was true when it ran.
+
+Pure: the caller hands in the run's iperf3 options and summary, its per-interval TCP_INFO,
+both hosts' tuning at the time of the run, and the path's RTT and loss from the other
+probes. Out come the four ceiling terms at the flow's own minimum RTT, under load, and at
+every RTT mode of the path, with where each input came from.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from analysis.ceilings import (
+    DEFAULT_SEND_FRACTION,
+    MAX_WINDOW_BYTES,
+    UNSCALED_WINDOW_BYTES,
+    Limit,
+    PathCeilings,
+    link_ceiling,
+    loss_ceiling,
+    receive_window_fraction,
+    socket_buffer_bytes,
+    window_ceiling,
+)
+from analysis.tuning import HostTuning
+
+# IPv4 (20) + TCP (20) + timestamps (12): what Linux takes off the path MTU for the MSS.
+TCP_IP_OVERHEAD_BYTES = 52
+# tcp-ceilings.md: measured scaling ratios range about 0.3 to 0.9. An observed window below
+# 0.3 of the buffer means the window never grew to the cap (something else limited the run),
+# so it says nothing about the ratio.
+OBSERVED_FRACTION_RANGE = (0.3, 0.95)
+# A flow with this share of the peer's largest window in flight was bound by that window.
+WINDOW_FILLED_SHARE = 0.8
+# tcp-ceilings.md: the sender keeps about 0.5 to 0.9 of its buffer in flight.
+MAX_SEND_FRACTION = 0.9
+
+
+@dataclass(frozen=True)
+class IntervalRow:
+    """One iperf3 interval of one stream, as stored (TCP_INFO fields None when not reported)."""
+
+    stream: int
+    start_s: float
+    end_s: float
+    omitted: bool
+    sender: bool
+    bytes: int
+    bits_per_s: float
+    retransmits: int | None = None
+    snd_cwnd_bytes: int | None = None
+    snd_wnd_bytes: int | None = None
+    rtt_us: int | None = None
+    pmtu: int | None = None
+
+
+@dataclass(frozen=True)
+class IntervalStats:
+    """What the intervals say beyond the end summary."""
+
+    steady_rate_bps: float | None
+    intervals: int
+    window_limited_share: float | None  # stream-intervals with snd_wnd < snd_cwnd
+    retransmits: int | None
+    retransmit_rate: float | None  # retransmitted segments per segment sent
+    retransmit_bursts: int  # intervals holding more than half of all retransmits / 4 (spiky loss)
+    cwnd_collapses: int  # drops of snd_cwnd by half or more from one interval to the next
+    rate_cv: float | None  # coefficient of variation of the per-second rate
+    not_converged: bool
+    pmtu_bytes: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "steady_rate_bps": self.steady_rate_bps,
+            "intervals": self.intervals,
+            "window_limited_share": self.window_limited_share,
+            "retransmits": self.retransmits,
+            "retransmit_rate": self.retransmit_rate,
+            "retransmit_bursts": self.retransmit_bursts,
+            "cwnd_collapses": self.cwnd_collapses,
+            "rate_cv": self.rate_cv,
+            "not_converged": self.not_converged,
+            "pmtu_bytes": self.pmtu_bytes,
+        }
+
+
+def interval_stats(rows: Sequence[IntervalRow], mss_bytes: int | None) -> IntervalStats:
+    """Steady rate (median of the per-second sums after the omitted seconds) and TCP evidence.
+
+    tcp-ceilings.md section 5: the median of non-omitted intervals is the steady rate, and a
+    last third averaging more than 1.1x the first third means slow start had not finished.
+    """
+    measured = [row for row in rows if not row.omitted and row.end_s > row.start_s]
+    per_second: dict[float, float] = defaultdict(float)
+    for row in measured:
+        per_second[round(row.end_s, 3)] += row.bits_per_s
+    rates = [per_second[key] for key in sorted(per_second)]
+    steady = statistics.median(rates) if rates else None
+    sender_rows = [row for row in measured if row.sender]
+    with_windows = [row for row in sender_rows if row.snd_wnd_bytes and row.snd_cwnd_bytes]
+    window_limited = (
+        sum(1 for row in with_windows if (row.snd_wnd_bytes or 0) < (row.snd_cwnd_bytes or 0)) / len(with_windows)
+        if with_windows
+        else None
+    )
+    retransmit_values = [row.retransmits for row in sender_rows if row.retransmits is not None]
+    retransmits = sum(retransmit_values) if retransmit_values else None
+    sent_bytes = sum(row.bytes for row in sender_rows)
+    retransmit_rate = (
+        retransmits / (sent_bytes / mss_bytes) if retransmits is not None and mss_bytes and sent_bytes > 0 else None
+    )
+    bursts = 0
+    if retransmits:
+        bursts = sum(1 for value in retransmit_values if value > retransmits / 4)
+    collapses = 0
+    by_stream: dict[int, list[IntervalRow]] = defaultdict(list)
+    for row in sender_rows:
+        by_stream[row.stream].append(row)
+    for stream_rows in by_stream.values():
+        stream_rows.sort(key=lambda row: row.end_s)
+        for before, after in itertools.pairwise(stream_rows):
+            if before.snd_cwnd_bytes and after.snd_cwnd_bytes and after.snd_cwnd_bytes <= before.snd_cwnd_bytes / 2:
+                collapses += 1
+    rate_cv = None
+    if len(rates) >= 2 and statistics.fmean(rates) > 0:
+        rate_cv = statistics.pstdev(rates) / statistics.fmean(rates)
+    not_converged = False
+    if len(rates) >= 3:
+        third = len(rates) // 3
+        first, last = statistics.fmean(rates[:third]), statistics.fmean(rates[-third:])
+        not_converged = first > 0 and last > 1.1 * first
+    pmtus = [row.pmtu for row in rows if row.pmtu]
+    return IntervalStats(
+        steady_rate_bps=steady,
+        intervals=len(rates),
+        window_limited_share=window_limited,
+        retransmits=retransmits,
+        retransmit_rate=retransmit_rate,
+        retransmit_bursts=bursts,
+        cwnd_collapses=collapses,
+        rate_cv=rate_cv,
+        not_converged=not_converged,
+        pmtu_bytes=max(pmtus) if pmtus else None,
+    )
+
+
+@dataclass(frozen=True)
+class RunFacts:
+    """Everything one run's ceilings rest on."""
+
+    streams: int
+    sender: HostTuning
+    receiver: HostTuning
+    window_request_bytes: int | None = None  # iperf3 -w
+    congestion_control: str | None = None  # what the sender used (iperf3 reports it)
+    mss_request_bytes: int | None = None  # iperf3 -M
+    pmtu_bytes: int | None = None  # TCP_INFO's path MTU
+    run_min_rtt_ms: float | None = None  # the flow's own minimum RTT (TCP_INFO)
+    run_mean_rtt_ms: float | None = None  # mean RTT under load
+    path_min_rtt_ms: float | None = None  # ping / flow sweep minimum
+    mode_rtts_ms: tuple[float, ...] = ()  # one per RTT mode of the path
+    loss_fraction: float | None = None  # from ping / flow sweeps, not from retransmits
+    loss_source: str = ""
+    max_snd_wnd_bytes: int | None = None
+    # Bytes the run kept in flight (steady rate x RTT under load): a lower bound of the share
+    # of the send buffer that can be in flight.
+    inflight_bytes: float | None = None
+    # iperf3's start.sndbuf_actual / rcvbuf_actual of the sender's / receiver's socket, when
+    # that socket is the client's (iperf3 reports only the client's).
+    sndbuf_actual_bytes: int | None = None
+    rcvbuf_actual_bytes: int | None = None
+
+    @property
+    def mtu_bytes(self) -> int | None:
+        candidates = [value for value in (self.pmtu_bytes, self.sender.mtu_bytes, self.receiver.mtu_bytes) if value]
+        return self.pmtu_bytes or (min(candidates) if candidates else None)
+
+    @property
+    def mss_bytes(self) -> int | None:
+        if self.mss_request_bytes:
+            return self.mss_request_bytes
+        mtu = self.mtu_bytes
+        return mtu - TCP_IP_OVERHEAD_BYTES if mtu and mtu > TCP_IP_OVERHEAD_BYTES else None
+
+    @property
+    def link_rate_bps(self) -> float | None:
+        """The slower NIC of the two ends (a fast host sending to a slow one: seed 003)."""
+        rates = [rate for rate in (self.sender.link_rate_bps, self.receiver.link_rate_bps) if rate]
+        return min(rates) if rates else None
+
+
+@dataclass(frozen=True)
+class Buffers:
+    """The socket buffers and window fractions of a run, each with where it came from."""
+
+    receive_bytes: int | None
+    receive_source: str
+    receive_fraction: float | None
+    receive_fraction_source: str
+    send_bytes: int | None
+    send_source: str
+    send_fraction: float = DEFAULT_SEND_FRACTION
+    send_fraction_source: str = "planning value 0.5"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "receive_bytes": self.receive_bytes,
+            "receive_source": self.receive_source,
+            "receive_fraction": self.receive_fraction,
+            "receive_fraction_source": self.receive_fraction_source,
+            "send_bytes": self.send_bytes,
+            "send_source": self.send_source,
+            "send_fraction": self.send_fraction,
+            "send_fraction_source": self.send_fraction_source,
+        }
+
+
+def _buffer(requested: int | None, autotune_max: int | None, core_max: int | None, side: str) -> tuple[int | None, str]:
+    size = socket_buffer_bytes(requested, autotune_max, core_max)
+    if requested is not None:
+        if size is None:
+            return None, f"iperf3 -w {requested} but net.core.{side}mem_max unknown"
+        return size, f"iperf3 -w {requested} doubled, capped by net.core.{side}mem_max={core_max}"
+    if size is None:
+        return None, f"net.ipv4.tcp_{side}mem unknown"
+    return size, f"net.ipv4.tcp_{side}mem max (autotuning)"
+
+
+def run_buffers(facts: RunFacts) -> Buffers:
+    requested = facts.window_request_bytes if facts.window_request_bytes else None
+    receiver = facts.receiver
+    autotune_max = receiver.tcp_rmem_max_bytes
+    if receiver.moderate_rcvbuf is False:
+        autotune_max = receiver.tcp_rmem_default_bytes
+    receive, receive_source = _buffer(requested, autotune_max, receiver.rmem_max_bytes, "r")
+    if requested is None and receiver.moderate_rcvbuf is False:
+        receive_source = "net.ipv4.tcp_rmem default: tcp_moderate_rcvbuf=0 turns autotuning off"
+    send, send_source = _buffer(requested, facts.sender.tcp_wmem_max_bytes, facts.sender.wmem_max_bytes, "w")
+    # With -w the kernel's grant is what iperf3 read back: no guessing about the cap.
+    if requested is not None and facts.sndbuf_actual_bytes:
+        send, send_source = facts.sndbuf_actual_bytes, f"iperf3 sndbuf_actual with -w {requested}"
+    if requested is not None and facts.rcvbuf_actual_bytes:
+        receive, receive_source = facts.rcvbuf_actual_bytes, f"iperf3 rcvbuf_actual with -w {requested}"
+    observed = None
+    # The peer's largest window tells the ratio only when autotuning grew it to the cap, i.e.
+    # when the flow filled it: otherwise the window simply was not needed any larger.
+    window_filled = bool(
+        facts.max_snd_wnd_bytes
+        and facts.inflight_bytes
+        and facts.inflight_bytes >= WINDOW_FILLED_SHARE * facts.max_snd_wnd_bytes
+    )
+    if receive and facts.max_snd_wnd_bytes and window_filled:
+        ratio = facts.max_snd_wnd_bytes / receive
+        low, high = OBSERVED_FRACTION_RANGE
+        observed = ratio if low <= ratio <= high else None
+    fraction, fraction_source = receive_window_fraction(facts.receiver.kernel, facts.receiver.adv_win_scale, observed)
+    send_fraction, send_fraction_source = DEFAULT_SEND_FRACTION, f"planning value {DEFAULT_SEND_FRACTION}"
+    if send and facts.inflight_bytes and facts.inflight_bytes / send > DEFAULT_SEND_FRACTION:
+        # The run itself disproved the planning value: it had more than half the buffer in
+        # flight. That is only a lower bound, so plan with the top of the measured range.
+        send_fraction = MAX_SEND_FRACTION
+        send_fraction_source = (
+            f"{facts.inflight_bytes:.0f} bytes were in flight (over half the buffer): top of the 0.5-0.9 range"
+        )
+    return Buffers(
+        receive, receive_source, fraction, fraction_source, send, send_source, send_fraction, send_fraction_source
+    )
+
+
+@dataclass(frozen=True)
+class CeilingSet:
+    """The four terms at one RTT."""
+
+    rtt_ms: float | None
+    rtt_source: str
+    ceilings: PathCeilings
+
+    @property
+    def limit(self) -> Limit:
+        return self.ceilings.limit
+
+    @property
+    def ceiling_bps(self) -> float | None:
+        return self.ceilings.ceiling_bps
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "rtt_ms": self.rtt_ms,
+            "rtt_source": self.rtt_source,
+            "limit": self.limit.value,
+            "ceiling_bps": self.ceiling_bps,
+            "terms": {
+                limit.value: {"rate_bps": term.rate_bps, "reason": term.reason}
+                for limit, term in self.ceilings.terms().items()
+            },
+        }
+
+
+@dataclass(frozen=True)
+class RunCeilings:
+    buffers: Buffers
+    at_min_rtt: CeilingSet
+    under_load: CeilingSet | None
+    per_mode: tuple[CeilingSet, ...] = field(default=())
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "buffers": self.buffers.to_dict(),
+            "at_min_rtt": self.at_min_rtt.to_dict(),
+            "under_load": self.under_load.to_dict() if self.under_load else None,
+            "per_mode": [mode.to_dict() for mode in self.per_mode],
+        }
+
+
+def ceilings_at(facts: RunFacts, buffers: Buffers, rtt_ms: float | None, rtt_source: str) -> CeilingSet:
+    rtt_s = rtt_ms / 1000 if rtt_ms is not None and rtt_ms > 0 else None
+    mss = facts.mss_bytes
+    return CeilingSet(
+        rtt_ms=rtt_ms,
+        rtt_source=rtt_source,
+        ceilings=PathCeilings(
+            link=link_ceiling(facts.link_rate_bps, mss, facts.mtu_bytes),
+            receive_window=window_ceiling(
+                facts.streams,
+                buffers.receive_fraction,
+                buffers.receive_bytes,
+                rtt_s,
+                "receive",
+                UNSCALED_WINDOW_BYTES if facts.receiver.window_scaling is False else MAX_WINDOW_BYTES,
+            ),
+            send_buffer=window_ceiling(facts.streams, buffers.send_fraction, buffers.send_bytes, rtt_s, "send"),
+            loss=loss_ceiling(facts.streams, mss, rtt_s, facts.loss_fraction, facts.congestion_control),
+        ),
+    )
+
+
+def flow_base_rtt(facts: RunFacts) -> tuple[float | None, str]:
+    """The unloaded RTT of the run's own flow: its ECMP member's mode where that is clear.
+
+    iperf3's min_rtt is the smallest smoothed RTT of its intervals, so it includes whatever
+    queue the flow built. It picks the member only when it lies near a mode; far above every
+    mode the queue hides which member the flow took, and the path's minimum is used.
+    """
+    run_min = facts.run_min_rtt_ms if facts.run_min_rtt_ms and facts.run_min_rtt_ms > 0 else None
+    path_min = facts.path_min_rtt_ms if facts.path_min_rtt_ms and facts.path_min_rtt_ms > 0 else None
+    modes = sorted(mode for mode in facts.mode_rtts_ms if mode > 0)
+    if run_min is not None and modes:
+        largest = modes[-1]
+        if run_min <= largest + max(1.0, 0.1 * largest):
+            below = [mode for mode in modes if mode <= run_min + max(0.5, 0.05 * mode)]
+            if below:
+                return below[-1], f"the flow's RTT mode {modes.index(below[-1]) + 1} of {len(modes)} (flow sweep)"
+            return run_min, "the run's own minimum RTT (TCP_INFO; below every mode)"
+        return modes[0], (f"the path's minimum RTT: the flow's {run_min:.1f} ms hides its ECMP member behind a queue")
+    if run_min is not None and path_min is not None:
+        if path_min <= run_min:
+            return path_min, "the path's minimum RTT (ping, flow sweep)"
+        return run_min, "the run's own minimum RTT (TCP_INFO)"
+    if run_min is not None:
+        return run_min, "the run's own minimum RTT (TCP_INFO)"
+    if path_min is not None:
+        return path_min, "the path's minimum RTT (ping, flow sweep)"
+    return None, "no RTT measured"
+
+
+def run_ceilings(facts: RunFacts) -> RunCeilings:
+    """Ceilings at the flow's unloaded RTT (its ECMP member), under load, and per mode."""
+    buffers = run_buffers(facts)
+    rtt_ms, source = flow_base_rtt(facts)
+    under_load = None
+    if facts.run_mean_rtt_ms and facts.run_mean_rtt_ms > 0:
+        under_load = ceilings_at(facts, buffers, facts.run_mean_rtt_ms, "mean RTT under load (TCP_INFO)")
+    per_mode = tuple(
+        ceilings_at(facts, buffers, mode_rtt, f"RTT mode {index + 1} (flow sweep)")
+        for index, mode_rtt in enumerate(facts.mode_rtts_ms)
+    )
+    return RunCeilings(buffers, ceilings_at(facts, buffers, rtt_ms, source), under_load, per_mode)

@@ -1,0 +1,349 @@
+"""Run ceilings, diagnosis, advice and capacity plans on the seeds' situations (pure, no DB)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from analysis.ceilings import Limit
+from analysis.choices import Diagnosis
+from analysis.diagnosis import DEFAULT_DAILY_VOLUME_BYTES, advise, capacity_plan, diagnose
+from analysis.runs import IntervalRow, RunFacts, interval_stats, run_buffers, run_ceilings
+from analysis.tuning import HostTuning
+
+MIB = 2**20
+
+
+def host(rmem_max: int | None, wmem_max: int | None = 4 * MIB, **extra: object) -> HostTuning:
+    values: dict[str, object] = {
+        "kernel": "6.18.0-1-amd64",
+        "tcp_rmem_max_bytes": rmem_max,
+        "tcp_wmem_max_bytes": wmem_max,
+        "rmem_max_bytes": 4 * MIB,
+        "wmem_max_bytes": 4 * MIB,
+        "adv_win_scale": 1,
+        "congestion_control": "cubic",
+    }
+    values.update(extra)
+    return HostTuning(**values)  # type: ignore[arg-type]
+
+
+def steady_rows(
+    rate_bps: float,
+    *,
+    seconds: int = 10,
+    snd_wnd: int | None = None,
+    snd_cwnd: int | None = None,
+    retransmits: int = 0,
+    pmtu: int = 9000,
+    jitter: float = 0.0,
+) -> list[IntervalRow]:
+    rows = []
+    for second in range(seconds):
+        rate = rate_bps * (1 + (jitter if second % 2 else -jitter))
+        rows.append(
+            IntervalRow(
+                stream=5,
+                start_s=second,
+                end_s=second + 1,
+                omitted=False,
+                sender=True,
+                bytes=int(rate / 8),
+                bits_per_s=rate,
+                retransmits=retransmits,
+                snd_cwnd_bytes=snd_cwnd,
+                snd_wnd_bytes=snd_wnd,
+                rtt_us=8000,
+                pmtu=pmtu,
+            )
+        )
+    return rows
+
+
+def grnet_default(**overrides: object) -> RunFacts:
+    values: dict[str, object] = {
+        "streams": 1,
+        "sender": host(6 * MIB),
+        "receiver": host(6 * MIB),
+        "congestion_control": "cubic",
+        "pmtu_bytes": 9000,
+        "run_min_rtt_ms": 7.9,
+        "run_mean_rtt_ms": 8.6,
+        "path_min_rtt_ms": 7.9,
+        "mode_rtts_ms": (7.9, 12.0),
+        "loss_fraction": 0.0,
+        "loss_source": "ping: 0 of 600 lost",
+        # 3.05 Gbit/s at 8.6 ms under load: 3.3 MB in flight from a 4 MiB send buffer.
+        "inflight_bytes": 3.05e9 * 0.0086 / 8,
+    }
+    values.update(overrides)
+    return RunFacts(**values)  # type: ignore[arg-type]
+
+
+def test_seed_000_default_buffers_are_receive_window_limited_with_two_mode_ceilings() -> None:
+    facts = grnet_default()
+    ceilings = run_ceilings(facts)
+    assert ceilings.at_min_rtt.limit is Limit.RECEIVE_WINDOW
+    assert ceilings.at_min_rtt.ceiling_bps == pytest.approx(6 * MIB * 0.5 * 8 / 0.0079, rel=1e-9)
+    assert [mode.ceiling_bps for mode in ceilings.per_mode] == pytest.approx([3.19e9, 2.10e9], rel=0.01)
+
+    rows = steady_rows(3.05e9, snd_wnd=3_300_000, snd_cwnd=5_000_000)
+    stats = interval_stats(rows, facts.mss_bytes)
+    result = diagnose(ceilings, stats, facts)
+    assert result.label is Diagnosis.RECEIVE_WINDOW
+    assert result.evidence and any("snd_wnd < snd_cwnd in 100%" in line for line in result.evidence)
+
+
+def test_receive_window_wins_when_the_send_buffer_is_large() -> None:
+    facts = grnet_default(sender=host(6 * MIB, wmem_max=16 * MIB))
+    ceilings = run_ceilings(facts)
+    assert ceilings.at_min_rtt.limit is Limit.RECEIVE_WINDOW
+    stats = interval_stats(steady_rows(3.05e9, snd_wnd=3_300_000, snd_cwnd=5_000_000), facts.mss_bytes)
+    result = diagnose(ceilings, stats, facts)
+    assert result.label is Diagnosis.RECEIVE_WINDOW
+    assert result.fraction_of_ceiling == pytest.approx(3.05e9 / ceilings.at_min_rtt.ceiling_bps, rel=1e-9)  # type: ignore[operator]
+    advice = advise(result, ceilings, facts, sender_name="dca", receiver_name="dcb", goal_bps=10e9, rtt_ms=12.0)
+    rmem = next(item for item in advice if item.setting == "net.ipv4.tcp_rmem")
+    assert rmem.where == "dcb"
+    # 2 x BDP of 10 Gbit/s over the slower 12 ms mode: 30 MB, rounded up to whole MiB.
+    assert int(rmem.value.split()[2]) == math.ceil(10e9 * 0.012 / 8 / 0.5 / MIB) * MIB
+    assert any(item.where == "dca" and item.setting == "net.ipv4.tcp_wmem" for item in advice)
+
+
+def test_send_buffer_limited_when_only_rmem_was_raised() -> None:
+    # Seed 000: rmem raised to 16 MiB, wmem left at 4 MiB: the sender throttles at 2 MiB in flight.
+    facts = grnet_default(
+        receiver=host(16 * MIB), sender=host(16 * MIB, wmem_max=4 * MIB), mode_rtts_ms=(), inflight_bytes=None
+    )
+    ceilings = run_ceilings(facts)
+    assert ceilings.at_min_rtt.limit is Limit.SEND_BUFFER
+    stats = interval_stats(steady_rows(2.05e9), facts.mss_bytes)
+    assert diagnose(ceilings, stats, facts).label is Diagnosis.SEND_BUFFER
+
+
+def test_tuned_hosts_have_a_higher_ceiling_and_another_limit() -> None:
+    facts = grnet_default(
+        sender=host(16 * MIB, wmem_max=16 * MIB), receiver=host(16 * MIB, wmem_max=16 * MIB), inflight_bytes=None
+    )
+    ceilings = run_ceilings(facts)
+    assert ceilings.at_min_rtt.ceiling_bps == pytest.approx(8.49e9, rel=0.01)
+    # The emulator carries ~4.6 Gbit/s flat: far below the window ceilings.
+    stats = interval_stats(steady_rows(4.6e9, jitter=0.02), facts.mss_bytes)
+    result = diagnose(ceilings, stats, facts)
+    assert result.label is Diagnosis.CAPACITY
+
+
+def test_seed_004_window_limited_and_about_a_dozen_streams_for_100_mbit() -> None:
+    slac = host(131_072, wmem_max=131_072)
+    facts = RunFacts(
+        streams=1, sender=slac, receiver=slac, congestion_control="cubic", pmtu_bytes=1500, run_min_rtt_ms=65.2
+    )
+    ceilings = run_ceilings(facts)
+    assert ceilings.at_min_rtt.ceiling_bps == pytest.approx(8.04e6, rel=0.01)
+    stats = interval_stats(steady_rows(7.8e6, pmtu=1500), facts.mss_bytes)
+    result = diagnose(ceilings, stats, facts)
+    assert result.label in (Diagnosis.RECEIVE_WINDOW, Diagnosis.SEND_BUFFER)
+    advice = advise(result, ceilings, facts, sender_name="slac", receiver_name="uvic", goal_bps=100e6, rtt_ms=65.2)
+    streams = next(item for item in advice if item.kind == "streams")
+    assert 10 <= int(streams.value) <= 16  # seed 004: "about 12 streams of 64 KB for 100 Mbit/s"
+
+
+def test_window_request_is_doubled_and_capped() -> None:
+    facts = RunFacts(
+        streams=1,
+        sender=host(None, rmem_max_bytes=131_071, wmem_max_bytes=131_071),
+        receiver=host(None, rmem_max_bytes=131_071, wmem_max_bytes=131_071),
+        window_request_bytes=1_000_000,
+    )
+    buffers = run_buffers(facts)
+    assert buffers.receive_bytes == 2 * 131_071
+    assert "doubled" in buffers.receive_source
+
+
+def test_seed_002_policer_suspected_when_tcp_loses_far_more_than_ping() -> None:
+    facts = RunFacts(
+        streams=1,
+        sender=host(16 * MIB, wmem_max=16 * MIB),
+        receiver=host(16 * MIB),
+        congestion_control="cubic",
+        pmtu_bytes=1500,
+        run_min_rtt_ms=310.2,
+        loss_fraction=0.0005,
+        loss_source="ping",
+    )
+    ceilings = run_ceilings(facts)
+    assert ceilings.at_min_rtt.limit is Limit.LOSS
+    stats = interval_stats(steady_rows(0.3e6, retransmits=3, pmtu=1500, jitter=0.5), facts.mss_bytes)
+    assert stats.retransmit_rate is not None and stats.retransmit_rate > 0.05
+    result = diagnose(ceilings, stats, facts)
+    assert result.label is Diagnosis.POLICER
+    advice = advise(result, ceilings, facts, sender_name="tigo", receiver_name="jive", goal_bps=90e6, rtt_ms=310.2)
+    assert any(item.kind == "pacing" and item.where == "tigo" for item in advice)
+
+
+def test_loss_limited_near_the_cubic_ceiling() -> None:
+    facts = RunFacts(
+        streams=1,
+        sender=host(64 * MIB, wmem_max=64 * MIB),
+        receiver=host(64 * MIB),
+        congestion_control="cubic",
+        pmtu_bytes=1500,
+        run_min_rtt_ms=50.0,
+        loss_fraction=1e-4,
+        loss_source="ping",
+    )
+    ceilings = run_ceilings(facts)
+    loss_bps = ceilings.at_min_rtt.ceilings.loss.rate_bps
+    assert loss_bps is not None and ceilings.at_min_rtt.limit is Limit.LOSS
+    # Retransmits of about the ping loss: the path's loss, not the flow's own.
+    segments_per_s = loss_bps / 8 / 1448
+    rows = steady_rows(loss_bps * 0.95, retransmits=max(1, round(segments_per_s * 1e-4)), pmtu=1500, jitter=0.2)
+    result = diagnose(ceilings, interval_stats(rows, facts.mss_bytes), facts)
+    assert result.label is Diagnosis.LOSS
+
+
+def test_bbr_has_no_loss_ceiling() -> None:
+    facts = grnet_default(congestion_control="bbr", loss_fraction=0.01)
+    ceilings = run_ceilings(facts)
+    assert not ceilings.at_min_rtt.ceilings.loss.known
+    assert "BBR" in ceilings.at_min_rtt.ceilings.loss.reason
+
+
+@pytest.mark.parametrize(
+    ("facts", "reason"),
+    [
+        (RunFacts(streams=1, sender=HostTuning(), receiver=HostTuning()), "receive buffer size unknown"),
+        (
+            RunFacts(streams=1, sender=host(6 * MIB), receiver=host(6 * MIB), run_min_rtt_ms=0.0),
+            "RTT unknown or zero",
+        ),
+    ],
+)
+def test_missing_inputs_give_unknown_terms_and_an_unknown_diagnosis(facts: RunFacts, reason: str) -> None:
+    ceilings = run_ceilings(facts)
+    assert ceilings.at_min_rtt.ceilings.receive_window.reason == reason
+    assert ceilings.at_min_rtt.ceiling_bps is None
+    stats = interval_stats(steady_rows(1e9, jitter=0.3), facts.mss_bytes)
+    result = diagnose(ceilings, stats, facts)
+    assert result.label is Diagnosis.UNKNOWN
+    assert result.fraction_of_ceiling is None
+
+
+def test_no_intervals_and_no_rate() -> None:
+    facts = grnet_default()
+    stats = interval_stats([], facts.mss_bytes)
+    assert stats.steady_rate_bps is None and stats.window_limited_share is None
+    result = diagnose(run_ceilings(facts), stats, facts)
+    assert result.label is Diagnosis.UNKNOWN and "no rate" in result.evidence[0]
+
+
+def test_runs_without_tcp_info_still_get_a_rate() -> None:
+    rows = [
+        IntervalRow(stream=5, start_s=s, end_s=s + 1, omitted=False, sender=True, bytes=10**8, bits_per_s=8e8)
+        for s in range(5)
+    ]
+    stats = interval_stats(rows, None)
+    assert stats.steady_rate_bps == 8e8
+    assert stats.retransmits is None and stats.retransmit_rate is None and stats.pmtu_bytes is None
+
+
+def test_interval_stats_slow_start_and_collapses() -> None:
+    rates = [1e8, 2e8, 4e8, 8e8, 1.6e9, 3e9]
+    rows = [
+        IntervalRow(
+            stream=5,
+            start_s=s,
+            end_s=s + 1,
+            omitted=False,
+            sender=True,
+            bytes=int(rate / 8),
+            bits_per_s=rate,
+            retransmits=0,
+            snd_cwnd_bytes=[100, 200, 50, 400, 800, 100][s],
+        )
+        for s, rate in enumerate(rates)
+    ]
+    stats = interval_stats(rows, 1448)
+    assert stats.not_converged
+    assert stats.cwnd_collapses == 2
+    omitted = [IntervalRow(stream=5, start_s=0, end_s=1, omitted=True, sender=True, bytes=1, bits_per_s=8.0)]
+    assert interval_stats(omitted, 1448).steady_rate_bps is None
+
+
+def test_observed_window_refines_the_fraction_only_when_the_flow_filled_it() -> None:
+    window = int(0.62 * 6 * MIB)
+    filled = grnet_default(max_snd_wnd_bytes=window, inflight_bytes=0.95 * window)
+    assert run_buffers(filled).receive_fraction == pytest.approx(0.62)
+    assert run_buffers(filled).receive_fraction_source == "observed max_snd_wnd"
+    # A flow that kept far less in flight than the window was not bound by it (tuned hosts
+    # behind a slower bottleneck): its window says nothing about the ratio.
+    assert run_buffers(grnet_default(max_snd_wnd_bytes=window, inflight_bytes=0.5 * window)).receive_fraction == 0.5
+    # Nor does a window that never grew near the buffer.
+    assert run_buffers(grnet_default(max_snd_wnd_bytes=100_000, inflight_bytes=100_000)).receive_fraction == 0.5
+
+
+def test_host_tuning_from_facts() -> None:
+    facts = {
+        "kernel": "5.10.0-28-amd64",
+        "iperf3_version": "3.12",
+        "interfaces": [
+            {"name": "lo", "mtu": 65536, "speed_mbps": None, "addresses": ["127.0.0.1/8"]},
+            {"name": "eth0", "mtu": 9000, "speed_mbps": 10000, "addresses": ["198.18.1.1/30"]},
+        ],
+        "sysctls": {
+            "net.ipv4.tcp_rmem": "4096 131072 6291456",
+            "net.ipv4.tcp_wmem": "4096\t16384\t4194304",
+            "net.core.rmem_max": "212992",
+            "net.ipv4.tcp_adv_win_scale": "1",
+            "net.ipv4.tcp_congestion_control": "cubic",
+        },
+    }
+    tuning = HostTuning.from_facts(facts, "198.18.1.1")
+    assert tuning.tcp_rmem_max_bytes == 6291456 and tuning.tcp_wmem_max_bytes == 4194304
+    assert tuning.rmem_max_bytes == 212992 and tuning.wmem_max_bytes is None
+    assert tuning.mtu_bytes == 9000 and tuning.link_rate_bps == 10e9 and tuning.adv_win_scale == 1
+    garbled = HostTuning.from_facts({"sysctls": {"net.ipv4.tcp_rmem": "lots", "net.core.rmem_max": "-1"}})
+    assert garbled.tcp_rmem_max_bytes is None and garbled.rmem_max_bytes is None
+    assert HostTuning.from_facts(None) == HostTuning()
+    assert HostTuning.from_facts(["not", "a", "dict"]) == HostTuning()
+
+
+def test_capacity_plan_for_seed_001_volume() -> None:
+    plan = capacity_plan(DEFAULT_DAILY_VOLUME_BYTES, 1e9, 1)
+    assert plan.required_bps == pytest.approx(1.32e9, rel=0.01)
+    assert plan.hours_per_day == pytest.approx(31.8, rel=0.01)
+    assert plan.backlog_grows and plan.streams_needed == 2
+    fits = capacity_plan(DEFAULT_DAILY_VOLUME_BYTES, 3.1e9, 1)
+    assert not fits.backlog_grows and fits.hours_per_day == pytest.approx(10.3, rel=0.01)
+    unknown = capacity_plan(DEFAULT_DAILY_VOLUME_BYTES, None, 1)
+    assert unknown.backlog_grows is None and "no throughput" in unknown.reason
+
+
+def test_a_window_larger_than_the_bdp_fills_a_queue_at_a_bottleneck() -> None:
+    # The lab's tuned grnet pair: 16 MiB windows, the emulator carries ~3.5 Gbit/s, and the
+    # flow's RTT grows from 7.9 ms to 21 ms while the window waits in the queue.
+    facts = grnet_default(
+        sender=host(16 * MIB, wmem_max=16 * MIB),
+        receiver=host(16 * MIB, wmem_max=16 * MIB),
+        run_min_rtt_ms=21.0,
+        run_mean_rtt_ms=21.5,
+        max_snd_wnd_bytes=9_100_000,
+        inflight_bytes=3.47e9 * 0.0215 / 8,
+    )
+    ceilings = run_ceilings(facts)
+    # 21 ms is far above both modes: the member is hidden, so the ideal ceiling uses 7.9 ms.
+    assert ceilings.at_min_rtt.rtt_ms == 7.9 and "hides its ECMP member" in ceilings.at_min_rtt.rtt_source
+    assert (ceilings.at_min_rtt.ceilings.receive_window.rate_bps or 0) > 8e9
+    stats = interval_stats(steady_rows(3.47e9, snd_wnd=9_100_000, snd_cwnd=12_000_000), facts.mss_bytes)
+    result = diagnose(ceilings, stats, facts)
+    assert result.label is Diagnosis.CAPACITY and "queue" in result.evidence[0]
+
+
+@pytest.mark.parametrize(
+    ("run_min_ms", "expected_ms"),
+    [(8.6, 7.9), (12.6, 12.0), (7.0, 7.0), (30.0, 7.9)],
+)
+def test_the_flows_own_ecmp_member(run_min_ms: float, expected_ms: float) -> None:
+    ceilings = run_ceilings(grnet_default(run_min_rtt_ms=run_min_ms))
+    assert ceilings.at_min_rtt.rtt_ms == expected_ms

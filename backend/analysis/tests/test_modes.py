@@ -1,0 +1,243 @@
+"""Synthetic RTT data for the per-flow ECMP rule, the pooled dip candidate and modes in time."""
+
+from __future__ import annotations
+
+import math
+from datetime import UTC, datetime, timedelta
+
+import numpy as np
+import pytest
+
+from analysis.modes import (
+    DipResult,
+    FlowRtts,
+    ModeVerdict,
+    TimeModeKind,
+    per_flow_modes,
+    pooled_dip_candidate,
+    time_separated_modes,
+)
+
+START = datetime(2025, 1, 1, tzinfo=UTC)
+
+
+def make_flows(bases_ms: list[float], samples: int = 10, noise_ms: float = 0.1, seed: int = 0) -> list[FlowRtts]:
+    """One flow per base RTT, each sample base + exponential noise (RTTs are right-skewed)."""
+    rng = np.random.default_rng(seed)
+    return [
+        FlowRtts(flow=index, src_port=40000 + index, rtts_ms=tuple(base + rng.exponential(noise_ms, samples)))
+        for index, base in enumerate(bases_ms)
+    ]
+
+
+def test_seed_000_two_ecmp_members() -> None:
+    flows = make_flows([7.8] * 12 + [11.9] * 4)
+    result = per_flow_modes(flows)
+    assert result.verdict is ModeVerdict.ECMP
+    assert len(result.modes) == 2
+    low, high = result.modes
+    assert low.rtt_ms == pytest.approx(7.8, abs=0.2) and high.rtt_ms == pytest.approx(11.9, abs=0.2)
+    assert (low.share, high.share) == (0.75, 0.25)
+    assert (low.flow_count, high.flow_count) == (12, 4)
+    assert high.src_ports == (40012, 40013, 40014, 40015)
+    assert result.flows_used == 16 and result.samples_used == 160
+    assert result.kruskal_p is not None and result.kruskal_p < 1e-6
+    assert result.gap_ms == pytest.approx(4.1, abs=0.2)
+    assert result.min_gap_ms == pytest.approx(0.3)
+    assert result.reason.startswith("16 flows: 12 at 7.8")
+    assert "4 at 11.9" in result.reason and ">= 0.30 ms" in result.reason
+
+
+def test_three_paths_give_three_modes() -> None:
+    flows = make_flows([20.0] * 6 + [21.5] * 5 + [23.0] * 5, seed=3)
+    result = per_flow_modes(flows)
+    assert result.verdict is ModeVerdict.ECMP
+    assert [round(mode.rtt_ms) for mode in result.modes] == [20, 22, 23]
+    assert [mode.flow_count for mode in result.modes] == [6, 5, 5]
+    assert result.min_gap_ms == pytest.approx(0.4, abs=0.01)  # 2% of 20 ms beats the 0.3 ms floor
+
+
+def test_unimodal_heavy_tailed_never_ecmp() -> None:
+    verdicts = []
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        base = float(rng.uniform(1.0, 50.0))
+        flows = [
+            FlowRtts(flow, 40000 + flow, tuple(base + rng.lognormal(mean=-1.0, sigma=1.0, size=10)))
+            for flow in range(16)
+        ]
+        verdicts.append(per_flow_modes(flows).verdict)
+    assert verdicts.count(ModeVerdict.ECMP) == 0
+    assert set(verdicts) == {ModeVerdict.SINGLE}
+
+
+@pytest.mark.parametrize(("upper_ms", "noise_ms"), [(10.2, 0.02), (10.25, 0.01)])
+def test_gap_below_required_is_single(upper_ms: float, noise_ms: float) -> None:
+    # 10.25 ms with little noise splits into two clusters whose medians are only 0.25 ms apart.
+    flows = make_flows([10.0] * 8 + [upper_ms] * 8, noise_ms=noise_ms, seed=5)
+    result = per_flow_modes(flows)
+    assert result.verdict is ModeVerdict.SINGLE
+    assert result.kruskal_p is not None and result.kruskal_p < 0.01  # the flows do differ, just not enough
+    assert len(result.modes) == 1 and result.modes[0].flow_count == 16 and result.modes[0].share == 1.0
+    assert result.gap_ms is None or result.gap_ms < 0.3
+
+
+def test_one_outlier_flow_is_not_ecmp() -> None:
+    flows = make_flows([7.8] * 15 + [11.9], seed=7)
+    result = per_flow_modes(flows)
+    assert result.verdict is ModeVerdict.SINGLE
+    assert result.flows_used == 16
+    assert result.modes[0].flow_count == 16
+    assert "outlier" in result.reason
+
+
+def test_outlier_between_two_paths_is_dropped_but_counted() -> None:
+    flows = make_flows([7.8] * 8 + [9.9] + [11.9] * 7, seed=8)
+    result = per_flow_modes(flows)
+    assert result.verdict is ModeVerdict.ECMP
+    assert [mode.flow_count for mode in result.modes] == [8, 7]
+    assert result.modes[0].share == pytest.approx(8 / 16)
+    assert "dropped 1 single-flow outlier" in result.reason
+
+
+def test_too_few_flows_is_insufficient() -> None:
+    result = per_flow_modes(make_flows([7.8, 7.8, 11.9]))
+    assert result.verdict is ModeVerdict.INSUFFICIENT
+    assert result.modes == () and result.kruskal_p is None
+    assert result.reason.startswith("3 flows with at least 3 samples, need 4")
+
+
+def test_too_few_samples_per_flow_is_insufficient() -> None:
+    result = per_flow_modes(make_flows([7.8] * 8 + [11.9] * 8, samples=2))
+    assert result.verdict is ModeVerdict.INSUFFICIENT
+    assert result.flows_used == 0 and result.samples_used == 0
+    assert "left out 16 flows with fewer than 3 samples" in result.reason
+
+
+def test_empty_input_is_insufficient() -> None:
+    result = per_flow_modes([])
+    assert result.verdict is ModeVerdict.INSUFFICIENT
+    assert result.reason.startswith("0 flows")
+    assert result.to_dict()["verdict"] == "insufficient"
+
+
+def test_nan_and_negative_rtts_are_ignored_and_counted() -> None:
+    clean = make_flows([7.8] * 12 + [11.9] * 4)
+    dirty = [FlowRtts(f.flow, f.src_port, (*f.rtts_ms, math.nan, -1.0, math.inf)) for f in clean]
+    result = per_flow_modes(dirty)
+    assert result.verdict is ModeVerdict.ECMP
+    assert result.samples_used == 160
+    assert "ignored 48 non-finite or negative RTTs" in result.reason
+
+
+def test_flow_left_with_too_few_valid_samples_is_left_out() -> None:
+    flows = [*make_flows([5.0] * 4), FlowRtts(9, 40009, (math.nan, math.nan, 5.0))]
+    result = per_flow_modes(flows)
+    assert result.flows_used == 4
+    assert "left out 1 flows" in result.reason and "ignored 2" in result.reason
+
+
+def test_all_identical_rtts_are_single() -> None:
+    flows = [FlowRtts(flow, 40000 + flow, (8.0,) * 10) for flow in range(16)]
+    result = per_flow_modes(flows)
+    assert result.verdict is ModeVerdict.SINGLE
+    assert result.kruskal_p == 1.0
+    assert result.modes[0].rtt_ms == 8.0 and result.modes[0].min_rtt_ms == 8.0
+
+
+def test_mode_analysis_to_dict_is_plain() -> None:
+    data = per_flow_modes(make_flows([7.8] * 12 + [11.9] * 4)).to_dict()
+    assert data["verdict"] == "ecmp"
+    modes = data["modes"]
+    assert isinstance(modes, list) and modes[1]["src_ports"] == [40012, 40013, 40014, 40015]
+
+
+def test_dip_clear_bimodal_is_candidate() -> None:
+    rng = np.random.default_rng(0)
+    pooled = np.concatenate([7.8 + rng.exponential(0.1, 100), 11.9 + rng.exponential(0.1, 100)])
+    result = pooled_dip_candidate(np.round(pooled, 2).tolist())
+    assert result.candidate
+    assert result.p_value is not None and result.p_value < 0.01
+    assert result.samples == 200
+
+
+@pytest.mark.parametrize("rounded", [False, True])
+def test_dip_unimodal_false_positive_rate(rounded: bool) -> None:
+    false_positives = 0
+    for seed in range(200):
+        rng = np.random.default_rng(seed)
+        # Noise of a few rounding steps: ties everywhere once rounded to ping's 2 decimals.
+        sample = 5.0 + rng.exponential(0.05, 100)
+        if rounded:
+            sample = np.round(sample, 2)
+        false_positives += pooled_dip_candidate(sample.tolist()).candidate
+    assert false_positives <= 10  # 5% of 200
+
+
+def test_dip_is_deterministic() -> None:
+    sample = np.round(5.0 + np.random.default_rng(1).exponential(0.05, 100), 2).tolist()
+    assert pooled_dip_candidate(sample) == pooled_dip_candidate(sample)
+
+
+def test_dip_needs_enough_samples() -> None:
+    result = pooled_dip_candidate([7.8] * 20 + [11.9] * 20 + [math.nan] * 20)
+    assert result == DipResult(
+        False, None, 40, "40 samples, the dip test needs 50; ignored 20 non-finite or negative RTTs"
+    )
+
+
+def points(values_ms: list[float]) -> list[tuple[datetime, float]]:
+    return [(START + timedelta(minutes=10 * index), value) for index, value in enumerate(values_ms)]
+
+
+def test_time_step_is_route_change() -> None:
+    result = time_separated_modes(points([10.0, 10.05, 10.02, 10.01, 14.0, 14.03, 14.01, 14.02]))
+    assert result.kind is TimeModeKind.ROUTE_CHANGE
+    assert result.levels_ms == pytest.approx((10.015, 14.015))
+    assert result.change_times == (START + timedelta(minutes=40),)
+    assert "not ECMP: modes separate in time, not by flow" in result.reason
+    assert result.to_dict()["change_times"] == [(START + timedelta(minutes=40)).isoformat()]
+
+
+def test_time_episodes_above_base_are_congestion() -> None:
+    values = [10.0] * 6 + [13.0, 13.5] + [10.0] * 6 + [13.2] + [10.0] * 5
+    result = time_separated_modes(points(values))
+    assert result.kind is TimeModeKind.CONGESTION
+    # 13.0 and 13.5 ms are 0.5 ms apart: two upper levels, visited within one episode.
+    assert result.levels_ms == pytest.approx((10.0, 13.1, 13.5))
+    assert len(result.change_times) == 5
+    assert "2 episodes" in result.reason and "not ECMP" in result.reason
+
+
+def test_time_short_dips_below_are_route_flapping() -> None:
+    values = [14.0] * 6 + [10.0] + [14.0] * 6 + [10.0] * 2 + [14.0] * 5
+    result = time_separated_modes(points(values))
+    assert result.kind is TimeModeKind.ROUTE_CHANGE
+    assert len(result.change_times) == 4
+    assert "flapping" in result.reason
+
+
+def test_time_unsorted_input_is_sorted_by_time() -> None:
+    result = time_separated_modes(list(reversed(points([10.0] * 4 + [14.0] * 4))))
+    assert result.kind is TimeModeKind.ROUTE_CHANGE
+    assert result.change_times == (START + timedelta(minutes=40),)
+
+
+def test_time_constant_is_none() -> None:
+    rng = np.random.default_rng(2)
+    result = time_separated_modes(points((10.0 + rng.uniform(0, 0.1, 30)).tolist()))
+    assert result.kind is TimeModeKind.NONE
+    assert len(result.levels_ms) == 1 and result.change_times == ()
+
+
+def test_time_too_few_points() -> None:
+    result = time_separated_modes(points([10.0, 14.0, math.nan, -3.0, 10.0]))
+    assert result.kind is TimeModeKind.NONE
+    assert result.levels_ms == ()
+    assert result.reason == "3 points, need 4; ignored 2 non-finite or negative RTTs"
+
+
+def test_one_flow_is_insufficient_even_when_allowed() -> None:
+    result = per_flow_modes(make_flows([7.8]), min_flows=0)
+    assert result.verdict is ModeVerdict.INSUFFICIENT
+    assert "need 2" in result.reason
