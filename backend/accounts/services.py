@@ -7,6 +7,14 @@ from typing import TypeVar
 
 from django.db.models import TextChoices
 
+from analysis.choices import (
+    DIAGNOSIS_COLORS,
+    FINDING_STATE_COLORS,
+    RTT_MODE_VERDICT_COLORS,
+    Diagnosis,
+    FindingState,
+    RttModeVerdict,
+)
 from inventory.choices import AGENT_STATUS_COLORS, TOKEN_STATE_COLORS, AgentStatus, TokenState
 from measurements.choices import RUN_STATUS_COLORS, RunStatus
 from meshes.choices import SLOT_STATE_COLORS, SlotState
@@ -24,4 +32,7 @@ def all_choices() -> dict[str, list[dict[str, str]]]:
         "token_state": choice_list(TokenState, TOKEN_STATE_COLORS),
         "run_status": choice_list(RunStatus, RUN_STATUS_COLORS),
         "slot_state": choice_list(SlotState, SLOT_STATE_COLORS),
+        "diagnosis": choice_list(Diagnosis, DIAGNOSIS_COLORS),
+        "rtt_mode_verdict": choice_list(RttModeVerdict, RTT_MODE_VERDICT_COLORS),
+        "finding_state": choice_list(FindingState, FINDING_STATE_COLORS),
     }

@@ -11,6 +11,7 @@ HOUR_S = 3600
 
 
 def register(app: Celery) -> None:
+    from analysis.tasks import analyze_recent, purge_expired_analysis
     from inventory.tasks import purge_stale_enrollment_tokens
     from measurements.tasks import drop_expired_measurements
     from meshes.tasks import expire_overdue_slots, plan_exclusive_slots
@@ -38,4 +39,16 @@ def register(app: Celery) -> None:
         expire_overdue_slots.s(),
         name="record planned slots without a result as missed",
         expires=60,
+    )
+    app.add_periodic_task(
+        crontab(minute="*"),
+        analyze_recent.s(),
+        name="analyse new throughput runs and flow sweeps; re-run the regression rules",
+        expires=60,
+    )
+    app.add_periodic_task(
+        crontab(minute="23", hour="3"),
+        purge_expired_analysis.s(),
+        name="drop analyses and cleared findings older than the retention period",
+        expires=6 * HOUR_S,
     )

@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "inventory",
     "meshes",
     "measurements",
+    "analysis",
 ]
 
 MIDDLEWARE = [
@@ -141,6 +142,15 @@ PLAN_VALID_FOR_S = 24 * 3600
 SLOT_HORIZON_S = env_int("FATHOM_SLOT_HORIZON_S", 6 * 3600, minimum=600, maximum=7 * 86400)
 # A planned slot with no result this long after its end is recorded as missed.
 SLOT_RESULT_GRACE_S = env_int("FATHOM_SLOT_RESULT_GRACE_S", 900, minimum=60)
+
+# Analysis (probes-and-detection.md section 4). RTT and loss rules work on windows of this
+# many seconds, standardised against the baseline before them.
+ANALYSIS_RTT_WINDOW_S = env_int("FATHOM_ANALYSIS_RTT_WINDOW_S", 300, minimum=5, maximum=3600)
+ANALYSIS_RTT_BASELINE_S = env_int("FATHOM_ANALYSIS_RTT_BASELINE_S", 86400, minimum=60, maximum=30 * 86400)
+# Seed 001: the daily volume capacity plans are made for (13 TiB of Copernicus products).
+ANALYSIS_DAILY_VOLUME_BYTES = env_int("FATHOM_ANALYSIS_DAILY_VOLUME_BYTES", 13 * 2**40, minimum=1)
+# The rate advice aims for when neither host reports its link speed.
+ANALYSIS_GOAL_BPS = env_int("FATHOM_ANALYSIS_GOAL_BPS", 10**10, minimum=10**5)
 
 LOGGING = {
     "version": 1,

@@ -11,6 +11,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("inventory.api.urls")),
     path("", include("meshes.api.urls")),
     path("", include("measurements.api.urls")),
+    path("", include("analysis.api.urls")),
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
 ]
 

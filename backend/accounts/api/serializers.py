@@ -26,3 +26,6 @@ class ChoicesSerializer(serializers.Serializer[Any]):
     token_state = ChoiceSerializer(many=True)
     run_status = ChoiceSerializer(many=True)
     slot_state = ChoiceSerializer(many=True)
+    diagnosis = ChoiceSerializer(many=True)
+    rtt_mode_verdict = ChoiceSerializer(many=True)
+    finding_state = ChoiceSerializer(many=True)

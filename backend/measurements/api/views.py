@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -71,6 +73,15 @@ class PathListView(APIView):
         return Response(PathSerializer(body, many=True).data)
 
 
+def path_agents(params: dict[str, Any]) -> tuple[Agent, Agent]:
+    """The source and destination agents a path query names; 400 when either is unknown."""
+    agents = Agent.objects.in_bulk([params["source"], params["destination"]])
+    for key in ("source", "destination"):
+        if params[key] not in agents:
+            raise ValidationError({key: [f"unknown agent {params[key]}"]})
+    return agents[params["source"]], agents[params["destination"]]
+
+
 class PathRttView(APIView):
     """RTT min/median and loss of one path, in time buckets (at most max_points)."""
 
@@ -79,17 +90,14 @@ class PathRttView(APIView):
         query = RttQuerySerializer(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         params = query.validated_data
-        agents = Agent.objects.in_bulk([params["source"], params["destination"]])
-        for key in ("source", "destination"):
-            if params[key] not in agents:
-                raise ValidationError({key: [f"unknown agent {params[key]}"]})
+        source, destination = path_agents(params)
         start, end = paths.default_range(params.get("end"), params.get("start"), timezone.now())
         if start >= end:
             raise ValidationError({"start": ["start must be before end"]})
         width, points = paths.rtt_series(params["source"], params["destination"], start, end, params["max_points"])
         body = {
-            "source": agent_ref(agents[params["source"]]),
-            "destination": agent_ref(agents[params["destination"]]),
+            "source": agent_ref(source),
+            "destination": agent_ref(destination),
             "start": start,
             "end": end,
             "bucket_s": width,

@@ -123,6 +123,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/analysis/findings/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Findings, newest first, filtered by path, metric or state. */
+        get: operations["analysis_findings_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/analysis/meshes/{name}/grid/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Every src -> dst of a mesh: throughput as a fraction of its ceiling, loss, RTT modes,
+         *     open findings.
+         */
+        get: operations["analysis_meshes_grid_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/analysis/path/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Ceilings now, per-run diagnoses, RTT modes, findings, advice and a capacity plan. */
+        get: operations["analysis_path_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/csrf/": {
         parameters: {
             query?: never;
@@ -354,6 +408,13 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        Advice: {
+            kind: string;
+            where: string;
+            setting: string;
+            value: string;
+            reason: string;
+        };
         Agent: {
             /** Format: uuid */
             readonly id: string;
@@ -396,6 +457,22 @@ export interface components {
             path: string;
             message: string;
         };
+        CapacityPlan: {
+            daily_volume_bytes: number;
+            /** Format: double */
+            required_bps: number;
+            /** Format: double */
+            rate_bps: number | null;
+            streams: number;
+            /** Format: double */
+            per_stream_bps: number | null;
+            /** Format: double */
+            hours_per_day: number | null;
+            streams_needed: number | null;
+            backlog_grows: boolean | null;
+            reason: string;
+            notes: string[];
+        };
         /** @description A choice as the UI shows it: value, label and colour (never hard-coded in the UI). */
         Choice: {
             value: string;
@@ -407,9 +484,19 @@ export interface components {
             token_state: components["schemas"]["Choice"][];
             run_status: components["schemas"]["Choice"][];
             slot_state: components["schemas"]["Choice"][];
+            diagnosis: components["schemas"]["Choice"][];
+            rtt_mode_verdict: components["schemas"]["Choice"][];
+            finding_state: components["schemas"]["Choice"][];
         };
         Csrf: {
             csrf_token: string;
+        };
+        Dip: {
+            candidate: boolean;
+            /** Format: double */
+            p_value: number | null;
+            samples: number;
+            reason: string;
         };
         /** @description Refuses unknown keys instead of silently dropping them: a typo is an error. */
         EnrollRequestRequest: {
@@ -447,6 +534,49 @@ export interface components {
             expires_in_s: number;
             /** @default  */
             note: string;
+        };
+        Finding: {
+            id: number;
+            source: components["schemas"]["AgentRef"];
+            destination: components["schemas"]["AgentRef"];
+            metric: string;
+            rules: string[];
+            kind: string;
+            state: string;
+            /** Format: date-time */
+            started_at: string;
+            /** Format: date-time */
+            detected_at: string;
+            /** Format: date-time */
+            cleared_at: string | null;
+            direction: string;
+            /** Format: double */
+            baseline: number;
+            /** Format: double */
+            current: number;
+            /** Format: double */
+            magnitude: number;
+            unit: string;
+            evidence: unknown;
+            annotation: string;
+        };
+        GridCell: {
+            source: components["schemas"]["AgentRef"];
+            destination: components["schemas"]["AgentRef"];
+            /** Format: double */
+            rate_bps: number | null;
+            /** Format: double */
+            ceiling_bps: number | null;
+            /** Format: double */
+            fraction_of_ceiling: number | null;
+            diagnosis: string | null;
+            /** Format: date-time */
+            measured_at: string | null;
+            /** Format: double */
+            loss_fraction: number | null;
+            mode_count: number | null;
+            rtt_mode_verdict: string | null;
+            open_findings: number;
         };
         /** @description Refuses unknown keys instead of silently dropping them: a typo is an error. */
         HostFactsRequest: {
@@ -521,6 +651,11 @@ export interface components {
             members?: components["schemas"]["MeshMember"][];
             tests?: components["schemas"]["MeshTest"][];
         };
+        MeshGrid: {
+            mesh: string;
+            agents: components["schemas"]["AgentRef"][];
+            cells: components["schemas"]["GridCell"][];
+        };
         MeshMember: {
             agent: string;
             /** @default a */
@@ -581,6 +716,32 @@ export interface components {
             last_run_at: string;
             last_status: string;
         };
+        PathAnalysis: {
+            source: components["schemas"]["AgentRef"];
+            destination: components["schemas"]["AgentRef"];
+            /** @description terms with today's tuning, RTT and loss */
+            ceilings_now: unknown;
+            runs: components["schemas"]["RunAnalysis"][];
+            modes: components["schemas"]["PathModes"];
+            findings: components["schemas"]["Finding"][];
+            /** Format: double */
+            goal_bps: number | null;
+            advice: components["schemas"]["Advice"][];
+            capacity_plan: components["schemas"]["CapacityPlan"];
+        };
+        PathModes: {
+            verdict: string;
+            /** Format: uuid */
+            sweep_run_id: string | null;
+            /** Format: date-time */
+            sweep_started_at: string | null;
+            reason: string;
+            modes: components["schemas"]["RttMode"][];
+            sweeps: number;
+            ecmp_sweeps: number;
+            ping_dip: components["schemas"]["Dip"];
+            time_modes: unknown;
+        };
         Peer: {
             /** Format: uuid */
             id: string | null;
@@ -622,6 +783,19 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        RttMode: {
+            /** Format: double */
+            rtt_ms: number;
+            /** Format: double */
+            min_rtt_ms: number;
+            flow_count: number;
+            /** Format: double */
+            share: number;
+            src_ports: number[];
+            trace_path: string[] | null;
+            /** @description the four terms at this mode's RTT */
+            ceiling: unknown;
+        };
         RttPoint: {
             /** Format: date-time */
             time: string;
@@ -643,6 +817,29 @@ export interface components {
             end: string;
             bucket_s: number;
             points: components["schemas"]["RttPoint"][];
+        };
+        RunAnalysis: {
+            /** Format: uuid */
+            run_id: string;
+            /** Format: date-time */
+            started_at: string;
+            streams: number;
+            /** Format: double */
+            rate_bps: number | null;
+            /** Format: double */
+            ceiling_bps: number | null;
+            /** Format: double */
+            fraction_of_ceiling: number | null;
+            limit: string;
+            diagnosis: string;
+            /** @description label, winning term, evidence sentences, not_converged */
+            evidence: unknown;
+            /** @description buffers; terms at the run's min RTT, under load, per RTT mode */
+            ceilings: unknown;
+            /** @description both hosts' tuning at run time, RTT and loss, with sources */
+            inputs: unknown;
+            interval_stats: unknown;
+            iperf3_version: string;
         };
         /**
          * @description * `a` - A
@@ -900,6 +1097,89 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    analysis_findings_list: {
+        parameters: {
+            query?: {
+                destination?: string;
+                limit?: number;
+                /**
+                 * @description * `throughput` - Throughput
+                 *     * `rtt` - RTT
+                 *     * `loss` - Loss
+                 *     * `route` - Route
+                 */
+                metric?: "throughput" | "rtt" | "loss" | "route";
+                source?: string;
+                /**
+                 * @description * `open` - Open
+                 *     * `cleared` - Cleared
+                 */
+                state?: "open" | "cleared";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Finding"][];
+                };
+            };
+        };
+    };
+    analysis_meshes_grid_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MeshGrid"];
+                };
+            };
+        };
+    };
+    analysis_path_retrieve: {
+        parameters: {
+            query: {
+                /** @description volume of the capacity plan (default 13 TiB) */
+                daily_volume_bytes?: number;
+                destination: string;
+                /** @description rate the advice aims for (default: link speed) */
+                goal_bps?: number;
+                runs?: number;
+                source: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PathAnalysis"];
+                };
             };
         };
     };

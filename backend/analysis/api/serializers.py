@@ -1,0 +1,153 @@
+"""Query and response shapes of the analysis API (the OpenAPI schema the UI's types come from)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from analysis.choices import FindingMetric, FindingState
+from fathom.serializers import StrictSerializer
+
+
+class PathQuerySerializer(StrictSerializer):
+    source = serializers.UUIDField()  # type: ignore[assignment]
+    destination = serializers.UUIDField()
+    goal_bps = serializers.FloatField(
+        required=False, min_value=1e5, max_value=1e13, help_text="rate the advice aims for (default: link speed)"
+    )
+    daily_volume_bytes = serializers.IntegerField(
+        required=False, min_value=1, max_value=10**18, help_text="volume of the capacity plan (default 13 TiB)"
+    )
+    runs = serializers.IntegerField(required=False, min_value=1, max_value=500, default=20)
+
+
+class FindingQuerySerializer(StrictSerializer):
+    source = serializers.UUIDField(required=False)  # type: ignore[assignment]
+    destination = serializers.UUIDField(required=False)
+    metric = serializers.ChoiceField(choices=FindingMetric.choices, required=False)
+    state = serializers.ChoiceField(choices=FindingState.choices, required=False)
+    limit = serializers.IntegerField(required=False, min_value=1, max_value=1000, default=200)
+
+
+class AgentRefSerializer(serializers.Serializer[Any]):
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+
+
+class FindingSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    source = AgentRefSerializer()  # type: ignore[assignment]
+    destination = AgentRefSerializer()
+    metric = serializers.CharField()
+    rules = serializers.ListField(child=serializers.CharField())
+    kind = serializers.CharField()
+    state = serializers.CharField()
+    started_at = serializers.DateTimeField()
+    detected_at = serializers.DateTimeField()
+    cleared_at = serializers.DateTimeField(allow_null=True)
+    direction = serializers.CharField()
+    baseline = serializers.FloatField()
+    current = serializers.FloatField()
+    magnitude = serializers.FloatField()
+    unit = serializers.CharField()
+    evidence = serializers.JSONField()
+    annotation = serializers.CharField(allow_blank=True)
+
+
+class RunAnalysisSerializer(serializers.Serializer[Any]):
+    run_id = serializers.UUIDField()
+    started_at = serializers.DateTimeField()
+    streams = serializers.IntegerField()
+    rate_bps = serializers.FloatField(allow_null=True)
+    ceiling_bps = serializers.FloatField(allow_null=True)
+    fraction_of_ceiling = serializers.FloatField(allow_null=True)
+    limit = serializers.CharField()
+    diagnosis = serializers.CharField()
+    evidence = serializers.JSONField(help_text="label, winning term, evidence sentences, not_converged")
+    ceilings = serializers.JSONField(help_text="buffers; terms at the run's min RTT, under load, per RTT mode")
+    inputs = serializers.JSONField(help_text="both hosts' tuning at run time, RTT and loss, with sources")
+    interval_stats = serializers.JSONField()
+    iperf3_version = serializers.CharField(allow_blank=True)
+
+
+class AdviceSerializer(serializers.Serializer[Any]):
+    kind = serializers.CharField()
+    where = serializers.CharField()
+    setting = serializers.CharField()
+    value = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class CapacityPlanSerializer(serializers.Serializer[Any]):
+    daily_volume_bytes = serializers.IntegerField()
+    required_bps = serializers.FloatField()
+    rate_bps = serializers.FloatField(allow_null=True)
+    streams = serializers.IntegerField()
+    per_stream_bps = serializers.FloatField(allow_null=True)
+    hours_per_day = serializers.FloatField(allow_null=True)
+    streams_needed = serializers.IntegerField(allow_null=True)
+    backlog_grows = serializers.BooleanField(allow_null=True)
+    reason = serializers.CharField()
+    notes = serializers.ListField(child=serializers.CharField())
+
+
+class RttModeSerializer(serializers.Serializer[Any]):
+    rtt_ms = serializers.FloatField()
+    min_rtt_ms = serializers.FloatField()
+    flow_count = serializers.IntegerField()
+    share = serializers.FloatField()
+    src_ports = serializers.ListField(child=serializers.IntegerField())
+    trace_path = serializers.ListField(child=serializers.CharField(), allow_null=True)
+    ceiling = serializers.JSONField(allow_null=True, help_text="the four terms at this mode's RTT")
+
+
+class DipSerializer(serializers.Serializer[Any]):
+    candidate = serializers.BooleanField()
+    p_value = serializers.FloatField(allow_null=True)
+    samples = serializers.IntegerField()
+    reason = serializers.CharField()
+
+
+class PathModesSerializer(serializers.Serializer[Any]):
+    verdict = serializers.CharField()
+    sweep_run_id = serializers.UUIDField(allow_null=True)
+    sweep_started_at = serializers.DateTimeField(allow_null=True)
+    reason = serializers.CharField()
+    modes = RttModeSerializer(many=True)
+    sweeps = serializers.IntegerField()
+    ecmp_sweeps = serializers.IntegerField()
+    ping_dip = DipSerializer()
+    time_modes = serializers.JSONField()
+
+
+class PathAnalysisSerializer(serializers.Serializer[Any]):
+    source = AgentRefSerializer()  # type: ignore[assignment]
+    destination = AgentRefSerializer()
+    ceilings_now = serializers.JSONField(allow_null=True, help_text="terms with today's tuning, RTT and loss")
+    runs = RunAnalysisSerializer(many=True)
+    modes = PathModesSerializer()
+    findings = FindingSerializer(many=True)
+    goal_bps = serializers.FloatField(allow_null=True)
+    advice = AdviceSerializer(many=True)
+    capacity_plan = CapacityPlanSerializer()
+
+
+class GridCellSerializer(serializers.Serializer[Any]):
+    source = AgentRefSerializer()  # type: ignore[assignment]
+    destination = AgentRefSerializer()
+    rate_bps = serializers.FloatField(allow_null=True)
+    ceiling_bps = serializers.FloatField(allow_null=True)
+    fraction_of_ceiling = serializers.FloatField(allow_null=True)
+    diagnosis = serializers.CharField(allow_null=True)
+    measured_at = serializers.DateTimeField(allow_null=True)
+    loss_fraction = serializers.FloatField(allow_null=True)
+    mode_count = serializers.IntegerField(allow_null=True)
+    rtt_mode_verdict = serializers.CharField(allow_null=True)
+    open_findings = serializers.IntegerField()
+
+
+class MeshGridSerializer(serializers.Serializer[Any]):
+    mesh = serializers.CharField()
+    agents = AgentRefSerializer(many=True)
+    cells = GridCellSerializer(many=True)

@@ -1,0 +1,9 @@
+from django.urls import path
+
+from analysis.api import views
+
+urlpatterns = [
+    path("analysis/path/", views.PathAnalysisView.as_view(), name="analysis-path"),
+    path("analysis/meshes/<str:name>/grid/", views.MeshGridView.as_view(), name="analysis-mesh-grid"),
+    path("analysis/findings/", views.FindingListView.as_view(), name="analysis-findings"),
+]

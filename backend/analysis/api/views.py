@@ -1,0 +1,78 @@
+"""Read-only analysis API for logged-in users: one path in depth, a mesh as a grid, findings."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import extend_schema
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from analysis import services
+from analysis.api.serializers import (
+    FindingQuerySerializer,
+    FindingSerializer,
+    MeshGridSerializer,
+    PathAnalysisSerializer,
+    PathQuerySerializer,
+)
+from analysis.models import Finding
+from measurements.api.views import path_agents
+from meshes.models import Mesh
+
+
+class PathAnalysisView(APIView):
+    """Ceilings now, per-run diagnoses, RTT modes, findings, advice and a capacity plan."""
+
+    @extend_schema(parameters=[PathQuerySerializer], responses={200: PathAnalysisSerializer})
+    def get(self, request: Request) -> Response:
+        query = PathQuerySerializer(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        source, destination = path_agents(params)
+        if source.pk == destination.pk:
+            raise ValidationError({"destination": ["a path needs two different agents"]})
+        report = services.path_report(
+            source,
+            destination,
+            goal_bps=params.get("goal_bps"),
+            daily_volume_bytes=params.get("daily_volume_bytes", settings.ANALYSIS_DAILY_VOLUME_BYTES),
+            runs_limit=params["runs"],
+        )
+        body = {
+            "source": {"id": source.pk, "name": source.name},
+            "destination": {"id": destination.pk, "name": destination.name},
+            **report,
+        }
+        return Response(PathAnalysisSerializer(body).data)
+
+
+class MeshGridView(APIView):
+    """Every src -> dst of a mesh: throughput as a fraction of its ceiling, loss, RTT modes,
+    open findings."""
+
+    @extend_schema(responses={200: MeshGridSerializer})
+    def get(self, request: Request, name: str) -> Response:
+        mesh = get_object_or_404(Mesh.objects.prefetch_related("members"), name=name)
+        return Response(MeshGridSerializer(services.mesh_grid(mesh)).data)
+
+
+class FindingListView(APIView):
+    """Findings, newest first, filtered by path, metric or state."""
+
+    @extend_schema(parameters=[FindingQuerySerializer], responses={200: FindingSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        query = FindingQuerySerializer(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        findings = Finding.objects.select_related("source", "destination").order_by("-detected_at")
+        for key in ("source", "destination"):
+            if key in params:
+                findings = findings.filter(**{f"{key}_id": params[key]})
+        for key in ("metric", "state"):
+            if key in params:
+                findings = findings.filter(**{key: params[key]})
+        rows = [services.finding_entry(finding) for finding in findings[: params["limit"]]]
+        return Response(FindingSerializer(rows, many=True).data)

@@ -1,0 +1,23 @@
+"""Celery wrappers around analysis services."""
+
+from celery import shared_task
+
+from analysis import services
+
+
+@shared_task
+def analyze_recent() -> dict[str, int]:
+    """New throughput runs and flow sweeps get ceilings, diagnoses and modes; paths with new
+    data get their regression rules re-run. Idempotent: a repeat finds nothing to do."""
+    progress = services.analyze_recent()
+    return {
+        "throughput_runs": progress.throughput_runs,
+        "sweeps": progress.sweeps,
+        "paths": progress.paths,
+        "findings_opened": progress.findings_opened,
+    }
+
+
+@shared_task
+def purge_expired_analysis() -> int:
+    return services.purge_expired()
