@@ -2,6 +2,7 @@ import { Navigate, Route, Routes } from "react-router-dom";
 
 import { AppLayout } from "./components/AppLayout";
 import { AgentsPage } from "./pages/AgentsPage";
+import { GridPage } from "./pages/GridPage";
 import { LoginPage } from "./pages/LoginPage";
 import { NotFoundPage } from "./pages/NotFoundPage";
 import { PathPage } from "./pages/PathPage";
@@ -16,6 +17,7 @@ export function App() {
         <Route index element={<Navigate to="/paths" replace />} />
         <Route path="/paths" element={<PathsPage />} />
         <Route path="/paths/:source/:destination" element={<PathPage />} />
+        <Route path="/grid" element={<GridPage />} />
         <Route path="/agents" element={<AgentsPage />} />
         <Route path="/schedule" element={<SchedulePage />} />
         <Route path="*" element={<NotFoundPage />} />

@@ -3,15 +3,24 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
 import { apiGet, apiPost, type Schemas } from "./client";
 
+export type Advice = Schemas["Advice"];
 export type Agent = Schemas["Agent"];
 export type AgentRef = Schemas["AgentRef"];
 export type AgentUtilization = Schemas["AgentUtilization"];
+export type CapacityPlan = Schemas["CapacityPlan"];
 export type Choice = Schemas["Choice"];
 export type Choices = Schemas["Choices"];
+export type Finding = Schemas["Finding"];
+export type GridCell = Schemas["GridCell"];
 export type Mesh = Schemas["Mesh"];
+export type MeshGrid = Schemas["MeshGrid"];
 export type MeshTest = Schemas["MeshTest"];
+export type PathAnalysis = Schemas["PathAnalysis"];
+export type PathModes = Schemas["PathModes"];
 export type PathSummary = Schemas["Path"];
+export type RttMode = Schemas["RttMode"];
 export type RttPoint = Schemas["RttPoint"];
+export type RunAnalysis = Schemas["RunAnalysis"];
 export type RttSeries = Schemas["RttSeries"];
 export type Slot = Schemas["Slot"];
 export type SlotState = Schemas["StateEnum"];
@@ -20,6 +29,8 @@ export type Utilization = Schemas["Utilization"];
 
 /** How often live pages refresh: agents report every few seconds, so 30 s is fresh enough. */
 export const REFRESH_MS = 30_000;
+/** The analysis follows new runs within about a minute; throughput runs come hours apart. */
+export const ANALYSIS_REFRESH_MS = 60_000;
 
 export const queryKeys = {
   me: ["me"] as const,
@@ -29,6 +40,9 @@ export const queryKeys = {
   rtt: (source: string, destination: string, start: string, end: string) =>
     ["rtt", source, destination, start, end] as const,
   meshes: ["meshes"] as const,
+  pathAnalysis: (source: string, destination: string, goalBps: string, dailyVolumeBytes: string) =>
+    ["analysis", "path", source, destination, goalBps, dailyVolumeBytes] as const,
+  meshGrid: (mesh: string) => ["analysis", "grid", mesh] as const,
   utilization: ["slots", "utilization"] as const,
   slots: (state: string, agent: string, lookbackS: string, limit: string) =>
     ["slots", "list", state, agent, lookbackS, limit] as const,
@@ -136,6 +150,47 @@ export function useRttSeries({ source, destination, rangeS, maxPoints }: RttQuer
     },
     refetchInterval: REFRESH_MS,
     placeholderData: (previous) => previous,
+  });
+}
+
+export interface PathAnalysisOptions {
+  /** The rate the advice aims for, in bit/s; null for the server's default (the link speed). */
+  goalBps?: number | null;
+  /** The volume the capacity plan moves each day, in bytes; null for the server's default. */
+  dailyVolumeBytes?: number | null;
+}
+
+/** One path in depth: ceilings now, diagnosed runs, RTT modes, findings, advice, capacity plan. */
+export function usePathAnalysis(source: string, destination: string, options: PathAnalysisOptions = {}) {
+  const goalBps = options.goalBps ?? null;
+  const dailyVolumeBytes = options.dailyVolumeBytes ?? null;
+  return useQuery({
+    queryKey: queryKeys.pathAnalysis(source, destination, String(goalBps ?? ""), String(dailyVolumeBytes ?? "")),
+    queryFn: () => {
+      const params = new URLSearchParams({ source, destination });
+      if (goalBps !== null) {
+        params.set("goal_bps", String(goalBps));
+      }
+      if (dailyVolumeBytes !== null) {
+        params.set("daily_volume_bytes", String(dailyVolumeBytes));
+      }
+      return apiGet<PathAnalysis>(`/analysis/path/?${params.toString()}`);
+    },
+    refetchInterval: ANALYSIS_REFRESH_MS,
+    // Keeps the panels readable while a new goal or volume is fetched, but never shows
+    // another path's analysis while this one loads.
+    placeholderData: (previous) =>
+      previous?.source.id === source && previous.destination.id === destination ? previous : undefined,
+  });
+}
+
+/** Every source -> destination of one mesh against its ceiling; disabled until a mesh is chosen. */
+export function useMeshGrid(mesh: string | null) {
+  return useQuery({
+    queryKey: queryKeys.meshGrid(mesh ?? ""),
+    queryFn: () => apiGet<MeshGrid>(`/analysis/meshes/${encodeURIComponent(mesh ?? "")}/grid/`),
+    enabled: mesh !== null,
+    refetchInterval: ANALYSIS_REFRESH_MS,
   });
 }
 

@@ -29,6 +29,7 @@ export function AppLayout() {
         <span className="brand">Fathom</span>
         <nav>
           <NavLink to="/paths">Paths</NavLink>
+          <NavLink to="/grid">Grid</NavLink>
           <NavLink to="/agents">Agents</NavLink>
           <NavLink to="/schedule">Schedule</NavLink>
         </nav>

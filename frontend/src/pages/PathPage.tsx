@@ -7,14 +7,26 @@ import { LoadError, Loading } from "../components/QueryState";
 import { formatDuration, formatMs, formatPercent, formatUtc } from "../lib/format";
 import { rttLayout, rttTraces, summarize } from "../lib/rttTraces";
 import { TIME_RANGES, rangeFromKey } from "../lib/timeRange";
+import { PathAnalysisSection } from "./PathAnalysisSection";
 import { pathHref } from "./PathsPage";
 
 /** The most points the chart asks for; the server buckets any range down to this. */
 const MAX_POINTS = 1500;
 
-/** RTT over time for one direction of one path: min and median per bucket, and loss. */
+/** One direction of one path: its RTT over time, then the analysis of its throughput. */
 export function PathPage() {
   const { source = "", destination = "" } = useParams();
+  return (
+    <>
+      <RttSection source={source} destination={destination} />
+      {/* A new path starts from the server's default goal and volume. */}
+      <PathAnalysisSection key={`${source}/${destination}`} source={source} destination={destination} />
+    </>
+  );
+}
+
+/** RTT over time for one direction of one path: min and median per bucket, and loss. */
+function RttSection({ source, destination }: { source: string; destination: string }) {
   const [params, setParams] = useSearchParams();
   const range = rangeFromKey(params.get("range"));
   const series = useRttSeries({ source, destination, rangeS: range.seconds, maxPoints: MAX_POINTS });

@@ -23,6 +23,9 @@ const CHOICES: Choices = {
     { value: "missed", label: "Missed", color: "#9a6700" },
     { value: "unschedulable", label: "Unschedulable", color: "#8250df" },
   ],
+  diagnosis: [],
+  rtt_mode_verdict: [],
+  finding_state: [],
 };
 
 const UTILIZATION: Utilization = {
