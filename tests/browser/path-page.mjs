@@ -4,31 +4,15 @@
 //
 // Env: FATHOM_URL, FATHOM_USER, FATHOM_PASSWORD, FATHOM_SOURCE_NAME, FATHOM_DESTINATION_NAME,
 //      FATHOM_ARTIFACTS (directory for screenshots)
-import { chromium } from 'playwright-core';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 
-const env = (name) => {
-  const value = process.env[name];
-  if (!value) throw new Error(`${name} is not set`);
-  return value;
-};
+import { env, openPage } from './browser.mjs';
+
 const baseUrl = env('FATHOM_URL');
 const artifacts = env('FATHOM_ARTIFACTS');
 const source = env('FATHOM_SOURCE_NAME');
 const destination = env('FATHOM_DESTINATION_NAME');
-mkdirSync(artifacts, { recursive: true });
-
-const browser = await chromium.launch({
-  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
-  args: [
-    '--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-    '--disable-background-networking', '--disable-component-update', '--disable-sync',
-  ],
-});
-const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
-const consoleErrors = [];
-page.on('console', (msg) => { if (msg.type() === 'error') consoleErrors.push(msg.text()); });
+const { browser, page, consoleErrors } = await openPage(artifacts, { width: 1400, height: 900 });
 let failed = false;
 try {
   await page.goto(`${baseUrl}/paths`);

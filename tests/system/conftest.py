@@ -146,6 +146,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         "FATHOM_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "FATHOM_CSRF_TRUSTED_ORIGINS": url,
         "FATHOM_STATIC_ROOT": str(tmp / "static"),
+        # Lab tests inject regressions minutes, not days, into a run: judge RTT on 10 s windows.
+        "FATHOM_ANALYSIS_RTT_WINDOW_S": "10",
     }
     password_file = tmp / "admin_password"
     stack = Stack(

@@ -1,0 +1,53 @@
+// What a NOC engineer reads after the mesh has run: one path's analysis (ceiling chart,
+// what limits it, its RTT modes) and the mesh grid. Drives Debian's chromium through
+// playwright-core. Exits non-zero with a reason when any step fails; screenshots either way.
+//
+// Env: FATHOM_URL, FATHOM_USER, FATHOM_PASSWORD, FATHOM_SOURCE_ID, FATHOM_DESTINATION_ID,
+//      FATHOM_MESH, FATHOM_EXPECT_LIMIT (a diagnosis label), FATHOM_EXPECT_MODES (a count),
+//      FATHOM_ARTIFACTS (directory for screenshots)
+import { join } from 'node:path';
+
+import { env, openPage } from './browser.mjs';
+
+const baseUrl = env('FATHOM_URL');
+const artifacts = env('FATHOM_ARTIFACTS');
+const { browser, page, consoleErrors } = await openPage(artifacts, { width: 1400, height: 1000 });
+let failed = false;
+try {
+  await page.goto(`${baseUrl}/login`);
+  await page.getByLabel('Username').fill(env('FATHOM_USER'));
+  await page.getByLabel('Password').fill(env('FATHOM_PASSWORD'));
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.waitForURL((url) => !url.pathname.startsWith('/login'), { timeout: 15000 });
+
+  await page.goto(`${baseUrl}/paths/${env('FATHOM_SOURCE_ID')}/${env('FATHOM_DESTINATION_ID')}`);
+  const chart = page.locator('[data-testid="ceiling-chart"].js-plotly-plot');
+  await chart.waitFor({ timeout: 20000 });
+  const points = await chart.locator('g.scatterlayer path.point').count();
+  const limits = page.getByRole('region', { name: 'What limits this path' });
+  await limits.getByText(env('FATHOM_EXPECT_LIMIT')).first().waitFor({ timeout: 15000 });
+  const modes = page.getByRole('region', { name: 'RTT modes' });
+  await modes.locator('tbody tr').first().waitFor({ timeout: 15000 });
+  const modeRows = await modes.locator('tbody tr').count();
+  await page.screenshot({ path: join(artifacts, 'analysis-path-page.png'), fullPage: true });
+  if (points < 1) throw new Error('the ceiling chart has no runs');
+  if (modeRows !== Number(env('FATHOM_EXPECT_MODES'))) throw new Error(`${modeRows} RTT mode rows`);
+
+  await page.goto(`${baseUrl}/grid?mesh=${encodeURIComponent(env('FATHOM_MESH'))}`);
+  // Cells of pairs the mesh measures (the diagonal and unmeasured pairs are .none).
+  const cells = page.locator('td.grid-cell:not(.none)');
+  await cells.first().waitFor({ timeout: 15000 });
+  const cellCount = await cells.count();
+  const ecmpMarkers = await page.locator('[data-testid="ecmp-marker"]').count();
+  await page.screenshot({ path: join(artifacts, 'analysis-grid-page.png'), fullPage: true });
+  console.log(JSON.stringify({ points, modeRows, cellCount, ecmpMarkers }));
+  if (cellCount < 1) throw new Error('the grid has no cells');
+} catch (err) {
+  failed = true;
+  console.error(`browser check failed: ${err instanceof Error ? err.message : String(err)}`);
+  await page.screenshot({ path: join(artifacts, 'analysis-failure.png'), fullPage: true }).catch(() => {});
+} finally {
+  if (consoleErrors.length) console.error(`console errors: ${consoleErrors.join(' | ')}`);
+  await browser.close();
+}
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,83 @@
+"""Real agents inside the lab's namespaces, enrolled with a server on the lab's management
+bridge, running a mesh the test applies: the rig every lab system test shares."""
+
+from __future__ import annotations
+
+import json
+import socket
+import subprocess
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from lab.lab import LAB_BIN, MANAGEMENT_ADDRESS, Lab, lab_up
+
+from .conftest import AGENT_BIN, VENV_BIN, Stack, free_port, wait_for
+
+
+def apply_meshes(stack: Stack, tmp: Path, meshes: list[dict[str, Any]]) -> None:
+    path = tmp / "meshes.json"
+    path.write_text(json.dumps(meshes))
+    stack.manage("apply_mesh", str(path))
+
+
+def port_open(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(1)
+        return sock.connect_ex((MANAGEMENT_ADDRESS, port)) == 0
+
+
+@contextmanager
+def lab_with_agents(
+    stack: Stack, tmp: Path, scenario: str | Path, mesh: dict[str, Any]
+) -> Iterator[tuple[Lab, dict[str, str]]]:
+    """The scenario up, one enrolled agent per mesh member, only `mesh` running (the default
+    mesh is paused meanwhile). Yields the lab and agent ids by name; stops everything after."""
+    names = [member["agent"] for member in mesh["members"]]
+    apply_meshes(stack, tmp, [{"name": "default", "enabled": False}])
+    try:
+        with lab_up(scenario, management=True) as lab:
+            port = free_port()
+            server = f"http://{MANAGEMENT_ADDRESS}:{port}"
+            if MANAGEMENT_ADDRESS not in stack.env["FATHOM_ALLOWED_HOSTS"]:
+                stack.env["FATHOM_ALLOWED_HOSTS"] += f",{MANAGEMENT_ADDRESS}"
+            stack.start(
+                "web-lab",
+                [str(VENV_BIN / "gunicorn"), "--chdir", "backend", "--bind", f"{MANAGEMENT_ADDRESS}:{port}",
+                 "--workers", "2", "fathom.wsgi"],
+            )  # fmt: skip
+            started = ["web-lab"]
+            try:
+                wait_for(
+                    "the lab's web server", lambda: stack.processes["web-lab"].poll() is None and port_open(port), 30
+                )
+                ids: dict[str, str] = {}
+                for name in names:
+                    state = tmp / name
+                    token = stack.manage("create_enrollment_token", "--note", f"lab {name}").strip()
+                    lab.exec(
+                        name, str(AGENT_BIN), "enroll", "--server", server, "--token", token, "--name", name,
+                        "--address", lab.addresses[name], "--state-dir", str(state), "--allow-insecure-http",
+                    )  # fmt: skip
+                    ids[name] = json.loads((state / "credential.json").read_text())["agent_id"]
+                apply_meshes(stack, tmp, [mesh])
+                for name in names:
+                    stack.start(
+                        f"agent-{name}",
+                        [str(LAB_BIN), "exec", "--state-dir", str(lab.state_dir), name, "--", str(AGENT_BIN), "run",
+                         "--state-dir", str(tmp / name), "--iperf3-bind", lab.addresses[name]],
+                    )  # fmt: skip
+                    started.append(f"agent-{name}")
+                yield lab, ids
+            finally:
+                for key in started:
+                    process = stack.processes.pop(key)
+                    process.terminate()
+                    try:
+                        process.wait(timeout=15)
+                    except subprocess.TimeoutExpired:
+                        process.kill()
+                apply_meshes(stack, tmp, [{"name": mesh["name"], "enabled": False}])
+    finally:
+        apply_meshes(stack, tmp, [{"name": "default", "enabled": True}])
