@@ -44,9 +44,6 @@ LOSS_LOOKBACK = timedelta(hours=6)
 MODES_LOOKBACK = timedelta(hours=24)
 # The incremental task looks this far back for runs without analysis.
 INCREMENTAL_LOOKBACK = timedelta(days=2)
-# Agents upload every 10 s; a run is analysed once every agent has had time to upload what
-# preceded it.
-SETTLE_TIME = timedelta(seconds=120)
 # Paths with results received this recently get their regression rules re-run.
 NEW_DATA_WINDOW = timedelta(minutes=2)
 # Regression rules see this much throughput history (the slow rule's window is 50 runs).
@@ -427,9 +424,10 @@ def analyze_range(
 ) -> Progress:
     """Analyses the runs in [start, end) (sweeps first: run ceilings use their modes), then
     re-detects regressions on every path that had one. With `settled`, only runs that ended
-    SETTLE_TIME ago: the other agent's pings and sweeps from before them have landed by then,
+    FATHOM_ANALYSIS_SETTLE_S ago: the other agent's pings and sweeps from before them have landed by then,
     so a later recompute finds the same inputs."""
-    ended_before = (now or timezone.now()) - SETTLE_TIME if settled else None
+    settle = timedelta(seconds=settings.ANALYSIS_SETTLE_S)
+    ended_before = (now or timezone.now()) - settle if settled else None
     runs = _runs_in(start, end, only_missing, ended_before)
     agents = Agent.objects.in_bulk()
     sweeps = [run for run in runs if run.test_type == TestType.FLOWSWEEP]

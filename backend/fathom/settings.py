@@ -147,6 +147,10 @@ SLOT_RESULT_GRACE_S = env_int("FATHOM_SLOT_RESULT_GRACE_S", 900, minimum=60)
 # many seconds, standardised against the baseline before them.
 ANALYSIS_RTT_WINDOW_S = env_int("FATHOM_ANALYSIS_RTT_WINDOW_S", 300, minimum=5, maximum=3600)
 ANALYSIS_RTT_BASELINE_S = env_int("FATHOM_ANALYSIS_RTT_BASELINE_S", 86400, minimum=60, maximum=30 * 86400)
+# A run is analysed this long after it ended: agents upload every 10 s, so by then the
+# other agent's pings and sweeps from before the run have landed and a recompute finds the
+# same inputs.
+ANALYSIS_SETTLE_S = env_int("FATHOM_ANALYSIS_SETTLE_S", 120, minimum=20, maximum=3600)
 # Seed 001: the daily volume capacity plans are made for (13 TiB of Copernicus products).
 ANALYSIS_DAILY_VOLUME_BYTES = env_int("FATHOM_ANALYSIS_DAILY_VOLUME_BYTES", 13 * 2**40, minimum=1)
 # The rate advice aims for when neither host reports its link speed.

@@ -148,6 +148,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         "FATHOM_STATIC_ROOT": str(tmp / "static"),
         # Lab tests inject regressions minutes, not days, into a run: judge RTT on 10 s windows.
         "FATHOM_ANALYSIS_RTT_WINDOW_S": "10",
+        # Agents upload every 10 s: half a minute settles a run here (the default is 2 min).
+        "FATHOM_ANALYSIS_SETTLE_S": "30",
     }
     password_file = tmp / "admin_password"
     stack = Stack(

@@ -236,8 +236,8 @@ def test_recomputing_changes_nothing(seeds: tuple[Stack, Lab, dict[str, str]]) -
     same values and matches the findings instead of adding any (the agents keep measuring,
     so only what had landed before the check is compared)."""
     stack, _, _ids = seeds
-    # Only runs the task has settled: it analyses a run two minutes after it ended, once a minute.
-    (cutoff,) = stack.query("SELECT now() - interval '5 minutes'")[0]
+    # Only runs the task has settled: it analyses a run 30 s after it ended (conftest), once a minute.
+    (cutoff,) = stack.query("SELECT now() - interval '3 minutes'")[0]
     runs = (
         "SELECT run_id::text, diagnosis, rate_bps, ceiling_bps, ceilings FROM analysis_runanalysis"
         " WHERE started_at < %s ORDER BY 1"

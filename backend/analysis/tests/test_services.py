@@ -201,6 +201,15 @@ class RunAnalysisTests(FathomTestCase):
         assert terms["receive_window"]["reason"] == "receive buffer size unknown"
         assert analysis.inputs["sources"]["sender_facts"] == "no host facts reported before the run"
 
+    def test_a_run_waits_until_it_has_settled(self) -> None:
+        run = throughput_run(self.athens, self.frankfurt, T0, 1e9)
+        ended = run.ended_at
+        assert ended is not None
+        # Ended 60 s ago: too early for the default 120 s, in time for 30 s.
+        assert services.analyze_recent(now=ended + timedelta(seconds=60)).throughput_runs == 0
+        with override_settings(ANALYSIS_SETTLE_S=30):
+            assert services.analyze_recent(now=ended + timedelta(seconds=60)).throughput_runs == 1
+
     def test_failed_runs_and_runs_to_unknown_peers_are_skipped(self) -> None:
         run = throughput_run(self.athens, self.frankfurt, T0, 1e9)
         Run.objects.filter(id=run.id).update(status="failed")
