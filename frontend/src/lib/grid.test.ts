@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import type { GridCell, Mesh, MeshGrid } from "../api/queries";
+import type { Mesh, MeshGrid } from "../api/queries";
+import { gridCell } from "../test/analysisFixtures";
 import {
   cellBackground,
   cellKey,
@@ -16,22 +17,7 @@ const A = { id: "a", name: "dca" };
 const B = { id: "b", name: "dcb" };
 const C = { id: "c", name: "dcc" };
 
-function cell(source: typeof A, destination: typeof A, fields: Partial<GridCell> = {}): GridCell {
-  return {
-    source,
-    destination,
-    rate_bps: 3.1e9,
-    ceiling_bps: 3.2e9,
-    fraction_of_ceiling: 0.97,
-    diagnosis: "receive_window",
-    measured_at: "2026-11-22T12:00:00Z",
-    loss_fraction: 0,
-    mode_count: 2,
-    rtt_mode_verdict: "ecmp",
-    open_findings: 1,
-    ...fields,
-  };
-}
+const cell = gridCell;
 
 describe("gridMatrix", () => {
   it("keeps senders as rows and receivers as columns, in the server's order", () => {

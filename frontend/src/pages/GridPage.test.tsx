@@ -4,7 +4,7 @@ import { MemoryRouter } from "react-router-dom";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
 import type { GridCell, Mesh, MeshGrid } from "../api/queries";
-import { CHOICES } from "../test/analysisFixtures";
+import { CHOICES, gridCell, type AgentRef } from "../test/analysisFixtures";
 import { mockApi, requestedUrls, type ApiRoutes } from "../test/mockApi";
 import { GridPage } from "./GridPage";
 
@@ -16,21 +16,8 @@ const MESHES: Mesh[] = [
   { name: "default", kind: "mesh", enabled: true, all_agents: true },
 ];
 
-function cell(source: typeof A, destination: typeof A, fields: Partial<GridCell> = {}): GridCell {
-  return {
-    source,
-    destination,
-    rate_bps: 3.1e9,
-    ceiling_bps: 3.2e9,
-    fraction_of_ceiling: 0.97,
-    diagnosis: "receive_window",
-    measured_at: "2026-11-22T12:00:00Z",
-    loss_fraction: 0.001,
-    mode_count: 2,
-    rtt_mode_verdict: "ecmp",
-    open_findings: 2,
-    ...fields,
-  };
+function cell(source: AgentRef, destination: AgentRef, fields: Partial<GridCell> = {}): GridCell {
+  return gridCell(source, destination, { loss_fraction: 0.001, open_findings: 2, ...fields });
 }
 
 const GRID: MeshGrid = {

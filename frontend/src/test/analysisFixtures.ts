@@ -1,6 +1,6 @@
 // Analysis API responses for tests: one path with two RTT modes and a receive-window limit,
 // and the same path before anything was measured.
-import type { Choice, Choices, Finding, PathAnalysis, RunAnalysis } from "../api/queries";
+import type { Choice, Choices, Finding, GridCell, PathAnalysis, RunAnalysis } from "../api/queries";
 
 export const SOURCE = { id: "11111111-1111-4111-8111-111111111111", name: "dca" };
 export const DESTINATION = { id: "22222222-2222-4222-8222-222222222222", name: "dcb" };
@@ -252,3 +252,23 @@ export const UNKNOWN_CEILINGS = {
   under_load: null,
   per_mode: [],
 };
+
+export type AgentRef = GridCell["source"];
+
+/** One grid cell: a receive-window-limited path at 97% of its ceiling, with two RTT modes. */
+export function gridCell(source: AgentRef, destination: AgentRef, fields: Partial<GridCell> = {}): GridCell {
+  return {
+    source,
+    destination,
+    rate_bps: 3.1e9,
+    ceiling_bps: 3.2e9,
+    fraction_of_ceiling: 0.97,
+    diagnosis: "receive_window",
+    measured_at: "2026-11-22T12:00:00Z",
+    loss_fraction: 0,
+    mode_count: 2,
+    rtt_mode_verdict: "ecmp",
+    open_findings: 1,
+    ...fields,
+  };
+}
