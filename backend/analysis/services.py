@@ -772,15 +772,19 @@ def _trace_paths_by_rtt(source: Agent, destination: Agent, since: datetime) -> l
 
 
 def path_modes_report(source: Agent, destination: Agent, ceilings: RunCeilings | None) -> dict[str, Any]:
-    """RTT modes now (newest sweep), how often sweeps saw ECMP, ping dip candidates and modes
-    that separate in time."""
+    """RTT modes now (the newest sweep no throughput run disturbed), how often sweeps saw
+    ECMP, ping dip candidates and modes that separate in time."""
     now = timezone.now()
     since = now - MODES_LOOKBACK
     sweeps = list(
         SweepModes.objects.filter(source=source, destination=destination, started_at__gte=since).order_by("started_at")
     )
     decided = [sweep for sweep in sweeps if sweep.verdict != RttModeVerdict.INSUFFICIENT]
-    latest = decided[-1] if decided else None
+    # A throughput run of either agent during a sweep queues its packets (or its echo
+    # replies) and blurs the modes: "now" is the newest sweep no such run overlapped.
+    busy = _sweeps_during_throughput(source, destination, decided)
+    quiet = [sweep for sweep in decided if sweep.run_id not in busy]
+    latest = (quiet or decided)[-1] if decided else None
     traces = _trace_paths_by_rtt(source, destination, since)
     modes: list[dict[str, Any]] = []
     for index, mode in enumerate((latest.analysis.get("modes") or []) if latest else []):
@@ -812,6 +816,34 @@ def path_modes_report(source: Agent, destination: Agent, ceilings: RunCeilings |
         "ecmp_sweeps": sum(1 for sweep in decided if sweep.verdict == RttModeVerdict.ECMP),
         "ping_dip": {"candidate": dip.candidate, "p_value": dip.p_value, "samples": dip.samples, "reason": dip.reason},
         "time_modes": in_time.to_dict(),
+    }
+
+
+def _sweeps_during_throughput(source: Agent, destination: Agent, sweeps: Sequence[SweepModes]) -> set[uuid.UUID]:
+    """Run ids of the sweeps that overlapped a throughput run involving either agent."""
+    if not sweeps:
+        return set()
+    agents = [source.pk, destination.pk]
+    spans = {
+        run_id: (start, end)
+        for run_id, start, end in Run.objects.filter(id__in=[sweep.run_id for sweep in sweeps]).values_list(
+            "id", "started_at", "ended_at"
+        )
+    }
+    if not spans:
+        return set()
+    throughput = list(
+        Run.objects.filter(
+            Q(agent_id__in=agents) | Q(peer_id__in=agents),
+            test_type=TestType.THROUGHPUT,
+            ended_at__gt=min(start for start, _ in spans.values()),
+            started_at__lt=max(end for _, end in spans.values()),
+        ).values_list("started_at", "ended_at")
+    )
+    return {
+        run_id
+        for run_id, (start, end) in spans.items()
+        if any(busy_start < end and busy_end > start for busy_start, busy_end in throughput)
     }
 
 

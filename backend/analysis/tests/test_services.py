@@ -453,6 +453,17 @@ class AnalysisApiTests(FathomTestCase):
         assert plan["daily_volume_bytes"] == 13 * 2**40 and plan["backlog_grows"] is False
         assert body["modes"]["verdict"] == RttModeVerdict.INSUFFICIENT
 
+    def test_modes_now_come_from_the_newest_sweep_no_throughput_run_disturbed(self) -> None:
+        quiet = flow_sweep(self.athens, self.frankfurt, T0 - timedelta(minutes=10), 7.8, 11.9)
+        # The newest sweep ran during the throughput run at T0: its queue hid the slow member.
+        flow_sweep(self.athens, self.frankfurt, T0 + timedelta(seconds=1), 9.0, 9.0)
+        services.analyze_recent(now=T0 + timedelta(minutes=5))
+        assert SweepModes.objects.count() == 2
+        with mock.patch("analysis.services.timezone.now", return_value=T0 + timedelta(minutes=10)):
+            modes = services.path_modes_report(self.athens, self.frankfurt, None)
+        assert modes["sweep_run_id"] == quiet.id and modes["verdict"] == RttModeVerdict.ECMP
+        assert len(modes["modes"]) == 2 and modes["sweeps"] == 2
+
     def test_path_report_rejects_bad_queries(self) -> None:
         client = self.user_client(self.outsider)
         assert client.get(self.path_url(goal_bps="fast")).status_code == 400
