@@ -303,3 +303,111 @@ def time_separated_modes(points: Sequence[tuple[datetime, float]], *, min_points
         return TimeModes(TimeModeKind.CONGESTION, levels, changes, reason + f" and returned{tail}")
     reason = f"route flapping: base RTT switched {len(changes)} times between {shown}{tail}"
     return TimeModes(TimeModeKind.ROUTE_CHANGE, levels, changes, reason)
+
+
+# Newer one-mode sweeps keep an ECMP sweep's modes standing while the chance that flow hashing
+# alone hid the other members from all of them is at least this.
+HOLD_ALPHA = 0.01
+
+
+@dataclass(frozen=True)
+class SweepSummary:
+    """What choosing a path's current modes needs of one analysed flow sweep."""
+
+    key: str  # the caller's handle on the sweep (its run id)
+    started_at: datetime
+    verdict: ModeVerdict
+    modes: tuple[tuple[float, float], ...]  # (rtt_ms, share of flows) per mode, by RTT
+    flows_used: int
+    disturbed: bool  # a throughput run of either agent overlapped it
+
+
+@dataclass(frozen=True)
+class CurrentModes:
+    sweep: SweepSummary | None  # the sweep whose modes stand now; None without a decided sweep
+    newest: SweepSummary | None  # the newest sweep considered
+    held_by: int  # newer one-mode sweeps the ECMP modes were held through (0: sweep is newest)
+    miss_probability: float | None  # chance that hashing alone gave all of those one mode
+    reason: str
+
+
+def miss_probability(shares: Sequence[float], flows: int) -> float:
+    """Probability that a sweep of `flows` flows, hashed onto members with these shares, puts
+    two or more flows on at most one member, so the per-flow rule can see only one mode."""
+    total = sum(share for share in shares if share > 0)
+    weights = [share / total for share in shares if share > 0] if total > 0 else []
+    if len(weights) < 2 or flows < 2:
+        return 1.0
+    probability = 0.0
+    for seen, weight in enumerate(weights):
+        others = [w for index, w in enumerate(weights) if index != seen]
+        # Every other member gets zero or one flow; `seen` gets the rest.
+        for counts in itertools.product((0, 1), repeat=len(others)):
+            rest = flows - sum(counts)
+            if rest < 0:
+                continue
+            ways = math.factorial(flows) // math.factorial(rest)
+            term = ways * weight**rest
+            for count, other in zip(counts, others, strict=True):
+                term *= other**count
+            probability += term
+    return min(1.0, probability)
+
+
+def current_modes(sweeps: Sequence[SweepSummary], *, alpha: float = HOLD_ALPHA) -> CurrentModes:
+    """The modes a path has now, from its recent sweeps.
+
+    Sweeps a throughput run overlapped are passed over while undisturbed ones exist: the run's
+    queue blurs the modes. A flow sweep hashes its flows afresh each time, so with a minority
+    member of share s a sweep of n flows sees only one mode with a fair probability (s = 1/4,
+    n = 16: 6%). Newer one-mode sweeps whose RTT is one of the newest ECMP sweep's modes keep
+    those modes standing until chance alone no longer explains them all (probability < alpha);
+    a one-mode sweep at another RTT ends them at once (a route change).
+    """
+    decided = sorted((s for s in sweeps if s.verdict != ModeVerdict.INSUFFICIENT), key=lambda s: s.started_at)
+    quiet = [s for s in decided if not s.disturbed]
+    pool = quiet or decided
+    if not pool:
+        return CurrentModes(None, None, 0, None, "no decided flow sweep")
+    newest = pool[-1]
+    passed = len(decided) - len(quiet) if quiet else 0
+    note = f"; passed over {passed} sweeps a throughput run overlapped" if passed else ""
+    last_ecmp = next((index for index in range(len(pool) - 1, -1, -1) if pool[index].verdict == ModeVerdict.ECMP), None)
+    if newest.verdict == ModeVerdict.ECMP or last_ecmp is None:
+        return CurrentModes(newest, newest, 0, None, f"newest sweep{note}")
+    ecmp = pool[last_ecmp]
+    later = pool[last_ecmp + 1 :]
+    rtts = [rtt for rtt, _ in ecmp.modes]
+    tolerance = min_gap_ms(min(rtts)) if rtts else 0.0
+    stray = [s for s in later if not s.modes or min(abs(s.modes[0][0] - rtt) for rtt in rtts) >= tolerance]
+    shown = ", ".join(f"{rtt:.2f}" for rtt in rtts)
+    if stray:
+        reason = (
+            f"newest sweep: a one-mode sweep at {stray[0].modes[0][0] if stray[0].modes else float('nan'):.2f} ms"
+            f" is none of the ECMP modes ({shown} ms) seen before it{note}"
+        )
+        return CurrentModes(newest, newest, 0, None, reason)
+    # One sweep's shares are coarse (2 of 16 flows is 1/8): pool every ECMP sweep in view that
+    # saw the same members.
+    alike = [
+        s
+        for s in pool[: last_ecmp + 1]
+        if s.verdict == ModeVerdict.ECMP
+        and len(s.modes) == len(rtts)
+        and all(abs(rtt - other) < tolerance for (rtt, _), other in zip(s.modes, rtts, strict=True))
+    ]
+    flows = sum(s.flows_used for s in alike)
+    shares = [sum(s.modes[index][1] * s.flows_used for s in alike) / flows for index in range(len(rtts))]
+    probability = math.prod(miss_probability(shares, s.flows_used) for s in later)
+    count = f"the {len(later)} newer sweeps" if len(later) > 1 else "the newer sweep"
+    if probability >= alpha:
+        reason = (
+            f"ECMP modes ({shown} ms) of the sweep at {ecmp.started_at.isoformat()} still stand: {count} saw"
+            f" one of them only, which flow hashing alone explains (probability {probability:.2g}){note}"
+        )
+        return CurrentModes(ecmp, newest, len(later), probability, reason)
+    reason = (
+        f"newest sweep: {count} saw one mode only; by chance with probability {probability:.1g} < {alpha:g},"
+        f" so the other ECMP modes ({shown} ms) are gone{note}"
+    )
+    return CurrentModes(newest, newest, 0, probability, reason)

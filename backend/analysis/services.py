@@ -9,6 +9,7 @@ instead of adding new ones.
 from __future__ import annotations
 
 import itertools
+import json
 import logging
 import statistics
 import uuid
@@ -21,14 +22,23 @@ from typing import Any, TypeVar
 
 from django.conf import settings
 from django.db import connection, transaction
-from django.db.models import Q
 from django.utils import timezone
 
 from analysis import changes
 from analysis.choices import Diagnosis, FindingKind, FindingMetric, FindingState, RttModeVerdict
 from analysis.diagnosis import NEAR_FRACTION, RunDiagnosis, advise, capacity_plan, diagnose
 from analysis.models import ANALYSIS_VERSION, Finding, RunAnalysis, SweepModes
-from analysis.modes import FlowRtts, ModeAnalysis, per_flow_modes, pooled_dip_candidate, time_separated_modes
+from analysis.modes import (
+    CurrentModes,
+    FlowRtts,
+    ModeAnalysis,
+    ModeVerdict,
+    SweepSummary,
+    current_modes,
+    per_flow_modes,
+    pooled_dip_candidate,
+    time_separated_modes,
+)
 from analysis.runs import IntervalRow, IntervalStats, RunCeilings, RunFacts, interval_stats, run_ceilings
 from analysis.tuning import HostTuning
 from inventory.models import Agent, HostFactsSnapshot
@@ -133,19 +143,101 @@ def path_loss(a: uuid.UUID, b: uuid.UUID, start: datetime, end: datetime) -> Pat
 
 
 def sweep_modes_near(source: Agent, destination: Agent, when: datetime) -> SweepModes | None:
-    """The newest flow-sweep verdict of the path (or, failing that, of the reverse path)."""
+    """The flow-sweep modes that stood on the path at `when` (or, failing that, on the reverse
+    path): the rule of `current_modes` over the sweeps of the day before."""
     # Only sweeps that started before: a later one would make a recompute differ from the first.
-    window = Q(started_at__lte=when, started_at__gte=when - MODES_LOOKBACK)
     for src, dst in ((source, destination), (destination, source)):
-        found = (
-            SweepModes.objects.filter(window, source=src, destination=dst)
-            .exclude(verdict=RttModeVerdict.INSUFFICIENT)
-            .order_by("-started_at")
-            .first()
-        )
-        if found is not None:
-            return found
+        chosen = path_current_modes([src.pk], [dst.pk], when - MODES_LOOKBACK, when).get((src.pk, dst.pk))
+        if chosen is not None and chosen.sweep is not None:
+            return SweepModes.objects.filter(run_id=chosen.sweep.key).first()
     return None
+
+
+# Each path's decided sweeps in a time range, newest last, with when each ended. The newest
+# CURRENT_MODES_SWEEPS per path are enough for the hold rule and bound the work.
+SWEEP_SUMMARIES_SQL = """
+SELECT source_id, destination_id, run_id, started_at, ended_at, verdict, modes, flows_used FROM (
+  SELECT s.source_id, s.destination_id, s.run_id, s.started_at, r.ended_at, s.verdict,
+         (s.analysis->'modes')::text AS modes, (s.analysis->>'flows_used')::int AS flows_used,
+         row_number() OVER (PARTITION BY s.source_id, s.destination_id ORDER BY s.started_at DESC) AS newest
+  FROM analysis_sweepmodes s
+  LEFT JOIN measurements_run r ON r.id = s.run_id AND r.started_at = s.started_at
+  WHERE s.source_id = ANY(%(sources)s) AND s.destination_id = ANY(%(destinations)s)
+    AND s.started_at >= %(since)s AND s.started_at <= %(until)s AND s.verdict <> %(insufficient)s
+) recent
+WHERE newest <= %(limit)s
+ORDER BY started_at
+"""
+# Throughput runs are few (one per path every few hours) and last minutes (at most 300 s plus
+# omit and margin): fetching those of the agents in one go is cheaper than a lookup per sweep.
+THROUGHPUT_SPANS_SQL = """
+SELECT agent_id, peer_id, started_at, ended_at FROM measurements_run
+WHERE test_type = %(throughput)s AND started_at >= %(since)s AND started_at <= %(until)s
+  AND (agent_id = ANY(%(ids)s) OR peer_id = ANY(%(ids)s))
+"""
+THROUGHPUT_SPAN_BOUND = timedelta(hours=1)
+CURRENT_MODES_SWEEPS = 100
+
+
+def _mode_pairs(text: str | None) -> tuple[tuple[float, float], ...]:
+    """(RTT, share) per mode from a stored sweep analysis's modes (JSON text)."""
+    modes = json.loads(text) if text else None
+    if not isinstance(modes, list):
+        return ()
+    return tuple(
+        (float(mode["rtt_ms"]), float(mode.get("share") or 0.0))
+        for mode in modes
+        if isinstance(mode, dict) and isinstance(mode.get("rtt_ms"), int | float)
+    )
+
+
+def path_current_modes(
+    sources: Sequence[uuid.UUID], destinations: Sequence[uuid.UUID], since: datetime, until: datetime
+) -> dict[tuple[uuid.UUID, uuid.UUID], CurrentModes]:
+    """`current_modes` for every source -> destination pair with a decided sweep in the range,
+    in two queries."""
+    ids = sorted({*sources, *destinations})
+    with connection.cursor() as cursor:
+        cursor.execute(
+            SWEEP_SUMMARIES_SQL,
+            {
+                "sources": list(sources),
+                "destinations": list(destinations),
+                "since": since,
+                "until": until,
+                "insufficient": RttModeVerdict.INSUFFICIENT.value,
+                "limit": CURRENT_MODES_SWEEPS,
+            },
+        )
+        rows = cursor.fetchall()
+        cursor.execute(
+            THROUGHPUT_SPANS_SQL,
+            {
+                "throughput": TestType.THROUGHPUT.value,
+                "since": since - THROUGHPUT_SPAN_BOUND,
+                "until": until,
+                "ids": ids,
+            },
+        )
+        busy: dict[uuid.UUID, list[tuple[datetime, datetime]]] = defaultdict(list)
+        for agent_id, peer_id, started_at, ended_at in cursor.fetchall():
+            for agent in {agent_id, peer_id} - {None}:
+                busy[agent].append((started_at, ended_at))
+    by_path: dict[tuple[uuid.UUID, uuid.UUID], list[SweepSummary]] = defaultdict(list)
+    for source_id, destination_id, run_id, started_at, ended_at, verdict, modes, flows_used in rows:
+        # A throughput run of either agent during the sweep queues its probes (or their echo
+        # replies) and blurs the modes.
+        end = ended_at or started_at
+        disturbed = any(
+            begin < end and finish > started_at
+            for agent in (source_id, destination_id)
+            for begin, finish in busy.get(agent, ())
+        )
+        summary = SweepSummary(
+            str(run_id), started_at, ModeVerdict(verdict), _mode_pairs(modes), int(flows_used or 0), disturbed
+        )
+        by_path[(source_id, destination_id)].append(summary)
+    return {path: current_modes(summaries) for path, summaries in by_path.items()}
 
 
 def _interval_rows(run: Run) -> list[IntervalRow]:
@@ -780,11 +872,9 @@ def path_modes_report(source: Agent, destination: Agent, ceilings: RunCeilings |
         SweepModes.objects.filter(source=source, destination=destination, started_at__gte=since).order_by("started_at")
     )
     decided = [sweep for sweep in sweeps if sweep.verdict != RttModeVerdict.INSUFFICIENT]
-    # A throughput run of either agent during a sweep queues its packets (or its echo
-    # replies) and blurs the modes: "now" is the newest sweep no such run overlapped.
-    busy = _sweeps_during_throughput(source, destination, decided)
-    quiet = [sweep for sweep in decided if sweep.run_id not in busy]
-    latest = (quiet or decided)[-1] if decided else None
+    chosen = path_current_modes([source.pk], [destination.pk], since, now).get((source.pk, destination.pk))
+    standing = chosen.sweep.key if chosen is not None and chosen.sweep is not None else None
+    latest = next((sweep for sweep in reversed(decided) if str(sweep.run_id) == standing), None)
     traces = _trace_paths_by_rtt(source, destination, since)
     modes: list[dict[str, Any]] = []
     for index, mode in enumerate((latest.analysis.get("modes") or []) if latest else []):
@@ -811,39 +901,14 @@ def path_modes_report(source: Agent, destination: Agent, ceilings: RunCeilings |
         "sweep_run_id": latest.run_id if latest else None,
         "sweep_started_at": latest.started_at if latest else None,
         "reason": latest.analysis.get("reason", "") if latest else "no flow sweep in the last 24 h",
+        # Why this sweep's modes stand now (a newer one-mode sweep may not overturn them).
+        "choice": chosen.reason if chosen is not None else "",
+        "held_by_sweeps": chosen.held_by if chosen is not None else 0,
         "modes": modes,
         "sweeps": len(decided),
         "ecmp_sweeps": sum(1 for sweep in decided if sweep.verdict == RttModeVerdict.ECMP),
         "ping_dip": {"candidate": dip.candidate, "p_value": dip.p_value, "samples": dip.samples, "reason": dip.reason},
         "time_modes": in_time.to_dict(),
-    }
-
-
-def _sweeps_during_throughput(source: Agent, destination: Agent, sweeps: Sequence[SweepModes]) -> set[uuid.UUID]:
-    """Run ids of the sweeps that overlapped a throughput run involving either agent."""
-    if not sweeps:
-        return set()
-    agents = [source.pk, destination.pk]
-    spans = {
-        run_id: (start, end)
-        for run_id, start, end in Run.objects.filter(id__in=[sweep.run_id for sweep in sweeps]).values_list(
-            "id", "started_at", "ended_at"
-        )
-    }
-    if not spans:
-        return set()
-    throughput = list(
-        Run.objects.filter(
-            Q(agent_id__in=agents) | Q(peer_id__in=agents),
-            test_type=TestType.THROUGHPUT,
-            ended_at__gt=min(start for start, _ in spans.values()),
-            started_at__lt=max(end for _, end in spans.values()),
-        ).values_list("started_at", "ended_at")
-    )
-    return {
-        run_id
-        for run_id, (start, end) in spans.items()
-        if any(busy_start < end and busy_end > start for busy_start, busy_end in throughput)
     }
 
 
@@ -981,7 +1046,7 @@ def mesh_grid(mesh: Any) -> dict[str, Any]:
     runs = _latest_per_path(
         RunAnalysis._meta.db_table, "rate_bps, ceiling_bps, diagnosis, started_at", ids, now - timedelta(days=31)
     )
-    sweeps = _latest_per_path(SweepModes._meta.db_table, "mode_count, verdict", ids, now - timedelta(days=1))
+    standing = path_current_modes(ids, ids, now - MODES_LOOKBACK, now)
     with connection.cursor() as cursor:
         cursor.execute(GRID_LOSS_SQL, {"ids": ids, "since": timezone.now() - timedelta(hours=1)})
         loss = {(row[0], row[1]): row[2:] for row in cursor.fetchall()}
@@ -994,7 +1059,9 @@ def mesh_grid(mesh: Any) -> dict[str, Any]:
     for src, dst in pairs:
         key = (src.pk, dst.pk)
         rate, ceiling, diagnosis, measured_at = runs.get(key, (None, None, None, None))
-        mode_count, verdict = sweeps.get(key, (None, None))
+        chosen = standing.get(key)
+        sweep = chosen.sweep if chosen is not None else None
+        mode_count, verdict = (len(sweep.modes), sweep.verdict.value) if sweep is not None else (None, None)
         sent, lost = loss.get(key, (0, 0))
         cells.append(
             {

@@ -114,6 +114,10 @@ class PathModesSerializer(serializers.Serializer[Any]):
     sweep_run_id = serializers.UUIDField(allow_null=True)
     sweep_started_at = serializers.DateTimeField(allow_null=True)
     reason = serializers.CharField()
+    choice = serializers.CharField(
+        allow_blank=True, help_text="why this sweep's modes stand now (newer one-mode sweeps may not overturn them)"
+    )
+    held_by_sweeps = serializers.IntegerField(help_text="newer one-mode sweeps the modes were held through")
     modes = RttModeSerializer(many=True)
     sweeps = serializers.IntegerField()
     ecmp_sweeps = serializers.IntegerField()

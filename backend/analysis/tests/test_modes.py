@@ -12,7 +12,10 @@ from analysis.modes import (
     DipResult,
     FlowRtts,
     ModeVerdict,
+    SweepSummary,
     TimeModeKind,
+    current_modes,
+    miss_probability,
     per_flow_modes,
     pooled_dip_candidate,
     time_separated_modes,
@@ -241,3 +244,80 @@ def test_one_flow_is_insufficient_even_when_allowed() -> None:
     result = per_flow_modes(make_flows([7.8]), min_flows=0)
     assert result.verdict is ModeVerdict.INSUFFICIENT
     assert "need 2" in result.reason
+
+
+def sweep(minute: int, *modes: tuple[float, float], disturbed: bool = False, flows: int = 16) -> SweepSummary:
+    verdict = ModeVerdict.ECMP if len(modes) > 1 else ModeVerdict.SINGLE if modes else ModeVerdict.INSUFFICIENT
+    return SweepSummary(str(minute), START + timedelta(minutes=minute), verdict, tuple(modes), flows, disturbed)
+
+
+SEED_000 = ((7.9, 0.75), (11.9, 0.25))
+
+
+def test_miss_probability_is_the_binomial_tail_of_the_minority_member() -> None:
+    # 16 flows, one member in four: all on the majority, or one stray flow (a cluster of one).
+    expected = 0.75**16 + 16 * 0.25 * 0.75**15 + 0.25**16 + 16 * 0.75 * 0.25**15
+    assert miss_probability([0.75, 0.25], 16) == pytest.approx(expected)
+    assert miss_probability([1 / 3, 1 / 3, 1 / 3], 16) < miss_probability([0.5, 0.5], 16) < 1e-3
+    assert miss_probability([1.0], 16) == 1.0
+    assert miss_probability([0.5, 0.5], 1) == 1.0
+    assert miss_probability([0.0, 0.0], 16) == 1.0
+
+
+def test_newest_ecmp_sweep_stands() -> None:
+    result = current_modes([sweep(0, (7.9, 1.0)), sweep(5, *SEED_000)])
+    assert result.sweep is not None and result.sweep.key == "5"
+    assert result.held_by == 0
+
+
+def test_one_mode_sweep_on_an_ecmp_member_holds_the_modes() -> None:
+    """Seed 000 on the lab: one sweep in 16 puts at most one flow on the slow member."""
+    result = current_modes([sweep(0, *SEED_000), sweep(5, (7.9, 1.0))])
+    assert result.sweep is not None and result.sweep.key == "0"
+    assert result.newest is not None and result.newest.key == "5"
+    assert result.held_by == 1
+    assert result.miss_probability == pytest.approx(miss_probability([0.75, 0.25], 16))
+    assert "still stand" in result.reason
+
+
+def test_enough_one_mode_sweeps_end_the_modes() -> None:
+    """Two in a row by chance is 0.4%: the slow member is gone."""
+    result = current_modes([sweep(0, *SEED_000), sweep(5, (7.9, 1.0)), sweep(10, (7.9, 1.0))])
+    assert result.sweep is not None and result.sweep.key == "10"
+    assert result.held_by == 0
+    assert result.miss_probability is not None and result.miss_probability < 0.01
+    assert "gone" in result.reason
+
+
+def test_a_rare_member_is_held_longer() -> None:
+    """Shares pool over the ECMP sweeps in view: 2 of 16 flows, twice, is 1/8."""
+    rare = ((7.9, 0.875), (11.9, 0.125))
+    singles = [sweep(10 + 5 * index, (7.9, 1.0)) for index in range(3)]
+    result = current_modes([sweep(0, *rare), sweep(5, *rare), *singles])
+    assert result.sweep is not None and result.sweep.key == "5"
+    assert result.held_by == 3
+
+
+def test_a_one_mode_sweep_at_another_rtt_is_a_route_change() -> None:
+    result = current_modes([sweep(0, *SEED_000), sweep(5, (20.0, 1.0))])
+    assert result.sweep is not None and result.sweep.key == "5"
+    assert "none of the ECMP modes" in result.reason
+
+
+def test_sweeps_a_throughput_run_overlapped_are_passed_over() -> None:
+    result = current_modes([sweep(0, *SEED_000), sweep(5, (8.4, 1.0), disturbed=True)])
+    assert result.sweep is not None and result.sweep.key == "0"
+    assert result.held_by == 0
+    assert "passed over 1" in result.reason
+
+
+def test_only_disturbed_sweeps_are_used_when_there_is_nothing_else() -> None:
+    result = current_modes([sweep(0, *SEED_000, disturbed=True), sweep(5, (8.4, 1.0), disturbed=True)])
+    assert result.sweep is not None and result.newest is not None and result.newest.key == "5"
+
+
+def test_no_decided_sweep_gives_none() -> None:
+    result = current_modes([sweep(0)])
+    assert result.sweep is None and result.newest is None
+    assert result.reason == "no decided flow sweep"
+    assert current_modes([]).sweep is None

@@ -464,6 +464,38 @@ class AnalysisApiTests(FathomTestCase):
         assert modes["sweep_run_id"] == quiet.id and modes["verdict"] == RttModeVerdict.ECMP
         assert len(modes["modes"]) == 2 and modes["sweeps"] == 2
 
+    def test_a_one_mode_sweep_holds_the_ecmp_modes_on_the_page_the_grid_and_the_ceilings(self) -> None:
+        """One lab sweep in 16 hashes at most one flow onto the slow member: the modes stand
+        until a second one in a row makes chance (0.4%) the worse explanation."""
+        mesh = Mesh.objects.create(name="pair", kind="mesh")
+        MeshMember.objects.create(mesh=mesh, agent=self.athens)
+        MeshMember.objects.create(mesh=mesh, agent=self.frankfurt)
+        ecmp = flow_sweep(self.athens, self.frankfurt, T0 - timedelta(minutes=30), 7.8, 11.9)
+        first = flow_sweep(self.athens, self.frankfurt, T0 - timedelta(minutes=15), 7.8, 7.8)
+        services.analyze_recent(now=T0 + timedelta(minutes=5))
+
+        def seen(now: datetime) -> tuple[dict[str, Any], dict[str, Any], SweepModes | None]:
+            with mock.patch("analysis.services.timezone.now", return_value=now):
+                modes = services.path_modes_report(self.athens, self.frankfurt, None)
+                (cell,) = [c for c in services.mesh_grid(mesh)["cells"] if c["source"]["id"] == self.athens.pk]
+            return modes, cell, services.sweep_modes_near(self.athens, self.frankfurt, now)
+
+        modes, cell, near = seen(T0 + timedelta(minutes=10))
+        assert modes["sweep_run_id"] == ecmp.id and modes["verdict"] == RttModeVerdict.ECMP
+        assert modes["held_by_sweeps"] == 1 and "still stand" in modes["choice"]
+        assert [round(mode["rtt_ms"]) for mode in modes["modes"]] == [8, 12]
+        assert cell["mode_count"] == 2 and cell["rtt_mode_verdict"] == RttModeVerdict.ECMP
+        assert near is not None and near.run_id == ecmp.id
+
+        second = flow_sweep(self.athens, self.frankfurt, T0 + timedelta(minutes=15), 7.8, 7.8)
+        services.analyze_recent(now=T0 + timedelta(minutes=20))
+        modes, cell, near = seen(T0 + timedelta(minutes=20))
+        assert modes["sweep_run_id"] == second.id and modes["verdict"] == RttModeVerdict.SINGLE
+        assert modes["held_by_sweeps"] == 0 and "gone" in modes["choice"]
+        assert cell["mode_count"] == 1 and cell["rtt_mode_verdict"] == RttModeVerdict.SINGLE
+        assert near is not None and near.run_id == second.id
+        assert first.id != second.id
+
     def test_path_report_rejects_bad_queries(self) -> None:
         client = self.user_client(self.outsider)
         assert client.get(self.path_url(goal_bps="fast")).status_code == 400
@@ -486,7 +518,7 @@ class AnalysisApiTests(FathomTestCase):
         MeshMember.objects.create(mesh=mesh, agent=self.athens)
         MeshMember.objects.create(mesh=mesh, agent=self.frankfurt)
         client = self.user_client(self.outsider)
-        with self.assertNumQueries(9):  # session, user, mesh, members, agents, 4 analysis queries
+        with self.assertNumQueries(10):  # session, user, mesh, members, agents, 5 analysis queries
             response = client.get(reverse("analysis-mesh-grid", args=["pair"]))
         assert response.status_code == 200
         cells = {(cell["source"]["name"], cell["destination"]["name"]): cell for cell in response.json()["cells"]}

@@ -736,6 +736,10 @@ export interface components {
             /** Format: date-time */
             sweep_started_at: string | null;
             reason: string;
+            /** @description why this sweep's modes stand now (newer one-mode sweeps may not overturn them) */
+            choice: string;
+            /** @description newer one-mode sweeps the modes were held through */
+            held_by_sweeps: number;
             modes: components["schemas"]["RttMode"][];
             sweeps: number;
             ecmp_sweeps: number;

@@ -124,6 +124,15 @@ describe("PathPage analysis", () => {
     expect(within(modes).queryByTestId("time-modes")).toBeNull();
   });
 
+  it("says why an ECMP sweep's modes stand when newer sweeps saw one mode", async () => {
+    const choice = "ECMP modes (7.80, 11.90 ms) of the sweep at 2026-11-22T11:00:00+00:00 still stand";
+    renderPath({ [ANALYSIS_PATH]: { ...ANALYSIS, modes: { ...ANALYSIS.modes, held_by_sweeps: 1, choice } } });
+    await screen.findByTestId("ceiling-chart");
+    const modes = panel("RTT modes");
+    expect(within(modes).getByText(/^modes of the sweep /)).toBeDefined();
+    expect(within(modes).getByText(choice)).toBeDefined();
+  });
+
   it("shows advice, the capacity plan and findings", async () => {
     renderPath();
     await screen.findByTestId("ceiling-chart");

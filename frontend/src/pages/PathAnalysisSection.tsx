@@ -333,11 +333,12 @@ function ModesPanel({ data, verdicts }: { data: PathAnalysis; verdicts: readonly
         <span className="muted">
           {modes.sweep_started_at === null
             ? "no decisive flow sweep in the last 24 h"
-            : `newest sweep ${formatUtc(modes.sweep_started_at)}; ${modes.ecmp_sweeps} of ${modes.sweeps} ` +
-              "sweeps in the last 24 h saw more than one mode"}
+            : `${modes.held_by_sweeps > 0 ? "modes of the sweep" : "newest sweep"} ${formatUtc(modes.sweep_started_at)}; ` +
+              `${modes.ecmp_sweeps} of ${modes.sweeps} sweeps in the last 24 h saw more than one mode`}
         </span>
       </p>
       {modes.reason !== "" && <p>{modes.reason}</p>}
+      {modes.held_by_sweeps > 0 && <p className="muted">{modes.choice}</p>}
       {modes.modes.length === 0 ? (
         <p className="muted">
           No RTT modes to show. A flow sweep sends probes from many source ports to find ECMP members; the default

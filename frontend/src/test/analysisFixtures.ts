@@ -150,6 +150,8 @@ export const ANALYSIS: PathAnalysis = {
     sweep_run_id: "55555555-5555-4555-8555-555555555555",
     sweep_started_at: "2026-11-22T11:45:00Z",
     reason: "two RTT clusters 4.2 ms apart (Kruskal-Wallis p < 0.001)",
+    choice: "newest sweep",
+    held_by_sweeps: 0,
     modes: [
       {
         rtt_ms: 7.9,
@@ -211,6 +213,8 @@ export const EMPTY_ANALYSIS: PathAnalysis = {
     sweep_run_id: null,
     sweep_started_at: null,
     reason: "no flow sweep in the last 24 h",
+    choice: "",
+    held_by_sweeps: 0,
     modes: [],
     sweeps: 0,
     ecmp_sweeps: 0,
