@@ -7,22 +7,20 @@
 //      FATHOM_ARTIFACTS (directory for screenshots)
 import { join } from 'node:path';
 
-import { env, openPage } from './browser.mjs';
+import { env, runCheck, signIn } from './browser.mjs';
 
 const baseUrl = env('FATHOM_URL');
 const artifacts = env('FATHOM_ARTIFACTS');
-const { browser, page, consoleErrors } = await openPage(artifacts, { width: 1400, height: 1000 });
-let failed = false;
-try {
+await runCheck(artifacts, { width: 1400, height: 1000 }, 'analysis-failure.png', async (page) => {
   await page.goto(`${baseUrl}/login`);
-  await page.getByLabel('Username').fill(env('FATHOM_USER'));
-  await page.getByLabel('Password').fill(env('FATHOM_PASSWORD'));
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await signIn(page);
   await page.waitForURL((url) => !url.pathname.startsWith('/login'), { timeout: 15000 });
 
   await page.goto(`${baseUrl}/paths/${env('FATHOM_SOURCE_ID')}/${env('FATHOM_DESTINATION_ID')}`);
   const chart = page.locator('[data-testid="ceiling-chart"].js-plotly-plot');
   await chart.waitFor({ timeout: 20000 });
+  // Plotly draws one <path class="point"> per marker once the chart has data.
+  await chart.locator('g.scatterlayer path.point').first().waitFor({ timeout: 20000 });
   const points = await chart.locator('g.scatterlayer path.point').count();
   const limits = page.getByRole('region', { name: 'What limits this path' });
   await limits.getByText(env('FATHOM_EXPECT_LIMIT')).first().waitFor({ timeout: 15000 });
@@ -42,12 +40,4 @@ try {
   await page.screenshot({ path: join(artifacts, 'analysis-grid-page.png'), fullPage: true });
   console.log(JSON.stringify({ points, modeRows, cellCount, ecmpMarkers }));
   if (cellCount < 1) throw new Error('the grid has no cells');
-} catch (err) {
-  failed = true;
-  console.error(`browser check failed: ${err instanceof Error ? err.message : String(err)}`);
-  await page.screenshot({ path: join(artifacts, 'analysis-failure.png'), fullPage: true }).catch(() => {});
-} finally {
-  if (consoleErrors.length) console.error(`console errors: ${consoleErrors.join(' | ')}`);
-  await browser.close();
-}
-process.exit(failed ? 1 : 0);
+});

@@ -3,6 +3,7 @@
 // collects console errors.
 import { chromium } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 
 export const env = (name) => {
   const value = process.env[name];
@@ -24,4 +25,31 @@ export async function openPage(artifacts, viewport) {
   const consoleErrors = [];
   page.on('console', (msg) => { if (msg.type() === 'error') consoleErrors.push(msg.text()); });
   return { browser, page, consoleErrors };
+}
+
+/** Fills the login form the page shows and submits it; the caller waits for where it leads. */
+export async function signIn(page) {
+  await page.getByLabel('Username').fill(env('FATHOM_USER'));
+  await page.getByLabel('Password').fill(env('FATHOM_PASSWORD'));
+  await page.getByRole('button', { name: 'Sign in' }).click();
+}
+
+/**
+ * Runs one check in a fresh page and exits: 0 when `body(page)` resolves, 1 with its reason
+ * (and a screenshot named `failureShot`) when it throws. Console errors are printed either way.
+ */
+export async function runCheck(artifacts, viewport, failureShot, body) {
+  const { browser, page, consoleErrors } = await openPage(artifacts, viewport);
+  let failed = false;
+  try {
+    await body(page);
+  } catch (err) {
+    failed = true;
+    console.error(`browser check failed: ${err instanceof Error ? err.message : String(err)}`);
+    await page.screenshot({ path: join(artifacts, failureShot), fullPage: true }).catch(() => {});
+  } finally {
+    if (consoleErrors.length) console.error(`console errors: ${consoleErrors.join(' | ')}`);
+    await browser.close();
+  }
+  process.exit(failed ? 1 : 0);
 }

@@ -6,21 +6,17 @@
 //      FATHOM_ARTIFACTS (directory for screenshots)
 import { join } from 'node:path';
 
-import { env, openPage } from './browser.mjs';
+import { env, runCheck, signIn } from './browser.mjs';
 
 const baseUrl = env('FATHOM_URL');
 const artifacts = env('FATHOM_ARTIFACTS');
 const source = env('FATHOM_SOURCE_NAME');
 const destination = env('FATHOM_DESTINATION_NAME');
-const { browser, page, consoleErrors } = await openPage(artifacts, { width: 1400, height: 900 });
-let failed = false;
-try {
+await runCheck(artifacts, { width: 1400, height: 900 }, 'failure.png', async (page) => {
   await page.goto(`${baseUrl}/paths`);
   // Not signed in: the app sends us to the login page.
   await page.waitForURL(/\/login/, { timeout: 15000 });
-  await page.getByLabel('Username').fill(env('FATHOM_USER'));
-  await page.getByLabel('Password').fill(env('FATHOM_PASSWORD'));
-  await page.getByRole('button', { name: 'Sign in' }).click();
+  await signIn(page);
   await page.waitForURL(/\/paths$/, { timeout: 15000 });
   const link = page.getByRole('link', { name: new RegExp(`${source}\\s*→\\s*${destination}`) });
   await link.first().waitFor({ timeout: 15000 });
@@ -38,12 +34,4 @@ try {
   await page.screenshot({ path: join(artifacts, 'path-page.png'), fullPage: true });
   console.log(JSON.stringify({ points, traceNames, url: page.url() }));
   if (points < 1) throw new Error('the RTT chart has no data points');
-} catch (err) {
-  failed = true;
-  console.error(`browser check failed: ${err instanceof Error ? err.message : String(err)}`);
-  await page.screenshot({ path: join(artifacts, 'failure.png'), fullPage: true }).catch(() => {});
-} finally {
-  if (consoleErrors.length) console.error(`console errors: ${consoleErrors.join(' | ')}`);
-  await browser.close();
-}
-process.exit(failed ? 1 : 0);
+});

@@ -121,6 +121,28 @@ class Stack:
         with psycopg.connect(self.database_url) as conn:
             return conn.execute(sql, params).fetchall()
 
+    def browser_check(self, script: str, **env: str) -> dict[str, Any]:
+        """Runs tests/browser/<script> signed in as the admin; returns the JSON line it printed
+        last (fails the test with its output when it exits non-zero)."""
+        run = subprocess.run(
+            ["node", str(ROOT / "tests" / "browser" / script)],
+            env={
+                **os.environ,
+                "FATHOM_URL": self.url,
+                "FATHOM_USER": self.admin_user,
+                "FATHOM_PASSWORD": self.admin_password,
+                "FATHOM_ARTIFACTS": str(ARTIFACTS),
+                **env,
+            },
+            capture_output=True,
+            text=True,
+            timeout=120,
+            check=False,
+        )
+        assert run.returncode == 0, f"{run.stderr}\n{run.stdout}"
+        seen: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
+        return seen
+
 
 def recreate_database(admin_url: str) -> None:
     with psycopg.connect(with_database(admin_url, "postgres"), autocommit=True) as conn:

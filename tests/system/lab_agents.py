@@ -22,6 +22,18 @@ def apply_meshes(stack: Stack, tmp: Path, meshes: list[dict[str, Any]]) -> None:
     stack.manage("apply_mesh", str(path))
 
 
+def path_report(stack: Stack, ids: dict[str, str], sender: str, receiver: str, **params: Any) -> dict[str, Any]:
+    """The analysis API's report of sender -> receiver."""
+    reply = stack.session().get(
+        f"{stack.url}/api/v1/analysis/path/",
+        params={"source": ids[sender], "destination": ids[receiver], **params},
+        timeout=30,
+    )
+    reply.raise_for_status()
+    body: dict[str, Any] = reply.json()
+    return body
+
+
 def port_open(port: int) -> bool:
     with socket.socket() as sock:
         sock.settimeout(1)

@@ -16,10 +16,8 @@ window-limit test must not measure the emulator instead. RTTs and the limit are 
 from __future__ import annotations
 
 import itertools
-import json
 import os
 import statistics
-import subprocess
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -30,8 +28,8 @@ import pytest
 import yaml
 from lab.lab import SCENARIOS, Lab
 
-from .conftest import ARTIFACTS, ROOT, Stack, wait_for
-from .lab_agents import lab_with_agents
+from .conftest import ARTIFACTS, Stack, wait_for
+from .lab_agents import lab_with_agents, path_report
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the lab needs root (network namespaces)")
 
@@ -205,7 +203,7 @@ def test_analysis_finds_the_receive_window_limit_and_both_rtt_modes(
 ) -> None:
     """Seed 000 on the lab: default buffers limit each flow to its window ceiling, and the two
     ECMP members give two RTT modes, each with its own ceiling."""
-    stack, _, ids = measured
+    stack, lab, ids = measured
 
     def analysed() -> bool:
         (count,) = stack.query(
@@ -227,15 +225,19 @@ def test_analysis_finds_the_receive_window_limit_and_both_rtt_modes(
         load (tcp-ceilings.md's "ceiling under load")."""
         return any(bound and 0.9 <= rate / bound <= 1.1 for bound in (ceiling, load))
 
-    def window_limited_within_ceiling() -> bool:
-        rows = stack.query(runs_sql, ids["dca"], ids["dcb"])
+    def window_limited_within_ceiling(rows: list[tuple[Any, ...]]) -> bool:
         return any(label == "receive_window" and within_ceiling(r, c, u) for label, r, c, _, u in rows)
 
     # The worker analyses a run once it has settled (30 s after its end here, then within a minute).
     wait_for("an analysed throughput run on each of the six paths", analysed, 300, interval_s=5)
     # A run now and then meets an emulator the other processes (or the hypervisor) starve,
     # and is then rightly called capacity limited: wait for one it carried.
-    wait_for("a receive-window-limited dca -> dcb run at its ceiling", window_limited_within_ceiling, 240, 5)
+    wait_for(
+        "a receive-window-limited dca -> dcb run at its ceiling",
+        lambda: window_limited_within_ceiling(stack.query(runs_sql, ids["dca"], ids["dcb"])),
+        240,
+        5,
+    )
     stack.manage("analyze", "--hours", "1")
     rows = stack.query(runs_sql, ids["dca"], ids["dcb"])
     lines = [
@@ -243,7 +245,7 @@ def test_analysis_finds_the_receive_window_limit_and_both_rtt_modes(
         for d, r, c, rtt, u in rows
     ]
     (ARTIFACTS / "analysis-grnet.txt").write_text("\n".join(lines))
-    assert any(label == "receive_window" and within_ceiling(r, c, u) for label, r, c, _, u in rows), lines
+    assert window_limited_within_ceiling(rows), lines
     # No run blames a cause the scenario does not have (no loss, no policer, big send buffers).
     assert {label for label, *_ in rows} <= {"receive_window", "capacity"}, lines
     sweeps = stack.query(
@@ -251,21 +253,18 @@ def test_analysis_finds_the_receive_window_limit_and_both_rtt_modes(
         ids["dca"],
         ids["dcb"],
     )
-    assert sum(1 for verdict, count in sweeps if verdict == "ecmp" and count == 2) >= 0.6 * len(sweeps), sweeps
+    two_modes = sum(1 for verdict, count in sweeps if verdict == "ecmp" and count == 2)
+    assert sweeps and two_modes >= 0.6 * len(sweeps), sweeps
     single = stack.query(
         "SELECT verdict FROM analysis_sweepmodes WHERE source_id = %s AND destination_id = %s", ids["dca"], ids["dcc"]
     )
     assert single and all(verdict == "single" for (verdict,) in single), single
-    report = stack.session().get(
-        f"{stack.url}/api/v1/analysis/path/", params={"source": ids["dca"], "destination": ids["dcb"]}, timeout=30
-    )
-    report.raise_for_status()
-    modes = report.json()["modes"]["modes"]
+    modes = path_report(stack, ids, "dca", "dcb")["modes"]["modes"]
     assert [round(mode["rtt_ms"]) for mode in modes] in ([8, 12], [8, 13]), modes
     # Each mode's ceiling is the same window over that mode's RTT (seed 000: 3.1 vs 2.1 Gbit/s
     # with 6 MiB): a window of half to 0.8 of the receive buffer (the kernel's fraction, or
     # the one the flows were seen to reach), so the fast mode's is 1.5 times the slow one's.
-    buffer_bytes = 6 * 2**20 * BUFFER_SCALE
+    buffer_bytes = int(lab.host_sysctl("dcb", "net.ipv4.tcp_rmem").split()[2])
     windows = [mode["ceiling"]["terms"]["receive_window"]["rate_bps"] * mode["rtt_ms"] / 8000 for mode in modes]
     with (ARTIFACTS / "analysis-grnet.txt").open("a") as out:
         for mode, window in zip(modes, windows, strict=True):
@@ -279,6 +278,7 @@ def test_analysis_finds_the_receive_window_limit_and_both_rtt_modes(
     assert len(cells) == 6 and all(cell["rate_bps"] for cell in cells), cells
 
 
+@pytest.mark.browser
 def test_the_analysis_pages_show_the_limit_modes_and_grid(measured: tuple[Stack, Lab, dict[str, str]]) -> None:
     """In Chromium: dca -> dcb's analysis names its newest run's limit and lists the RTT modes the API has;
     the grid of the lab mesh has a cell per path."""
@@ -291,32 +291,15 @@ def test_the_analysis_pages_show_the_limit_modes_and_grid(measured: tuple[Stack,
         ids["dca"],
         ids["dcb"],
     )
-    report = (
-        stack.session()
-        .get(f"{stack.url}/api/v1/analysis/path/", params={"source": ids["dca"], "destination": ids["dcb"]}, timeout=30)
-        .json()
-    )
+    report = path_report(stack, ids, "dca", "dcb")
     choices = stack.session().get(f"{stack.url}/api/v1/choices/", timeout=30).json()
     newest_label = next(choice["label"] for choice in choices["diagnosis"] if choice["value"] == newest)
-    run = subprocess.run(
-        ["node", str(ROOT / "tests" / "browser" / "analysis-page.mjs")],
-        env={
-            **os.environ,
-            "FATHOM_URL": stack.url,
-            "FATHOM_USER": stack.admin_user,
-            "FATHOM_PASSWORD": stack.admin_password,
-            "FATHOM_SOURCE_ID": ids["dca"],
-            "FATHOM_DESTINATION_ID": ids["dcb"],
-            "FATHOM_MESH": "grnet",
-            "FATHOM_EXPECT_LIMIT": newest_label,
-            "FATHOM_EXPECT_MODES": str(len(report["modes"]["modes"])),
-            "FATHOM_ARTIFACTS": str(ARTIFACTS),
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
+    seen = stack.browser_check(
+        "analysis-page.mjs",
+        FATHOM_SOURCE_ID=ids["dca"],
+        FATHOM_DESTINATION_ID=ids["dcb"],
+        FATHOM_MESH="grnet",
+        FATHOM_EXPECT_LIMIT=newest_label,
+        FATHOM_EXPECT_MODES=str(len(report["modes"]["modes"])),
     )
-    assert run.returncode == 0, f"{run.stderr}\n{run.stdout}"
-    seen = json.loads(run.stdout.strip().splitlines()[-1])
     assert seen["cellCount"] == 6 and seen["ecmpMarkers"] >= 1, seen

@@ -144,22 +144,6 @@ def test_browser_shows_the_rtt_chart(measured: Stack) -> None:
     a, b = measured.agents
     http = measured.session()
     wait_for("RTT points for the chart", lambda: path_points(measured, http, a, b), 30)
-    run = subprocess.run(
-        ["node", str(ROOT / "tests" / "browser" / "path-page.mjs")],
-        env={
-            **os.environ,
-            "FATHOM_URL": measured.url,
-            "FATHOM_USER": measured.admin_user,
-            "FATHOM_PASSWORD": measured.admin_password,
-            "FATHOM_SOURCE_NAME": a.name,
-            "FATHOM_DESTINATION_NAME": b.name,
-            "FATHOM_ARTIFACTS": str(ARTIFACTS),
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert run.returncode == 0, f"{run.stderr}\n{run.stdout}"
-    seen = json.loads(run.stdout.strip().splitlines()[-1])
+    seen = measured.browser_check("path-page.mjs", FATHOM_SOURCE_NAME=a.name, FATHOM_DESTINATION_NAME=b.name)
     assert seen["points"] >= 1
     assert (ARTIFACTS / "path-page.png").stat().st_size > 10_000

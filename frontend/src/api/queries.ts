@@ -3,11 +3,9 @@ import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
 import { apiGet, apiPost, type Schemas } from "./client";
 
-export type Advice = Schemas["Advice"];
 export type Agent = Schemas["Agent"];
 export type AgentRef = Schemas["AgentRef"];
 export type AgentUtilization = Schemas["AgentUtilization"];
-export type CapacityPlan = Schemas["CapacityPlan"];
 export type Choice = Schemas["Choice"];
 export type Choices = Schemas["Choices"];
 export type Finding = Schemas["Finding"];
@@ -16,7 +14,6 @@ export type Mesh = Schemas["Mesh"];
 export type MeshGrid = Schemas["MeshGrid"];
 export type MeshTest = Schemas["MeshTest"];
 export type PathAnalysis = Schemas["PathAnalysis"];
-export type PathModes = Schemas["PathModes"];
 export type PathSummary = Schemas["Path"];
 export type RttMode = Schemas["RttMode"];
 export type RttPoint = Schemas["RttPoint"];
@@ -184,12 +181,11 @@ export function usePathAnalysis(source: string, destination: string, options: Pa
   });
 }
 
-/** Every source -> destination of one mesh against its ceiling; disabled until a mesh is chosen. */
-export function useMeshGrid(mesh: string | null) {
+/** Every source -> destination of one mesh against its ceiling. */
+export function useMeshGrid(mesh: string) {
   return useQuery({
-    queryKey: queryKeys.meshGrid(mesh ?? ""),
-    queryFn: () => apiGet<MeshGrid>(`/analysis/meshes/${encodeURIComponent(mesh ?? "")}/grid/`),
-    enabled: mesh !== null,
+    queryKey: queryKeys.meshGrid(mesh),
+    queryFn: () => apiGet<MeshGrid>(`/analysis/meshes/${encodeURIComponent(mesh)}/grid/`),
     refetchInterval: ANALYSIS_REFRESH_MS,
   });
 }

@@ -2,6 +2,8 @@
 // to what the UI shows. Every reader accepts anything: a missing or mistyped key becomes
 // null or "unknown", never an exception, so an older or newer backend cannot break a page.
 
+import { asNumber, asRecord } from "./json";
+
 export const TERM_NAMES = ["link", "receive_window", "send_buffer", "loss"] as const;
 export type TermName = (typeof TERM_NAMES)[number];
 export type Limit = TermName | "unknown";
@@ -73,16 +75,6 @@ export interface TimeModes {
   levelsMs: number[];
   changeTimes: string[];
   reason: string;
-}
-
-function asRecord(value: unknown): Record<string, unknown> | null {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : null;
-}
-
-function asNumber(value: unknown): number | null {
-  return typeof value === "number" && Number.isFinite(value) ? value : null;
 }
 
 function asText(value: unknown): string {

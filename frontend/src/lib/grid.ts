@@ -40,7 +40,7 @@ export const ECMP_VERDICT = "ecmp";
 type Rgb = readonly [number, number, number];
 
 /** Light tints so dark text stays readable on every cell. */
-export const CELL_COLORS = {
+const CELL_COLORS = {
   low: [245, 183, 177],
   middle: [251, 216, 138],
   high: [168, 221, 181],

@@ -1,6 +1,8 @@
 // Host facts arrive as free-form JSON from the agent; this narrows them to what the UI
 // shows and ignores anything else, so an older or newer agent cannot break the page.
 
+import { asNumber, asRecord } from "./json";
+
 export interface HostInterface {
   name: string;
   mtu: number | null;
@@ -19,18 +21,8 @@ export interface HostFacts {
   sysctls: [string, string][];
 }
 
-function asRecord(value: unknown): Record<string, unknown> | null {
-  return typeof value === "object" && value !== null && !Array.isArray(value)
-    ? (value as Record<string, unknown>)
-    : null;
-}
-
 function asString(value: unknown): string | null {
   return typeof value === "string" && value !== "" ? value : null;
-}
-
-function asNumber(value: unknown): number | null {
-  return typeof value === "number" && Number.isFinite(value) ? value : null;
 }
 
 function parseInterface(value: unknown): HostInterface | null {

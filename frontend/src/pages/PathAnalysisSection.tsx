@@ -16,7 +16,7 @@ import {
 import { Panel } from "../components/Panel";
 import { PlotlyChart } from "../components/PlotlyChart";
 import { LoadError, Loading } from "../components/QueryState";
-import { StatusBadge } from "../components/StatusBadge";
+import { ChoiceBadge } from "../components/StatusBadge";
 import {
   BYTES_PER_TIB,
   TERM_NAMES,
@@ -36,23 +36,17 @@ import {
   type CeilingSet,
   type ParsedInput,
   type RunCeilings,
+  type TermName,
   type TimeModes,
 } from "../lib/analysis";
 import { ceilingLayout, ceilingTraces } from "../lib/ceilingTraces";
 import { formatBytes, formatMs, formatPercent, formatUtc } from "../lib/format";
-import { choiceFor } from "../lib/schedule";
 
 type AnalysisQuery = UseQueryResult<PathAnalysis>;
 
-export const NO_RUN_HINT =
+const NO_RUN_HINT =
   "No throughput run analysed yet: the default mesh runs one every 6 h, and each is analysed within a minute " +
   "of arriving. For runs from before the analysis existed, run python manage.py analyze --hours 24 on the server.";
-
-/** A server-coloured badge, or the bare value when the choices do not list it (or have not loaded). */
-function ChoiceBadge({ choices, value }: { choices: readonly Choice[] | undefined; value: string }) {
-  const choice = choiceFor(choices, value);
-  return choice === null ? <span className="badge-plain">{value}</span> : <StatusBadge choice={choice} />;
-}
 
 /** The shared query's loading and error states, in the words of one panel. */
 function AnalysisState({
@@ -156,7 +150,7 @@ function TermRow({
   atMinRtt,
   underLoad,
 }: {
-  name: (typeof TERM_NAMES)[number];
+  name: TermName;
   atMinRtt: CeilingSet;
   underLoad: CeilingSet | null;
 }) {
@@ -298,7 +292,7 @@ const TIME_MODE_KINDS: Record<Exclude<TimeModes["kind"], "none">, string> = {
 };
 
 /** A sentence on RTT levels that followed each other in time; null when there were none. */
-export function timeModesSentence(timeModes: TimeModes): string | null {
+function timeModesSentence(timeModes: TimeModes): string | null {
   if (timeModes.kind === "none") {
     return null;
   }
@@ -473,8 +467,9 @@ function AdviceTable({ data }: { data: PathAnalysis }) {
   );
 }
 
-function yesNo(value: boolean | null): string {
-  return value === null ? "–" : value ? "yes" : "no";
+/** A backlog that does not grow: "no", or "–" when unknown (a growing one is flagged by the caller). */
+function noOrDash(value: false | null): string {
+  return value === null ? "–" : "no";
 }
 
 function CapacityFigures({ data }: { data: PathAnalysis }) {
@@ -501,7 +496,7 @@ function CapacityFigures({ data }: { data: PathAnalysis }) {
         </div>
         <div>
           <dt>Backlog grows</dt>
-          <dd>{plan.backlog_grows === true ? <strong className="flag">yes</strong> : yesNo(plan.backlog_grows)}</dd>
+          <dd>{plan.backlog_grows === true ? <strong className="flag">yes</strong> : noOrDash(plan.backlog_grows)}</dd>
         </div>
       </dl>
       {plan.rate_bps === null && <p className="muted">{NO_RUN_HINT}</p>}

@@ -4,6 +4,7 @@ import { MemoryRouter } from "react-router-dom";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
 import type { Agent, Choices, Mesh, Slot, Utilization } from "../api/queries";
+import { mockApi, requestedUrls, type ApiRoutes } from "../test/mockApi";
 import { SchedulePage } from "./SchedulePage";
 
 const HOUR_MS = 3600 * 1000;
@@ -82,38 +83,16 @@ const AGENTS: Pick<Agent, "id" | "name">[] = [
   { id: "b", name: "dcb" },
 ];
 
-type Routes = Record<string, unknown>;
-
-function json(status: number, body: unknown): Response {
-  return new Response(JSON.stringify(body), { status, headers: { "Content-Type": "application/json" } });
-}
-
-/** Answers each API path from `routes`; a route whose value is a number answers that status. */
-function mockApi(overrides: Routes = {}) {
-  const routes: Routes = {
+/** Stubs fetch with the schedule page's routes; `overrides` replace or add paths. */
+function mockScheduleApi(overrides: ApiRoutes = {}) {
+  return mockApi({
     "/api/v1/choices/": CHOICES,
     "/api/v1/slots/utilization/": UTILIZATION,
     "/api/v1/meshes/": MESHES,
     "/api/v1/slots/": SLOTS,
     "/api/v1/agents/": AGENTS,
     ...overrides,
-  };
-  const fetchMock = vi.fn((input: RequestInfo | URL) => {
-    const url = new URL(input instanceof Request ? input.url : String(input), "http://fathom.test");
-    const body = routes[url.pathname];
-    if (body === undefined) {
-      return Promise.resolve(json(404, { detail: `no mock for ${url.pathname}` }));
-    }
-    return Promise.resolve(typeof body === "number" ? json(body, { detail: "server error" }) : json(200, body));
   });
-  vi.stubGlobal("fetch", fetchMock);
-  return fetchMock;
-}
-
-function requestedUrls(fetchMock: ReturnType<typeof mockApi>, path: string): URL[] {
-  return fetchMock.mock.calls
-    .map(([input]) => new URL(input instanceof Request ? input.url : String(input), "http://fathom.test"))
-    .filter((url) => url.pathname === path);
 }
 
 function renderPage(entry = "/schedule") {
@@ -134,7 +113,7 @@ describe("SchedulePage", () => {
   });
 
   it("shows a missed slot's reason and its server-coloured state", async () => {
-    mockApi();
+    mockScheduleApi();
     renderPage();
     const reason = await screen.findByText(MISSED_REASON);
     const row = reason.closest("tr");
@@ -149,7 +128,7 @@ describe("SchedulePage", () => {
   });
 
   it("flags an agent over 80 % demand and says what to do", async () => {
-    mockApi();
+    mockScheduleApi();
     renderPage();
     const alert = await screen.findByText(/dca is asked for more than 80 % of its time/);
     expect(alert.closest("[role=alert]")?.textContent).toContain("lengthen the throughput intervals");
@@ -162,7 +141,7 @@ describe("SchedulePage", () => {
   });
 
   it("summarises a mesh's members and tests", async () => {
-    mockApi();
+    mockScheduleApi();
     renderPage();
     expect(await screen.findByText("every agent")).toBeDefined();
     expect(screen.getByText("every 6 h, slip 6 h", { exact: false })).toBeDefined();
@@ -171,7 +150,7 @@ describe("SchedulePage", () => {
   });
 
   it("asks the server for the state and agent in the URL, and filters by state on click", async () => {
-    const fetchMock = mockApi();
+    const fetchMock = mockScheduleApi();
     renderPage("/schedule?agent=dca");
     await screen.findByText(MISSED_REASON);
     const first = requestedUrls(fetchMock, "/api/v1/slots/")[0];
@@ -190,7 +169,7 @@ describe("SchedulePage", () => {
   });
 
   it("says what to do when there are no meshes, and keeps other panels when one fails", async () => {
-    mockApi({ "/api/v1/meshes/": [], "/api/v1/slots/utilization/": 500 });
+    mockScheduleApi({ "/api/v1/meshes/": [], "/api/v1/slots/utilization/": 500 });
     renderPage();
     expect(await screen.findByText("python manage.py apply_mesh FILE.json")).toBeDefined();
     expect(await screen.findByText(/Could not load exclusive time per agent: server error/)).toBeDefined();
@@ -198,7 +177,7 @@ describe("SchedulePage", () => {
   });
 
   it("explains an empty filtered slot list", async () => {
-    mockApi({ "/api/v1/slots/": [] });
+    mockScheduleApi({ "/api/v1/slots/": [] });
     renderPage("/schedule?state=missed");
     expect(await screen.findByText(/No missed slots in the last 24 h/)).toBeDefined();
   });

@@ -14,7 +14,7 @@ import {
 } from "../api/queries";
 import { Panel } from "../components/Panel";
 import { LoadError, Loading } from "../components/QueryState";
-import { StatusBadge } from "../components/StatusBadge";
+import { ChoiceBadge } from "../components/StatusBadge";
 import { formatUtc } from "../lib/format";
 import {
   DEMAND_LIMIT,
@@ -221,11 +221,6 @@ export function MeshesPanel() {
   );
 }
 
-function SlotStateBadge({ states, value }: { states: readonly Choice[] | undefined; value: string }) {
-  const choice = choiceFor(states, value);
-  return choice === null ? <span className="badge-plain">{value}</span> : <StatusBadge choice={choice} />;
-}
-
 function SlotRow({ slot, states, now }: { slot: Slot; states: readonly Choice[] | undefined; now: Date }) {
   const problem = isProblem(slot);
   const reason = slot.reason ?? "";
@@ -245,7 +240,7 @@ function SlotRow({ slot, states, now }: { slot: Slot; states: readonly Choice[] 
         </div>
       </td>
       <td>
-        <SlotStateBadge states={states} value={slot.state} />
+        <ChoiceBadge choices={states} value={slot.state} />
       </td>
       <td>
         {problem ? (
@@ -378,7 +373,7 @@ export function SlotsPanel({ now = new Date() }: { now?: Date }) {
             {problems.map(([value, count], index) => (
               <Fragment key={value}>
                 {index > 0 && ", "}
-                {count} <SlotStateBadge states={states} value={value} />
+                {count} <ChoiceBadge choices={states} value={value} />
               </Fragment>
             ))}
             . Their reason is in the last column.
