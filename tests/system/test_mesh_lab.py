@@ -264,7 +264,9 @@ def test_analysis_finds_the_receive_window_limit_and_both_rtt_modes(
     # Each mode's ceiling is the same window over that mode's RTT (seed 000: 3.1 vs 2.1 Gbit/s
     # with 6 MiB): a window of half to 0.8 of the receive buffer (the kernel's fraction, or
     # the one the flows were seen to reach), so the fast mode's is 1.5 times the slow one's.
-    buffer_bytes = int(lab.host_sysctl("dcb", "net.ipv4.tcp_rmem").split()[2])
+    rmem = lab.host_sysctl("dcb", "net.ipv4.tcp_rmem")
+    assert rmem is not None
+    buffer_bytes = int(rmem.split()[2])
     windows = [mode["ceiling"]["terms"]["receive_window"]["rate_bps"] * mode["rtt_ms"] / 8000 for mode in modes]
     with (ARTIFACTS / "analysis-grnet.txt").open("a") as out:
         for mode, window in zip(modes, windows, strict=True):
