@@ -15,6 +15,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
 WORKDIR /app/backend
 COPY backend/requirements.txt ./
 RUN pip install --no-cache-dir -r requirements.txt
+COPY contract/ /app/contract/
 COPY backend/ ./
 COPY --from=frontend /src/frontend/dist /app/frontend/dist
 # collectstatic needs settings but no database or secrets of the deployment.

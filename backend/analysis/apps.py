@@ -5,3 +5,6 @@ class AnalysisConfig(AppConfig):
     """Ceilings, diagnoses, RTT modes and regressions computed from the measurements."""
 
     name = "analysis"
+
+    def ready(self) -> None:
+        from analysis import choices  # noqa: F401 - registers its choice sets

@@ -2,6 +2,8 @@
 
 from django.db import models
 
+from core import choices as registry
+
 
 class Diagnosis(models.TextChoices):
     """What limited one throughput run (tcp-ceilings.md section 4)."""
@@ -62,3 +64,8 @@ class FindingKind(models.TextChoices):
 
     ALARM = "alarm", "Alarm"
     ANNOTATION = "annotation", "Annotation"
+
+
+registry.register("diagnosis", Diagnosis, DIAGNOSIS_COLORS)
+registry.register("rtt_mode_verdict", RttModeVerdict, RTT_MODE_VERDICT_COLORS)
+registry.register("finding_state", FindingState, FINDING_STATE_COLORS)

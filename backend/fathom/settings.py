@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fathom.env import database_from_url, env_bool, env_int, env_list, env_str
+from core.env import database_from_url, env_bool, env_int, env_list, env_str
 
 BACKEND_DIR = Path(__file__).resolve().parent.parent
 REPO_DIR = BACKEND_DIR.parent
@@ -27,6 +27,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "core",
     "accounts",
     "inventory",
     "meshes",
@@ -107,7 +108,7 @@ REST_FRAMEWORK = {
         "login": env_str("FATHOM_LOGIN_THROTTLE", "20/min"),
         "enroll": env_str("FATHOM_ENROLL_THROTTLE", "30/min"),
     },
-    "EXCEPTION_HANDLER": "fathom.api.exception_handler",
+    "EXCEPTION_HANDLER": "core.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 

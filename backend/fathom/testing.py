@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any, ClassVar
 
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient, APITestCase
 
+from core import contract
 from inventory.models import Agent
 from inventory.services import create_enrollment_token, digest, enroll_agent, new_secret
 from meshes.services import ensure_default_mesh
 
-CONTRACT_EXAMPLES = Path(__file__).resolve().parent.parent / "measurements" / "contract" / "examples"
+CONTRACT_EXAMPLES = contract.EXAMPLES_DIR / "result-batch"
 # The peer the shared contract examples name.
 EXAMPLE_PEER_ID = "0b7e4c1d-2f3a-4b5c-8d9e-0a1b2c3d4e5f"
 

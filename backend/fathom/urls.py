@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularAPIView
 from fathom import spa
 
 api_v1: list[URLPattern | URLResolver] = [
+    path("", include("core.api.urls")),
     path("", include("accounts.api.urls")),
     path("", include("inventory.api.urls")),
     path("", include("meshes.api.urls")),

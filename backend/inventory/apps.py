@@ -8,4 +8,7 @@ class InventoryConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from inventory import schema  # noqa: F401 - registers the OpenAPI auth extension
+        from inventory import (
+            choices,  # noqa: F401 - registers its choice sets
+            schema,  # noqa: F401 - registers the OpenAPI auth extension
+        )

@@ -2,6 +2,8 @@
 
 from django.db import models
 
+from core import choices as registry
+
 
 class AgentStatus(models.TextChoices):
     ONLINE = "online", "Online"
@@ -44,3 +46,6 @@ REPORTED_SYSCTLS = (
     "net.ipv4.tcp_window_scaling",
     "net.ipv4.tcp_moderate_rcvbuf",
 )
+
+registry.register("agent_status", AgentStatus, AGENT_STATUS_COLORS)
+registry.register("token_state", TokenState, TOKEN_STATE_COLORS)

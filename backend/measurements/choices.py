@@ -2,6 +2,8 @@
 
 from django.db import models
 
+from core import choices as registry
+
 
 class TestType(models.TextChoices):
     PING = "ping", "Ping"
@@ -26,3 +28,5 @@ RUN_STATUS_COLORS = {
     RunStatus.FAILED: "#cf222e",
     RunStatus.MISSED: "#9a6700",
 }
+
+registry.register("run_status", RunStatus, RUN_STATUS_COLORS)

@@ -9,27 +9,25 @@ as duplicates (an agent retrying after a lost answer), never written twice.
 
 from __future__ import annotations
 
-import json
 import uuid
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
-from jsonschema import Draft202012Validator, FormatChecker
+from jsonschema import Draft202012Validator
 
+from core import contract
 from inventory.models import Agent
 from measurements.models import FlowSample, PathLatestRun, PingSample, Run, ThroughputInterval, TracePath
 from meshes.services import record_slot_outcomes
 
-CONTRACT_DIR = Path(__file__).resolve().parent / "contract"
-SCHEMA_FILE = CONTRACT_DIR / "result-batch.v1.schema.json"
+SCHEMA_NAME = "result-batch.v1.schema.json"
 MAX_REPORTED_ERRORS = 50
 # An agent clock this far ahead is wrong; storing its results would corrupt time ranges.
 MAX_CLOCK_AHEAD = timedelta(minutes=10)
@@ -60,9 +58,7 @@ class ItemStatus:
 
 @cache
 def batch_validator() -> Draft202012Validator:
-    schema = json.loads(SCHEMA_FILE.read_text())
-    Draft202012Validator.check_schema(schema)
-    return Draft202012Validator(schema, format_checker=FormatChecker())
+    return contract.validator(SCHEMA_NAME)
 
 
 def schema_errors(payload: Any) -> list[BatchError]:

@@ -7,4 +7,7 @@ class MeshesConfig(AppConfig):
     name = "meshes"
 
     def ready(self) -> None:
-        from meshes import signals  # noqa: F401 - connects the re-planning on agent changes
+        from meshes import (
+            choices,  # noqa: F401 - registers its choice sets
+            signals,  # noqa: F401 - connects the re-planning on agent changes
+        )

@@ -2,6 +2,8 @@
 
 from django.db import models
 
+from core import choices as registry
+
 
 class MeshKind(models.TextChoices):
     # mesh: every member tests to every other; disjoint: every A to every B and back;
@@ -32,3 +34,5 @@ SLOT_STATE_COLORS = {
     SlotState.MISSED: "#9a6700",
     SlotState.UNSCHEDULABLE: "#8250df",
 }
+
+registry.register("slot_state", SlotState, SLOT_STATE_COLORS)

@@ -126,7 +126,7 @@ def test_agent_credential_cannot_use_user_endpoints(measured: Stack) -> None:
 def test_wrong_agent_secret_is_refused_and_stores_nothing(measured: Stack) -> None:
     agent = measured.agents[0]
     before = measured.query("SELECT count(*) FROM measurements_run")[0][0]
-    batch = json.loads((ROOT / "backend/measurements/contract/examples/valid/ping-ok.json").read_text())
+    batch = json.loads((ROOT / "contract/examples/result-batch/valid/ping-ok.json").read_text())
     reply = requests.post(
         f"{measured.url}/api/v1/agent/results/",
         headers={"Authorization": f"Agent {agent.agent_id}:not-the-secret"},

@@ -26,11 +26,11 @@ import (
 	"github.com/fathom-net/fathom/agents/internal/result"
 )
 
-// contractDir finds backend/measurements/contract from this file, wherever tests run from.
+// contractDir finds the repository's contract/ from this file, wherever tests run from.
 func contractDir(t *testing.T) string {
 	t.Helper()
 	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "backend", "measurements", "contract")
+	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "contract")
 	if _, err := os.Stat(dir); err != nil {
 		t.Fatalf("contract directory not found: %v", err)
 	}
@@ -59,7 +59,7 @@ func validate(t *testing.T, schema *jsonschema.Schema, data []byte) error {
 
 func TestValidExamplesRoundTripThroughTheGoTypes(t *testing.T) {
 	schema := compileSchema(t)
-	files, _ := filepath.Glob(filepath.Join(contractDir(t), "examples", "valid", "*.json"))
+	files, _ := filepath.Glob(filepath.Join(contractDir(t), "examples", "result-batch", "valid", "*.json"))
 	if len(files) < 4 {
 		t.Fatalf("only %d valid examples", len(files))
 	}
@@ -80,7 +80,7 @@ func TestValidExamplesRoundTripThroughTheGoTypes(t *testing.T) {
 
 func TestInvalidExamplesFailTheSchema(t *testing.T) {
 	schema := compileSchema(t)
-	files, _ := filepath.Glob(filepath.Join(contractDir(t), "examples", "invalid", "*.json"))
+	files, _ := filepath.Glob(filepath.Join(contractDir(t), "examples", "result-batch", "invalid", "*.json"))
 	if len(files) < 10 {
 		t.Fatalf("only %d invalid examples", len(files))
 	}

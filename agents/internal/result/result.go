@@ -1,5 +1,5 @@
 // Package result holds the wire types of result contract v1, the shape one measurement keeps
-// from the agent to the database. The JSON Schema in backend/measurements/contract is the
+// from the agent to the database. The JSON Schema in the repository's contract/ is the
 // source of truth; contract_test.go checks these types against it and its example files.
 package result
 

@@ -4,7 +4,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from fathom.serializers import ChoiceSerializer, StrictSerializer
+from core.serializers import StrictSerializer
 
 
 class LoginSerializer(StrictSerializer):
@@ -19,13 +19,3 @@ class UserSerializer(serializers.Serializer[Any]):
 
 class CsrfSerializer(serializers.Serializer[Any]):
     csrf_token = serializers.CharField()
-
-
-class ChoicesSerializer(serializers.Serializer[Any]):
-    agent_status = ChoiceSerializer(many=True)
-    token_state = ChoiceSerializer(many=True)
-    run_status = ChoiceSerializer(many=True)
-    slot_state = ChoiceSerializer(many=True)
-    diagnosis = ChoiceSerializer(many=True)
-    rtt_mode_verdict = ChoiceSerializer(many=True)
-    finding_state = ChoiceSerializer(many=True)

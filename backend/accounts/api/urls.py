@@ -7,5 +7,4 @@ urlpatterns = [
     path("auth/login/", views.LoginView.as_view(), name="auth-login"),
     path("auth/logout/", views.LogoutView.as_view(), name="auth-logout"),
     path("auth/me/", views.MeView.as_view(), name="auth-me"),
-    path("choices/", views.ChoicesView.as_view(), name="choices"),
 ]

@@ -13,8 +13,7 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from accounts.api.serializers import ChoicesSerializer, CsrfSerializer, LoginSerializer, UserSerializer
-from accounts.services import all_choices
+from accounts.api.serializers import CsrfSerializer, LoginSerializer, UserSerializer
 
 
 @method_decorator(ensure_csrf_cookie, name="dispatch")
@@ -65,11 +64,3 @@ class MeView(APIView):
     def get(self, request: Request) -> Response:
         user: Any = request.user
         return Response({"username": user.get_username(), "is_staff": bool(user.is_staff)})
-
-
-class ChoicesView(APIView):
-    """Labels and colours of every choice set the UI shows."""
-
-    @extend_schema(responses={200: ChoicesSerializer})
-    def get(self, request: Request) -> Response:
-        return Response(all_choices())

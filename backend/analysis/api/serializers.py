@@ -7,7 +7,7 @@ from typing import Any
 from rest_framework import serializers
 
 from analysis.choices import FindingMetric, FindingState
-from fathom.serializers import StrictSerializer
+from core.serializers import StrictSerializer
 
 
 class PathQuerySerializer(StrictSerializer):

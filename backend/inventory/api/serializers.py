@@ -5,7 +5,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from fathom.serializers import ChoiceSerializer, StrictSerializer
+from core.serializers import ChoiceSerializer, StrictSerializer
 from inventory.choices import AGENT_STATUS_COLORS, REPORTED_SYSCTLS, TOKEN_STATE_COLORS
 from inventory.models import Agent, EnrollmentToken
 from inventory.services import AGENT_NAME_RE

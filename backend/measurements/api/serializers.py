@@ -6,7 +6,7 @@ from rest_framework import serializers
 
 # DRF moves declared fields off the class, so field names such as "source" and "errors" do
 # not clash with the Field/Serializer attributes of the same name; the stubs cannot know.
-from fathom.serializers import StrictSerializer
+from core.serializers import StrictSerializer
 from measurements.paths import MAX_POINTS_LIMIT
 
 

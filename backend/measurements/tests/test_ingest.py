@@ -3,9 +3,9 @@ from __future__ import annotations
 import copy
 import json
 import uuid
-from pathlib import Path
 from typing import Any
 
+from core import contract
 from fathom.testing import CONTRACT_EXAMPLES, FathomTestCase, load_example
 from measurements.models import FlowSample, PathLatestRun, PingSample, Run, ThroughputInterval, TracePath
 
@@ -140,7 +140,7 @@ class IngestBehaviourTests(FathomTestCase):
 
 
 def test_examples_directory_is_the_shared_contract() -> None:
-    assert (Path(CONTRACT_EXAMPLES).parent / "result-batch.v1.schema.json").is_file()
+    assert (contract.CONTRACT_DIR / "result-batch.v1.schema.json").is_file()
 
 
 class ProbeResultIngestTests(FathomTestCase):

@@ -1,0 +1,7 @@
+from django.apps import AppConfig
+
+
+class CoreConfig(AppConfig):
+    """What every app shares; owns no models."""
+
+    name = "core"
