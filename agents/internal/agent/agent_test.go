@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fathom-net/fathom/agents/internal/config"
+	"github.com/fathom-net/fathom/agents/internal/contract"
 	"github.com/fathom-net/fathom/agents/internal/plan"
 	"github.com/fathom-net/fathom/agents/internal/probe/flowsweep"
 	"github.com/fathom-net/fathom/agents/internal/probe/ping"
@@ -69,4 +70,14 @@ func TestSlotsAreSpooledWithTheirIDMissedOrRun(t *testing.T) {
 	if f.SlotID == nil || *f.SlotID != unknown.ID || !strings.Contains(f.Error, `no "owamp" probe`) {
 		t.Errorf("failed slot result %+v", f)
 	}
+}
+
+// Every test kind of the contract has a probe, and every probe a test kind of the contract.
+func TestEveryContractTestKindHasAProbe(t *testing.T) {
+	kinds := contract.Enum(t, contract.Load(t, "plan.v1.schema.json"), "$defs", "TestKind")
+	registered := make([]string, 0, len(kinds))
+	for kind := range Probes(config.Defaults()) {
+		registered = append(registered, kind)
+	}
+	contract.SameSet(t, "test kinds", kinds, registered)
 }

@@ -9,7 +9,6 @@ import (
 	"net"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/fathom-net/fathom/agents/internal/contract"
 	"github.com/fathom-net/fathom/agents/internal/echo"
 	"github.com/fathom-net/fathom/agents/internal/plan"
 	"github.com/fathom-net/fathom/agents/internal/probe/flowsweep"
@@ -26,26 +26,9 @@ import (
 	"github.com/fathom-net/fathom/agents/internal/result"
 )
 
-// contractDir finds the repository's contract/ from this file, wherever tests run from.
-func contractDir(t *testing.T) string {
-	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	dir := filepath.Join(filepath.Dir(file), "..", "..", "..", "contract")
-	if _, err := os.Stat(dir); err != nil {
-		t.Fatalf("contract directory not found: %v", err)
-	}
-	return dir
-}
-
 func compileSchema(t *testing.T) *jsonschema.Schema {
 	t.Helper()
-	compiler := jsonschema.NewCompiler()
-	compiler.AssertFormat()
-	schema, err := compiler.Compile(filepath.Join(contractDir(t), "result-batch.v1.schema.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return schema
+	return contract.Compile(t, "result-batch.v1.schema.json")
 }
 
 func validate(t *testing.T, schema *jsonschema.Schema, data []byte) error {
@@ -59,7 +42,7 @@ func validate(t *testing.T, schema *jsonschema.Schema, data []byte) error {
 
 func TestValidExamplesRoundTripThroughTheGoTypes(t *testing.T) {
 	schema := compileSchema(t)
-	files, _ := filepath.Glob(filepath.Join(contractDir(t), "examples", "result-batch", "valid", "*.json"))
+	files, _ := filepath.Glob(filepath.Join(contract.Dir(t), "examples", "result-batch", "valid", "*.json"))
 	if len(files) < 4 {
 		t.Fatalf("only %d valid examples", len(files))
 	}
@@ -80,7 +63,7 @@ func TestValidExamplesRoundTripThroughTheGoTypes(t *testing.T) {
 
 func TestInvalidExamplesFailTheSchema(t *testing.T) {
 	schema := compileSchema(t)
-	files, _ := filepath.Glob(filepath.Join(contractDir(t), "examples", "result-batch", "invalid", "*.json"))
+	files, _ := filepath.Glob(filepath.Join(contract.Dir(t), "examples", "result-batch", "invalid", "*.json"))
 	if len(files) < 10 {
 		t.Fatalf("only %d invalid examples", len(files))
 	}

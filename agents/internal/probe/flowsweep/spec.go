@@ -29,9 +29,9 @@ const MaxRoundMs = 600_000
 
 // defaultSpec sends 16 flows, Cloudprober's count, enough to see every member of ECMP groups
 // of up to 4-8 links with high probability; 10 samples each, one probe every 20 ms (a
-// 3.2 s round), and a sample unanswered after 1 s is lost.
+// 3.2 s round), and a sample unanswered after 1 s is lost. Port 0 is the echo responder's.
 func defaultSpec() Spec {
-	return Spec{Protocol: "udp", Port: echo.DefaultPort, Flows: 16, SamplesPerFlow: 10, IntervalMs: 20, TimeoutMs: 1000}
+	return Spec{Protocol: "udp", Port: 0, Flows: 16, SamplesPerFlow: 10, IntervalMs: 20, TimeoutMs: 1000}
 }
 
 // DecodeSpec reads a plan's spec over the defaults, refusing unknown fields, and validates it.

@@ -4,6 +4,7 @@ package ping
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -32,13 +33,23 @@ type Spec struct {
 // Defaults follow perfSONAR's regular ping test: 10 packets, one a second.
 func defaultSpec() Spec { return Spec{Count: 10, IntervalS: 1, SizeBytes: 56} }
 
+// DecodeSpec reads a plan's spec over the defaults, refusing unknown fields, and validates it.
+func DecodeSpec(raw json.RawMessage) (Spec, error) {
+	spec := defaultSpec()
+	if err := probe.DecodeSpec(raw, &spec); err != nil {
+		return spec, err
+	}
+	return spec, spec.Validate()
+}
+
 // Validate refuses options ping would reject or that would make a run unbounded.
 func (s Spec) Validate() error {
 	switch {
 	case s.Count < 1 || s.Count > 10000:
 		return fmt.Errorf("count %d out of range 1..10000", s.Count)
-	case s.IntervalS < 0.002 || s.IntervalS > 60:
-		return fmt.Errorf("interval_s %g out of range 0.002..60", s.IntervalS)
+	case math.IsNaN(s.IntervalS) || s.IntervalS < 0.2 || s.IntervalS > 60:
+		// 0.2 s is the shortest interval iputils allows without privileges.
+		return fmt.Errorf("interval_s %g out of range 0.2..60", s.IntervalS)
 	case s.SizeBytes < 0 || s.SizeBytes > 65507:
 		return fmt.Errorf("size_bytes %d out of range 0..65507", s.SizeBytes)
 	case s.TTL != nil && (*s.TTL < 1 || *s.TTL > 255):
@@ -78,12 +89,8 @@ func Args(spec Spec, target string, replyWait time.Duration) []string {
 func (p *Prober) Run(ctx context.Context, test plan.Test, planVersion string) result.Result {
 	started := p.Now()
 	res := result.New(TestType, test.ID, planVersion, test.Peer.Address, test.Peer.ID, started)
-	spec := defaultSpec()
-	if err := probe.DecodeSpec(test.Spec, &spec); err != nil {
-		res.Fail("invalid ping spec: " + err.Error())
-		return res
-	}
-	if err := spec.Validate(); err != nil {
+	spec, err := DecodeSpec(test.Spec)
+	if err != nil {
 		res.Fail("invalid ping spec: " + err.Error())
 		return res
 	}

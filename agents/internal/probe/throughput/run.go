@@ -45,13 +45,16 @@ type Spec struct {
 	ConnectTimeMs int     `json:"connect_timeout_ms"`
 }
 
+// MaxRateBps bounds bitrate_bps and fq_rate_bps: 400 Gbit/s, the fastest Ethernet port.
+const MaxRateBps = 400_000_000_000
+
 // MaxParallel caps streams: more would measure the hosts, not the path.
 const MaxParallel = 128
 
 // defaultSpec is a 20 s single-stream TCP test, long enough to leave slow start behind on
 // most paths once the omitted seconds are added.
 func defaultSpec() Spec {
-	return Spec{DurationS: 20, Parallel: 1, Port: DefaultPort, ConnectTimeMs: 5000}
+	return Spec{DurationS: 20, Parallel: 1, Port: 0, ConnectTimeMs: 5000}
 }
 
 // DecodeSpec reads a plan's spec over the defaults, refusing unknown fields, and validates it.
@@ -77,8 +80,10 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("parallel %d out of range 1..%d", s.Parallel, MaxParallel)
 	case s.WindowBytes < 0 || s.WindowBytes > 1<<30:
 		return fmt.Errorf("window_bytes %d out of range 0..1 GiB", s.WindowBytes)
-	case s.BitrateBps < 0, s.FQRateBps < 0:
-		return errors.New("bitrate_bps and fq_rate_bps must not be negative")
+	case s.BitrateBps < 0 || s.BitrateBps > MaxRateBps:
+		return fmt.Errorf("bitrate_bps %d out of range 0..%d", s.BitrateBps, int64(MaxRateBps))
+	case s.FQRateBps < 0 || s.FQRateBps > MaxRateBps:
+		return fmt.Errorf("fq_rate_bps %d out of range 0..%d", s.FQRateBps, int64(MaxRateBps))
 	case s.UDP && s.BitrateBps == 0:
 		return errors.New("a UDP test needs bitrate_bps (iperf3's 1 Mbit/s default measures nothing)")
 	case s.MSS != 0 && (s.MSS < 88 || s.MSS > 65495):

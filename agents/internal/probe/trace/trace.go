@@ -56,12 +56,12 @@ func (s Spec) Validate() error {
 	switch {
 	case s.Flows < 1 || s.Flows > 64:
 		return fmt.Errorf("flows %d out of range 1..64", s.Flows)
-	case s.SrcPortBase < 1024 || s.SrcPortBase+s.Flows-1 > 65535:
+	case s.SrcPortBase < 1024 || s.SrcPortBase > 65472 || s.SrcPortBase+s.Flows-1 > 65535:
 		return fmt.Errorf("src_port_base %d out of range 1024..%d for %d flows", s.SrcPortBase, 65536-s.Flows, s.Flows)
 	case s.DstPort < 1 || s.DstPort > 65535:
 		return fmt.Errorf("dst_port %d out of range 1..65535", s.DstPort)
-	case s.Queries < 1 || s.Queries > 10:
-		return fmt.Errorf("queries %d out of range 1..10", s.Queries)
+	case s.Queries < 1 || s.Queries > 5:
+		return fmt.Errorf("queries %d out of range 1..5", s.Queries)
 	case math.IsNaN(s.WaitS) || s.WaitS < 0.1 || s.WaitS > 10:
 		return fmt.Errorf("wait_s %v out of range 0.1..10", s.WaitS)
 	case s.MaxHops < 1 || s.MaxHops > 64:

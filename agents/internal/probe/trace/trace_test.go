@@ -36,7 +36,7 @@ func TestDecodeSpecDefaultsAndValidation(t *testing.T) {
 		"privileged port": {`{"src_port_base": 80}`, "src_port_base 80 out of range"},
 		"ports overflow":  {`{"src_port_base": 65530}`, "src_port_base 65530 out of range 1024..65528 for 8 flows"},
 		"dst port":        {`{"dst_port": 0}`, "dst_port 0 out of range"},
-		"queries":         {`{"queries": 11}`, "queries 11 out of range 1..10"},
+		"queries":         {`{"queries": 6}`, "queries 6 out of range 1..5"},
 		"wait too short":  {`{"wait_s": 0.01}`, "wait_s 0.01 out of range 0.1..10"},
 		"max hops":        {`{"max_hops": 65}`, "max_hops 65 out of range 1..64"},
 	}

@@ -1,0 +1,17 @@
+package flowsweep
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/fathom-net/fathom/agents/internal/contract"
+)
+
+// The flowsweep options this agent decodes are the contract's, field for field, with the
+// contract's defaults, bounds and enum values (contract/test-options/flowsweep.v1.schema.json).
+func TestOptionsMatchTheContract(t *testing.T) {
+	contract.CheckOptions(t, TestType, defaultSpec(), func(raw json.RawMessage) error {
+		_, err := DecodeSpec(raw)
+		return err
+	})
+}
