@@ -3,6 +3,7 @@
 from django.db import models
 
 from core import choices as registry
+from core import contract
 
 
 class AgentStatus(models.TextChoices):
@@ -34,18 +35,9 @@ TOKEN_STATE_COLORS = {
     TokenState.REVOKED: "#8250df",
 }
 
-# Host facts the agent may report under "sysctls"; anything else is refused.
-REPORTED_SYSCTLS = (
-    "net.ipv4.tcp_rmem",
-    "net.ipv4.tcp_wmem",
-    "net.core.rmem_max",
-    "net.core.wmem_max",
-    "net.ipv4.tcp_adv_win_scale",
-    "net.ipv4.tcp_congestion_control",
-    "net.core.default_qdisc",
-    "net.ipv4.tcp_window_scaling",
-    "net.ipv4.tcp_moderate_rcvbuf",
-)
+# The TCP tuning sysctls an agent may report under "sysctls" (anything else is refused), as the
+# contract names them; the agent's list is tested against the same enum.
+REPORTED_SYSCTLS: tuple[str, ...] = tuple(contract.load("host-facts.v1.schema.json")["$defs"]["ReportedSysctl"]["enum"])
 
 registry.register("agent_status", AgentStatus, AGENT_STATUS_COLORS)
 registry.register("token_state", TokenState, TOKEN_STATE_COLORS)

@@ -1,25 +1,26 @@
-"""Test specs: the options of each test type, their defaults and their bounds.
+"""Test specs: the options of each test kind, their defaults and their bounds.
 
-Pure. The agent decodes the same specs and rejects unknown fields, so the server refuses
-here, field by field, anything an agent would refuse later: a mesh never carries a test that
-cannot run. Defaults follow perfSONAR's regular tests where it has them.
+Pure. Fields, defaults and bounds come from the contract's schemas (contract/test-options/),
+which the agent's option structs are held to, so the server refuses here, field by field,
+anything an agent would refuse later: a mesh never carries a test that cannot run. What a
+schema cannot say (a UDP test needs a rate; a sweep's round is bounded) is checked below,
+and by the agent alike. Defaults follow perfSONAR's regular tests where it has them.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from jsonschema import Draft202012Validator
+
+from core import contract
 from measurements.choices import TestType
 
-# More parallel streams would measure the end hosts rather than the path.
-MAX_PARALLEL_STREAMS = 128
 # The agent refuses a flow sweep whose round (flows x samples x interval) outlasts this.
 MAX_SWEEP_ROUND_MS = 600_000
-CONGESTION_NAME = re.compile(r"^[a-z0-9_]{0,32}$")
 
 
 class SpecError(ValueError):
@@ -34,87 +35,65 @@ class SpecError(ValueError):
 class Option:
     default: Any
     check: Callable[[Any], str | None]  # a message when the value is wrong
+    # Set by the server or the agent (readOnly in the contract), never by a mesh.
+    read_only: bool = False
 
 
-def _integer(low: int, high: int, *, allow_zero: bool = False) -> Callable[[Any], str | None]:
+def _types(schema: dict[str, Any]) -> set[str]:
+    declared = schema.get("type", [])
+    return {declared} if isinstance(declared, str) else set(declared)
+
+
+def _bounds_message(schema: dict[str, Any]) -> str | None:
+    """'must be between 1 and 300', with ' (or 0)' for a range that also allows 0."""
+    zero_allowed = any(alt.get("const") == 0 for alt in schema.get("anyOf", []))
+    ranged = next((alt for alt in schema.get("anyOf", []) if "minimum" in alt), schema)
+    if "minimum" not in ranged or "maximum" not in ranged:
+        return None
+    return f"must be between {ranged['minimum']:g} and {ranged['maximum']:g}" + (" (or 0)" if zero_allowed else "")
+
+
+def _check_from_schema(schema: dict[str, Any]) -> Callable[[Any], str | None]:
+    """A field check that accepts exactly what the option's JSON Schema accepts, with a message
+    a person can act on. Whole numbers are strict (5.0 is refused), as the agent's Go decoder is."""
+    validator = Draft202012Validator(schema)
+    types = _types(schema)
+
     def check(value: Any) -> str | None:
-        if isinstance(value, bool) or not isinstance(value, int):
-            return "must be a whole number"
-        if allow_zero and value == 0:
+        if value is None and "null" in types:
             return None
-        if not low <= value <= high:
-            return f"must be between {low} and {high}" + (" (or 0)" if allow_zero else "")
-        return None
-
-    return check
-
-
-def _number(low: float, high: float) -> Callable[[Any], str | None]:
-    def check(value: Any) -> str | None:
-        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        if "boolean" in types and not isinstance(value, bool):
+            return "must be true or false"
+        if "integer" in types and (isinstance(value, bool) or not isinstance(value, int)):
+            return "must be a whole number"
+        if "number" in types and (
+            isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value)
+        ):
             return "must be a number"
-        if not low <= value <= high:
-            return f"must be between {low:g} and {high:g}"
-        return None
+        if validator.is_valid(value):
+            return None
+        if "enum" in schema:
+            return f"must be one of {', '.join(str(choice) for choice in schema['enum'])}"
+        message: str = schema.get("errorMessage") or _bounds_message(schema) or "is not valid"
+        return message
 
     return check
 
 
-def _boolean(value: Any) -> str | None:
-    return None if isinstance(value, bool) else "must be true or false"
+def _options(kind: str) -> dict[str, Option]:
+    schema = contract.load(f"test-options/{kind}.v1.schema.json")
+    return {
+        name: Option(prop.get("default"), _check_from_schema(prop), read_only=prop.get("readOnly", False))
+        for name, prop in schema["properties"].items()
+    }
 
 
-def _optional(check: Callable[[Any], str | None]) -> Callable[[Any], str | None]:
-    return lambda value: None if value is None else check(value)
-
-
-def _choice(*choices: str) -> Callable[[Any], str | None]:
-    return lambda value: None if value in choices else f"must be one of {', '.join(choices)}"
-
-
-def _congestion(value: Any) -> str | None:
-    if not isinstance(value, str) or not CONGESTION_NAME.match(value):
-        return "must be a congestion control name such as cubic, bbr or htcp (or empty for the host's default)"
-    return None
-
-
-OPTIONS: dict[str, dict[str, Option]] = {
-    TestType.PING: {
-        "count": Option(10, _integer(1, 10000)),
-        "interval_s": Option(1.0, _number(0.2, 60)),
-        "size_bytes": Option(56, _integer(0, 65507)),
-        "ttl": Option(None, _optional(_integer(1, 255))),
-    },
-    TestType.THROUGHPUT: {
-        "duration_s": Option(20, _integer(1, 300)),
-        # 0: derived from the path's RTT so slow start is left out (tcp-ceilings.md section 5).
-        "omit_s": Option(0, _integer(0, 60)),
-        "parallel": Option(1, _integer(1, MAX_PARALLEL_STREAMS)),
-        "window_bytes": Option(0, _integer(0, 1 << 30)),
-        "reverse": Option(False, _boolean),
-        "udp": Option(False, _boolean),
-        "bitrate_bps": Option(0, _integer(0, 400_000_000_000)),
-        "congestion": Option("", _congestion),
-        "mss": Option(0, _integer(88, 65495, allow_zero=True)),
-        "fq_rate_bps": Option(0, _integer(0, 400_000_000_000)),
-        "port": Option(0, _integer(1, 65535, allow_zero=True)),
-    },
-    TestType.FLOWSWEEP: {
-        "protocol": Option("udp", _choice("udp", "tcp")),
-        "port": Option(0, _integer(1, 65535, allow_zero=True)),
-        "flows": Option(16, _integer(2, 64)),
-        "samples_per_flow": Option(10, _integer(1, 100)),
-        "interval_ms": Option(20, _integer(1, 1000)),
-        "timeout_ms": Option(1000, _integer(100, 60000)),
-    },
-    TestType.TRACE: {
-        "flows": Option(8, _integer(1, 64)),
-        "dst_port": Option(33434, _integer(1, 65535)),
-        "queries": Option(1, _integer(1, 5)),
-        "wait_s": Option(1, _integer(1, 10)),
-        "max_hops": Option(30, _integer(1, 64)),
-    },
-}
+# Every test kind's options come from its schema in contract/test-options/, which the agent's
+# option structs are tested against: one definition of every field, default and bound.
+TEST_KINDS: tuple[str, ...] = tuple(contract.load("plan.v1.schema.json")["$defs"]["TestKind"]["enum"])
+OPTIONS: dict[str, dict[str, Option]] = {kind: _options(kind) for kind in TEST_KINDS}
+# More parallel streams would measure the end hosts rather than the path.
+MAX_PARALLEL_STREAMS: int = contract.load("test-options/throughput.v1.schema.json")["properties"]["parallel"]["maximum"]
 
 
 def normalize_spec(test_type: str, spec: Any) -> dict[str, Any]:
@@ -127,6 +106,10 @@ def normalize_spec(test_type: str, spec: Any) -> dict[str, Any]:
     errors = {field: f"unknown option for a {test_type} test" for field in spec if field not in options}
     normalized = {}
     for field, option in options.items():
+        if option.read_only:
+            if field in spec:
+                errors[field] = "is set by the server, not by a mesh"
+            continue
         value = spec.get(field, option.default)
         message = option.check(value)
         if message:

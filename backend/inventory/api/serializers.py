@@ -62,7 +62,7 @@ class EnrollResponseSerializer(serializers.Serializer[Any]):
 class InterfaceSerializer(StrictSerializer):
     name = serializers.CharField(max_length=64)
     mtu = serializers.IntegerField(min_value=0, max_value=1_000_000, allow_null=True, required=False)
-    speed_mbps = serializers.IntegerField(min_value=0, allow_null=True, required=False)
+    speed_mbps = serializers.IntegerField(min_value=0, max_value=100_000_000, allow_null=True, required=False)
     addresses = serializers.ListField(child=serializers.CharField(max_length=64), max_length=64, required=False)
 
 

@@ -4,6 +4,7 @@ from datetime import timedelta
 
 from django.utils import timezone
 
+from core import contract
 from fathom.testing import FathomTestCase
 from inventory.services import revoke_agent
 from meshes.models import Mesh, Slot
@@ -38,6 +39,8 @@ class PlanTests(FathomTestCase):
         assert [slot["id"] for slot in plan["slots"]] == [str(slot.id) for slot in mine.order_by("start_at")]
         assert plan["slots"] and plan["slots"][0]["peer"]["name"] == "frankfurt"
         assert plan["slots"][0]["spec"]["duration_s"] == 20
+        # What the agent receives fits the contract, each test's and slot's options included.
+        assert not list(contract.validator("plan.v1.schema.json").iter_errors(plan))
 
     def test_unchanged_plan_is_304_and_changes_when_the_mesh_does(self) -> None:
         client = self.agent_client(self.athens, self.athens_credential)
