@@ -11,7 +11,7 @@ GO_LDFLAGS := -X main.version=$(VERSION)
 BACKEND_ENV = set -a && eval "$$(bash deploy/services.sh env)" && set +a && cd backend
 
 .PHONY: help demo test install install-system services-start services-stop \
-        frontend agents migrate openapi openapi-check \
+        frontend agents migrate openapi openapi-check contract contract-check \
         lab-test lab-bench bench-scheduler bench-analysis clean
 
 help:
@@ -24,6 +24,7 @@ help:
 	@echo "make bench-scheduler  plan exclusive throughput slots for full meshes up to 200 agents"
 	@echo "make bench-analysis   detection delay and false alarms of every regression rule on synthetic series"
 	@echo "make openapi       regenerate backend/openapi.yaml and the UI's types from it"
+	@echo "make contract      regenerate the UI's types from the JSON Schemas in contract/"
 	@echo "make services-stop stop the private PostgreSQL and Redis"
 
 install:
@@ -56,6 +57,12 @@ openapi-check:
 	$(BACKEND_ENV) && FATHOM_DEBUG=1 $(PYTHON) manage.py spectacular --validate --file $(ROOT)/var/openapi.generated.yaml
 	diff -u backend/openapi.yaml var/openapi.generated.yaml || \
 	  { echo "backend/openapi.yaml is stale: run 'make openapi' and commit it"; exit 1; }
+
+contract:
+	$(PYTHON) contract/codegen.py
+
+contract-check:
+	$(PYTHON) contract/codegen.py --check
 
 demo: install services-start agents
 	bash deploy/demo.sh

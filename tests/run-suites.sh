@@ -16,20 +16,23 @@ eval "$(bash deploy/services.sh env)"
 FATHOM_DEBUG=1
 set +a
 
-ALL_SUITES="ruff mypy migrations openapi pytest go frontend system lab"
+ALL_SUITES="ruff mypy migrations openapi contract pytest go frontend system lab"
 SUITES=${FATHOM_SUITES:-$ALL_SUITES}
 declare -a SUMMARY=()
 passed=0
 failed=0
 
 suite_ruff() {
-  cd backend && "$VENV/bin/ruff" check . ../tests && "$VENV/bin/ruff" format --check . ../tests
+  cd backend && "$VENV/bin/ruff" check . ../tests ../contract && "$VENV/bin/ruff" format --check . ../tests ../contract
 }
 suite_mypy() {
-  (cd backend && "$VENV/bin/mypy" .) && (cd tests && "$VENV/bin/mypy" --config-file mypy.ini system lab)
+  (cd backend && "$VENV/bin/mypy" . ../contract/codegen.py) && (cd tests && "$VENV/bin/mypy" --config-file mypy.ini system lab)
 }
 suite_migrations() { cd backend && "$VENV/bin/python" manage.py makemigrations --check --dry-run; }
 suite_openapi() { make -s openapi-check; }
+# The UI's contract types are what contract/codegen.py makes of the schemas; the Go and
+# Python views are held to the same schemas by tests in the go and pytest suites.
+suite_contract() { make -s contract-check; }
 suite_pytest() { cd backend && "$VENV/bin/pytest" -q -p no:cacheprovider; }
 suite_go() {
   cd agents
