@@ -400,7 +400,8 @@ def replan_mesh(mesh: Mesh, now: datetime | None = None) -> SlotPlanning:
 
 
 def record_slot_outcomes(agent: Agent, results: Iterable[dict[str, Any]]) -> None:
-    """Ingest's hook: a result that names a slot of this agent settles it, late or not."""
+    """A result that names a slot of this agent settles it, late or not (measurements'
+    results_stored signal calls this inside ingest's transaction)."""
     for result in results:
         slot_id = result.get("slot_id")
         if not slot_id:

@@ -1,7 +1,7 @@
 """Changes that alter the meshes' paths outside a mesh edit: an agent joining or leaving
 re-plans exclusive slots at once (not at the next beat run), so a new agent's throughput
 tests start within minutes and a revoked agent's slots never start; a deleted test's slots
-go with it."""
+go with it; a stored result that names a slot settles it."""
 
 from __future__ import annotations
 
@@ -14,9 +14,11 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from inventory.models import Agent
+from measurements.models import Run
+from measurements.signals import results_stored
 from meshes.choices import SlotState
 from meshes.models import MeshTest, Slot
-from meshes.services import lock_planner, plan_exclusive_slots
+from meshes.services import lock_planner, plan_exclusive_slots, record_slot_outcomes
 
 
 @receiver(post_save, sender=Agent, dispatch_uid="meshes-replan-on-agent-change")
@@ -41,3 +43,10 @@ def drop_slots_of_deleted_test(sender: type[MeshTest], instance: MeshTest, **kwa
     now = timezone.now()
     Slot.objects.filter(mesh_test=instance, state=SlotState.PLANNED, start_at__gt=now).delete()
     Slot.objects.filter(mesh_test=instance, state=SlotState.UNSCHEDULABLE, period_start__gt=now).delete()
+
+
+@receiver(results_stored, sender=Run, dispatch_uid="meshes-settle-slots-of-stored-results")
+def settle_slots_of_stored_results(
+    sender: type[Run], agent: Agent, results: list[dict[str, Any]], **kwargs: Any
+) -> None:
+    record_slot_outcomes(agent, results)

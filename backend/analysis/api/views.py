@@ -19,7 +19,7 @@ from analysis.api.serializers import (
     PathQuerySerializer,
 )
 from analysis.models import Finding
-from measurements.api.views import path_agents
+from inventory.api.lookups import path_agents
 from meshes.models import Mesh
 
 

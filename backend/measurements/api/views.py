@@ -1,7 +1,5 @@
 from __future__ import annotations
 
-from typing import Any
-
 from django.conf import settings
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -11,6 +9,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from inventory.api.lookups import path_agents
 from inventory.authentication import AgentAuthentication, IsAgent, request_agent
 from inventory.models import Agent
 from measurements import ingest, paths
@@ -71,15 +70,6 @@ class PathListView(APIView):
             for entry in paths.known_paths()
         ]
         return Response(PathSerializer(body, many=True).data)
-
-
-def path_agents(params: dict[str, Any]) -> tuple[Agent, Agent]:
-    """The source and destination agents a path query names; 400 when either is unknown."""
-    agents = Agent.objects.in_bulk([params["source"], params["destination"]])
-    for key in ("source", "destination"):
-        if params[key] not in agents:
-            raise ValidationError({key: [f"unknown agent {params[key]}"]})
-    return agents[params["source"]], agents[params["destination"]]
 
 
 class PathRttView(APIView):

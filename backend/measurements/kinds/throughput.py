@@ -1,0 +1,59 @@
+"""Ingest of iperf3 throughput results: one row per stream interval."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import timedelta
+from typing import Any
+
+from measurements.kinds.base import BatchError, KindIngest, RunKeys
+from measurements.models import ThroughputInterval
+
+
+def errors(where: str, throughput: dict[str, Any]) -> list[BatchError]:
+    found = []
+    for index, interval in enumerate(throughput["intervals"]):
+        if interval["end_s"] < interval["start_s"]:
+            found.append(BatchError(f"{where}/intervals/{index}/end_s", "end_s is before start_s"))
+    if len(throughput["stream_summaries"]) > throughput["streams"]:
+        found.append(BatchError(f"{where}/stream_summaries", "more stream summaries than streams"))
+    return found
+
+
+def params_and_summary(throughput: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
+    # The end summary's figures at the top, beside what the kernel and iperf3 granted.
+    details = {key: value for key, value in throughput.items() if key not in ("options", "intervals", "summary")}
+    return throughput["options"], {**throughput["summary"], **details}
+
+
+def rows(keys: RunKeys, throughput: dict[str, Any]) -> Iterable[ThroughputInterval]:
+    # iperf3 restarts its clock after the omitted (slow-start) seconds.
+    omit_s = throughput["omit_s"]
+    for index, interval in enumerate(throughput["intervals"]):
+        offset_s = interval["end_s"] + (0 if interval["omitted"] else omit_s)
+        yield ThroughputInterval(
+            time=keys.started_at + timedelta(seconds=offset_s),
+            run_id=keys.run_id,
+            interval_index=index,
+            agent_id=keys.agent_id,
+            peer_id=keys.peer_id,
+            stream=interval["stream"],
+            start_s=interval["start_s"],
+            end_s=interval["end_s"],
+            omitted=interval["omitted"],
+            sender=interval["sender"],
+            bytes=interval["bytes"],
+            bits_per_s=interval["bits_per_s"],
+            retransmits=interval["retransmits"],
+            snd_cwnd_bytes=interval["snd_cwnd"],
+            snd_wnd_bytes=interval["snd_wnd"],
+            rtt_us=interval["rtt_us"],
+            rttvar_us=interval["rttvar_us"],
+            pmtu=interval["pmtu"],
+            packets=interval["packets"],
+            jitter_ms=interval["jitter_ms"],
+            lost_packets=interval["lost_packets"],
+        )
+
+
+INGEST = KindIngest("throughput", errors, params_and_summary, ThroughputInterval, rows)
