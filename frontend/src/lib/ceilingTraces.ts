@@ -6,13 +6,12 @@ import type { Data, Layout } from "plotly.js";
 import type { Choice, RunAnalysis } from "../api/queries";
 import {
   TERM_TITLES,
-  formatRate,
   parseRunCeilings,
   parseRunEvidence,
   type CeilingSet,
   type RunCeilings,
 } from "./analysis";
-import { formatPercent } from "./format";
+import { formatPercent, formatRate } from "./format";
 
 /** For a diagnosis the choices do not list (or before they load): neutral, never a status colour. */
 export const UNLISTED_COLOR = "#8c959f";

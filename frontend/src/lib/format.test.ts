@@ -7,6 +7,7 @@ import {
   formatLinkSpeed,
   formatMs,
   formatPercent,
+  formatRate,
   formatUtc,
 } from "./format";
 
@@ -48,12 +49,44 @@ describe("formatBytes", () => {
   });
 });
 
+describe("formatRate", () => {
+  it.each([
+    [3.19e9, "3.2 Gbit/s"],
+    [9.49e9, "9.5 Gbit/s"],
+    [1e9, "1 Gbit/s"],
+    [1e10, "10 Gbit/s"],
+    [2.5e9, "2.5 Gbit/s"],
+    [940e6, "940 Mbit/s"],
+    [123.4e6, "123 Mbit/s"],
+    [12.5e3, "12.5 kbit/s"],
+    [64e3, "64 kbit/s"],
+    [1.2e12, "1.2 Tbit/s"],
+    [500, "500 bit/s"],
+    [0, "0 bit/s"],
+    [-1, "–"],
+    [null, "–"],
+    [undefined, "–"],
+    [Number.NaN, "–"],
+    [Number.POSITIVE_INFINITY, "–"],
+  ])("%s -> %s", (bps, expected) => {
+    expect(formatRate(bps)).toBe(expected);
+  });
+
+  it("keeps a configured rate's second decimal when asked", () => {
+    expect(formatRate(1.25e9, 2)).toBe("1.25 Gbit/s");
+    expect(formatRate(1.25e9)).toBe("1.3 Gbit/s");
+    expect(formatRate(500e6, 2)).toBe("500 Mbit/s");
+  });
+});
+
 describe("formatLinkSpeed", () => {
   it.each([
     [1000, "1 Gbit/s"],
     [25000, "25 Gbit/s"],
     [2500, "2.5 Gbit/s"],
     [100, "100 Mbit/s"],
+    [400_000, "400 Gbit/s"],
+    [0, "–"],
     [null, "–"],
     [-1, "–"],
   ])("%s -> %s", (value, expected) => {

@@ -52,16 +52,39 @@ export function formatBytes(bytes: number): string {
   return `${value.toFixed(digits)} ${BINARY_UNITS[unit] ?? "B"}`;
 }
 
-/** Link speed from Mbit/s: 1000 -> "1 Gbit/s", 100 -> "100 Mbit/s". */
+const RATE_UNITS = [
+  [1e12, "Tbit/s"],
+  [1e9, "Gbit/s"],
+  [1e6, "Mbit/s"],
+  [1e3, "kbit/s"],
+] as const;
+
+/**
+ * A bit rate in decimal units, as iperf3 and link speeds are quoted: 3.19e9 -> "3.2 Gbit/s",
+ * 940e6 -> "940 Mbit/s", 1e10 -> "10 Gbit/s". Below 100 of a unit it keeps up to `decimals`
+ * places, from 100 on whole units: a measured rate is not known better than that. A rate
+ * someone configured passes 2, so 1.25 Gbit/s reads as it was written.
+ */
+export function formatRate(bps: number | null | undefined, decimals = 1): string {
+  if (bps === null || bps === undefined || !Number.isFinite(bps) || bps < 0) {
+    return NO_VALUE;
+  }
+  for (const [scale, unit] of RATE_UNITS) {
+    if (bps >= scale) {
+      const value = bps / scale;
+      // Number() drops the trailing zeros toFixed leaves: "10", not "10.0".
+      return `${Number(value.toFixed(value >= 100 ? 0 : decimals))} ${unit}`;
+    }
+  }
+  return `${Math.round(bps)} bit/s`;
+}
+
+/** Link speed from Mbit/s, as host facts report it: 1000 -> "1 Gbit/s", 100 -> "100 Mbit/s". */
 export function formatLinkSpeed(mbps: number | null | undefined): string {
   if (mbps === null || mbps === undefined || mbps <= 0) {
     return NO_VALUE;
   }
-  if (mbps >= 1000) {
-    const gbps = mbps / 1000;
-    return `${Number.isInteger(gbps) ? gbps.toFixed(0) : gbps.toFixed(1)} Gbit/s`;
-  }
-  return `${mbps} Mbit/s`;
+  return formatRate(mbps * 1e6);
 }
 
 /** How long ago, coarse enough to read at a glance: "12 s ago", "5 min ago", "3 h ago". */

@@ -1,8 +1,7 @@
 // A mesh as a source x destination matrix: which pairs exist, and how each cell reads and
 // is coloured (throughput as a share of its ceiling, loss, RTT modes, open findings).
 import type { AgentRef, Choice, GridCell, Mesh, MeshGrid } from "../api/queries";
-import { formatRate } from "./analysis";
-import { formatPercent, formatUtc } from "./format";
+import { formatPercent, formatRate, formatUtc } from "./format";
 
 export interface GridMatrix {
   /** Agents that send in at least one pair, in the server's order: the rows. */

@@ -6,7 +6,6 @@ import {
   countProblems,
   firstUpcoming,
   formatApproxSpan,
-  formatRate,
   formatRelative,
   formatShare,
   formatSpan,
@@ -161,18 +160,6 @@ describe("specSummary", () => {
     expect(specSummary({})).toEqual([]);
     expect(specSummary(null)).toEqual([]);
     expect(specSummary([1, 2])).toEqual([]);
-  });
-});
-
-describe("formatRate", () => {
-  it.each([
-    [1e9, "1 Gbit/s"],
-    [2.5e9, "2.5 Gbit/s"],
-    [100e6, "100 Mbit/s"],
-    [64e3, "64 kbit/s"],
-    [0, "–"],
-  ])("%s -> %s", (bps, expected) => {
-    expect(formatRate(bps)).toBe(expected);
   });
 });
 

@@ -2,7 +2,7 @@
 // busy each agent is, what a mesh's tests ask for and which slots went wrong, as plain
 // functions of the API's data.
 import type { AgentUtilization, Choice, Mesh, MeshTest, Slot, SlotState } from "../api/queries";
-import { formatAgo, formatBytes, formatDuration } from "./format";
+import { formatAgo, formatBytes, formatDuration, formatRate } from "./format";
 
 const NO_VALUE = "–";
 
@@ -113,24 +113,6 @@ export function testSchedule(test: Pick<MeshTest, "interval_s" | "slip_s">): str
   return test.slip_s > 0 ? `${every}, slip ${formatSpan(test.slip_s)}` : every;
 }
 
-/** Bits per second in decimal units, as iperf3 reports them: 2.5e9 -> "2.5 Gbit/s". */
-export function formatRate(bps: number): string {
-  if (!Number.isFinite(bps) || bps <= 0) {
-    return NO_VALUE;
-  }
-  const units = [
-    [1e9, "Gbit/s"],
-    [1e6, "Mbit/s"],
-    [1e3, "kbit/s"],
-  ] as const;
-  for (const [scale, unit] of units) {
-    if (bps >= scale) {
-      return `${roundTo(bps / scale, 2)} ${unit}`;
-    }
-  }
-  return `${bps} bit/s`;
-}
-
 type SpecValue = string | number | boolean | null;
 type SpecFormatter = (value: SpecValue) => string | null;
 
@@ -155,14 +137,14 @@ const SPEC_OPTIONS: readonly (readonly [string, SpecFormatter])[] = [
   // throughput
   ["duration_s", positive(formatSpan)],
   ["udp", flag("UDP")],
-  ["bitrate_bps", positive((bps) => `at ${formatRate(bps)}`)],
+  ["bitrate_bps", positive((bps) => `at ${formatRate(bps, 2)}`)],
   ["parallel", positive((streams) => (streams > 1 ? `${streams} streams` : "1 stream"))],
   ["reverse", flag("reverse")],
   ["window_bytes", positive((bytes) => `window ${formatBytes(bytes)}`)],
   ["omit_s", positive((seconds) => `omit ${formatSpan(seconds)}`)],
   ["congestion", text((algorithm) => `congestion ${algorithm}`)],
   ["mss", positive((bytes) => `MSS ${bytes}`)],
-  ["fq_rate_bps", positive((bps) => `paced at ${formatRate(bps)}`)],
+  ["fq_rate_bps", positive((bps) => `paced at ${formatRate(bps, 2)}`)],
   // ping
   ["count", positive((packets) => `${packets} packets`)],
   ["interval_s", positive((seconds) => `${formatSpan(seconds)} apart`)],

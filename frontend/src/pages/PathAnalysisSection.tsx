@@ -23,8 +23,6 @@ import {
   TERM_TITLES,
   formatFraction,
   formatMagnitude,
-  formatRate,
-  formatTerm,
   parseCeilingSet,
   parseGoalGbps,
   parseRunCeilings,
@@ -34,13 +32,14 @@ import {
   termTitle,
   type Buffers,
   type CeilingSet,
+  type CeilingTerm,
   type ParsedInput,
   type RunCeilings,
   type TermName,
   type TimeModes,
 } from "../lib/analysis";
 import { ceilingLayout, ceilingTraces } from "../lib/ceilingTraces";
-import { formatBytes, formatMs, formatPercent, formatUtc } from "../lib/format";
+import { formatBytes, formatMs, formatPercent, formatRate, formatUtc } from "../lib/format";
 
 type AnalysisQuery = UseQueryResult<PathAnalysis>;
 
@@ -145,6 +144,14 @@ function RunSummary({ run, diagnoses }: { run: RunAnalysis; diagnoses: readonly 
   );
 }
 
+/** One term for a table cell: its rate, or why it is unknown. */
+function termText(term: CeilingTerm): string {
+  if (term.rateBps !== null) {
+    return formatRate(term.rateBps);
+  }
+  return term.reason === "" ? "unknown" : `unknown — ${term.reason}`;
+}
+
 function TermRow({
   name,
   atMinRtt,
@@ -161,8 +168,8 @@ function TermRow({
         {TERM_TITLES[name]}
         {winning && <span className="flag"> limits</span>}
       </th>
-      <td>{formatTerm(atMinRtt.terms[name])}</td>
-      {underLoad !== null && <td>{formatTerm(underLoad.terms[name])}</td>}
+      <td>{termText(atMinRtt.terms[name])}</td>
+      {underLoad !== null && <td>{termText(underLoad.terms[name])}</td>}
     </tr>
   );
 }
