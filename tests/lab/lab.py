@@ -24,6 +24,17 @@ SCENARIOS = ROOT / "deploy" / "lab" / "scenarios"
 MANAGEMENT_ADDRESS = "198.19.0.1"
 
 
+def lab_command(verb: str, state_dir: str | Path, *args: str) -> list[str]:
+    """A fathom-lab command line for the lab whose state is in state_dir."""
+    return [str(LAB_BIN), verb, "--state-dir", str(state_dir), *args]
+
+
+def lab_state(state_dir: str | Path) -> dict[str, Any]:
+    """What `fathom-lab up` wrote about a running lab (its emulator's pid, ECMP routers)."""
+    state: dict[str, Any] = json.loads((Path(state_dir) / "state.json").read_text())
+    return state
+
+
 @dataclass
 class Lab:
     scenario: dict[str, Any]
@@ -32,7 +43,7 @@ class Lab:
 
     def exec(self, host: str, *command: str, timeout: float = 120) -> str:
         run = subprocess.run(
-            [str(LAB_BIN), "exec", "--state-dir", str(self.state_dir), host, "--", *command],
+            lab_command("exec", self.state_dir, host, "--", *command),
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -43,7 +54,7 @@ class Lab:
 
     def spawn(self, host: str, *command: str) -> subprocess.Popen[str]:
         return subprocess.Popen(
-            [str(LAB_BIN), "exec", "--state-dir", str(self.state_dir), host, "--", *command],
+            lab_command("exec", self.state_dir, host, "--", *command),
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             text=True,
@@ -51,14 +62,11 @@ class Lab:
 
     def set(self, link: str, **values: float) -> None:
         pairs = [f"{key.replace('__', '.')}={value}" for key, value in values.items()]
-        subprocess.run(
-            [str(LAB_BIN), "set", "--state-dir", str(self.state_dir), link, *pairs], check=True, capture_output=True
-        )
+        subprocess.run(lab_command("set", self.state_dir, link, *pairs), check=True, capture_output=True)
 
     def routers(self, link: str) -> tuple[list[str], list[str]]:
         """The router addresses of a link's ECMP members, a->b and b->a (empty without ECMP)."""
-        state = json.loads((self.state_dir / "state.json").read_text())
-        a_to_b, b_to_a = state.get("routers", {}).get(link, [[], []])
+        a_to_b, b_to_a = lab_state(self.state_dir).get("routers", {}).get(link, [[], []])
         return list(a_to_b), list(b_to_a)
 
     def host_sysctl(self, host: str, key: str) -> str | None:
@@ -79,7 +87,7 @@ def lab_up(name_or_path: str | Path, env: dict[str, str] | None = None, manageme
     with tempfile.TemporaryDirectory(prefix="fathom-lab-") as tmp:
         state = Path(tmp)
         up = subprocess.run(
-            [str(LAB_BIN), "up", *(["--management"] if management else []), "--state-dir", tmp, str(path)],
+            lab_command("up", tmp, *(["--management"] if management else []), str(path)),
             capture_output=True,
             text=True,
             timeout=60,
@@ -88,14 +96,12 @@ def lab_up(name_or_path: str | Path, env: dict[str, str] | None = None, manageme
         if up.returncode != 0:
             raise RuntimeError(f"fathom-lab up {path.name}: {up.stderr.strip()}")
         try:
-            hosts = subprocess.run(
-                [str(LAB_BIN), "hosts", "--state-dir", tmp], check=True, capture_output=True, text=True
-            ).stdout
+            hosts = subprocess.run(lab_command("hosts", tmp), check=True, capture_output=True, text=True).stdout
             # "NAME ADDRESS [MANAGEMENT-ADDRESS]" per host
             addresses = {line.split()[0]: line.split()[1] for line in hosts.splitlines() if line.strip()}
             yield Lab(scenario, state, addresses)
         finally:
-            subprocess.run([str(LAB_BIN), "down", "--state-dir", tmp], capture_output=True, timeout=60)
+            subprocess.run(lab_command("down", tmp), capture_output=True, timeout=60)
 
 
 PING_SUMMARY = re.compile(r"rtt min/avg/max/mdev = ([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) ms")
@@ -113,6 +119,15 @@ def ping(lab: Lab, source: str, destination: str, count: int = 20, interval: flo
     if summary is None or loss is None:
         raise RuntimeError(f"unreadable ping output: {out}")
     return float(summary.group(1)), int(loss.group(1)), int(loss.group(2))
+
+
+PING_REPLY = re.compile(r"^(?:\[(\d+\.\d+)\])?.*time=([\d.]+) ms", re.MULTILINE)
+
+
+def ping_replies(out: str) -> list[tuple[float, float]]:
+    """(when it came as Unix time, from `ping -D`, else nan; RTT in ms) per reply in the
+    output of a ping without -q."""
+    return [(float(m.group(1) or "nan"), float(m.group(2))) for m in PING_REPLY.finditer(out)]
 
 
 TRACEROUTE_HOP = re.compile(r"^\s*(\d+)\s+(\S+)(?:\s+([\d.]+) ms)?", re.MULTILINE)
@@ -160,6 +175,26 @@ def iperf3(lab: Lab, client: str, server: str, *options: str, seconds: int = 8, 
     if "error" in result:
         raise RuntimeError(f"iperf3: {result['error']}")
     return result
+
+
+def iperf3_end(result: dict[str, Any]) -> dict[str, Any]:
+    """The summary at the end of iperf3's JSON: totals and each stream's sender figures."""
+    end = result["end"]
+    assert isinstance(end, dict)
+    return end
+
+
+def steady_rate_bps(result: dict[str, Any]) -> float:
+    """What the receiver got, in bits per second, the omitted slow start (-O) left out."""
+    received = iperf3_end(result)["sum_received"]
+    assert isinstance(received, dict)
+    return float(received["bits_per_second"])
+
+
+def sender_stats(result: dict[str, Any]) -> dict[str, float]:
+    """The first stream's sender figures (max_snd_wnd: the largest window the receiver offered)."""
+    sender: dict[str, float] = iperf3_end(result)["streams"][0]["sender"]
+    return sender
 
 
 def wait_for_port(lab: Lab, host: str, port: int, listening: bool, timeout: float = 10) -> None:

@@ -14,7 +14,7 @@ import tempfile
 import threading
 from pathlib import Path
 
-from .lab import LAB_BIN, Lab, iperf3, lab_up
+from .lab import LAB_BIN, Lab, iperf3, lab_up, ping_replies, steady_rate_bps
 
 ONE_WAY_MS = 25
 BUFFERS = "4096 131072 268435456"
@@ -38,7 +38,7 @@ def ping_under_load(lab: Lab, rate_mbps: float, mtu: int) -> list[float]:
 
     def pinger() -> None:
         out = lab.exec("a", "ping", "-n", "-i", "0.05", "-c", "80", "-I", lab.addresses["a"], lab.addresses["b"])
-        samples.extend(float(line.split("time=")[1].split()[0]) for line in out.splitlines() if "time=" in line)
+        samples.extend(rtt for _, rtt in ping_replies(out))
 
     thread = threading.Thread(target=pinger)
     thread.start()
@@ -66,8 +66,7 @@ def main() -> int:
             path.write_text(SCENARIO.format(mtu=mtu, buffers=BUFFERS, delay=ONE_WAY_MS))
             profile = Path(tmp) / f"cpu-{mtu}.pprof"
             with lab_up(path, env={"FATHOM_LAB_CPUPROFILE": str(profile)}) as lab:
-                result = iperf3(lab, "a", "b", seconds=8, omit=3)
-                max_mbps = result["end"]["sum_received"]["bits_per_second"] / 1e6
+                max_mbps = steady_rate_bps(iperf3(lab, "a", "b", seconds=8, omit=3)) / 1e6
                 idle = ping_under_load(lab, 1, mtu)
                 loaded = {share: ping_under_load(lab, share * max_mbps, mtu) for share in (0.5, 0.9)}
             profiles.append((mtu, profile_top(LAB_BIN, profile)))
@@ -86,9 +85,9 @@ def main() -> int:
         f"{'MTU':>5}  {'max TCP (Mbit/s)':>16}  {'idle err (ms)':>13}  {'50% load med':>12}  {'90% load med':>12}"
         f"  {'50% load max':>12}  {'90% load max':>12}"
     )
-    for mtu, max_mbps, idle_err, med50, med90, max50, max90 in rows:
+    for row_mtu, max_mbps, idle_err, med50, med90, max50, max90 in rows:
         errors = "  ".join(f"{value:>12.3f}" for value in (med50, med90, max50, max90))
-        print(f"{mtu:>5}  {max_mbps:>16.0f}  {idle_err:>13.3f}  {errors}")
+        print(f"{row_mtu:>5}  {max_mbps:>16.0f}  {idle_err:>13.3f}  {errors}")
     for mtu, top in profiles:
         print(f"\nemulator CPU profile during the MTU {mtu} runs (top functions):\n{top}")
     return 0
