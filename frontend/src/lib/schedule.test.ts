@@ -16,7 +16,6 @@ import {
   shareBarPercent,
   slotLengthS,
   sortByDemand,
-  specSummary,
   testSchedule,
 } from "./schedule";
 
@@ -121,45 +120,6 @@ describe("testSchedule", () => {
     [3600, 900, "every 1 h, slip 15 min"],
   ])("interval %s s, slip %s s -> %s", (interval_s, slip_s, expected) => {
     expect(testSchedule({ interval_s, slip_s })).toBe(expected);
-  });
-});
-
-describe("specSummary", () => {
-  it("reads throughput options in a fixed order", () => {
-    expect(specSummary({ parallel: 4, duration_s: 20, window_bytes: 4 * 1024 * 1024, reverse: true })).toEqual([
-      "20 s",
-      "4 streams",
-      "reverse",
-      "window 4 MiB",
-    ]);
-  });
-
-  it("reads UDP at a rate and pacing", () => {
-    expect(specSummary({ udp: true, bitrate_bps: 2.5e9, fq_rate_bps: 5e8 })).toEqual([
-      "UDP",
-      "at 2.5 Gbit/s",
-      "paced at 500 Mbit/s",
-    ]);
-  });
-
-  it("reads ping, flow sweep and trace options", () => {
-    expect(specSummary({ count: 10, interval_s: 0.2 })).toEqual(["10 packets", "0.2 s apart"]);
-    expect(specSummary({ protocol: "tcp", port: 443, flows: 16 })).toEqual(["TCP", "16 flows", "port 443"]);
-    expect(specSummary({ flows: 8, max_hops: 30 })).toEqual(["8 flows", "up to 30 hops"]);
-  });
-
-  it("leaves out values that mean the default", () => {
-    expect(specSummary({ duration_s: 20, omit_s: 0, udp: false, congestion: "", window_bytes: 0 })).toEqual(["20 s"]);
-  });
-
-  it("shows options it does not know as written", () => {
-    expect(specSummary({ duration_s: 10, tos: 32 })).toEqual(["10 s", "tos 32"]);
-  });
-
-  it("has nothing to say about an empty or malformed spec", () => {
-    expect(specSummary({})).toEqual([]);
-    expect(specSummary(null)).toEqual([]);
-    expect(specSummary([1, 2])).toEqual([]);
   });
 });
 

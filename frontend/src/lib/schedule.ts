@@ -1,8 +1,8 @@
 // What the schedule page says about exclusive (throughput) time: how long things are, how
-// busy each agent is, what a mesh's tests ask for and which slots went wrong, as plain
-// functions of the API's data.
+// busy each agent is, whom a mesh tests and which slots went wrong, as plain functions of
+// the API's data. How each test kind's options read is lib/testKinds.ts.
 import type { AgentUtilization, Choice, Mesh, MeshTest, Slot, SlotState } from "../api/queries";
-import { formatAgo, formatBytes, formatDuration, formatRate } from "./format";
+import { formatAgo, formatDuration } from "./format";
 
 const NO_VALUE = "–";
 
@@ -111,90 +111,6 @@ export function horizonSummary(plannedUntil: string, horizonS: number, now: Date
 export function testSchedule(test: Pick<MeshTest, "interval_s" | "slip_s">): string {
   const every = `every ${formatSpan(test.interval_s)}`;
   return test.slip_s > 0 ? `${every}, slip ${formatSpan(test.slip_s)}` : every;
-}
-
-type SpecValue = string | number | boolean | null;
-type SpecFormatter = (value: SpecValue) => string | null;
-
-function positive(format: (value: number) => string): SpecFormatter {
-  return (value) => (typeof value === "number" && value > 0 ? format(value) : null);
-}
-
-function flag(label: string): SpecFormatter {
-  return (value) => (value === true ? label : null);
-}
-
-function text(format: (value: string) => string): SpecFormatter {
-  return (value) => (typeof value === "string" && value !== "" ? format(value) : null);
-}
-
-/**
- * How each spec option reads, in the order a summary lists them; a formatter returns null
- * for a value that means "the default" (0, false, empty), which is not worth a word.
- * The option names are those of docs/api.md, "Meshes and slots".
- */
-const SPEC_OPTIONS: readonly (readonly [string, SpecFormatter])[] = [
-  // throughput
-  ["duration_s", positive(formatSpan)],
-  ["udp", flag("UDP")],
-  ["bitrate_bps", positive((bps) => `at ${formatRate(bps, 2)}`)],
-  ["parallel", positive((streams) => (streams > 1 ? `${streams} streams` : "1 stream"))],
-  ["reverse", flag("reverse")],
-  ["window_bytes", positive((bytes) => `window ${formatBytes(bytes)}`)],
-  ["omit_s", positive((seconds) => `omit ${formatSpan(seconds)}`)],
-  ["congestion", text((algorithm) => `congestion ${algorithm}`)],
-  ["mss", positive((bytes) => `MSS ${bytes}`)],
-  ["fq_rate_bps", positive((bps) => `paced at ${formatRate(bps, 2)}`)],
-  // ping
-  ["count", positive((packets) => `${packets} packets`)],
-  ["interval_s", positive((seconds) => `${formatSpan(seconds)} apart`)],
-  ["size_bytes", positive((bytes) => `${bytes} B`)],
-  ["ttl", positive((ttl) => `TTL ${ttl}`)],
-  // flowsweep and trace
-  ["protocol", text((protocol) => protocol.toUpperCase())],
-  ["flows", positive((flows) => `${flows} flows`)],
-  ["samples_per_flow", positive((samples) => `${samples} samples per flow`)],
-  ["interval_ms", positive((ms) => `${ms} ms apart`)],
-  ["timeout_ms", positive((ms) => `timeout ${ms} ms`)],
-  ["queries", positive((queries) => `${queries} per hop`)],
-  ["wait_s", positive((seconds) => `wait ${formatSpan(seconds)}`)],
-  ["max_hops", positive((hops) => `up to ${hops} hops`)],
-  ["dst_port", positive((port) => `port ${port}`)],
-  ["port", positive((port) => `port ${port}`)],
-];
-
-const KNOWN_OPTIONS = new Set(SPEC_OPTIONS.map(([name]) => name));
-
-function asSpecValue(value: unknown): SpecValue | undefined {
-  return value === null || typeof value === "string" || typeof value === "number" || typeof value === "boolean"
-    ? value
-    : undefined;
-}
-
-/**
- * The options a test's spec sets, in words: ["20 s", "4 streams"]. The server stores the
- * spec as written, so options left out run with their defaults and are not listed; an
- * option this UI does not know is shown as written rather than hidden.
- */
-export function specSummary(spec: unknown): string[] {
-  if (typeof spec !== "object" || spec === null || Array.isArray(spec)) {
-    return [];
-  }
-  const record = spec as Record<string, unknown>;
-  const words: string[] = [];
-  for (const [name, format] of SPEC_OPTIONS) {
-    const value = asSpecValue(record[name]);
-    const word = value === undefined ? null : format(value);
-    if (word !== null) {
-      words.push(word);
-    }
-  }
-  for (const [name, value] of Object.entries(record)) {
-    if (!KNOWN_OPTIONS.has(name)) {
-      words.push(`${name} ${JSON.stringify(value)}`);
-    }
-  }
-  return words;
 }
 
 /** Who a mesh tests between: "every agent", "dca, dcb", "A: dca ↔ B: dcb", "dca → targets: x". */

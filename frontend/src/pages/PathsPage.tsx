@@ -3,6 +3,7 @@ import { Link } from "react-router-dom";
 import { usePaths } from "../api/queries";
 import { LoadError, Loading } from "../components/QueryState";
 import { formatAgo, formatUtc } from "../lib/format";
+import { testKind } from "../lib/testKinds";
 
 export function pathHref(sourceId: string, destinationId: string): string {
   return `/paths/${sourceId}/${destinationId}`;
@@ -47,7 +48,7 @@ export function PathsPage() {
                     {path.source.name} → {path.destination.name}
                   </Link>
                 </td>
-                <td>{path.test_types.join(", ")}</td>
+                <td>{path.test_types.map((type) => testKind(type).label).join(", ")}</td>
                 <td title={formatUtc(path.last_run_at)}>{formatAgo(path.last_run_at)}</td>
                 <td>{path.last_status}</td>
               </tr>

@@ -32,9 +32,9 @@ import {
   shareBarPercent,
   slotLengthS,
   sortByDemand,
-  specSummary,
   testSchedule,
 } from "../lib/schedule";
+import { testKind } from "../lib/testKinds";
 
 /** How far back the slot list starts: a day covers every interval of the default mesh. */
 export const SLOT_LOOKBACK_S = 24 * 3600;
@@ -165,10 +165,11 @@ function MeshRow({ mesh }: { mesh: Mesh }) {
         ) : (
           <ul className="tests">
             {tests.map((test) => {
-              const spec = specSummary(test.spec);
+              const kind = testKind(test.test_type);
+              const spec = kind.summarizeSpec(test.spec);
               return (
                 <li key={test.name} className={test.enabled === false ? "disabled" : undefined}>
-                  <strong>{test.test_type}</strong> {testSchedule(test)}
+                  <strong>{kind.label}</strong> {testSchedule(test)}
                   <span className="muted"> · {spec.length > 0 ? spec.join(", ") : "default options"}</span>
                   {test.name !== test.test_type && <span className="muted"> ({test.name})</span>}
                   {test.enabled === false && <span className="flag"> disabled</span>}
@@ -234,7 +235,7 @@ function SlotRow({ slot, states, now }: { slot: Slot; states: readonly Choice[] 
         {slot.source_agent} → {slot.destination_agent}
       </td>
       <td>
-        {slot.test_type}
+        {testKind(slot.test_type).label}
         <div className="muted">
           {slot.mesh !== null && `${slot.mesh}/${slot.test ?? "?"}, `}holds {formatSpan(Math.round(slotLengthS(slot)))}
         </div>
