@@ -36,18 +36,12 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from analysis.changes import (
-    Direction,
-    Episode,
-    Point,
-    RttStatistic,
-    RttWindow,
-    loss_rule,
-    route_changes,
-    rtt_cusum,
-    throughput_fast_rule,
-    throughput_slow_rule,
-)
+from analysis.changes.episodes import Direction, Episode, Point
+from analysis.changes.loss import loss_rule
+from analysis.changes.routes import route_changes
+from analysis.changes.rtt import RttStatistic, rtt_cusum
+from analysis.changes.throughput import throughput_fast_rule, throughput_slow_rule
+from analysis.changes.windows import RttWindow
 
 # 2026-01-01T00:00:00Z: a fixed epoch keeps runs comparable from one machine to the next.
 EPOCH = datetime(2026, 1, 1, tzinfo=UTC)

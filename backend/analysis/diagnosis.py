@@ -14,7 +14,8 @@ from typing import Any
 
 from analysis.ceilings import Limit, buffer_for_rate_bytes
 from analysis.choices import Diagnosis
-from analysis.runs import IntervalStats, RunCeilings, RunFacts
+from analysis.intervals import IntervalStats
+from analysis.runs import RunCeilings, RunFacts
 
 # "Within about 10%" of a ceiling term counts as reaching it.
 NEAR_FRACTION = 0.10

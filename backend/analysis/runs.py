@@ -8,10 +8,6 @@ every RTT mode of the path, with where each input came from.
 
 from __future__ import annotations
 
-import itertools
-import statistics
-from collections import defaultdict
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,114 +35,6 @@ OBSERVED_FRACTION_RANGE = (0.3, 0.95)
 WINDOW_FILLED_SHARE = 0.8
 # tcp-ceilings.md: the sender keeps about 0.5 to 0.9 of its buffer in flight.
 MAX_SEND_FRACTION = 0.9
-
-
-@dataclass(frozen=True)
-class IntervalRow:
-    """One iperf3 interval of one stream, as stored (TCP_INFO fields None when not reported)."""
-
-    stream: int
-    start_s: float
-    end_s: float
-    omitted: bool
-    sender: bool
-    bytes: int
-    bits_per_s: float
-    retransmits: int | None = None
-    snd_cwnd_bytes: int | None = None
-    snd_wnd_bytes: int | None = None
-    rtt_us: int | None = None
-    pmtu: int | None = None
-
-
-@dataclass(frozen=True)
-class IntervalStats:
-    """What the intervals say beyond the end summary."""
-
-    steady_rate_bps: float | None
-    intervals: int
-    window_limited_share: float | None  # stream-intervals with snd_wnd < snd_cwnd
-    retransmits: int | None
-    retransmit_rate: float | None  # retransmitted segments per segment sent
-    retransmit_bursts: int  # intervals holding more than half of all retransmits / 4 (spiky loss)
-    cwnd_collapses: int  # drops of snd_cwnd by half or more from one interval to the next
-    rate_cv: float | None  # coefficient of variation of the per-second rate
-    not_converged: bool
-    pmtu_bytes: int | None
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "steady_rate_bps": self.steady_rate_bps,
-            "intervals": self.intervals,
-            "window_limited_share": self.window_limited_share,
-            "retransmits": self.retransmits,
-            "retransmit_rate": self.retransmit_rate,
-            "retransmit_bursts": self.retransmit_bursts,
-            "cwnd_collapses": self.cwnd_collapses,
-            "rate_cv": self.rate_cv,
-            "not_converged": self.not_converged,
-            "pmtu_bytes": self.pmtu_bytes,
-        }
-
-
-def interval_stats(rows: Sequence[IntervalRow], mss_bytes: int | None) -> IntervalStats:
-    """Steady rate (median of the per-second sums after the omitted seconds) and TCP evidence.
-
-    tcp-ceilings.md section 5: the median of non-omitted intervals is the steady rate, and a
-    last third averaging more than 1.1x the first third means slow start had not finished.
-    """
-    measured = [row for row in rows if not row.omitted and row.end_s > row.start_s]
-    per_second: dict[float, float] = defaultdict(float)
-    for row in measured:
-        per_second[round(row.end_s, 3)] += row.bits_per_s
-    rates = [per_second[key] for key in sorted(per_second)]
-    steady = statistics.median(rates) if rates else None
-    sender_rows = [row for row in measured if row.sender]
-    with_windows = [row for row in sender_rows if row.snd_wnd_bytes and row.snd_cwnd_bytes]
-    window_limited = (
-        sum(1 for row in with_windows if (row.snd_wnd_bytes or 0) < (row.snd_cwnd_bytes or 0)) / len(with_windows)
-        if with_windows
-        else None
-    )
-    retransmit_values = [row.retransmits for row in sender_rows if row.retransmits is not None]
-    retransmits = sum(retransmit_values) if retransmit_values else None
-    sent_bytes = sum(row.bytes for row in sender_rows)
-    retransmit_rate = (
-        retransmits / (sent_bytes / mss_bytes) if retransmits is not None and mss_bytes and sent_bytes > 0 else None
-    )
-    bursts = 0
-    if retransmits:
-        bursts = sum(1 for value in retransmit_values if value > retransmits / 4)
-    collapses = 0
-    by_stream: dict[int, list[IntervalRow]] = defaultdict(list)
-    for row in sender_rows:
-        by_stream[row.stream].append(row)
-    for stream_rows in by_stream.values():
-        stream_rows.sort(key=lambda row: row.end_s)
-        for before, after in itertools.pairwise(stream_rows):
-            if before.snd_cwnd_bytes and after.snd_cwnd_bytes and after.snd_cwnd_bytes <= before.snd_cwnd_bytes / 2:
-                collapses += 1
-    rate_cv = None
-    if len(rates) >= 2 and statistics.fmean(rates) > 0:
-        rate_cv = statistics.pstdev(rates) / statistics.fmean(rates)
-    not_converged = False
-    if len(rates) >= 3:
-        third = len(rates) // 3
-        first, last = statistics.fmean(rates[:third]), statistics.fmean(rates[-third:])
-        not_converged = first > 0 and last > 1.1 * first
-    pmtus = [row.pmtu for row in rows if row.pmtu]
-    return IntervalStats(
-        steady_rate_bps=steady,
-        intervals=len(rates),
-        window_limited_share=window_limited,
-        retransmits=retransmits,
-        retransmit_rate=retransmit_rate,
-        retransmit_bursts=bursts,
-        cwnd_collapses=collapses,
-        rate_cv=rate_cv,
-        not_converged=not_converged,
-        pmtu_bytes=max(pmtus) if pmtus else None,
-    )
 
 
 @dataclass(frozen=True)
@@ -192,6 +80,40 @@ class RunFacts:
         """The slower NIC of the two ends (a fast host sending to a slow one: seed 003)."""
         rates = [rate for rate in (self.sender.link_rate_bps, self.receiver.link_rate_bps) if rate]
         return min(rates) if rates else None
+
+
+@dataclass(frozen=True)
+class RunInputs:
+    """A run's facts and where each came from: what its stored ceilings rest on."""
+
+    facts: RunFacts
+    sources: dict[str, str]  # sender_facts, receiver_facts, loss, modes: one sentence each
+
+    def to_dict(self) -> dict[str, Any]:
+        facts = self.facts
+        return {
+            "streams": facts.streams,
+            "sender": facts.sender.to_dict(),
+            "receiver": facts.receiver.to_dict(),
+            "window_request_bytes": facts.window_request_bytes,
+            "congestion_control": facts.congestion_control,
+            "mss_bytes": facts.mss_bytes,
+            "mtu_bytes": facts.mtu_bytes,
+            "link_rate_bps": facts.link_rate_bps,
+            "run_min_rtt_ms": facts.run_min_rtt_ms,
+            "run_mean_rtt_ms": facts.run_mean_rtt_ms,
+            "path_min_rtt_ms": facts.path_min_rtt_ms,
+            "mode_rtts_ms": list(facts.mode_rtts_ms),
+            "loss_fraction": facts.loss_fraction,
+            "loss_source": facts.loss_source,
+            "max_snd_wnd_bytes": facts.max_snd_wnd_bytes,
+            "sources": self.sources,
+        }
+
+
+def options_key(facts: RunFacts) -> str:
+    """Runs comparable in a regression series: same streams, -w and congestion control."""
+    return f"P{facts.streams}/w{facts.window_request_bytes or 0}/{facts.congestion_control or 'default'}"
 
 
 @dataclass(frozen=True)

@@ -2,14 +2,14 @@
 
 from celery import shared_task
 
-from analysis import services
+from analysis.services import runs
 
 
 @shared_task
 def analyze_recent() -> dict[str, int]:
     """New throughput runs and flow sweeps get ceilings, diagnoses and modes; paths with new
     data get their regression rules re-run. Idempotent: a repeat finds nothing to do."""
-    progress = services.analyze_recent()
+    progress = runs.analyze_recent()
     return {
         "throughput_runs": progress.throughput_runs,
         "sweeps": progress.sweeps,
@@ -20,4 +20,4 @@ def analyze_recent() -> dict[str, int]:
 
 @shared_task
 def purge_expired_analysis() -> int:
-    return services.purge_expired()
+    return runs.purge_expired()

@@ -10,7 +10,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analysis import services
+from analysis.api import shaping
 from analysis.api.serializers import (
     FindingQuerySerializer,
     FindingSerializer,
@@ -19,6 +19,8 @@ from analysis.api.serializers import (
     PathQuerySerializer,
 )
 from analysis.models import Finding
+from analysis.services.grid import mesh_grid
+from analysis.services.paths import path_report
 from inventory.api.lookups import path_agents
 from meshes.models import Mesh
 
@@ -34,19 +36,14 @@ class PathAnalysisView(APIView):
         source, destination = path_agents(params)
         if source.pk == destination.pk:
             raise ValidationError({"destination": ["a path needs two different agents"]})
-        report = services.path_report(
+        report = path_report(
             source,
             destination,
             goal_bps=params.get("goal_bps"),
             daily_volume_bytes=params.get("daily_volume_bytes", settings.ANALYSIS_DAILY_VOLUME_BYTES),
             runs_limit=params["runs"],
         )
-        body = {
-            "source": {"id": source.pk, "name": source.name},
-            "destination": {"id": destination.pk, "name": destination.name},
-            **report,
-        }
-        return Response(PathAnalysisSerializer(body).data)
+        return Response(PathAnalysisSerializer(shaping.path_analysis(source, destination, report)).data)
 
 
 class MeshGridView(APIView):
@@ -56,7 +53,7 @@ class MeshGridView(APIView):
     @extend_schema(responses={200: MeshGridSerializer})
     def get(self, request: Request, name: str) -> Response:
         mesh = get_object_or_404(Mesh.objects.prefetch_related("members"), name=name)
-        return Response(MeshGridSerializer(services.mesh_grid(mesh)).data)
+        return Response(MeshGridSerializer(shaping.mesh_grid(mesh_grid(mesh))).data)
 
 
 class FindingListView(APIView):
@@ -74,5 +71,5 @@ class FindingListView(APIView):
         for key in ("metric", "state"):
             if key in params:
                 findings = findings.filter(**{key: params[key]})
-        rows = [services.finding_entry(finding) for finding in findings[: params["limit"]]]
+        rows = [shaping.finding(finding) for finding in findings[: params["limit"]]]
         return Response(FindingSerializer(rows, many=True).data)

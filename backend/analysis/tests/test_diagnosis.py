@@ -9,7 +9,8 @@ import pytest
 from analysis.ceilings import Limit
 from analysis.choices import Diagnosis
 from analysis.diagnosis import DEFAULT_DAILY_VOLUME_BYTES, advise, capacity_plan, diagnose
-from analysis.runs import IntervalRow, RunFacts, interval_stats, run_buffers, run_ceilings
+from analysis.intervals import IntervalRow, interval_stats
+from analysis.runs import RunFacts, run_buffers, run_ceilings
 from analysis.tuning import HostTuning
 
 MIB = 2**20

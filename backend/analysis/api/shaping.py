@@ -1,0 +1,126 @@
+"""The analysis API's response bodies, built from what the services read.
+
+Plain dicts in the shapes of analysis.api.serializers; the JSON payloads inside them (ceilings,
+evidence, time modes) are those of contract/analysis.v1.schema.json.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from analysis.choices import RttModeVerdict
+from analysis.models import Finding, RunAnalysis
+from analysis.services.grid import MeshGrid
+from analysis.services.modes import PathModesNow
+from analysis.services.paths import CeilingsNow, PathReport
+from inventory.models import Agent
+
+
+def agent_ref(agent: Agent) -> dict[str, Any]:
+    return {"id": agent.pk, "name": agent.name}
+
+
+def finding(row: Finding) -> dict[str, Any]:
+    return {
+        "id": row.pk,
+        "source": {"id": row.source_id, "name": row.source.name},
+        "destination": {"id": row.destination_id, "name": row.destination.name},
+        "metric": row.metric,
+        "rules": row.rules,
+        "kind": row.kind,
+        "state": row.state,
+        "started_at": row.started_at,
+        "detected_at": row.detected_at,
+        "cleared_at": row.cleared_at,
+        "direction": row.direction,
+        "baseline": row.baseline,
+        "current": row.current,
+        "magnitude": row.magnitude,
+        "unit": row.unit,
+        "evidence": row.evidence,
+        "annotation": row.annotation,
+    }
+
+
+def run_analysis(row: RunAnalysis) -> dict[str, Any]:
+    return {
+        "run_id": row.run_id,
+        "started_at": row.started_at,
+        "streams": row.streams,
+        "rate_bps": row.rate_bps,
+        "ceiling_bps": row.ceiling_bps,
+        "fraction_of_ceiling": row.fraction_of_ceiling,
+        "limit": row.limit,
+        "diagnosis": row.diagnosis,
+        "evidence": row.evidence,
+        "ceilings": row.ceilings,
+        "inputs": row.inputs,
+        "interval_stats": row.interval_stats,
+        "iperf3_version": row.iperf3_version,
+    }
+
+
+def path_modes(now: PathModesNow) -> dict[str, Any]:
+    latest, chosen, dip = now.sweep, now.chosen, now.ping_dip
+    return {
+        "verdict": latest.verdict if latest else RttModeVerdict.INSUFFICIENT,
+        "sweep_run_id": latest.run_id if latest else None,
+        "sweep_started_at": latest.started_at if latest else None,
+        "reason": latest.analysis.get("reason", "") if latest else "no flow sweep in the last 24 h",
+        # Why this sweep's modes stand now (a newer one-mode sweep may not overturn them).
+        "choice": chosen.reason if chosen is not None else "",
+        "held_by_sweeps": chosen.held_by if chosen is not None else 0,
+        "modes": [
+            {
+                **mode.mode,
+                "trace_path": mode.trace_path,
+                "ceiling": mode.ceiling.to_dict() if mode.ceiling is not None else None,
+            }
+            for mode in now.modes
+        ],
+        "sweeps": now.sweeps,
+        "ecmp_sweeps": now.ecmp_sweeps,
+        "ping_dip": {"candidate": dip.candidate, "p_value": dip.p_value, "samples": dip.samples, "reason": dip.reason},
+        "time_modes": now.time_modes.to_dict(),
+    }
+
+
+def ceilings_now(now: CeilingsNow) -> dict[str, Any]:
+    return {**now.ceilings.to_dict(), "inputs": now.inputs.to_dict(), "options_of_run": now.run.id}
+
+
+def path_analysis(source: Agent, destination: Agent, report: PathReport) -> dict[str, Any]:
+    return {
+        "source": agent_ref(source),
+        "destination": agent_ref(destination),
+        "ceilings_now": ceilings_now(report.ceilings_now) if report.ceilings_now is not None else None,
+        "runs": [run_analysis(row) for row in report.runs],
+        "modes": path_modes(report.modes),
+        "findings": [finding(row) for row in report.findings],
+        "goal_bps": report.goal_bps,
+        "advice": [item.to_dict() for item in report.advice],
+        "capacity_plan": report.capacity_plan.to_dict(),
+    }
+
+
+def mesh_grid(grid: MeshGrid) -> dict[str, Any]:
+    return {
+        "mesh": grid.mesh.name,
+        "agents": [agent_ref(agent) for agent in grid.agents],
+        "cells": [
+            {
+                "source": agent_ref(cell.source),
+                "destination": agent_ref(cell.destination),
+                "rate_bps": cell.rate_bps,
+                "ceiling_bps": cell.ceiling_bps,
+                "fraction_of_ceiling": cell.fraction_of_ceiling,
+                "diagnosis": cell.diagnosis,
+                "measured_at": cell.measured_at,
+                "loss_fraction": cell.loss_fraction,
+                "mode_count": cell.mode_count,
+                "rtt_mode_verdict": cell.rtt_mode_verdict,
+                "open_findings": cell.open_findings,
+            }
+            for cell in grid.cells
+        ],
+    }

@@ -1,0 +1,168 @@
+"""Loss steps: windows whose loss is both significantly and materially above a pooled baseline.
+
+Pure. Reads the same aligned windows as the RTT CUSUM (analysis.changes.windows); a window's
+loss is lost / sent of its probes.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from scipy import special
+
+from analysis.changes.episodes import Direction, Episode, Metric, iso, require_positive
+from analysis.changes.windows import RttWindow
+
+# Loss baseline prior: (lost + 0.5) / (sent + 1), so a loss-free day is not a zero rate.
+LOSS_PRIOR_LOST = 0.5
+LOSS_PRIOR_SENT = 1.0
+
+
+@dataclass
+class _LossOpen:
+    started: int
+    detected: int
+    baseline: float
+    baseline_lost: int
+    baseline_sent: int
+    p_values: list[float]
+    recovered: list[int] = field(default_factory=list)
+
+
+def loss_rule(
+    windows: Sequence[RttWindow],
+    *,
+    baseline_s: float = 86400,
+    min_pp: float = 0.5,
+    p_max: float = 1e-4,
+    confirm_windows: int = 2,
+    min_baseline_windows: int = 6,
+) -> list[Episode]:
+    """Loss steps: confirm_windows consecutive windows each significantly and materially above baseline.
+
+    The baseline rate is pooled over the windows of the baseline_s before the first confirming
+    window, (lost + 0.5) / (sent + 1) so a loss-free day is not a zero rate that makes any loss
+    infinitely unlikely. A window counts when its loss >= baseline + min_pp percentage points
+    and the binomial upper tail P(X >= lost | sent, baseline) < p_max. `started_at` is the
+    first confirming window, moved back over directly preceding windows at or above baseline +
+    min_pp/2 (not recovered by the clearing rule either), so a step confirmed late starts where
+    it began; `current` is the median loss fraction from there to `detected_at`. The baseline
+    is frozen while the episode is open; it clears after confirm_windows windows back below
+    baseline + min_pp/2 (hysteresis), and windows inside an episode never become baseline. Windows with
+    nothing sent are skipped. With fewer than min_baseline_windows baseline windows there is no
+    decision. Only increases (UP) are detected: less loss is not a regression.
+    """
+    if confirm_windows < 1:
+        raise ValueError("confirm_windows must be >= 1")
+    require_positive("baseline_s", baseline_s)
+    ordered = [w for w in sorted(windows, key=lambda w: w.start) if w.sent > 0]
+    episodes: list[Episode] = []
+    pool: deque[tuple[float, int, int, int]] = deque()  # (start s, sent, lost, index) of baseline windows
+    pool_sent = pool_lost = 0
+    current: _LossOpen | None = None
+    min_fraction = min_pp / 100
+
+    def admit(index: int) -> None:
+        nonlocal pool_sent, pool_lost
+        w = ordered[index]
+        pool.append((w.start.timestamp(), w.sent, w.lost, index))
+        pool_sent += w.sent
+        pool_lost += w.lost
+
+    def evict(before_s: float) -> None:
+        nonlocal pool_sent, pool_lost
+        while pool and pool[0][0] < before_s:
+            _, sent, lost, _ = pool.popleft()
+            pool_sent -= sent
+            pool_lost -= lost
+
+    def take_back(index: int) -> bool:
+        """Remove window index from the pool if it is the newest entry."""
+        nonlocal pool_sent, pool_lost
+        if not pool or pool[-1][3] != index:
+            return False
+        _, sent, lost, _ = pool.pop()
+        pool_sent -= sent
+        pool_lost -= lost
+        return True
+
+    def loss(index: int) -> float:
+        return ordered[index].lost / ordered[index].sent
+
+    frontier = 0  # windows before this index are in the pool, evicted or part of an episode
+    for i in range(len(ordered)):
+        if current is not None:
+            if loss(i) < current.baseline + min_fraction / 2:
+                current.recovered.append(i)
+            else:
+                current.recovered.clear()
+            if len(current.recovered) >= confirm_windows:
+                episodes.append(_loss_episode(ordered, current, min_pp, p_max, cleared=True))
+                for index in current.recovered:
+                    admit(index)
+                frontier = i + 1
+                current = None
+            continue
+        # The confirming run is the last confirm_windows windows, its baseline what came before.
+        first = i - confirm_windows + 1
+        if first < frontier:
+            continue
+        while frontier < first:
+            admit(frontier)
+            frontier += 1
+        evict(ordered[first].start.timestamp() - baseline_s)
+        if len(pool) < min_baseline_windows:
+            continue
+        baseline = (pool_lost + LOSS_PRIOR_LOST) / (pool_sent + LOSS_PRIOR_SENT)
+        p_values: list[float] = []
+        for j in range(first, i + 1):
+            if loss(j) < baseline + min_fraction:
+                break  # cheap test first: most windows stop here without a binomial tail
+            # bdtrc(k, n, p) = P(X > k) is what scipy.stats.binom.sf(k, n, p) computes, without
+            # the distribution object's argument handling that costs 100 times more per call.
+            p = float(special.bdtrc(ordered[j].lost - 1, ordered[j].sent, baseline))
+            if not p < p_max:
+                break
+            p_values.append(p)
+        if len(p_values) == confirm_windows:
+            # A step confirmed late starts earlier: walk back over directly preceding windows
+            # that were not below the clear threshold either (same hysteresis as clearing).
+            started, baseline_lost, baseline_sent = first, pool_lost, pool_sent
+            while started > 0 and loss(started - 1) >= baseline + min_fraction / 2 and take_back(started - 1):
+                started -= 1
+            current = _LossOpen(started, i, baseline, baseline_lost, baseline_sent, p_values)
+            frontier = i + 1
+    if current is not None:
+        episodes.append(_loss_episode(ordered, current, min_pp, p_max, cleared=False))
+    return episodes
+
+
+def _loss_episode(windows: list[RttWindow], state: _LossOpen, min_pp: float, p_max: float, *, cleared: bool) -> Episode:
+    changed = windows[state.started : state.detected + 1]
+    confirming = windows[state.detected + 1 - len(state.p_values) : state.detected + 1]
+    current = statistics.median([w.lost / w.sent for w in changed])
+    return Episode(
+        metric=Metric.LOSS,
+        rule="loss",
+        started_at=windows[state.started].start,
+        detected_at=windows[state.detected].start,
+        cleared_at=windows[state.recovered[0]].start if cleared else None,
+        direction=Direction.UP,
+        baseline=state.baseline,
+        current=current,
+        magnitude=100 * (current - state.baseline),
+        evidence={
+            "baseline_lost": state.baseline_lost,
+            "baseline_sent": state.baseline_sent,
+            "windows": [
+                {"start": iso(w.start), "sent": w.sent, "lost": w.lost, "p_value": p}
+                for w, p in zip(confirming, state.p_values, strict=True)
+            ],
+            "min_pp": min_pp,
+            "p_max": p_max,
+            "clear_confirmed_at": iso(windows[state.recovered[-1]].start) if cleared else None,
+        },
+    )

@@ -1,0 +1,91 @@
+"""Episodes into incidents, and incidents onto the findings already stored.
+
+Pure. Several rules may see one change (the fast and the slow throughput rule); episodes of
+one metric whose periods overlap are one incident. Recomputing the rules over a longer series
+moves start estimates, so an incident is matched to a stored finding by overlapping periods,
+not by an equal start: the finding is then updated rather than a second one added.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+
+from analysis.changes.episodes import Episode
+
+
+@dataclass
+class MergedEpisode:
+    """Episodes of one metric whose periods overlap: one incident, several rules."""
+
+    first: Episode
+    rules: list[str]
+    cleared_at: datetime | None
+
+    @property
+    def started_at(self) -> datetime:
+        return self.first.started_at
+
+
+def merge_episodes(episodes: Iterable[Episode]) -> list[MergedEpisode]:
+    merged: list[MergedEpisode] = []
+    for episode in sorted(episodes, key=lambda item: (item.started_at, item.detected_at)):
+        last = merged[-1] if merged else None
+        if last is not None and (last.cleared_at is None or episode.started_at <= last.cleared_at):
+            if episode.rule not in last.rules:
+                last.rules.append(episode.rule)
+            if last.cleared_at is not None:
+                last.cleared_at = None if episode.cleared_at is None else max(last.cleared_at, episode.cleared_at)
+            continue
+        merged.append(MergedEpisode(episode, [episode.rule], episode.cleared_at))
+    return merged
+
+
+@dataclass(frozen=True)
+class StoredPeriod:
+    """A stored finding as matching sees it: its key and its period."""
+
+    key: int
+    started_at: datetime
+    cleared_at: datetime | None
+
+
+@dataclass(frozen=True)
+class Match:
+    """An incident and what it does to the stored findings."""
+
+    episode: MergedEpisode
+    key: int | None  # the stored finding it updates; None: a new one
+    folded: tuple[int, ...]  # further stored findings it covers, to be folded into it (deleted)
+
+
+def overlaps(stored: StoredPeriod, episode: MergedEpisode) -> bool:
+    return (episode.cleared_at is None or stored.started_at <= episode.cleared_at) and (
+        stored.cleared_at is None or episode.started_at <= stored.cleared_at
+    )
+
+
+def overlap_s(stored: StoredPeriod, episode: MergedEpisode) -> float:
+    far = datetime.max.replace(tzinfo=UTC)
+    start = max(stored.started_at, episode.started_at)
+    end = min(stored.cleared_at or far, episode.cleared_at or far)
+    return (end - start).total_seconds() if end != far else float("inf")
+
+
+def match_episodes(episodes: Sequence[MergedEpisode], stored: Sequence[StoredPeriod]) -> list[Match]:
+    """Each incident, in order, with the stored finding it updates and those it folds in.
+
+    A stored finding is matched at most once. Among the overlapping ones not matched yet the
+    same start comes first, then the longest overlap: a start estimate that moved still finds
+    its finding, and two findings never end up with one start.
+    """
+    matched: set[int] = set()
+    matches: list[Match] = []
+    for episode in episodes:
+        candidates = [period for period in stored if period.key not in matched and overlaps(period, episode)]
+        candidates.sort(key=lambda period: (period.started_at != episode.started_at, -overlap_s(period, episode)))
+        keys = tuple(period.key for period in candidates)
+        matched.update(keys)
+        matches.append(Match(episode, keys[0] if keys else None, keys[1:]))
+    return matches

@@ -1,0 +1,377 @@
+"""Throughput regressions: the fast rule (drops confirmed by a few tests) and the slow rule
+(lasting steps up or down, by E-divisive means with a t-test).
+
+Pure. Both rules work on ln(rate in bit/s) of one series of comparable runs (the same streams,
+-w and congestion control), so a relative change is a difference and lognormal noise is
+symmetric; zero, negative and non-finite rates are skipped and counted in the evidence.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+
+import numpy as np
+import numpy.typing as npt
+
+from analysis.changes.edivisive import change_points, relative_change, welch_p, welch_p_prefixes
+from analysis.changes.episodes import MAD_TO_SIGMA, Direction, Episode, Metric, Point, iso, mad
+
+# Winsorizing band of the throughput rules: trailing median +/- 4 robust sigmas over 30 points.
+WINSOR_K = 4.0
+WINSOR_N = 30
+# Fewer trailing points than this and a point is taken as it is: a median of 2 says nothing.
+WINSOR_MIN_N = 5
+# A dead-flat lab path has MAD 0; without a floor every later point would be clipped to the
+# median and the history could never learn the path's real spread. 0.01 in ln = 1%.
+WINSOR_SCALE_FLOOR_LN = 0.01
+
+
+def _winsorize(value: float, trailing: Sequence[float]) -> float:
+    """Clip value to median +/- 4 x 1.4826 x MAD of the trailing points (scale floored)."""
+    if len(trailing) < WINSOR_MIN_N:
+        return value
+    center = statistics.median(trailing)
+    half_width = WINSOR_K * max(MAD_TO_SIGMA * mad(trailing, center), WINSOR_SCALE_FLOOR_LN)
+    return min(max(value, center - half_width), center + half_width)
+
+
+@dataclass(frozen=True)
+class _LnSeries:
+    """A throughput series on ln(rate): the usable points and the count of skipped ones before each."""
+
+    times: list[datetime]
+    ln_rates: list[float]
+    nonpositive_before: list[int]  # skipped zero/negative rates before usable point i (cumulative)
+    nonfinite_before: list[int]
+
+    def skipped(self, first: int, last: int) -> tuple[int, int]:
+        """Skipped (nonpositive, nonfinite) points between usable points first and last."""
+        return (
+            self.nonpositive_before[last] - self.nonpositive_before[first],
+            self.nonfinite_before[last] - self.nonfinite_before[first],
+        )
+
+
+def _ln_series(points: Iterable[Point]) -> _LnSeries:
+    times: list[datetime] = []
+    ln_rates: list[float] = []
+    nonpositive_before: list[int] = []
+    nonfinite_before: list[int] = []
+    nonpositive = nonfinite = 0
+    for point in sorted(points, key=lambda p: p.time):
+        if not math.isfinite(point.value):
+            nonfinite += 1
+        elif point.value <= 0:
+            nonpositive += 1  # a failed test reported as 0 bit/s: ln is undefined, and it is not a rate
+        else:
+            times.append(point.time)
+            ln_rates.append(math.log(point.value))
+            nonpositive_before.append(nonpositive)
+            nonfinite_before.append(nonfinite)
+    return _LnSeries(times, ln_rates, nonpositive_before, nonfinite_before)
+
+
+# --- fast rule ------------------------------------------------------------------------------
+
+
+@dataclass
+class _FastOpen:
+    started: int
+    detected: int
+    baseline_first: int
+    baseline_n: int
+    median_ln: float
+    sigma_ln: float
+    open_threshold_ln: float
+    clear_threshold_ln: float
+    recovered: list[int] = field(default_factory=list)
+
+
+def throughput_fast_rule(
+    points: Sequence[Point],
+    *,
+    baseline_n: int = 30,
+    confirm_n: int = 3,
+    min_baseline: int = 10,
+    min_drop_ln: float = math.log(1 / 0.9),
+) -> list[Episode]:
+    """Throughput drops that last confirm_n tests: the fast rule of section 4.
+
+    Works on ln(rate in bit/s). Each point is winsorized at the trailing median +/- 4 x 1.4826
+    x MAD of the previous up to 30 points of the normal regime (points inside an episode never
+    become baseline). An episode opens when the last confirm_n points are all below
+    median(baseline) - max(3 sigma_r, min_drop_ln), where the baseline is the up to baseline_n
+    normal points before those confirm_n and sigma_r = 1.4826 x MAD of the baseline; with fewer
+    than min_baseline baseline points there is no decision. The confirming points are compared
+    with their raw ln values: winsorized, a 50% drop on a quiet path would be clipped to a few
+    percent and never cross the threshold.
+
+    `started_at` is the first confirming point, moved back over directly preceding points that
+    were already below the open threshold (a drop confirmed late still starts where it began).
+    The baseline is then frozen; the episode clears after confirm_n consecutive points above
+    median - 1.5 sigma_r (`cleared_at` is the first of them) and the rule carries on, so there
+    is at most one open episode. Only drops (DOWN) are detected: the reference describes drops,
+    and a faster path is not a regression. Zero, negative and non-finite rates are skipped and
+    counted in the evidence.
+    """
+    if confirm_n < 1 or baseline_n < 2 or min_baseline < 2:
+        raise ValueError("confirm_n must be >= 1, baseline_n and min_baseline >= 2")
+    series = _ln_series(points)
+    x = series.ln_rates
+    episodes: list[Episode] = []
+    # (usable index, winsorized ln) of the points of the normal regime, oldest first.
+    history: list[tuple[int, float]] = []
+    keep = baseline_n + confirm_n + WINSOR_N + 1
+    current: _FastOpen | None = None
+
+    def append_normal(index: int) -> None:
+        trailing = [value for _, value in history[-WINSOR_N:]]
+        history.append((index, _winsorize(x[index], trailing)))
+        if len(history) > 4 * keep:
+            del history[:-keep]
+
+    for i in range(len(x)):
+        if current is not None:
+            if x[i] > current.clear_threshold_ln:
+                current.recovered.append(i)
+            else:
+                current.recovered.clear()
+            if len(current.recovered) >= confirm_n:
+                episodes.append(_fast_episode(series, current, confirm_n, cleared=True))
+                for index in current.recovered:
+                    append_normal(index)
+                current = None
+            continue
+        append_normal(i)
+        # The confirming points are the last confirm_n normal points; they are contiguous
+        # because points leave the normal regime only as an open episode's tail.
+        if len(history) < confirm_n + min_baseline or history[-confirm_n][0] != i - confirm_n + 1:
+            continue
+        first = i - confirm_n + 1
+        baseline = [value for _, value in history[-(confirm_n + baseline_n) : -confirm_n]]
+        median_ln = statistics.median(baseline)
+        sigma_ln = MAD_TO_SIGMA * mad(baseline, median_ln)
+        threshold = median_ln - max(3 * sigma_ln, min_drop_ln)
+        if not all(x[j] < threshold for j in range(first, i + 1)):
+            continue
+        started = first
+        position = len(history) - confirm_n - 1
+        while position >= 0 and history[position][0] == started - 1 and x[started - 1] < threshold:
+            started -= 1
+            position -= 1
+        baseline_first = history[-(confirm_n + len(baseline))][0]
+        del history[position + 1 :]
+        current = _FastOpen(
+            started=started,
+            detected=i,
+            baseline_first=baseline_first,
+            baseline_n=len(baseline),
+            median_ln=median_ln,
+            sigma_ln=sigma_ln,
+            open_threshold_ln=threshold,
+            clear_threshold_ln=median_ln - 1.5 * sigma_ln,
+        )
+    if current is not None:
+        episodes.append(_fast_episode(series, current, confirm_n, cleared=False))
+    return episodes
+
+
+def _fast_episode(series: _LnSeries, state: _FastOpen, confirm_n: int, *, cleared: bool) -> Episode:
+    x = series.ln_rates
+    changed = x[state.started : state.detected + 1]
+    baseline_bps = math.exp(state.median_ln)
+    current_bps = math.exp(statistics.median(changed))
+    nonpositive, nonfinite = series.skipped(state.baseline_first, state.detected)
+    cleared_at = series.times[state.recovered[0]] if cleared else None
+    return Episode(
+        metric=Metric.THROUGHPUT,
+        rule="throughput_fast",
+        started_at=series.times[state.started],
+        detected_at=series.times[state.detected],
+        cleared_at=cleared_at,
+        direction=Direction.DOWN,
+        baseline=baseline_bps,
+        current=current_bps,
+        magnitude=current_bps / baseline_bps - 1,
+        evidence={
+            "baseline_points": state.baseline_n,
+            "baseline_from": iso(series.times[state.baseline_first]),
+            "baseline_median_bps": baseline_bps,
+            "sigma_r_ln": state.sigma_ln,
+            "open_threshold_bps": math.exp(state.open_threshold_ln),
+            "clear_threshold_bps": math.exp(state.clear_threshold_ln),
+            "confirm_n": confirm_n,
+            "changed_bps": [math.exp(value) for value in changed],
+            "skipped_nonpositive": nonpositive,
+            "skipped_nonfinite": nonfinite,
+            "clear_confirmed_at": iso(series.times[state.recovered[-1]]) if cleared else None,
+        },
+    )
+
+
+# --- slow rule ------------------------------------------------------------------------------
+
+
+def winsorize_outliers(values: npt.NDArray[np.float64], n: int = WINSOR_N) -> npt.NDArray[np.float64]:
+    """Values clipped to the trailing band where they are outliers on both sides.
+
+    The band is median +/- 4 x 1.4826 x MAD (floored) of the previous up to n raw values. A
+    point is clipped only when it is also that far from the median of the following up to n
+    values: an isolated dip is, the first points of a lasting step are not. Clipping those as
+    well would hold a large step at the band's edge until the trailing median catches up, and
+    move its change point by half a window. Points with fewer than 5 before them, and the last
+    point (nothing after it), are left as they are.
+    """
+    count = len(values)
+    out = values.astype(np.float64, copy=True)
+    if count <= WINSOR_MIN_N:
+        return out
+    centers = np.full(count, np.nan)
+    half_widths = np.full(count, np.nan)
+    for i in range(WINSOR_MIN_N, min(n, count)):
+        centers[i] = np.median(values[:i])
+        half_widths[i] = MAD_TO_SIGMA * np.median(np.abs(values[:i] - centers[i]))
+    windows = np.lib.stride_tricks.sliding_window_view(values, n) if count >= n else None
+    if windows is not None and count > n:
+        # windows[j] = values[j : j + n]: it precedes value j + n and follows value j - 1.
+        centers[n:] = np.median(windows[:-1], axis=1)
+        half_widths[n:] = MAD_TO_SIGMA * np.median(np.abs(windows[:-1] - centers[n:, None]), axis=1)
+    half_widths = WINSOR_K * np.maximum(half_widths, WINSOR_SCALE_FLOOR_LN)
+    following = np.full(count, np.nan)
+    full = max(0, count - n)  # values 0 .. full-1 have n values after them
+    if windows is not None and full:
+        following[:full] = np.median(windows[1 : full + 1], axis=1)
+    for i in range(full, count - 1):
+        following[i] = np.median(values[i + 1 :])
+    with np.errstate(invalid="ignore"):
+        outlier = (np.abs(values - centers) > half_widths) & (np.abs(values - following) > half_widths)
+    out[outlier] = np.clip(values, centers - half_widths, centers + half_widths)[outlier]
+    return out
+
+
+@dataclass(frozen=True)
+class _Split:
+    start: int  # segment before the change: [start, change)
+    change: int
+    end: int  # segment after: [change, end)
+    p_value: float
+
+
+def throughput_slow_rule(
+    points: Sequence[Point],
+    *,
+    window: int = 50,
+    p_max: float = 1e-4,
+    min_relative: float = 0.05,
+    min_segment: int = 5,
+) -> list[Episode]:
+    """Lasting throughput steps, up or down: E-divisive means with a t-test (Hunter / Apache Otava).
+
+    Works on ln(rate in bit/s), winsorized at the trailing median +/- 4 x 1.4826 x MAD of the
+    previous 30 raw points where a point is an outlier against the following 30 as well (see
+    winsorize_outliers), so occasional deep dips neither inflate the t-test's variance nor drag
+    a side's mean; a relative change is then a difference of means (ratio of geometric means).
+    The batch view is fine here: the slow rule judges segments of whole windows anyway.
+
+    Walks the series in windows of `window` points that start at the current regime's start:
+    within a window, binary segmentation splits at the maximum of the E-divisive
+    statistic and keeps a split when Welch's t-test on the two sides gives p <= p_max and the
+    relative change |exp(mean_after - mean_before) - 1| >= min_relative (each side at least
+    min_segment points); the change points found are then retested against their final
+    neighbours and the weakest failing one dropped until all pass. The earliest remaining change
+    point is accepted and the next window starts there (re-baselining); without one, the
+    window slides by half its length.
+
+    Episode fields: `started_at` is the first point after the split; `detected_at` is the
+    earliest point at which the before-segment against the after-segment up to that point
+    passes both tests (cheap to compute, but the window the rule ran on when it found the split
+    may have ended later); `baseline` and `current` are geometric means of the two segments in
+    bit/s. A change point whose new level is within min_relative of the baseline of an open
+    episode closes that episode (and any opened after it) at its first point and is not an
+    episode itself; every other change point is one episode, direction from its sign.
+    """
+    if window < 2 * min_segment or min_segment < 2:
+        raise ValueError("window must hold two segments of at least min_segment >= 2 points")
+    series = _ln_series(points)
+    raw = np.array(series.ln_rates, dtype=np.float64)
+    x = winsorize_outliers(raw)
+    n = len(x)
+    splits: list[_Split] = []
+    start = 0
+    step = max(1, window // 2)
+    while n - start >= 2 * min_segment:
+        end = min(start + window, n)
+        found = change_points(x, start, end, p_max, min_relative, min_segment)
+        if found:
+            after_end = found[1] if len(found) > 1 else end
+            splits.append(_Split(start, found[0], after_end, welch_p(x[start : found[0]], x[found[0] : after_end])))
+            start = found[0]
+            continue
+        if end == n:
+            break
+        start = min(start + step, n - window)
+    return _slow_episodes(series, raw, x, splits, p_max, min_relative)
+
+
+def _slow_episodes(
+    series: _LnSeries,
+    raw: npt.NDArray[np.float64],
+    x: npt.NDArray[np.float64],
+    splits: list[_Split],
+    p_max: float,
+    min_relative: float,
+) -> list[Episode]:
+    closed: list[Episode] = []
+    open_stack: list[tuple[Episode, float]] = []  # (episode, its baseline mean ln)
+    for split in splits:
+        left, right = x[split.start : split.change], x[split.change : split.end]
+        before_ln, after_ln = float(left.mean()), float(right.mean())
+        returned_to = next(
+            (
+                position
+                for position, (_, baseline_ln) in enumerate(open_stack)
+                if abs(relative_change(baseline_ln, after_ln)) < min_relative
+            ),
+            None,
+        )
+        if returned_to is not None:
+            for episode, _ in open_stack[returned_to:]:
+                evidence = {**episode.evidence, "cleared_by_change_at": iso(series.times[split.change])}
+                closed.append(replace(episode, cleared_at=series.times[split.change], evidence=evidence))
+            del open_stack[returned_to:]
+            continue
+        prefix_p = welch_p_prefixes(left, right)
+        relative_prefix = np.exp(np.cumsum(right) / np.arange(1, len(right) + 1) - before_ln) - 1
+        passing = np.flatnonzero((prefix_p <= p_max) & (np.abs(relative_prefix) >= min_relative))
+        detected = split.change + (int(passing[0]) if len(passing) else len(right) - 1)
+        baseline_bps, current_bps = math.exp(before_ln), math.exp(after_ln)
+        nonpositive, nonfinite = series.skipped(split.start, split.end - 1)
+        episode = Episode(
+            metric=Metric.THROUGHPUT,
+            rule="throughput_slow",
+            started_at=series.times[split.change],
+            detected_at=series.times[detected],
+            cleared_at=None,
+            direction=Direction.UP if after_ln > before_ln else Direction.DOWN,
+            baseline=baseline_bps,
+            current=current_bps,
+            magnitude=current_bps / baseline_bps - 1,
+            evidence={
+                "before_from": iso(series.times[split.start]),
+                "before_points": len(left),
+                "after_to": iso(series.times[split.end - 1]),
+                "after_points": len(right),
+                "p_value": split.p_value,
+                "before_median_bps": math.exp(float(np.median(raw[split.start : split.change]))),
+                "after_median_bps": math.exp(float(np.median(raw[split.change : split.end]))),
+                "skipped_nonpositive": nonpositive,
+                "skipped_nonfinite": nonfinite,
+            },
+        )
+        open_stack.append((episode, before_ln))
+    episodes = closed + [episode for episode, _ in open_stack]
+    return sorted(episodes, key=lambda episode: episode.started_at)

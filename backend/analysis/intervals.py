@@ -1,0 +1,123 @@
+"""What a throughput run's per-interval TCP_INFO says beyond iperf3's end summary.
+
+Pure: the steady rate (the median of the per-second sums after the omitted seconds),
+retransmits, windows smaller than cwnd, cwnd collapses and whether slow start had finished
+(tcp-ceilings.md section 5). The diagnosis reads them next to the ceilings.
+"""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class IntervalRow:
+    """One iperf3 interval of one stream, as stored (TCP_INFO fields None when not reported)."""
+
+    stream: int
+    start_s: float
+    end_s: float
+    omitted: bool
+    sender: bool
+    bytes: int
+    bits_per_s: float
+    retransmits: int | None = None
+    snd_cwnd_bytes: int | None = None
+    snd_wnd_bytes: int | None = None
+    rtt_us: int | None = None
+    pmtu: int | None = None
+
+
+@dataclass(frozen=True)
+class IntervalStats:
+    """What the intervals say beyond the end summary."""
+
+    steady_rate_bps: float | None
+    intervals: int
+    window_limited_share: float | None  # stream-intervals with snd_wnd < snd_cwnd
+    retransmits: int | None
+    retransmit_rate: float | None  # retransmitted segments per segment sent
+    retransmit_bursts: int  # intervals holding more than half of all retransmits / 4 (spiky loss)
+    cwnd_collapses: int  # drops of snd_cwnd by half or more from one interval to the next
+    rate_cv: float | None  # coefficient of variation of the per-second rate
+    not_converged: bool
+    pmtu_bytes: int | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "steady_rate_bps": self.steady_rate_bps,
+            "intervals": self.intervals,
+            "window_limited_share": self.window_limited_share,
+            "retransmits": self.retransmits,
+            "retransmit_rate": self.retransmit_rate,
+            "retransmit_bursts": self.retransmit_bursts,
+            "cwnd_collapses": self.cwnd_collapses,
+            "rate_cv": self.rate_cv,
+            "not_converged": self.not_converged,
+            "pmtu_bytes": self.pmtu_bytes,
+        }
+
+
+def interval_stats(rows: Sequence[IntervalRow], mss_bytes: int | None) -> IntervalStats:
+    """Steady rate (median of the per-second sums after the omitted seconds) and TCP evidence.
+
+    tcp-ceilings.md section 5: the median of non-omitted intervals is the steady rate, and a
+    last third averaging more than 1.1x the first third means slow start had not finished.
+    """
+    measured = [row for row in rows if not row.omitted and row.end_s > row.start_s]
+    per_second: dict[float, float] = defaultdict(float)
+    for row in measured:
+        per_second[round(row.end_s, 3)] += row.bits_per_s
+    rates = [per_second[key] for key in sorted(per_second)]
+    steady = statistics.median(rates) if rates else None
+    sender_rows = [row for row in measured if row.sender]
+    with_windows = [row for row in sender_rows if row.snd_wnd_bytes and row.snd_cwnd_bytes]
+    window_limited = (
+        sum(1 for row in with_windows if (row.snd_wnd_bytes or 0) < (row.snd_cwnd_bytes or 0)) / len(with_windows)
+        if with_windows
+        else None
+    )
+    retransmit_values = [row.retransmits for row in sender_rows if row.retransmits is not None]
+    retransmits = sum(retransmit_values) if retransmit_values else None
+    sent_bytes = sum(row.bytes for row in sender_rows)
+    retransmit_rate = (
+        retransmits / (sent_bytes / mss_bytes) if retransmits is not None and mss_bytes and sent_bytes > 0 else None
+    )
+    bursts = 0
+    if retransmits:
+        bursts = sum(1 for value in retransmit_values if value > retransmits / 4)
+    collapses = 0
+    by_stream: dict[int, list[IntervalRow]] = defaultdict(list)
+    for row in sender_rows:
+        by_stream[row.stream].append(row)
+    for stream_rows in by_stream.values():
+        stream_rows.sort(key=lambda row: row.end_s)
+        for before, after in itertools.pairwise(stream_rows):
+            if before.snd_cwnd_bytes and after.snd_cwnd_bytes and after.snd_cwnd_bytes <= before.snd_cwnd_bytes / 2:
+                collapses += 1
+    rate_cv = None
+    if len(rates) >= 2 and statistics.fmean(rates) > 0:
+        rate_cv = statistics.pstdev(rates) / statistics.fmean(rates)
+    not_converged = False
+    if len(rates) >= 3:
+        third = len(rates) // 3
+        first, last = statistics.fmean(rates[:third]), statistics.fmean(rates[-third:])
+        not_converged = first > 0 and last > 1.1 * first
+    pmtus = [row.pmtu for row in rows if row.pmtu]
+    return IntervalStats(
+        steady_rate_bps=steady,
+        intervals=len(rates),
+        window_limited_share=window_limited,
+        retransmits=retransmits,
+        retransmit_rate=retransmit_rate,
+        retransmit_bursts=bursts,
+        cwnd_collapses=collapses,
+        rate_cv=rate_cv,
+        not_converged=not_converged,
+        pmtu_bytes=max(pmtus) if pmtus else None,
+    )

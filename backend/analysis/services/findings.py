@@ -1,0 +1,243 @@
+"""Regressions against the database: every rule run over a path's stored history, and the
+findings of the path made to match what the rules found.
+
+Reads the throughput series (stored run analyses), ping windows and trace fingerprints of one
+path, runs the pure rules of analysis.changes, and stores their incidents as findings under
+the path's lock: a recompute over the same data changes nothing, an episode whose start
+estimate moved updates its finding, and at most one finding per path and metric is open.
+"""
+
+from __future__ import annotations
+
+import itertools
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db import connection, transaction
+from django.utils import timezone
+
+from analysis.changes.episodes import Episode, Point
+from analysis.changes.loss import loss_rule
+from analysis.changes.matching import MergedEpisode, StoredPeriod, match_episodes, merge_episodes
+from analysis.changes.routes import route_changes
+from analysis.changes.rtt import rtt_cusum
+from analysis.changes.throughput import throughput_fast_rule, throughput_slow_rule
+from analysis.changes.windows import RttWindow
+from analysis.choices import FindingKind, FindingMetric, FindingState
+from analysis.models import Finding, RunAnalysis
+from analysis.services.inputs import as_dict
+from inventory.models import Agent, HostFactsSnapshot
+from measurements.models import TracePath
+
+# Regression rules see this much throughput history (the slow rule's window is 50 runs).
+THROUGHPUT_HISTORY = timedelta(days=120)
+TRACE_HISTORY = timedelta(days=14)
+TUNING_KEYS = ("sysctls", "kernel", "iperf3_version", "interfaces")
+
+RTT_WINDOWS_SQL = """
+SELECT time_bucket(make_interval(secs => %(width)s), time) AS bucket,
+       count(*) FILTER (WHERE NOT duplicate),
+       count(*) FILTER (WHERE NOT duplicate AND rtt_ms IS NULL),
+       min(rtt_ms) FILTER (WHERE NOT duplicate),
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY rtt_ms) FILTER (WHERE NOT duplicate),
+       percentile_cont(0.9) WITHIN GROUP (ORDER BY rtt_ms) FILTER (WHERE NOT duplicate)
+FROM measurements_pingsample
+WHERE agent_id = %(source)s AND peer_id = %(destination)s AND time >= %(start)s AND time < %(end)s
+GROUP BY bucket
+ORDER BY bucket
+"""
+
+
+def rtt_windows(source: Agent, destination: Agent, start: datetime, end: datetime) -> list[RttWindow]:
+    """Ping samples of a path in fixed windows (only complete ones: the newest may still fill,
+    and the first starts on a window boundary so it is not a partial one)."""
+    width = settings.ANALYSIS_RTT_WINDOW_S
+    start = datetime.fromtimestamp(-(-start.timestamp() // width) * width, tz=start.tzinfo)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            RTT_WINDOWS_SQL,
+            {"width": width, "source": source.pk, "destination": destination.pk, "start": start, "end": end},
+        )
+        rows = cursor.fetchall()
+    step = timedelta(seconds=width)
+    return [
+        RttWindow(start=bucket, end=bucket + step, sent=sent, lost=lost, min_ms=min_ms, p50_ms=p50_ms, p90_ms=p90_ms)
+        for bucket, sent, lost, min_ms, p50_ms, p90_ms in rows
+        if bucket + step <= end and sent
+    ]
+
+
+def trace_route_sets(source: Agent, destination: Agent, since: datetime) -> list[tuple[datetime, frozenset[str]]]:
+    """Per trace run, the fingerprints of the flows that reached the destination."""
+    rows = TracePath.objects.filter(
+        agent_id=source.pk, peer_id=destination.pk, time__gte=since, reached=True
+    ).values_list("time", "run_id", "fingerprint")
+    by_run: dict[uuid.UUID, tuple[datetime, set[str]]] = {}
+    for time, run_id, fingerprint in rows:
+        by_run.setdefault(run_id, (time, set()))[1].add(fingerprint)
+    return sorted((time, frozenset(prints)) for time, prints in by_run.values())
+
+
+def path_episodes(source: Agent, destination: Agent, now: datetime) -> dict[FindingMetric, list[Episode]]:
+    """Every rule over the path's history: what the stored findings must match."""
+    history = RunAnalysis.objects.filter(
+        source=source, destination=destination, started_at__gte=now - THROUGHPUT_HISTORY, rate_bps__isnull=False
+    ).order_by("started_at")
+    series: dict[str, list[Point]] = defaultdict(list)
+    for row in history:
+        if row.rate_bps:
+            series[row.options_key].append(Point(row.started_at, row.rate_bps))
+    # One series per option set: 1 stream and 8 streams are different levels, not a change.
+    throughput = [
+        episode
+        for points in series.values()
+        for episode in (*throughput_fast_rule(points), *throughput_slow_rule(points))
+    ]
+    baseline = timedelta(seconds=settings.ANALYSIS_RTT_BASELINE_S)
+    windows = rtt_windows(source, destination, now - 2 * baseline, now)
+    rtt = rtt_cusum(windows, baseline_s=settings.ANALYSIS_RTT_BASELINE_S)
+    loss = loss_rule(windows, baseline_s=settings.ANALYSIS_RTT_BASELINE_S)
+    route = route_changes(trace_route_sets(source, destination, now - TRACE_HISTORY))
+    return {
+        FindingMetric.THROUGHPUT: throughput,
+        FindingMetric.RTT: rtt,
+        FindingMetric.LOSS: loss,
+        FindingMetric.ROUTE: route,
+    }
+
+
+UNITS = {
+    FindingMetric.THROUGHPUT: "relative",
+    FindingMetric.RTT: "ms",
+    FindingMetric.LOSS: "pp",
+    FindingMetric.ROUTE: "paths",
+}
+
+
+def _facts_change(agent: Agent, start: datetime, end: datetime) -> str:
+    """What of an agent's tuning changed between two moments, as a sentence ('' if nothing)."""
+    snapshots = list(
+        HostFactsSnapshot.objects.filter(agent=agent, collected_at__lte=end).order_by("-collected_at")[:50]
+    )
+    snapshots.reverse()
+    for before, after in itertools.pairwise(snapshots):
+        if not start < after.collected_at <= end:
+            continue
+        old_facts, new_facts = as_dict(before.facts), as_dict(after.facts)
+        changed = [key for key in TUNING_KEYS if old_facts.get(key) != new_facts.get(key)]
+        if "sysctls" in changed:
+            old, new = as_dict(old_facts.get("sysctls")), as_dict(new_facts.get("sysctls"))
+            keys = sorted(key for key in set(old) | set(new) if old.get(key) != new.get(key))
+            changed = [key for key in changed if key != "sysctls"] + keys
+        if changed:
+            return f"{agent.name}'s host changed at {after.collected_at:%Y-%m-%d %H:%M}: {', '.join(changed)}"
+    return ""
+
+
+def coinciding_change(source: Agent, destination: Agent, episode: MergedEpisode, metric: FindingMetric) -> str:
+    """A tuning or iperf3 change that explains a throughput step: then it is an annotation."""
+    if metric != FindingMetric.THROUGHPUT:
+        return ""
+    before = (
+        RunAnalysis.objects.filter(source=source, destination=destination, started_at__lt=episode.started_at)
+        .order_by("-started_at")
+        .first()
+    )
+    start = before.started_at if before else episode.started_at - timedelta(days=1)
+    end = episode.first.detected_at
+    notes = [note for agent in (source, destination) if (note := _facts_change(agent, start, end))]
+    after = (
+        RunAnalysis.objects.filter(source=source, destination=destination, started_at__gte=episode.started_at)
+        .order_by("started_at")
+        .first()
+    )
+    if before and after and before.iperf3_version and after.iperf3_version != before.iperf3_version:
+        notes.append(f"iperf3 changed from {before.iperf3_version} to {after.iperf3_version}")
+    return "; ".join(notes)
+
+
+def _finding_fields(episode: MergedEpisode, metric: FindingMetric, annotation: str) -> dict[str, Any]:
+    first = episode.first
+    return {
+        "rules": episode.rules,
+        "kind": FindingKind.ANNOTATION if annotation else FindingKind.ALARM,
+        "state": FindingState.CLEARED if episode.cleared_at else FindingState.OPEN,
+        "started_at": first.started_at,
+        "detected_at": first.detected_at,
+        "cleared_at": episode.cleared_at,
+        "direction": first.direction.value,
+        "baseline": first.baseline,
+        "current": first.current,
+        "magnitude": first.magnitude,
+        "unit": UNITS[metric],
+        "evidence": first.evidence,
+        "annotation": annotation,
+    }
+
+
+def reconcile_findings(
+    source: Agent, destination: Agent, metric: FindingMetric, episodes: Sequence[Episode], now: datetime
+) -> int:
+    """Makes the stored findings of one path and metric match the rules' episodes.
+
+    A stored finding is matched by overlapping periods, so a start estimate that moves as
+    data arrives updates the finding rather than adding one. An open finding no rule still
+    sees is cleared. Returns how many findings were opened.
+    """
+    merged = merge_episodes(episodes)
+    opened = 0
+    existing = list(Finding.objects.filter(source=source, destination=destination, metric=metric))
+    by_key = {finding.pk: finding for finding in existing}
+    stored = [StoredPeriod(finding.pk, finding.started_at, finding.cleared_at) for finding in existing]
+    matched: set[int] = set()
+    plans: list[tuple[Finding | None, dict[str, Any]]] = []
+    for incident in match_episodes(merged, stored):
+        # Findings the merged episode also covers are folded into it.
+        for folded in incident.folded:
+            by_key[folded].delete()
+        matched.update(incident.folded)
+        if incident.key is not None:
+            matched.add(incident.key)
+        episode = incident.episode
+        fields = _finding_fields(episode, metric, coinciding_change(source, destination, episode, metric))
+        plans.append((by_key[incident.key] if incident.key is not None else None, fields))
+    # Close stale open findings first: at most one may be open per path and metric.
+    for finding in existing:
+        if finding.pk not in matched and finding.state == FindingState.OPEN:
+            cleared = max(now, finding.started_at)
+            finding.state, finding.cleared_at, finding.updated_at = FindingState.CLEARED, cleared, now
+            finding.evidence = {**finding.evidence, "cleared": "no rule confirms it on the current data"}
+            finding.save(update_fields=["state", "cleared_at", "updated_at", "evidence"])
+    for match, fields in sorted(plans, key=lambda plan: plan[1]["state"] == FindingState.OPEN):
+        if match is None:
+            Finding.objects.create(source=source, destination=destination, metric=metric, **fields)
+            opened += fields["state"] == FindingState.OPEN
+            continue
+        if any(getattr(match, key) != value for key, value in fields.items()):
+            for key, value in fields.items():
+                setattr(match, key, value)
+            match.updated_at = now
+            match.save()
+    return opened
+
+
+def detect_findings(source: Agent, destination: Agent, now: datetime | None = None) -> int:
+    """Runs every rule on one path and stores the result; returns findings newly opened.
+
+    The rules run under the path's lock and on data up to the moment the lock is held, so
+    the task and a recompute cannot store findings from different views of the data.
+    """
+    opened = 0
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            key = f"findings:{source.pk}:{destination.pk}"
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [key])
+        now = now or timezone.now()
+        episodes = path_episodes(source, destination, now)
+        for metric, found in episodes.items():
+            opened += reconcile_findings(source, destination, metric, found, now)
+    return opened

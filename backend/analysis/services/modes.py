@@ -1,0 +1,268 @@
+"""RTT modes against the database: each flow sweep's modes stored, and the modes a path has now.
+
+A sweep's modes come from the per-flow rule (analysis.modes) over its stored samples. Which
+sweep's modes stand now is `current_modes` over the path's recent sweeps, with the throughput
+runs that overlapped them; the page also shows pooled ping dip candidates, base-RTT levels
+that follow each other in time, and the trace path nearest each mode's RTT.
+"""
+
+from __future__ import annotations
+
+import json
+import statistics
+import uuid
+from collections import defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db import connection
+from django.utils import timezone
+
+from analysis.choices import RttModeVerdict
+from analysis.models import ANALYSIS_VERSION, SweepModes
+from analysis.modes import (
+    CurrentModes,
+    DipResult,
+    FlowRtts,
+    ModeAnalysis,
+    ModeVerdict,
+    SweepSummary,
+    TimeModes,
+    current_modes,
+    per_flow_modes,
+    pooled_dip_candidate,
+    time_separated_modes,
+)
+from analysis.runs import CeilingSet, RunCeilings
+from inventory.models import Agent
+from measurements.choices import RunStatus, TestType
+from measurements.models import FlowSample, PingSample, Run, TracePath
+
+# RTT modes of a run: the newest flow sweep of the path at most this long before it.
+MODES_LOOKBACK = timedelta(hours=24)
+
+
+def flow_rtts(run: Run) -> list[FlowRtts]:
+    samples = FlowSample.objects.filter(
+        run_id=run.id, time__gte=run.started_at - timedelta(minutes=1), time__lte=run.ended_at + timedelta(minutes=5)
+    ).values_list("flow", "src_port", "rtt_ms")
+    by_flow: dict[tuple[int, int], list[float]] = defaultdict(list)
+    for flow, src_port, rtt_ms in samples:
+        answered = by_flow[(flow, src_port)]
+        if rtt_ms is not None:
+            answered.append(rtt_ms)
+    return [FlowRtts(flow, port, tuple(rtts)) for (flow, port), rtts in sorted(by_flow.items())]
+
+
+def analyze_sweep(run: Run, agents: dict[uuid.UUID, Agent] | None = None) -> SweepModes | None:
+    """The RTT modes of one OK flow sweep, stored (overwritten) by run id."""
+    if run.test_type != TestType.FLOWSWEEP or run.status != RunStatus.OK or run.peer_id is None:
+        return None
+    if agents is None:
+        agents = Agent.objects.in_bulk([run.agent_id, run.peer_id])
+    if run.agent_id not in agents or run.peer_id not in agents:
+        return None
+    # probes-and-detection.md: 16 flows x 10 samples; a few lost samples may be missing.
+    result: ModeAnalysis = per_flow_modes(flow_rtts(run), min_flows=12, min_samples_per_flow=8)
+    base = min((mode.min_rtt_ms for mode in result.modes), default=None)
+    sweep, _ = SweepModes.objects.update_or_create(
+        run_id=run.id,
+        defaults={
+            "started_at": run.started_at,
+            "source": agents[run.agent_id],
+            "destination": agents[run.peer_id],
+            "verdict": result.verdict.value,
+            "base_rtt_ms": base,
+            "mode_count": len(result.modes),
+            "analysis": result.to_dict(),
+            "analysis_version": ANALYSIS_VERSION,
+            "computed_at": timezone.now(),
+        },
+    )
+    return sweep
+
+
+def sweep_modes_near(source: Agent, destination: Agent, when: datetime) -> SweepModes | None:
+    """The flow-sweep modes that stood on the path at `when` (or, failing that, on the reverse
+    path): the rule of `current_modes` over the sweeps of the day before."""
+    # Only sweeps that started before: a later one would make a recompute differ from the first.
+    for src, dst in ((source, destination), (destination, source)):
+        chosen = path_current_modes([src.pk], [dst.pk], when - MODES_LOOKBACK, when).get((src.pk, dst.pk))
+        if chosen is not None and chosen.sweep is not None:
+            return SweepModes.objects.filter(run_id=chosen.sweep.key).first()
+    return None
+
+
+# Each path's decided sweeps in a time range, newest last, with when each ended. The newest
+# CURRENT_MODES_SWEEPS per path are enough for the hold rule and bound the work.
+SWEEP_SUMMARIES_SQL = """
+SELECT source_id, destination_id, run_id, started_at, ended_at, verdict, modes, flows_used FROM (
+  SELECT s.source_id, s.destination_id, s.run_id, s.started_at, r.ended_at, s.verdict,
+         (s.analysis->'modes')::text AS modes, (s.analysis->>'flows_used')::int AS flows_used,
+         row_number() OVER (PARTITION BY s.source_id, s.destination_id ORDER BY s.started_at DESC) AS newest
+  FROM analysis_sweepmodes s
+  LEFT JOIN measurements_run r ON r.id = s.run_id AND r.started_at = s.started_at
+  WHERE s.source_id = ANY(%(sources)s) AND s.destination_id = ANY(%(destinations)s)
+    AND s.started_at >= %(since)s AND s.started_at <= %(until)s AND s.verdict <> %(insufficient)s
+) recent
+WHERE newest <= %(limit)s
+ORDER BY started_at
+"""
+# Throughput runs are few (one per path every few hours) and last minutes (at most 300 s plus
+# omit and margin): fetching those of the agents in one go is cheaper than a lookup per sweep.
+THROUGHPUT_SPANS_SQL = """
+SELECT agent_id, peer_id, started_at, ended_at FROM measurements_run
+WHERE test_type = %(throughput)s AND started_at >= %(since)s AND started_at <= %(until)s
+  AND (agent_id = ANY(%(ids)s) OR peer_id = ANY(%(ids)s))
+"""
+THROUGHPUT_SPAN_BOUND = timedelta(hours=1)
+CURRENT_MODES_SWEEPS = 100
+
+
+def _mode_pairs(text: str | None) -> tuple[tuple[float, float], ...]:
+    """(RTT, share) per mode from a stored sweep analysis's modes (JSON text)."""
+    modes = json.loads(text) if text else None
+    if not isinstance(modes, list):
+        return ()
+    return tuple(
+        (float(mode["rtt_ms"]), float(mode.get("share") or 0.0))
+        for mode in modes
+        if isinstance(mode, dict) and isinstance(mode.get("rtt_ms"), int | float)
+    )
+
+
+def path_current_modes(
+    sources: Sequence[uuid.UUID], destinations: Sequence[uuid.UUID], since: datetime, until: datetime
+) -> dict[tuple[uuid.UUID, uuid.UUID], CurrentModes]:
+    """`current_modes` for every source -> destination pair with a decided sweep in the range,
+    in two queries."""
+    ids = sorted({*sources, *destinations})
+    with connection.cursor() as cursor:
+        cursor.execute(
+            SWEEP_SUMMARIES_SQL,
+            {
+                "sources": list(sources),
+                "destinations": list(destinations),
+                "since": since,
+                "until": until,
+                "insufficient": RttModeVerdict.INSUFFICIENT.value,
+                "limit": CURRENT_MODES_SWEEPS,
+            },
+        )
+        rows = cursor.fetchall()
+        cursor.execute(
+            THROUGHPUT_SPANS_SQL,
+            {
+                "throughput": TestType.THROUGHPUT.value,
+                "since": since - THROUGHPUT_SPAN_BOUND,
+                "until": until,
+                "ids": ids,
+            },
+        )
+        busy: dict[uuid.UUID, list[tuple[datetime, datetime]]] = defaultdict(list)
+        for agent_id, peer_id, started_at, ended_at in cursor.fetchall():
+            for agent in {agent_id, peer_id} - {None}:
+                busy[agent].append((started_at, ended_at))
+    by_path: dict[tuple[uuid.UUID, uuid.UUID], list[SweepSummary]] = defaultdict(list)
+    for source_id, destination_id, run_id, started_at, ended_at, verdict, modes, flows_used in rows:
+        # A throughput run of either agent during the sweep queues its probes (or their echo
+        # replies) and blurs the modes.
+        end = ended_at or started_at
+        disturbed = any(
+            begin < end and finish > started_at
+            for agent in (source_id, destination_id)
+            for begin, finish in busy.get(agent, ())
+        )
+        summary = SweepSummary(
+            str(run_id), started_at, ModeVerdict(verdict), _mode_pairs(modes), int(flows_used or 0), disturbed
+        )
+        by_path[(source_id, destination_id)].append(summary)
+    return {path: current_modes(summaries) for path, summaries in by_path.items()}
+
+
+def _trace_paths_by_rtt(source: Agent, destination: Agent, since: datetime) -> list[tuple[float, list[str]]]:
+    """(median RTT at the destination, router addresses) per distinct reached trace path."""
+    rows = TracePath.objects.filter(
+        agent_id=source.pk, peer_id=destination.pk, time__gte=since, reached=True
+    ).values_list("fingerprint", "hops")
+    by_print: dict[str, tuple[list[str], list[float]]] = {}
+    for fingerprint, hops in rows:
+        if not isinstance(hops, list) or not hops:
+            continue
+        addresses = [
+            next((probe.get("address") for probe in hop.get("probes") or [] if probe.get("address")), "*")
+            for hop in hops
+            if isinstance(hop, dict)
+        ]
+        last = hops[-1] if isinstance(hops[-1], dict) else {}
+        rtts = [probe["rtt_ms"] for probe in last.get("probes") or [] if isinstance(probe.get("rtt_ms"), int | float)]
+        entry = by_print.setdefault(fingerprint, (addresses, []))
+        entry[1].extend(rtts)
+    return [(statistics.median(rtts), addresses) for addresses, rtts in by_print.values() if rtts]
+
+
+@dataclass(frozen=True)
+class ModeNow:
+    """One RTT mode of the standing sweep, with the trace path at its RTT and its ceilings."""
+
+    mode: dict[str, Any]  # as the sweep stored it (SweepMode of contract/analysis.v1.schema.json)
+    trace_path: list[str] | None  # router addresses of the trace path at this RTT, if one is near
+    ceiling: CeilingSet | None  # the four terms at this mode's RTT (ECMP only)
+
+
+@dataclass(frozen=True)
+class PathModesNow:
+    """A path's RTT modes now, and what else the last day of probes says about them."""
+
+    sweep: SweepModes | None  # the sweep whose modes stand now; None without a decided one
+    chosen: CurrentModes | None  # why they stand (a newer one-mode sweep may not overturn them)
+    modes: list[ModeNow]
+    sweeps: int  # decided sweeps of the last day
+    ecmp_sweeps: int
+    ping_dip: DipResult
+    time_modes: TimeModes
+
+
+def path_modes_now(source: Agent, destination: Agent, ceilings: RunCeilings | None) -> PathModesNow:
+    """RTT modes now (the newest sweep no throughput run disturbed), how often sweeps saw
+    ECMP, ping dip candidates and modes that separate in time."""
+    now = timezone.now()
+    since = now - MODES_LOOKBACK
+    sweeps = list(
+        SweepModes.objects.filter(source=source, destination=destination, started_at__gte=since).order_by("started_at")
+    )
+    decided = [sweep for sweep in sweeps if sweep.verdict != RttModeVerdict.INSUFFICIENT]
+    chosen = path_current_modes([source.pk], [destination.pk], since, now).get((source.pk, destination.pk))
+    standing = chosen.sweep.key if chosen is not None and chosen.sweep is not None else None
+    latest = next((sweep for sweep in reversed(decided) if str(sweep.run_id) == standing), None)
+    traces = _trace_paths_by_rtt(source, destination, since)
+    modes: list[ModeNow] = []
+    for index, mode in enumerate((latest.analysis.get("modes") or []) if latest else []):
+        path = min(traces, key=lambda trace: abs(trace[0] - mode["rtt_ms"]), default=None)
+        near = path is not None and abs(path[0] - mode["rtt_ms"]) <= max(1.0, 0.1 * mode["rtt_ms"])
+        ceiling = None
+        if ceilings is not None and latest is not None and latest.verdict == RttModeVerdict.ECMP:
+            ceiling = ceilings.per_mode[index] if index < len(ceilings.per_mode) else None
+        modes.append(ModeNow(mode, path[1] if near and path else None, ceiling))
+    pings = (
+        PingSample.objects.filter(
+            agent_id=source.pk, peer_id=destination.pk, time__gte=since, rtt_ms__isnull=False, duplicate=False
+        )
+        .order_by("-time")
+        .values_list("rtt_ms", flat=True)[:20000]
+    )
+    dip = pooled_dip_candidate([float(value) for value in pings if value is not None])
+    # Only when flows show one mode: levels that then differ follow each other in time.
+    bases = [(sweep.started_at, sweep.base_rtt_ms) for sweep in decided if sweep.base_rtt_ms is not None]
+    in_time = time_separated_modes(bases if not latest or latest.verdict != RttModeVerdict.ECMP else [])
+    return PathModesNow(
+        sweep=latest,
+        chosen=chosen,
+        modes=modes,
+        sweeps=len(decided),
+        ecmp_sweeps=sum(1 for sweep in decided if sweep.verdict == RttModeVerdict.ECMP),
+        ping_dip=dip,
+        time_modes=in_time,
+    )

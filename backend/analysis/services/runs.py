@@ -1,0 +1,207 @@
+"""Runs analysed and stored: each OK throughput run's ceilings and diagnosis, each flow
+sweep's modes, the incremental task over recent runs, and retention.
+
+Every entry point is idempotent: analysing a run again overwrites its row with the same
+values, and detecting regressions again over the same data matches the stored findings
+instead of adding new ones.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from functools import partial
+from typing import TypeVar
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from analysis.choices import FindingState
+from analysis.diagnosis import NEAR_FRACTION, diagnose
+from analysis.intervals import interval_stats
+from analysis.models import ANALYSIS_VERSION, Finding, RunAnalysis, SweepModes
+from analysis.runs import RunInputs, options_key, run_ceilings
+from analysis.services.findings import detect_findings
+from analysis.services.inputs import (
+    as_dict,
+    data_direction,
+    interval_rows,
+    is_udp,
+    number,
+    run_inputs,
+    with_summary_retransmits,
+)
+from analysis.services.modes import analyze_sweep
+from inventory.models import Agent
+from measurements.choices import RunStatus, TestType
+from measurements.models import Run
+
+logger = logging.getLogger(__name__)
+
+# The incremental task looks this far back for runs without analysis.
+INCREMENTAL_LOOKBACK = timedelta(days=2)
+# Paths with results received this recently get their regression rules re-run.
+NEW_DATA_WINDOW = timedelta(minutes=2)
+
+
+def analyze_throughput_run(run: Run, agents: dict[uuid.UUID, Agent] | None = None) -> RunAnalysis | None:
+    """Ceilings and diagnosis of one OK TCP throughput run, stored (overwritten) by run id.
+
+    UDP runs are skipped: TCP's ceilings do not apply and their paced rate would read as a
+    throughput regression.
+    """
+    if run.test_type != TestType.THROUGHPUT or run.status != RunStatus.OK or is_udp(run):
+        return None
+    if agents is None:
+        agents = Agent.objects.in_bulk([run.agent_id, *([run.peer_id] if run.peer_id else [])])
+    direction = data_direction(run, agents)
+    if direction is None:
+        return None
+    sender, receiver = direction
+    summary = as_dict(run.summary)
+    rows = interval_rows(run)
+    # The rate and path MTU do not depend on the MSS; the retransmit rate does.
+    inputs = run_inputs(run, sender, receiver, run.started_at, interval_stats(rows, None))
+    stats = with_summary_retransmits(interval_stats(rows, inputs.facts.mss_bytes), summary, inputs.facts.mss_bytes)
+    rate = stats.steady_rate_bps or number(summary, "receiver_bits_per_s")
+    ceilings = run_ceilings(inputs.facts)
+    loss_term = ceilings.at_min_rtt.ceilings.loss
+    if rate and loss_term.rate_bps is not None and rate > (1 + NEAR_FRACTION) * loss_term.rate_bps:
+        # The run beat the loss ceiling: the ping loss was not random loss on this flow's path.
+        note = f"{inputs.facts.loss_source}, contradicted by the measured rate (not random loss on this path)"
+        inputs = RunInputs(replace(inputs.facts, loss_fraction=None, loss_source=note), inputs.sources)
+        ceilings = run_ceilings(inputs.facts)
+    diagnosis = diagnose(ceilings, stats, inputs.facts, rate)
+    version = summary.get("iperf3_version")
+    analysis, _ = RunAnalysis.objects.update_or_create(
+        run_id=run.id,
+        defaults={
+            "started_at": run.started_at,
+            "source": sender,
+            "destination": receiver,
+            "streams": inputs.facts.streams,
+            "options_key": options_key(inputs.facts),
+            "rate_bps": diagnosis.rate_bps,
+            "ceiling_bps": diagnosis.ceiling_bps,
+            "limit": ceilings.at_min_rtt.limit.value,
+            "diagnosis": diagnosis.label.value,
+            "ceilings": ceilings.to_dict(),
+            "inputs": inputs.to_dict(),
+            "interval_stats": stats.to_dict(),
+            "evidence": diagnosis.to_dict(),
+            "iperf3_version": version if isinstance(version, str) else "",
+            "analysis_version": ANALYSIS_VERSION,
+            "computed_at": timezone.now(),
+        },
+    )
+    return analysis
+
+
+@dataclass(frozen=True)
+class Progress:
+    throughput_runs: int = 0
+    sweeps: int = 0
+    paths: int = 0
+    findings_opened: int = 0
+
+
+def _runs_in(start: datetime, end: datetime, only_missing: bool, ended_before: datetime | None = None) -> list[Run]:
+    runs = Run.objects.filter(
+        started_at__gte=start,
+        started_at__lt=end,
+        ended_at__lte=ended_before or end + timedelta(days=1),
+        status=RunStatus.OK,
+        test_type__in=[TestType.THROUGHPUT, TestType.FLOWSWEEP],
+        peer_id__isnull=False,
+    ).order_by("started_at")
+    if only_missing:
+        done = set(
+            RunAnalysis.objects.filter(started_at__gte=start, analysis_version=ANALYSIS_VERSION).values_list(
+                "run_id", flat=True
+            )
+        )
+        done |= set(
+            SweepModes.objects.filter(started_at__gte=start, analysis_version=ANALYSIS_VERSION).values_list(
+                "run_id", flat=True
+            )
+        )
+        return [run for run in runs if run.id not in done]
+    return list(runs)
+
+
+def analyze_range(
+    start: datetime, end: datetime, *, only_missing: bool, now: datetime | None = None, settled: bool = False
+) -> Progress:
+    """Analyses the runs in [start, end) (sweeps first: run ceilings use their modes), then
+    re-detects regressions on every path that had one. With `settled`, only runs that ended
+    FATHOM_ANALYSIS_SETTLE_S ago: the other agent's pings and sweeps from before them have landed by then,
+    so a later recompute finds the same inputs."""
+    settle = timedelta(seconds=settings.ANALYSIS_SETTLE_S)
+    ended_before = (now or timezone.now()) - settle if settled else None
+    runs = _runs_in(start, end, only_missing, ended_before)
+    agents = Agent.objects.in_bulk()
+    sweeps = [run for run in runs if run.test_type == TestType.FLOWSWEEP]
+    throughput = [run for run in runs if run.test_type == TestType.THROUGHPUT]
+    for run in sweeps:
+        _guarded(f"flow sweep {run.id}", partial(analyze_sweep, run, agents))
+    analysed = [
+        result
+        for run in throughput
+        if (result := _guarded(f"throughput run {run.id}", partial(analyze_throughput_run, run, agents))) is not None
+    ]
+    paths: set[tuple[uuid.UUID, uuid.UUID]] = {(run.agent_id, run.peer_id) for run in runs if run.peer_id}
+    paths |= {(result.source_id, result.destination_id) for result in analysed}
+    paths |= recently_received_paths((now or timezone.now()) - NEW_DATA_WINDOW)
+    opened = 0
+    for source_id, destination_id in sorted(paths):
+        if source_id in agents and destination_id in agents:
+            source, destination = agents[source_id], agents[destination_id]
+            work = partial(detect_findings, source, destination, now=now)
+            opened += _guarded(f"path {source} -> {destination}", work) or 0
+    return Progress(len(throughput), len(sweeps), len(paths), opened)
+
+
+T = TypeVar("T")
+
+
+def _guarded(what: str, work: Callable[[], T]) -> T | None:
+    """One bad run or path must not stop the task for every other (nor forever: it is
+    logged, and the next run of the task tries again)."""
+    try:
+        with transaction.atomic():
+            return work()
+    except Exception:  # logged with its traceback; the rest must go on
+        logger.exception("analysis of %s failed", what)
+        return None
+
+
+def recently_received_paths(since: datetime) -> set[tuple[uuid.UUID, uuid.UUID]]:
+    """Paths with results received since a moment: the ones whose rules may now say more."""
+    rows = (
+        Run.objects.filter(started_at__gte=since - timedelta(hours=1), received_at__gte=since, peer_id__isnull=False)
+        .values_list("agent_id", "peer_id")
+        .distinct()
+    )
+    return {(source, destination) for source, destination in rows if destination is not None}
+
+
+def analyze_recent(now: datetime | None = None) -> Progress:
+    """The incremental task: runs of the last two days without a current analysis."""
+    now = now or timezone.now()
+    return analyze_range(
+        now - INCREMENTAL_LOOKBACK, now + timedelta(minutes=5), only_missing=True, now=now, settled=True
+    )
+
+
+def purge_expired(now: datetime | None = None) -> int:
+    """Drops analyses of runs past the raw-data retention, and findings cleared before it:
+    what they describe is gone from the hypertables too."""
+    cutoff = (now or timezone.now()) - timedelta(days=settings.RAW_RETENTION_DAYS)
+    deleted = RunAnalysis.objects.filter(started_at__lt=cutoff).delete()[0]
+    deleted += SweepModes.objects.filter(started_at__lt=cutoff).delete()[0]
+    deleted += Finding.objects.filter(state=FindingState.CLEARED, cleared_at__lt=cutoff).delete()[0]
+    return deleted

@@ -1,0 +1,163 @@
+"""Rows the analysis reads, made the way agents report them: host facts, throughput runs
+with their intervals, pings and flow sweeps, and stored run analyses."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from analysis.choices import Diagnosis
+from analysis.models import RunAnalysis
+from inventory.models import Agent, HostFactsSnapshot
+from measurements.models import FlowSample, PingSample, Run, ThroughputInterval
+
+MIB = 2**20
+T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+
+
+def facts(rmem_max: int, wmem_max: int = 4 * MIB, iperf3: str = "3.12") -> dict[str, Any]:
+    return {
+        "collected_at": T0.isoformat(),
+        "kernel": "6.18.0-1-amd64",
+        "iperf3_version": iperf3,
+        "interfaces": [],
+        "sysctls": {
+            "net.ipv4.tcp_rmem": f"4096 87380 {rmem_max}",
+            "net.ipv4.tcp_wmem": f"4096 16384 {wmem_max}",
+            "net.ipv4.tcp_adv_win_scale": "1",
+            "net.ipv4.tcp_congestion_control": "cubic",
+        },
+    }
+
+
+def snapshot(agent: Agent, at: datetime, body: dict[str, Any]) -> None:
+    HostFactsSnapshot.objects.create(agent=agent, collected_at=at, facts=body, digest=uuid.uuid4().hex)
+
+
+def throughput_run(
+    source: Agent,
+    destination: Agent,
+    at: datetime,
+    rate_bps: float,
+    *,
+    min_rtt_us: int = 7900,
+    mean_rtt_us: int = 8600,
+    reverse: bool = False,
+    snd_wnd: int | None = 3_300_000,
+    snd_cwnd: int | None = 5_000_000,
+    retransmits: int = 0,
+) -> Run:
+    run = Run.objects.create(
+        id=uuid.uuid4(),
+        started_at=at,
+        ended_at=at + timedelta(seconds=13),
+        agent_id=source.pk,
+        peer_id=destination.pk,
+        target=destination.address,
+        test_type="throughput",
+        test_id="tput",
+        status="ok",
+        params={"parallel": 1, "window_bytes": 0, "reverse": reverse, "congestion": "cubic", "mss": 0},
+        summary={
+            "receiver_bits_per_s": rate_bps,
+            "min_rtt_us": min_rtt_us,
+            "mean_rtt_us": mean_rtt_us,
+            "max_snd_wnd": snd_wnd,
+            "streams": 1,
+            "reverse": reverse,
+            "sender_congestion": "cubic",
+            "iperf3_version": "3.12",
+        },
+    )
+    ThroughputInterval.objects.bulk_create(
+        ThroughputInterval(
+            time=at + timedelta(seconds=second + 3),
+            run_id=run.id,
+            interval_index=second,
+            agent_id=source.pk,
+            peer_id=destination.pk,
+            stream=5,
+            start_s=second,
+            end_s=second + 1,
+            omitted=False,
+            sender=True,
+            bytes=int(rate_bps / 8),
+            bits_per_s=rate_bps,
+            retransmits=retransmits,
+            snd_cwnd_bytes=snd_cwnd,
+            snd_wnd_bytes=snd_wnd,
+            rtt_us=mean_rtt_us,
+            pmtu=9000,
+        )
+        for second in range(10)
+    )
+    return run
+
+
+def pings(source: Agent, destination: Agent, start: datetime, count: int, rtt_ms: float, every_s: float = 10) -> None:
+    run_id = uuid.uuid4()
+    PingSample.objects.bulk_create(
+        PingSample(
+            time=start + timedelta(seconds=index * every_s),
+            run_id=run_id,
+            sample_index=index,
+            agent_id=source.pk,
+            peer_id=destination.pk,
+            seq=index,
+            rtt_ms=rtt_ms + (index % 3) * 0.01,
+        )
+        for index in range(count)
+    )
+
+
+def flow_sweep(source: Agent, destination: Agent, at: datetime, fast_ms: float, slow_ms: float) -> Run:
+    run = Run.objects.create(
+        id=uuid.uuid4(),
+        started_at=at,
+        ended_at=at + timedelta(seconds=2),
+        agent_id=source.pk,
+        peer_id=destination.pk,
+        target=destination.address,
+        test_type="flowsweep",
+        test_id="sweep",
+        status="ok",
+    )
+    samples = []
+    for flow in range(16):
+        base = slow_ms if flow % 4 == 3 else fast_ms
+        for seq in range(10):
+            samples.append(
+                FlowSample(
+                    time=at + timedelta(milliseconds=flow * 10 + seq),
+                    run_id=run.id,
+                    sample_index=flow * 10 + seq,
+                    agent_id=source.pk,
+                    peer_id=destination.pk,
+                    flow=flow,
+                    src_port=40000 + flow,
+                    seq=seq,
+                    rtt_ms=base + 0.01 * ((seq * 7 + flow) % 10),
+                )
+            )
+    FlowSample.objects.bulk_create(samples)
+    return run
+
+
+def analysis_row(source: Agent, destination: Agent, at: datetime, rate_bps: float, iperf3: str = "3.12") -> None:
+    RunAnalysis.objects.create(
+        run_id=uuid.uuid4(),
+        started_at=at,
+        source=source,
+        destination=destination,
+        streams=1,
+        rate_bps=rate_bps,
+        ceiling_bps=4e9,
+        limit="receive_window",
+        diagnosis=Diagnosis.RECEIVE_WINDOW,
+        ceilings={},
+        inputs={},
+        interval_stats={},
+        evidence={},
+        iperf3_version=iperf3,
+    )

@@ -1,0 +1,92 @@
+"""Findings against the real database: every rule over a path's history, stored with their
+life cycle (opened, cleared, folded, annotated) and idempotent on recompute."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.test import override_settings
+
+from analysis.changes.episodes import Direction, Episode, Metric
+from analysis.choices import FindingKind, FindingMetric, FindingState
+from analysis.models import Finding
+from analysis.services.findings import detect_findings, reconcile_findings
+from analysis.tests.services.fixtures import MIB, T0, analysis_row, facts, pings, snapshot
+from fathom.testing import FathomTestCase
+
+
+@override_settings(ANALYSIS_RTT_WINDOW_S=60, ANALYSIS_RTT_BASELINE_S=3600)
+class FindingTests(FathomTestCase):
+    def test_an_rtt_step_is_one_finding_that_clears(self) -> None:
+        pings(self.athens, self.frankfurt, T0, 360, 40.0)  # an hour at 40 ms
+        pings(self.athens, self.frankfurt, T0 + timedelta(hours=1), 60, 45.0)  # then 10 min at 45 ms
+        now = T0 + timedelta(hours=1, minutes=10)
+        assert detect_findings(self.athens, self.frankfurt, now=now) == 1
+        assert detect_findings(self.athens, self.frankfurt, now=now) == 0  # idempotent
+        finding = Finding.objects.get()
+        assert finding.metric == FindingMetric.RTT and finding.state == FindingState.OPEN
+        assert finding.direction == "up" and 4.5 < finding.magnitude < 5.5
+        assert abs((finding.started_at - (T0 + timedelta(hours=1))).total_seconds()) <= 120
+        pings(self.athens, self.frankfurt, now, 60, 40.0)
+        detect_findings(self.athens, self.frankfurt, now=now + timedelta(minutes=10))
+        finding.refresh_from_db()
+        assert finding.state == FindingState.CLEARED and finding.cleared_at is not None
+        assert Finding.objects.count() == 1
+
+    def test_a_throughput_drop_with_a_tuning_change_is_an_annotation(self) -> None:
+        snapshot(self.frankfurt, T0 - timedelta(days=30), facts(16 * MIB))
+        for index in range(20):
+            analysis_row(self.athens, self.frankfurt, T0 + timedelta(hours=6 * index), 3e9 * (1 + 0.01 * (index % 3)))
+        changed_at = T0 + timedelta(hours=6 * 20 - 1)
+        snapshot(self.frankfurt, changed_at, facts(6 * MIB))
+        for index in range(20, 24):
+            analysis_row(self.athens, self.frankfurt, T0 + timedelta(hours=6 * index), 2e9)
+        detect_findings(self.athens, self.frankfurt, now=T0 + timedelta(days=7))
+        finding = Finding.objects.get(metric=FindingMetric.THROUGHPUT)
+        assert finding.direction == "down" and -0.4 < finding.magnitude < -0.25
+        assert finding.kind == FindingKind.ANNOTATION
+        assert "net.ipv4.tcp_rmem" in finding.annotation and "frankfurt" in finding.annotation
+
+    def test_a_throughput_drop_alone_is_an_alarm(self) -> None:
+        for index in range(20):
+            analysis_row(self.athens, self.frankfurt, T0 + timedelta(hours=6 * index), 3e9 * (1 + 0.01 * (index % 3)))
+        for index in range(20, 24):
+            analysis_row(self.athens, self.frankfurt, T0 + timedelta(hours=6 * index), 2e9)
+        detect_findings(self.athens, self.frankfurt, now=T0 + timedelta(days=7))
+        finding = Finding.objects.get(metric=FindingMetric.THROUGHPUT)
+        assert finding.kind == FindingKind.ALARM and finding.state == FindingState.OPEN
+
+    def test_an_episode_spanning_two_cleared_findings_folds_them_into_one(self) -> None:
+        first = Finding.objects.create(
+            source=self.athens, destination=self.frankfurt, metric=FindingMetric.THROUGHPUT, state="cleared",
+            started_at=T0, detected_at=T0, cleared_at=T0 + timedelta(days=1), direction="down",
+            baseline=3e9, current=2e9, magnitude=-0.33, unit="relative",
+        )  # fmt: skip
+        Finding.objects.create(
+            source=self.athens, destination=self.frankfurt, metric=FindingMetric.THROUGHPUT, state="cleared",
+            started_at=T0 + timedelta(days=2), detected_at=T0 + timedelta(days=2), cleared_at=T0 + timedelta(days=3),
+            direction="down", baseline=3e9, current=2e9, magnitude=-0.33, unit="relative",
+        )  # fmt: skip
+        episode = Episode(
+            metric=Metric.THROUGHPUT, rule="throughput_slow", started_at=T0,
+            detected_at=T0 + timedelta(days=1), cleared_at=T0 + timedelta(days=4),
+            direction=Direction.DOWN, baseline=3e9, current=2e9, magnitude=-0.33,
+        )  # fmt: skip
+        reconcile_findings(self.athens, self.frankfurt, FindingMetric.THROUGHPUT, [episode], T0)
+        assert list(Finding.objects.values_list("pk", flat=True)) == [first.pk]
+
+    def test_an_open_finding_no_rule_confirms_is_cleared_not_before_it_started(self) -> None:
+        finding = Finding.objects.create(
+            source=self.athens, destination=self.frankfurt, metric=FindingMetric.RTT,
+            started_at=T0 + timedelta(hours=2), detected_at=T0 + timedelta(hours=2),
+            direction="up", baseline=40, current=45, magnitude=5, unit="ms",
+        )  # fmt: skip
+        reconcile_findings(self.athens, self.frankfurt, FindingMetric.RTT, [], T0)
+        finding.refresh_from_db()
+        assert finding.state == FindingState.CLEARED and finding.cleared_at == finding.started_at
+
+    def test_one_sample_series_yield_nothing(self) -> None:
+        analysis_row(self.athens, self.frankfurt, T0, 3e9)
+        pings(self.athens, self.frankfurt, T0, 1, 40.0)
+        assert detect_findings(self.athens, self.frankfurt, now=T0 + timedelta(hours=1)) == 0
+        assert not Finding.objects.exists()

@@ -1,0 +1,202 @@
+"""Throughput runs and flow sweeps analysed against the real database: ceilings from the
+host-facts history, what each run's inputs rest on, and the incremental task."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import timedelta
+from typing import Any
+from unittest import mock
+
+from django.test import override_settings
+
+from analysis.choices import Diagnosis, RttModeVerdict
+from analysis.models import RunAnalysis, SweepModes
+from analysis.services import runs as run_service
+from analysis.services.inputs import path_loss
+from analysis.services.runs import analyze_range, analyze_recent
+from analysis.tests.services.fixtures import MIB, T0, facts, flow_sweep, pings, snapshot, throughput_run
+from fathom.testing import FathomTestCase
+from inventory.models import Agent, HostFactsSnapshot
+from measurements.models import PingSample, Run, ThroughputInterval
+
+
+class RunAnalysisTests(FathomTestCase):
+    def setUp(self) -> None:
+        snapshot(self.athens, T0 - timedelta(days=1), facts(6 * MIB))
+        snapshot(self.frankfurt, T0 - timedelta(days=1), facts(6 * MIB))
+        pings(self.athens, self.frankfurt, T0 - timedelta(hours=1), 300, 7.9)
+
+    def test_default_buffers_are_receive_window_limited_and_history_keeps_the_old_tuning(self) -> None:
+        flow_sweep(self.athens, self.frankfurt, T0 - timedelta(minutes=5), 7.8, 11.9)
+        run = throughput_run(self.athens, self.frankfurt, T0, 3.05e9)
+        # Retuned after the run: the run's ceilings must still use the 6 MiB it ran with.
+        snapshot(self.frankfurt, T0 + timedelta(hours=2), facts(16 * MIB))
+        progress = analyze_recent(now=T0 + timedelta(hours=3))
+        assert progress.throughput_runs == 1 and progress.sweeps == 1
+        analysis = RunAnalysis.objects.get(run_id=run.id)
+        assert analysis.diagnosis == Diagnosis.RECEIVE_WINDOW
+        assert analysis.ceilings["buffers"]["receive_bytes"] == 6 * MIB
+        assert analysis.ceiling_bps is not None and 0.9 < 3.05e9 / analysis.ceiling_bps <= 1.0
+        per_mode = [mode["ceiling_bps"] for mode in analysis.ceilings["per_mode"]]
+        assert len(per_mode) == 2 and per_mode[0] > 3.0e9 and 2.0e9 < per_mode[1] < 2.3e9
+        assert analysis.inputs["receiver"]["tcp_rmem_max_bytes"] == 6 * MIB
+        sweep = SweepModes.objects.get()
+        assert sweep.verdict == RttModeVerdict.ECMP and sweep.mode_count == 2
+        # Idempotent: a second pass finds nothing new to do; a recompute rewrites the same values.
+        again = analyze_recent(now=T0 + timedelta(hours=3))
+        assert again.throughput_runs == 0 and again.sweeps == 0
+        before = RunAnalysis.objects.values("ceilings", "diagnosis", "rate_bps", "evidence").get()
+        analyze_range(T0 - timedelta(hours=1), T0 + timedelta(hours=1), only_missing=False)
+        assert RunAnalysis.objects.values("ceilings", "diagnosis", "rate_bps", "evidence").get() == before
+        assert RunAnalysis.objects.count() == 1
+
+    def test_reverse_runs_are_analysed_in_the_direction_the_data_flowed(self) -> None:
+        run = throughput_run(self.athens, self.frankfurt, T0, 1e9, reverse=True)
+        analyze_recent(now=T0 + timedelta(minutes=5))
+        analysis = RunAnalysis.objects.get(run_id=run.id)
+        assert (analysis.source_id, analysis.destination_id) == (self.frankfurt.pk, self.athens.pk)
+
+    def test_missing_facts_and_tcp_info_give_unknown_terms_not_a_crash(self) -> None:
+        HostFactsSnapshot.objects.all().delete()
+        Agent.objects.filter(pk__in=[self.athens.pk, self.frankfurt.pk]).update(host_facts=None)
+        PingSample.objects.all().delete()
+        run = throughput_run(self.athens, self.frankfurt, T0, 1e9, min_rtt_us=0, mean_rtt_us=0, snd_wnd=None)
+        analyze_recent(now=T0 + timedelta(minutes=5))
+        analysis = RunAnalysis.objects.get(run_id=run.id)
+        assert analysis.diagnosis == Diagnosis.UNKNOWN and analysis.ceiling_bps is None
+        terms = analysis.ceilings["at_min_rtt"]["terms"]
+        assert terms["receive_window"]["reason"] == "receive buffer size unknown"
+        assert analysis.inputs["sources"]["sender_facts"] == "no host facts reported before the run"
+
+    def test_a_run_waits_until_it_has_settled(self) -> None:
+        run = throughput_run(self.athens, self.frankfurt, T0, 1e9)
+        ended = run.ended_at
+        assert ended is not None
+        # Ended 60 s ago: too early for the default 120 s, in time for 30 s.
+        assert analyze_recent(now=ended + timedelta(seconds=60)).throughput_runs == 0
+        with override_settings(ANALYSIS_SETTLE_S=30):
+            assert analyze_recent(now=ended + timedelta(seconds=60)).throughput_runs == 1
+
+    def test_failed_runs_and_runs_to_unknown_peers_are_skipped(self) -> None:
+        run = throughput_run(self.athens, self.frankfurt, T0, 1e9)
+        Run.objects.filter(id=run.id).update(status="failed")
+        assert analyze_recent(now=T0 + timedelta(minutes=5)).throughput_runs == 0
+        assert not RunAnalysis.objects.exists()
+
+
+class RunInputTests(FathomTestCase):
+    """What the review of the first version found: each case once went wrong."""
+
+    def setUp(self) -> None:
+        snapshot(self.athens, T0 - timedelta(days=1), facts(6 * MIB))
+        snapshot(self.frankfurt, T0 - timedelta(days=1), facts(6 * MIB))
+
+    def analyse(self, run: Run) -> RunAnalysis:
+        analyze_recent(now=T0 + timedelta(minutes=10))
+        return RunAnalysis.objects.get(run_id=run.id)
+
+    def test_a_retune_minutes_after_the_run_does_not_rewrite_it(self) -> None:
+        run = throughput_run(self.athens, self.frankfurt, T0, 3.05e9)
+        snapshot(self.frankfurt, T0 + timedelta(minutes=5), facts(64 * MIB))
+        assert self.analyse(run).ceilings["buffers"]["receive_bytes"] == 6 * MIB
+
+    def test_udp_runs_are_not_analysed_as_tcp(self) -> None:
+        run = throughput_run(self.athens, self.frankfurt, T0, 1e8)
+        Run.objects.filter(id=run.id).update(params={"udp": True, "bitrate_bps": 100_000_000})
+        analyze_recent(now=T0 + timedelta(minutes=10))
+        assert not RunAnalysis.objects.exists()
+
+    def test_malformed_stored_json_is_unknown_not_a_crash(self) -> None:
+        bad = throughput_run(self.athens, self.frankfurt, T0, 1e9)
+        Run.objects.filter(id=bad.id).update(summary=["not", "a", "dict"], params="nonsense")
+        HostFactsSnapshot.objects.filter(agent=self.frankfurt).update(
+            facts={"sysctls": "x", "interfaces": [1, True, {"addresses": "198.18.2.1"}]}
+        )
+        analysis = self.analyse(bad)
+        assert analysis.rate_bps == 1e9  # from the intervals
+        assert analysis.ceilings["at_min_rtt"]["terms"]["receive_window"]["rate_bps"] is None
+
+    def test_reverse_as_a_string_is_not_reverse(self) -> None:
+        run = throughput_run(self.athens, self.frankfurt, T0, 1e9)
+        Run.objects.filter(id=run.id).update(params={"reverse": "false"})
+        assert self.analyse(run).source_id == self.athens.pk
+
+    def test_a_run_that_fails_to_analyse_does_not_stop_the_others(self) -> None:
+        good = throughput_run(self.athens, self.frankfurt, T0, 1e9)
+        broken = throughput_run(self.athens, self.frankfurt, T0 + timedelta(seconds=30), 1e9)
+        original = run_service.analyze_throughput_run
+
+        def failing(run: Run, agents: Any = None) -> RunAnalysis | None:
+            if run.id == broken.id:
+                raise RuntimeError("boom")
+            return original(run, agents)
+
+        with (
+            self.assertLogs("analysis.services", "ERROR"),
+            mock.patch.object(run_service, "analyze_throughput_run", failing),
+        ):
+            analyze_recent(now=T0 + timedelta(minutes=10))
+        assert list(RunAnalysis.objects.values_list("run_id", flat=True)) == [good.id]
+
+    def test_windows_and_in_flight_bytes_are_per_stream(self) -> None:
+        # 4 streams x 0.5 Gbit/s at 8.6 ms: 0.54 MB in flight each, far below half of a 4 MiB
+        # send buffer: the planning fraction stays, and the send term is 4 x 2 MiB / RTT.
+        run = throughput_run(self.athens, self.frankfurt, T0, 2e9, snd_wnd=540_000)
+        Run.objects.filter(id=run.id).update(summary={**run.summary, "streams": 4})
+        analysis = self.analyse(run)
+        assert analysis.ceilings["buffers"]["send_fraction"] == 0.5
+        assert analysis.ceilings["buffers"]["receive_fraction_source"] != "observed max_snd_wnd"
+
+    def test_loss_from_ping_needs_enough_samples_and_leaves_outages_out(self) -> None:
+        pings(self.athens, self.frankfurt, T0 - timedelta(hours=1), 50, 7.9)
+        few = path_loss(self.athens.pk, self.frankfurt.pk, T0 - timedelta(hours=6), T0)
+        assert few.fraction is None and "too few" in few.source
+        pings(self.athens, self.frankfurt, T0 - timedelta(hours=2), 200, 7.9)
+        outage = uuid.uuid4()
+        PingSample.objects.bulk_create(
+            PingSample(
+                time=T0 - timedelta(minutes=30, seconds=-index),
+                run_id=outage,
+                sample_index=index,
+                agent_id=self.athens.pk,
+                peer_id=self.frankfurt.pk,
+                seq=index,
+                rtt_ms=None,
+            )
+            for index in range(10)
+        )
+        loss = path_loss(self.athens.pk, self.frankfurt.pk, T0 - timedelta(hours=6), T0)
+        assert loss.fraction == 0.0 and loss.sent == 250 and "1 ping runs lost entirely" in loss.source
+
+    def test_a_loss_ceiling_the_run_beat_is_dropped(self) -> None:
+        # 0.5% ping loss puts Mathis far below the 3 Gbit/s this flow carried: not random loss.
+        PingSample.objects.bulk_create(
+            PingSample(
+                time=T0 - timedelta(hours=1, seconds=-index),
+                run_id=uuid.UUID(int=index // 10 + 1),
+                sample_index=index,
+                agent_id=self.athens.pk,
+                peer_id=self.frankfurt.pk,
+                seq=index,
+                rtt_ms=None if index % 200 == 5 else 7.9,
+            )
+            for index in range(400)
+        )
+        analysis = self.analyse(throughput_run(self.athens, self.frankfurt, T0, 3.05e9))
+        assert analysis.ceilings["at_min_rtt"]["terms"]["loss"]["rate_bps"] is None
+        assert analysis.inputs["loss_fraction"] is None and "contradicted" in analysis.inputs["loss_source"]
+
+    def test_congestion_control_falls_back_to_the_sender_sysctl(self) -> None:
+        run = throughput_run(self.athens, self.frankfurt, T0, 1e9)
+        Run.objects.filter(id=run.id).update(
+            summary={**run.summary, "sender_congestion": ""}, params={**run.params, "congestion": ""}
+        )
+        assert self.analyse(run).inputs["congestion_control"] == "cubic"
+
+    def test_reverse_runs_take_retransmits_from_the_summary(self) -> None:
+        run = throughput_run(self.athens, self.frankfurt, T0, 1e8, reverse=True)
+        ThroughputInterval.objects.filter(run_id=run.id).update(sender=False, retransmits=None)
+        Run.objects.filter(id=run.id).update(summary={**run.summary, "retransmits": 120, "sender_bytes": 125_000_000})
+        stats = self.analyse(run).interval_stats
+        assert stats["retransmits"] == 120 and stats["retransmit_rate"] > 0
