@@ -1,20 +1,15 @@
+// The analysis section as the path page shows it: one request feeds six panels, each loading
+// and failing on its own. What each panel says is tested next to it, in path/.
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { fireEvent, render, screen, within } from "@testing-library/react";
 import { MemoryRouter, Route, Routes } from "react-router-dom";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import type { PathAnalysis, RttSeries } from "../api/queries";
+import type { RttSeries } from "../api/queries";
 import type { PlotlyChartProps } from "../components/PlotlyChart";
-import {
-  ANALYSIS,
-  CHOICES,
-  DESTINATION,
-  EMPTY_ANALYSIS,
-  RW_EVIDENCE,
-  SOURCE,
-  UNKNOWN_CEILINGS,
-} from "../test/analysisFixtures";
+import { ANALYSIS, CHOICES, DESTINATION, SOURCE } from "../test/analysisFixtures";
 import { mockApi, requestedUrls, type ApiRoutes } from "../test/mockApi";
+import { ANALYSIS_PATH, BROKEN_ANALYSIS, panel } from "./path/panelTesting";
 import { PathPage } from "./PathPage";
 
 // Plotly does not run in jsdom; the traces themselves are tested in lib/ceilingTraces.test.ts.
@@ -28,8 +23,6 @@ vi.mock("../components/PlotlyChart", () => ({
   ),
 }));
 
-const ANALYSIS_PATH = "/api/v1/analysis/path/";
-
 const RTT: RttSeries = {
   source: SOURCE,
   destination: DESTINATION,
@@ -38,6 +31,16 @@ const RTT: RttSeries = {
   bucket_s: 60,
   points: [],
 };
+
+/** Each panel's title and the words of its loading and error states. */
+const PANELS = [
+  ["Throughput against its ceilings", "the throughput runs"],
+  ["What limits this path", "the diagnosis"],
+  ["RTT modes", "the RTT modes"],
+  ["Advice", "the advice"],
+  ["Capacity plan", "the capacity plan"],
+  ["Findings", "the findings"],
+] as const;
 
 function renderPath(overrides: ApiRoutes = {}) {
   const fetchMock = mockApi({
@@ -59,94 +62,37 @@ function renderPath(overrides: ApiRoutes = {}) {
   return fetchMock;
 }
 
-function panel(title: string): HTMLElement {
-  return screen.getByRole("region", { name: title });
-}
-
 describe("PathPage analysis", () => {
   afterEach(() => {
     vi.unstubAllGlobals();
     vi.restoreAllMocks();
   });
 
-  it("charts runs against a ceiling line per RTT mode", async () => {
+  it("feeds every panel from one request for the path, below the RTT chart", async () => {
     const fetchMock = renderPath();
-    const chart = await screen.findByTestId("ceiling-chart");
-    const names = within(chart)
-      .getAllByRole("listitem")
-      .map((item) => item.textContent);
-    expect(names).toEqual([
-      "ceiling of each run",
-      "mode 1: 7.9 ms -> 3.2 Gbit/s",
-      "mode 2: 12.1 ms -> 2.1 Gbit/s",
-      "Receive window limited",
-      "Capacity limited",
-    ]);
-    const request = requestedUrls(fetchMock, ANALYSIS_PATH)[0];
-    expect(request?.searchParams.get("source")).toBe(SOURCE.id);
-    expect(request?.searchParams.get("destination")).toBe(DESTINATION.id);
-    expect(request?.searchParams.has("goal_bps")).toBe(false);
+    await screen.findByTestId("ceiling-chart");
+    const section = screen.getByRole("region", { name: "Analysis" });
+    expect(within(section).getAllByRole("region").map((region) => region.querySelector("h2")?.textContent)).toEqual(
+      PANELS.map(([title]) => title),
+    );
+    const requests = requestedUrls(fetchMock, ANALYSIS_PATH);
+    expect(requests).toHaveLength(1);
+    expect(requests[0]?.searchParams.get("source")).toBe(SOURCE.id);
+    expect(requests[0]?.searchParams.get("destination")).toBe(DESTINATION.id);
+    expect(requests[0]?.searchParams.has("goal_bps")).toBe(false);
     // The RTT part still renders above it.
     expect(await screen.findByTestId("rtt-empty")).toBeDefined();
   });
 
-  it("says what limits the path: server-coloured diagnosis, evidence and the winning term", async () => {
+  it("shows each panel's loading state until the analysis arrives", async () => {
     renderPath();
-    await screen.findByTestId("ceiling-chart");
-    const limits = panel("What limits this path");
-    const badge = within(limits).getByText("Receive window limited");
-    expect(badge.style.backgroundColor).toBe("rgb(188, 76, 0)");
-    for (const sentence of RW_EVIDENCE) {
-      expect(within(limits).getByText(sentence)).toBeDefined();
+    for (const [title, what] of PANELS) {
+      expect(within(panel(title)).getByRole("status").textContent).toBe(`Loading ${what}…`);
     }
-    expect(within(limits).getByText("97.0 %")).toBeDefined();
-    const winning = limits.querySelector("tr.winning");
-    expect(winning?.getAttribute("data-term")).toBe("receive_window");
-    expect(winning?.textContent).toContain("limits");
-    expect(
-      within(limits).getByText("unknown — no loss measured: the loss ceiling has no finite bound"),
-    ).toBeDefined();
-    expect(within(limits).getByText("kernel 6.8 scaling_ratio (planning value 0.5)")).toBeDefined();
-    expect(within(limits).getByText("6 MiB")).toBeDefined();
-  });
-
-  it("lists RTT modes with their traceroute paths and ceilings", async () => {
-    renderPath();
     await screen.findByTestId("ceiling-chart");
-    const modes = panel("RTT modes");
-    expect(within(modes).getByText("Bimodal RTT (ECMP)").style.backgroundColor).toBe("rgb(188, 76, 0)");
-    expect(within(modes).getByText("10.0.0.1 → 10.1.0.1 → 10.2.0.2")).toBeDefined();
-    const rows = within(modes).getAllByRole("row");
-    expect(rows[2]?.textContent).toContain("—");
-    expect(rows[2]?.textContent).toContain("2.1 Gbit/s (Receive window)");
-    expect(rows[1]?.textContent).toContain("62.5 %");
-    expect(within(modes).getByText("a candidate for a second RTT mode")).toBeDefined();
-    expect(within(modes).queryByTestId("time-modes")).toBeNull();
-  });
-
-  it("says why an ECMP sweep's modes stand when newer sweeps saw one mode", async () => {
-    const choice = "ECMP modes (7.80, 11.90 ms) of the sweep at 2026-11-22T11:00:00+00:00 still stand";
-    renderPath({ [ANALYSIS_PATH]: { ...ANALYSIS, modes: { ...ANALYSIS.modes, held_by_sweeps: 1, choice } } });
-    await screen.findByTestId("ceiling-chart");
-    const modes = panel("RTT modes");
-    expect(within(modes).getByText(/^modes of the sweep /)).toBeDefined();
-    expect(within(modes).getByText(choice)).toBeDefined();
-  });
-
-  it("shows advice, the capacity plan and findings", async () => {
-    renderPath();
-    await screen.findByTestId("ceiling-chart");
-    expect(within(panel("Advice")).getByText("4096 131072 31457280")).toBeDefined();
-    expect(within(panel("Advice")).getByText(/Sized for 10 Gbit\/s/)).toBeDefined();
-    const plan = panel("Capacity plan");
-    expect(within(plan).getByText("10.2 h")).toBeDefined();
-    expect(within(plan).getByText("no")).toBeDefined();
-    expect(within(plan).getByText(/it takes 10.2 h a day: the volume fits/)).toBeDefined();
-    const findings = panel("Findings");
-    expect(within(findings).getByText("-66 %")).toBeDefined();
-    expect(within(findings).getByText("Open").style.backgroundColor).toBe("rgb(207, 34, 46)");
-    expect(within(findings).getByText("net.ipv4.tcp_rmem changed on dcb at 05:58")).toBeDefined();
-    expect(within(findings).getByText("2026-11-22 06:00:00 UTC")).toBeDefined();
+    for (const [title] of PANELS) {
+      expect(within(panel(title)).queryByRole("status")).toBeNull();
+    }
   });
 
   it("asks again with the goal rate and daily volume the user types", async () => {
@@ -166,88 +112,27 @@ describe("PathPage analysis", () => {
     });
   });
 
-  it("refuses a goal the server would reject, without asking it", async () => {
-    const fetchMock = renderPath();
-    await screen.findByTestId("ceiling-chart");
-    const before = requestedUrls(fetchMock, ANALYSIS_PATH).length;
-    fireEvent.change(within(panel("Advice")).getByLabelText(/Goal rate/), { target: { value: "0" } });
-    fireEvent.click(within(panel("Advice")).getByRole("button", { name: "Apply" }));
-    expect(within(panel("Advice")).getByRole("alert").textContent).toContain("Give a goal between");
-    expect(requestedUrls(fetchMock, ANALYSIS_PATH)).toHaveLength(before);
-  });
-
-  it("says what to do on a path with nothing measured", async () => {
-    renderPath({ [ANALYSIS_PATH]: EMPTY_ANALYSIS });
-    const empty = await screen.findByTestId("ceiling-empty");
-    expect(empty.textContent).toContain("No throughput run analysed yet: the default mesh runs one every 6 h");
-    expect(screen.queryByTestId("ceiling-chart")).toBeNull();
-    expect(within(panel("What limits this path")).getByText(/No throughput run analysed yet/)).toBeDefined();
-    const modes = panel("RTT modes");
-    expect(within(modes).getByText("Too little data")).toBeDefined();
-    expect(within(modes).getByText(/No RTT modes to show/).textContent).toContain("flowsweep");
-    expect(within(panel("Advice")).getByText(/No advice yet/)).toBeDefined();
-    expect(within(panel("Capacity plan")).getByText("no throughput measured yet")).toBeDefined();
-    expect(within(panel("Findings")).getByText(/No findings on this path/)).toBeDefined();
-  });
-
-  it("survives every term unknown and runs with missing fields", async () => {
-    const broken: PathAnalysis = {
-      ...EMPTY_ANALYSIS,
-      ceilings_now: UNKNOWN_CEILINGS,
-      runs: [
-        {
-          run_id: "66666666-6666-4666-8666-666666666666",
-          started_at: "2026-11-22T12:00:00Z",
-          streams: 4,
-          rate_bps: null,
-          ceiling_bps: null,
-          fraction_of_ceiling: null,
-          limit: "unknown",
-          diagnosis: "unknown",
-          evidence: null,
-          ceilings: {},
-          inputs: null,
-          interval_stats: null,
-          iperf3_version: "",
-        },
-      ],
-      modes: {
-        ...EMPTY_ANALYSIS.modes,
-        verdict: "single",
-        modes: [
-          { rtt_ms: 7.9, min_rtt_ms: 7.8, flow_count: 64, share: 1, src_ports: [], trace_path: [], ceiling: "garbage" },
-        ],
-        time_modes: {
-          kind: "route_change",
-          levels_ms: [7.9, 12.1],
-          change_times: ["2026-11-22T09:30:00Z"],
-          reason: "base RTT stepped once",
-        },
-      },
-    };
-    renderPath({ [ANALYSIS_PATH]: broken });
-    const limits = await screen.findByRole("region", { name: "What limits this path" });
-    await within(limits).findByText("Unknown");
-    expect(within(limits).getByText(/Every term is unknown/)).toBeDefined();
-    expect(within(limits).getByText("unknown — link speed unknown")).toBeDefined();
-    expect(within(limits).getByText("The diagnosis came with no evidence sentences.")).toBeDefined();
-    expect(limits.querySelector("tr.winning")).toBeNull();
-    expect(within(limits).getAllByText("source not reported")).toHaveLength(4);
-    const chart = await screen.findByTestId("ceiling-chart");
-    expect(within(chart).queryAllByRole("listitem")).toHaveLength(0);
-    const modes = panel("RTT modes");
-    expect(within(modes).getAllByRole("row")[1]?.textContent).toContain("—");
-    expect(within(modes).getByTestId("time-modes").textContent).toBe(
-      "Over time the base RTT moved between levels (a route change): 7.90 ms → 12.10 ms, changing at " +
-        "2026-11-22 09:30:00 UTC. base RTT stepped once",
-    );
+  it("survives every term unknown and runs with missing fields in every panel", async () => {
+    renderPath({ [ANALYSIS_PATH]: BROKEN_ANALYSIS });
+    await within(panel("What limits this path")).findByText("Unknown");
     expect(screen.queryByText(/failed to render/)).toBeNull();
+  });
+
+  it("keeps the other panels readable when one fails to render", async () => {
+    vi.spyOn(console, "error").mockImplementation(() => undefined);
+    // A payload the types rule out, as an older backend could send it.
+    renderPath({ [ANALYSIS_PATH]: { ...ANALYSIS, findings: null } });
+    const findings = panel("Findings");
+    expect(await within(findings).findByText("The “Findings” panel failed to render")).toBeDefined();
+    expect(within(panel("Advice")).getByText("4096 131072 31457280")).toBeDefined();
+    expect(screen.getByTestId("ceiling-chart")).toBeDefined();
   });
 
   it("reports a failed analysis in each panel and keeps the RTT chart", async () => {
     renderPath({ [ANALYSIS_PATH]: 500 });
-    expect(await screen.findByText("Could not load the throughput runs: server error.")).toBeDefined();
-    expect(await screen.findByText("Could not load the findings: server error.")).toBeDefined();
+    for (const [title, what] of PANELS) {
+      expect(await within(panel(title)).findByText(`Could not load ${what}: server error.`)).toBeDefined();
+    }
     expect(screen.getByTestId("rtt-empty")).toBeDefined();
     // The forms stay, so a bad goal can be changed back.
     expect(within(panel("Advice")).getByLabelText(/Goal rate/)).toBeDefined();

@@ -1,0 +1,80 @@
+// "Capacity plan": whether a daily volume fits through this path at its measured rate, and
+// how many hours and streams it takes; the volume re-asks the server.
+import type { PathAnalysis } from "../../api/queries";
+import { Panel } from "../../components/Panel";
+import { BYTES_PER_TIB, parseVolumeTib } from "../../lib/analysis";
+import { formatBytes, formatRate } from "../../lib/format";
+import { AnalysisState, NO_RUN_HINT, type AnalysisQuery } from "./AnalysisState";
+import { SettingForm } from "./SettingForm";
+
+/** A volume in TiB for an input's placeholder. */
+function tibText(bytes: number | null): string {
+  return bytes === null ? "" : String(Math.round((bytes / BYTES_PER_TIB) * 100) / 100);
+}
+
+/** A backlog that does not grow: "no", or "–" when unknown (a growing one is flagged by the caller). */
+function noOrDash(value: false | null): string {
+  return value === null ? "–" : "no";
+}
+
+function CapacityFigures({ data }: { data: PathAnalysis }) {
+  const plan = data.capacity_plan;
+  return (
+    <>
+      <p>{plan.reason}</p>
+      <dl className="figures">
+        <div>
+          <dt>Daily volume</dt>
+          <dd>{formatBytes(plan.daily_volume_bytes)}</dd>
+        </div>
+        <div>
+          <dt>Needs</dt>
+          <dd>{formatRate(plan.required_bps)}</dd>
+        </div>
+        <div>
+          <dt>Hours a day</dt>
+          <dd>{plan.hours_per_day === null ? "–" : `${plan.hours_per_day.toFixed(1)} h`}</dd>
+        </div>
+        <div>
+          <dt>Streams needed</dt>
+          <dd>{plan.streams_needed ?? "–"}</dd>
+        </div>
+        <div>
+          <dt>Backlog grows</dt>
+          <dd>{plan.backlog_grows === true ? <strong className="flag">yes</strong> : noOrDash(plan.backlog_grows)}</dd>
+        </div>
+      </dl>
+      {plan.rate_bps === null && <p className="muted">{NO_RUN_HINT}</p>}
+      {plan.notes.length > 0 && (
+        <ul className="evidence">
+          {plan.notes.map((note, index) => (
+            <li key={index}>{note}</li>
+          ))}
+        </ul>
+      )}
+    </>
+  );
+}
+
+export function CapacityPlanPanel({
+  analysis,
+  onDailyVolume,
+}: {
+  analysis: AnalysisQuery;
+  onDailyVolume: (dailyVolumeBytes: number | null) => void;
+}) {
+  return (
+    <Panel title="Capacity plan">
+      <SettingForm
+        label="Daily volume"
+        unit="TiB"
+        placeholder={tibText(analysis.data?.capacity_plan.daily_volume_bytes ?? null)}
+        parse={parseVolumeTib}
+        onApply={onDailyVolume}
+      />
+      <AnalysisState analysis={analysis} what="the capacity plan">
+        {(data) => <CapacityFigures data={data} />}
+      </AnalysisState>
+    </Panel>
+  );
+}

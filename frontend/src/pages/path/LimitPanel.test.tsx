@@ -1,0 +1,74 @@
+import { screen, within } from "@testing-library/react";
+import { afterEach, describe, expect, it, vi } from "vitest";
+
+import { ANALYSIS, EMPTY_ANALYSIS, RW_EVIDENCE } from "../../test/analysisFixtures";
+import { LimitPanel } from "./LimitPanel";
+import { BROKEN_ANALYSIS, panel, renderPanel, type PanelOf } from "./panelTesting";
+
+const TITLE = "What limits this path";
+const limit: PanelOf = (analysis, choices) => <LimitPanel analysis={analysis} diagnoses={choices?.diagnosis} />;
+
+describe("LimitPanel", () => {
+  afterEach(() => {
+    vi.unstubAllGlobals();
+    vi.restoreAllMocks();
+  });
+
+  it("says what limits the path: server-coloured diagnosis, evidence and the winning term", async () => {
+    renderPanel(limit);
+    const limits = panel(TITLE);
+    const badge = await within(limits).findByText("Receive window limited");
+    expect(badge.style.backgroundColor).toBe("rgb(188, 76, 0)");
+    for (const sentence of RW_EVIDENCE) {
+      expect(within(limits).getByText(sentence)).toBeDefined();
+    }
+    expect(within(limits).getByText("97.0 %")).toBeDefined();
+    const winning = limits.querySelector("tr.winning");
+    expect(winning?.getAttribute("data-term")).toBe("receive_window");
+    expect(winning?.textContent).toContain("limits");
+    expect(
+      within(limits).getByText("unknown — no loss measured: the loss ceiling has no finite bound"),
+    ).toBeDefined();
+    expect(within(limits).getByText("kernel 6.8 scaling_ratio (planning value 0.5)")).toBeDefined();
+    expect(within(limits).getByText("6 MiB")).toBeDefined();
+  });
+
+  it("formats rates and term rates with the one rate formatter", async () => {
+    renderPanel(limit);
+    const limits = panel(TITLE);
+    await within(limits).findByText("Receive window limited");
+    const figures = limits.querySelector("dl.figures")?.textContent;
+    expect(figures).toContain("Rate3.1 Gbit/s");
+    expect(figures).toContain("Ceiling3.2 Gbit/s");
+    expect(limits.querySelector('tr[data-term="link"]')?.textContent).toContain("9.5 Gbit/s");
+  });
+
+  it("says what to do on a path with nothing measured", async () => {
+    renderPanel(limit, EMPTY_ANALYSIS);
+    expect(await within(panel(TITLE)).findByText(/No throughput run analysed yet/)).toBeDefined();
+    expect(panel(TITLE).querySelector("table")).toBeNull();
+  });
+
+  it("says so when the server has no ceilings with today's tuning", async () => {
+    renderPanel(limit, { ...ANALYSIS, ceilings_now: null });
+    expect(await within(panel(TITLE)).findByText(/No ceilings with today's tuning/)).toBeDefined();
+  });
+
+  it("survives every term unknown and a run with missing fields", async () => {
+    renderPanel(limit, BROKEN_ANALYSIS);
+    const limits = panel(TITLE);
+    await within(limits).findByText("Unknown");
+    expect(within(limits).getByText(/Every term is unknown/)).toBeDefined();
+    expect(within(limits).getByText("unknown — link speed unknown")).toBeDefined();
+    expect(within(limits).getByText("The diagnosis came with no evidence sentences.")).toBeDefined();
+    expect(limits.querySelector("tr.winning")).toBeNull();
+    expect(within(limits).getAllByText("source not reported")).toHaveLength(4);
+    expect(screen.queryByText(/failed to render/)).toBeNull();
+  });
+
+  it("says it is loading, then why it failed", async () => {
+    renderPanel(limit, 500);
+    expect(screen.getByRole("status").textContent).toBe("Loading the diagnosis…");
+    expect(await screen.findByText("Could not load the diagnosis: server error.")).toBeDefined();
+  });
+});

@@ -1,0 +1,206 @@
+// "What limits this path": the newest run's diagnosis with its evidence, and the four
+// ceiling terms with today's tuning (link, receive window, send buffer, loss) with the buffer
+// sizes behind the window terms.
+import type { Choice, PathAnalysis, RunAnalysis } from "../../api/queries";
+import { Panel } from "../../components/Panel";
+import { ChoiceBadge } from "../../components/StatusBadge";
+import {
+  TERM_NAMES,
+  TERM_TITLES,
+  formatFraction,
+  parseRunCeilings,
+  parseRunEvidence,
+  termTitle,
+  type Buffers,
+  type CeilingSet,
+  type CeilingTerm,
+  type RunCeilings,
+  type TermName,
+} from "../../lib/analysis";
+import { formatBytes, formatMs, formatPercent, formatRate, formatUtc } from "../../lib/format";
+import { AnalysisState, NO_RUN_HINT, type AnalysisQuery } from "./AnalysisState";
+
+function RunSummary({ run, diagnoses }: { run: RunAnalysis; diagnoses: readonly Choice[] | undefined }) {
+  const evidence = parseRunEvidence(run.evidence);
+  return (
+    <>
+      <p>
+        <ChoiceBadge choices={diagnoses} value={run.diagnosis} />{" "}
+        <span className="muted">
+          newest run {formatUtc(run.started_at)}, {run.streams} {run.streams === 1 ? "stream" : "streams"}
+          {run.iperf3_version !== "" && `, iperf3 ${run.iperf3_version}`}
+        </span>
+      </p>
+      <dl className="figures">
+        <div>
+          <dt>Rate</dt>
+          <dd>{formatRate(run.rate_bps)}</dd>
+        </div>
+        <div>
+          <dt>Ceiling</dt>
+          <dd>{formatRate(run.ceiling_bps)}</dd>
+        </div>
+        <div>
+          <dt>Share of ceiling</dt>
+          <dd>{formatPercent(run.fraction_of_ceiling)}</dd>
+        </div>
+        <div>
+          <dt>Smallest term</dt>
+          <dd>{termTitle(run.limit)}</dd>
+        </div>
+      </dl>
+      {evidence.notConverged && (
+        <p className="warning" role="note">
+          The rate was still rising at the end of the run: it may be too short to leave slow start. Lengthen the
+          throughput test&apos;s <code>duration_s</code> or its <code>omit_s</code>.
+        </p>
+      )}
+      {evidence.sentences.length > 0 ? (
+        <ul className="evidence">
+          {evidence.sentences.map((sentence, index) => (
+            <li key={index}>{sentence}</li>
+          ))}
+        </ul>
+      ) : (
+        <p className="muted">The diagnosis came with no evidence sentences.</p>
+      )}
+    </>
+  );
+}
+
+/** One term for a table cell: its rate, or why it is unknown. */
+function termText(term: CeilingTerm): string {
+  if (term.rateBps !== null) {
+    return formatRate(term.rateBps);
+  }
+  return term.reason === "" ? "unknown" : `unknown — ${term.reason}`;
+}
+
+function TermRow({
+  name,
+  atMinRtt,
+  underLoad,
+}: {
+  name: TermName;
+  atMinRtt: CeilingSet;
+  underLoad: CeilingSet | null;
+}) {
+  const winning = atMinRtt.limit === name;
+  return (
+    <tr className={winning ? "winning" : undefined} data-term={name}>
+      <th scope="row">
+        {TERM_TITLES[name]}
+        {winning && <span className="flag"> limits</span>}
+      </th>
+      <td>{termText(atMinRtt.terms[name])}</td>
+      {underLoad !== null && <td>{termText(underLoad.terms[name])}</td>}
+    </tr>
+  );
+}
+
+function rttHeading(set: CeilingSet): string {
+  return set.rttMs === null ? "unknown RTT" : formatMs(set.rttMs);
+}
+
+function BufferRows({ buffers }: { buffers: Buffers }) {
+  const rows: [string, string, string][] = [
+    [
+      "Receive buffer",
+      buffers.receiveBytes === null ? "unknown" : formatBytes(buffers.receiveBytes),
+      buffers.receiveSource,
+    ],
+    ["Receive window fraction", formatFraction(buffers.receiveFraction), buffers.receiveFractionSource],
+    ["Send buffer", buffers.sendBytes === null ? "unknown" : formatBytes(buffers.sendBytes), buffers.sendSource],
+    ["Send window fraction", formatFraction(buffers.sendFraction), buffers.sendFractionSource],
+  ];
+  return (
+    <>
+      {rows.map(([what, value, source]) => (
+        <tr key={what}>
+          <th scope="row">{what}</th>
+          <td>{value}</td>
+          <td className="muted">{source === "" ? "source not reported" : source}</td>
+        </tr>
+      ))}
+    </>
+  );
+}
+
+function CeilingsNow({ now }: { now: RunCeilings }) {
+  const { atMinRtt, underLoad } = now;
+  return (
+    <>
+      <h3>Ceilings with today&apos;s tuning</h3>
+      {atMinRtt.limit === "unknown" && (
+        <p className="warning" role="note">
+          Every term is unknown, so nothing says what limits this path yet; each row says what is missing. The terms
+          come from the agents&apos; host facts (link speed, MTU, <code>tcp_rmem</code>/<code>tcp_wmem</code>) and the
+          path&apos;s pings: check the Agents page for missing host facts.
+        </p>
+      )}
+      <table className="terms">
+        <thead>
+          <tr>
+            <th>Term</th>
+            <th>
+              At {rttHeading(atMinRtt)}{" "}
+              <span className="muted">({atMinRtt.rttSource === "" ? "RTT source not reported" : atMinRtt.rttSource})</span>
+            </th>
+            {underLoad !== null && (
+              <th>
+                Under load, at {rttHeading(underLoad)} <span className="muted">({underLoad.rttSource})</span>
+              </th>
+            )}
+          </tr>
+        </thead>
+        <tbody>
+          {TERM_NAMES.map((name) => (
+            <TermRow key={name} name={name} atMinRtt={atMinRtt} underLoad={underLoad} />
+          ))}
+        </tbody>
+      </table>
+      <h3>Where the window terms come from</h3>
+      <table className="buffers">
+        <tbody>
+          <BufferRows buffers={now.buffers} />
+        </tbody>
+      </table>
+    </>
+  );
+}
+
+function Limits({ data, diagnoses }: { data: PathAnalysis; diagnoses: readonly Choice[] | undefined }) {
+  const newest = data.runs[0];
+  const now = parseRunCeilings(data.ceilings_now);
+  return (
+    <>
+      {newest === undefined ? <p className="muted">{NO_RUN_HINT}</p> : <RunSummary run={newest} diagnoses={diagnoses} />}
+      {now === null ? (
+        newest !== undefined && (
+          <p className="muted">
+            No ceilings with today&apos;s tuning: the server could not compute them from the newest run. They return
+            once the next throughput run is analysed.
+          </p>
+        )
+      ) : (
+        <CeilingsNow now={now} />
+      )}
+    </>
+  );
+}
+
+export function LimitPanel({
+  analysis,
+  diagnoses,
+}: {
+  analysis: AnalysisQuery;
+  diagnoses: readonly Choice[] | undefined;
+}) {
+  return (
+    <Panel title="What limits this path">
+      <AnalysisState analysis={analysis} what="the diagnosis">
+        {(data) => <Limits data={data} diagnoses={diagnoses} />}
+      </AnalysisState>
+    </Panel>
+  );
+}
