@@ -35,12 +35,8 @@ describe("summarizeSpec", () => {
   const { throughput, ping, flowsweep, trace } = TEST_KINDS;
 
   it("reads throughput options in a fixed order", () => {
-    expect(throughput.summarizeSpec({ parallel: 4, duration_s: 20, window_bytes: 4 * 1024 * 1024, reverse: true })).toEqual([
-      "20 s",
-      "4 streams",
-      "reverse",
-      "window 4 MiB",
-    ]);
+    const spec = { parallel: 4, duration_s: 20, window_bytes: 4 * 1024 * 1024, reverse: true };
+    expect(throughput.summarizeSpec(spec)).toEqual(["20 s", "4 streams", "reverse", "window 4 MiB"]);
   });
 
   it("reads UDP at a rate and pacing, configured rates to two decimals", () => {
