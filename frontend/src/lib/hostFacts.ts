@@ -1,6 +1,7 @@
 // Host facts arrive as free-form JSON from the agent; this narrows them to what the UI
 // shows and ignores anything else, so an older or newer agent cannot break the page.
 
+import type { ReportedSysctl } from "../api/contract";
 import { asNumber, asRecord } from "./json";
 
 export interface HostInterface {
@@ -61,13 +62,14 @@ export function parseHostFacts(value: unknown): HostFacts | null {
   };
 }
 
-/** The sysctls that hold buffer sizes ("min default max" triples or single byte counts). */
-const BYTE_SYSCTLS = new Set([
+/** The sysctls that hold buffer sizes ("min default max" triples or single byte counts); typed
+ * by the contract's ReportedSysctl, so a name the agents do not report fails to compile. */
+const BYTE_SYSCTLS = new Set<string>([
   "net.ipv4.tcp_rmem",
   "net.ipv4.tcp_wmem",
   "net.core.rmem_max",
   "net.core.wmem_max",
-]);
+] satisfies ReportedSysctl[]);
 
 export function isByteSysctl(name: string): boolean {
   return BYTE_SYSCTLS.has(name);
