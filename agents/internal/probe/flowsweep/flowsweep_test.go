@@ -121,7 +121,9 @@ func checkShape(t *testing.T, fs *result.FlowSweep) {
 		if s.Flow != k%fs.Flows || s.Seq != k/fs.Flows {
 			t.Fatalf("sample %d is flow %d seq %d: not round-robin", k, s.Flow, s.Seq)
 		}
-		if k > 0 && s.Time.Before(fs.Samples[k-1].Time) {
+		// TCP handshakes start on goroutines of their own, so a loaded machine may start
+		// probe k a little after probe k+1; UDP probes leave one sender in order.
+		if fs.Protocol == "udp" && k > 0 && s.Time.Before(fs.Samples[k-1].Time) {
 			t.Fatalf("sample %d sent before sample %d", k, k-1)
 		}
 		if s.SrcPort < 1 || s.SrcPort > 65535 {

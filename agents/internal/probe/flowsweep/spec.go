@@ -27,16 +27,16 @@ type Spec struct {
 // for hours.
 const MaxRoundMs = 600_000
 
-// defaultSpec sends 16 flows, Cloudprober's count, enough to see every member of ECMP groups
+// DefaultSpec sends 16 flows, Cloudprober's count, enough to see every member of ECMP groups
 // of up to 4-8 links with high probability; 10 samples each, one probe every 20 ms (a
 // 3.2 s round), and a sample unanswered after 1 s is lost. Port 0 is the echo responder's.
-func defaultSpec() Spec {
+func DefaultSpec() Spec {
 	return Spec{Protocol: "udp", Port: 0, Flows: 16, SamplesPerFlow: 10, IntervalMs: 20, TimeoutMs: 1000}
 }
 
 // DecodeSpec reads a plan's spec over the defaults, refusing unknown fields, and validates it.
 func DecodeSpec(raw json.RawMessage) (Spec, error) {
-	spec := defaultSpec()
+	spec := DefaultSpec()
 	if err := probe.DecodeSpec(raw, &spec); err != nil {
 		return spec, err
 	}

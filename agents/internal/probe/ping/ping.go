@@ -30,12 +30,12 @@ type Spec struct {
 	TTL       *int    `json:"ttl"`
 }
 
-// Defaults follow perfSONAR's regular ping test: 10 packets, one a second.
-func defaultSpec() Spec { return Spec{Count: 10, IntervalS: 1, SizeBytes: 56} }
+// DefaultSpec follows perfSONAR's regular ping test: 10 packets, one a second.
+func DefaultSpec() Spec { return Spec{Count: 10, IntervalS: 1, SizeBytes: 56} }
 
 // DecodeSpec reads a plan's spec over the defaults, refusing unknown fields, and validates it.
 func DecodeSpec(raw json.RawMessage) (Spec, error) {
-	spec := defaultSpec()
+	spec := DefaultSpec()
 	if err := probe.DecodeSpec(raw, &spec); err != nil {
 		return spec, err
 	}

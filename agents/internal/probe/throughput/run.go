@@ -51,15 +51,15 @@ const MaxRateBps = 400_000_000_000
 // MaxParallel caps streams: more would measure the hosts, not the path.
 const MaxParallel = 128
 
-// defaultSpec is a 20 s single-stream TCP test, long enough to leave slow start behind on
+// DefaultSpec is a 20 s single-stream TCP test, long enough to leave slow start behind on
 // most paths once the omitted seconds are added.
-func defaultSpec() Spec {
+func DefaultSpec() Spec {
 	return Spec{DurationS: 20, Parallel: 1, Port: 0, ConnectTimeMs: 5000}
 }
 
 // DecodeSpec reads a plan's spec over the defaults, refusing unknown fields, and validates it.
 func DecodeSpec(raw json.RawMessage) (Spec, error) {
-	spec := defaultSpec()
+	spec := DefaultSpec()
 	if err := probe.DecodeSpec(raw, &spec); err != nil {
 		return spec, err
 	}

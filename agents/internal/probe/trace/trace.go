@@ -38,13 +38,14 @@ type Spec struct {
 	MaxHops     int     `json:"max_hops"`
 }
 
-func defaultSpec() Spec {
+// DefaultSpec traces 8 flows, one query per hop, up to 30 hops.
+func DefaultSpec() Spec {
 	return Spec{Flows: 8, SrcPortBase: 31000, DstPort: 33434, Queries: 1, WaitS: 1, MaxHops: 30}
 }
 
 // DecodeSpec reads a plan's spec over the defaults, refusing unknown fields, and validates it.
 func DecodeSpec(raw json.RawMessage) (Spec, error) {
-	spec := defaultSpec()
+	spec := DefaultSpec()
 	if err := probe.DecodeSpec(raw, &spec); err != nil {
 		return spec, err
 	}
