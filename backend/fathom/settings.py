@@ -112,6 +112,9 @@ REST_FRAMEWORK = {
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
 
+# Imported here, beside the one setting that needs it, rather than at the top of the file.
+from core.openapi import contract_components  # noqa: E402
+
 SPECTACULAR_SETTINGS = {
     "TITLE": "Fathom API",
     "DESCRIPTION": "Measurement mesh: agent enrolment, plans, result ingest, paths. See docs/api.md.",
@@ -122,6 +125,10 @@ SPECTACULAR_SETTINGS = {
         "AgentStatusEnum": "inventory.choices.AgentStatus",
         "TokenStateEnum": "inventory.choices.TokenState",
     },
+    # The analysis payloads (ceilings, evidence, inputs, time modes) are defined once, in
+    # contract/analysis.v1.schema.json: its $defs become components that the analysis
+    # serializers' JSON fields refer to, so the UI's types come from the contract.
+    "APPEND_COMPONENTS": {"schemas": contract_components("analysis.v1.schema.json")},
 }
 
 CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}

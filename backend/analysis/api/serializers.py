@@ -1,13 +1,39 @@
-"""Query and response shapes of the analysis API (the OpenAPI schema the UI's types come from)."""
+"""Query and response shapes of the analysis API (the OpenAPI schema the UI's types come from).
+
+The JSON payloads inside the responses (ceilings, evidence, inputs, time modes) are defined
+once, in contract/analysis.v1.schema.json: their fields point at its $defs, which the OpenAPI
+schema carries as components of the same names (SPECTACULAR_SETTINGS["APPEND_COMPONENTS"]).
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from analysis.choices import FindingMetric, FindingState
+from analysis.payloads import SCHEMA
+from core import contract
 from core.serializers import StrictSerializer
+
+
+def contract_field(definition: str) -> type[serializers.JSONField]:
+    """A JSON field whose OpenAPI schema is $defs/<definition> of the analysis contract."""
+    if definition not in contract.load(SCHEMA)["$defs"]:
+        raise LookupError(f"{SCHEMA} has no $defs/{definition}")
+    field = type(f"{definition}Field", (serializers.JSONField,), {"__doc__": f"{definition} of {SCHEMA}"})
+    return extend_schema_field({"$ref": f"#/components/schemas/{definition}"})(field)
+
+
+CeilingSetField = contract_field("CeilingSet")
+CeilingsNowField = contract_field("CeilingsNow")
+FindingEvidenceField = contract_field("FindingEvidence")
+IntervalStatsField = contract_field("IntervalStats")
+RunCeilingsField = contract_field("RunCeilings")
+RunEvidenceField = contract_field("RunEvidence")
+RunInputsField = contract_field("RunInputs")
+TimeModesField = contract_field("TimeModes")
 
 
 class PathQuerySerializer(StrictSerializer):
@@ -51,7 +77,7 @@ class FindingSerializer(serializers.Serializer[Any]):
     current = serializers.FloatField()
     magnitude = serializers.FloatField()
     unit = serializers.CharField()
-    evidence = serializers.JSONField()
+    evidence = FindingEvidenceField(help_text="the numbers the first rule's episode rests on")
     annotation = serializers.CharField(allow_blank=True)
 
 
@@ -64,10 +90,10 @@ class RunAnalysisSerializer(serializers.Serializer[Any]):
     fraction_of_ceiling = serializers.FloatField(allow_null=True)
     limit = serializers.CharField()
     diagnosis = serializers.CharField()
-    evidence = serializers.JSONField(help_text="label, winning term, evidence sentences, not_converged")
-    ceilings = serializers.JSONField(help_text="buffers; terms at the run's min RTT, under load, per RTT mode")
-    inputs = serializers.JSONField(help_text="both hosts' tuning at run time, RTT and loss, with sources")
-    interval_stats = serializers.JSONField()
+    evidence = RunEvidenceField(help_text="label, winning term, evidence sentences, not_converged")
+    ceilings = RunCeilingsField(help_text="buffers; terms at the run's min RTT, under load, per RTT mode")
+    inputs = RunInputsField(help_text="both hosts' tuning at run time, RTT and loss, with sources")
+    interval_stats = IntervalStatsField()
     iperf3_version = serializers.CharField(allow_blank=True)
 
 
@@ -99,7 +125,7 @@ class RttModeSerializer(serializers.Serializer[Any]):
     share = serializers.FloatField()
     src_ports = serializers.ListField(child=serializers.IntegerField())
     trace_path = serializers.ListField(child=serializers.CharField(), allow_null=True)
-    ceiling = serializers.JSONField(allow_null=True, help_text="the four terms at this mode's RTT")
+    ceiling = CeilingSetField(allow_null=True, help_text="the four terms at this mode's RTT")
 
 
 class DipSerializer(serializers.Serializer[Any]):
@@ -122,13 +148,13 @@ class PathModesSerializer(serializers.Serializer[Any]):
     sweeps = serializers.IntegerField()
     ecmp_sweeps = serializers.IntegerField()
     ping_dip = DipSerializer()
-    time_modes = serializers.JSONField()
+    time_modes = TimeModesField()
 
 
 class PathAnalysisSerializer(serializers.Serializer[Any]):
     source = AgentRefSerializer()  # type: ignore[assignment]
     destination = AgentRefSerializer()
-    ceilings_now = serializers.JSONField(allow_null=True, help_text="terms with today's tuning, RTT and loss")
+    ceilings_now = CeilingsNowField(allow_null=True, help_text="terms with today's tuning, RTT and loss")
     runs = RunAnalysisSerializer(many=True)
     modes = PathModesSerializer()
     findings = FindingSerializer(many=True)

@@ -10,6 +10,7 @@ from typing import Any
 
 from analysis.choices import RttModeVerdict
 from analysis.models import Finding, RunAnalysis
+from analysis.payloads import checked
 from analysis.services.grid import MeshGrid
 from analysis.services.modes import PathModesNow
 from analysis.services.paths import CeilingsNow, PathReport
@@ -74,19 +75,20 @@ def path_modes(now: PathModesNow) -> dict[str, Any]:
             {
                 **mode.mode,
                 "trace_path": mode.trace_path,
-                "ceiling": mode.ceiling.to_dict() if mode.ceiling is not None else None,
+                "ceiling": checked("CeilingSet", mode.ceiling.to_dict()) if mode.ceiling is not None else None,
             }
             for mode in now.modes
         ],
         "sweeps": now.sweeps,
         "ecmp_sweeps": now.ecmp_sweeps,
         "ping_dip": {"candidate": dip.candidate, "p_value": dip.p_value, "samples": dip.samples, "reason": dip.reason},
-        "time_modes": now.time_modes.to_dict(),
+        "time_modes": checked("TimeModes", now.time_modes.to_dict()),
     }
 
 
 def ceilings_now(now: CeilingsNow) -> dict[str, Any]:
-    return {**now.ceilings.to_dict(), "inputs": now.inputs.to_dict(), "options_of_run": now.run.id}
+    body = {**now.ceilings.to_dict(), "inputs": now.inputs.to_dict(), "options_of_run": str(now.run.id)}
+    return checked("CeilingsNow", body)
 
 
 def path_analysis(source: Agent, destination: Agent, report: PathReport) -> dict[str, Any]:

@@ -29,6 +29,7 @@ from analysis.changes.throughput import throughput_fast_rule, throughput_slow_ru
 from analysis.changes.windows import RttWindow
 from analysis.choices import FindingKind, FindingMetric, FindingState
 from analysis.models import Finding, RunAnalysis
+from analysis.payloads import checked
 from analysis.services.inputs import as_dict
 from inventory.models import Agent, HostFactsSnapshot
 from measurements.models import TracePath
@@ -174,7 +175,7 @@ def _finding_fields(episode: MergedEpisode, metric: FindingMetric, annotation: s
         "current": first.current,
         "magnitude": first.magnitude,
         "unit": UNITS[metric],
-        "evidence": first.evidence,
+        "evidence": checked("FindingEvidence", first.evidence),
         "annotation": annotation,
     }
 
@@ -210,6 +211,7 @@ def reconcile_findings(
         if finding.pk not in matched and finding.state == FindingState.OPEN:
             cleared = max(now, finding.started_at)
             finding.state, finding.cleared_at, finding.updated_at = FindingState.CLEARED, cleared, now
+            # `cleared` is one of every evidence shape's keys; the rest was checked when it was stored.
             finding.evidence = {**finding.evidence, "cleared": "no rule confirms it on the current data"}
             finding.save(update_fields=["state", "cleared_at", "updated_at", "evidence"])
     for match, fields in sorted(plans, key=lambda plan: plan[1]["state"] == FindingState.OPEN):

@@ -35,6 +35,7 @@ from analysis.modes import (
     pooled_dip_candidate,
     time_separated_modes,
 )
+from analysis.payloads import checked
 from analysis.runs import CeilingSet, RunCeilings
 from inventory.models import Agent
 from measurements.choices import RunStatus, TestType
@@ -76,7 +77,7 @@ def analyze_sweep(run: Run, agents: dict[uuid.UUID, Agent] | None = None) -> Swe
             "verdict": result.verdict.value,
             "base_rtt_ms": base,
             "mode_count": len(result.modes),
-            "analysis": result.to_dict(),
+            "analysis": checked("SweepAnalysis", result.to_dict()),
             "analysis_version": ANALYSIS_VERSION,
             "computed_at": timezone.now(),
         },

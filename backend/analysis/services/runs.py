@@ -24,6 +24,7 @@ from analysis.choices import FindingState
 from analysis.diagnosis import NEAR_FRACTION, diagnose
 from analysis.intervals import interval_stats
 from analysis.models import ANALYSIS_VERSION, Finding, RunAnalysis, SweepModes
+from analysis.payloads import checked
 from analysis.runs import RunInputs, options_key, run_ceilings
 from analysis.services.findings import detect_findings
 from analysis.services.inputs import (
@@ -89,10 +90,10 @@ def analyze_throughput_run(run: Run, agents: dict[uuid.UUID, Agent] | None = Non
             "ceiling_bps": diagnosis.ceiling_bps,
             "limit": ceilings.at_min_rtt.limit.value,
             "diagnosis": diagnosis.label.value,
-            "ceilings": ceilings.to_dict(),
-            "inputs": inputs.to_dict(),
-            "interval_stats": stats.to_dict(),
-            "evidence": diagnosis.to_dict(),
+            "ceilings": checked("RunCeilings", ceilings.to_dict()),
+            "inputs": checked("RunInputs", inputs.to_dict()),
+            "interval_stats": checked("IntervalStats", stats.to_dict()),
+            "evidence": checked("RunEvidence", diagnosis.to_dict()),
             "iperf3_version": version if isinstance(version, str) else "",
             "analysis_version": ANALYSIS_VERSION,
             "computed_at": timezone.now(),

@@ -457,6 +457,19 @@ export interface components {
             path: string;
             message: string;
         };
+        /** @description The socket buffers and window fractions behind the window terms, each with where it came from. */
+        Buffers: {
+            receive_bytes: number | null;
+            receive_source: string;
+            /** @description share of the receive buffer that becomes advertised window */
+            receive_fraction: number | null;
+            receive_fraction_source: string;
+            send_bytes: number | null;
+            send_source: string;
+            /** @description share of the send buffer that can be in flight */
+            send_fraction: number;
+            send_fraction_source: string;
+        };
         CapacityPlan: {
             daily_volume_bytes: number;
             /** Format: double */
@@ -473,6 +486,42 @@ export interface components {
             reason: string;
             notes: string[];
         };
+        /** @description The four ceiling terms at one RTT, and which of them bounds the path there. */
+        CeilingSet: {
+            rtt_ms: number | null;
+            /** @description where the RTT came from */
+            rtt_source: string;
+            limit: components["schemas"]["Limit"];
+            /** @description the limiting term's rate; null when every term is unknown */
+            ceiling_bps: number | null;
+            terms: components["schemas"]["CeilingTerms"];
+        };
+        /** @description One ceiling term: a rate, or null with the reason it is unknown. */
+        CeilingTerm: {
+            rate_bps: number | null;
+            /** @description why the term is unknown (or a note on a known one); empty otherwise */
+            reason: string;
+        };
+        /** @description The four terms at one RTT, one per TermName. */
+        CeilingTerms: {
+            link: components["schemas"]["CeilingTerm"];
+            receive_window: components["schemas"]["CeilingTerm"];
+            send_buffer: components["schemas"]["CeilingTerm"];
+            loss: components["schemas"]["CeilingTerm"];
+        };
+        /** @description A path's ceilings with today's tuning, RTT modes and loss, for the options of its newest analysed run: RunCeilings plus the inputs and that run. */
+        CeilingsNow: {
+            buffers: components["schemas"]["Buffers"];
+            at_min_rtt: components["schemas"]["CeilingSet"];
+            under_load: components["schemas"]["CeilingSet"] | null;
+            per_mode: components["schemas"]["CeilingSet"][];
+            inputs: components["schemas"]["RunInputs"];
+            /**
+             * Format: uuid
+             * @description the run whose stream count and -w these ceilings are for
+             */
+            options_of_run: string;
+        };
         /** @description A choice as the UI shows it: value, label and colour (never hard-coded in the UI). */
         Choice: {
             value: string;
@@ -481,16 +530,21 @@ export interface components {
         };
         Choices: {
             agent_status: components["schemas"]["Choice"][];
-            token_state: components["schemas"]["Choice"][];
+            diagnosis: components["schemas"]["Choice"][];
+            finding_state: components["schemas"]["Choice"][];
+            rtt_mode_verdict: components["schemas"]["Choice"][];
             run_status: components["schemas"]["Choice"][];
             slot_state: components["schemas"]["Choice"][];
-            diagnosis: components["schemas"]["Choice"][];
-            rtt_mode_verdict: components["schemas"]["Choice"][];
-            finding_state: components["schemas"]["Choice"][];
+            token_state: components["schemas"]["Choice"][];
         };
         Csrf: {
             csrf_token: string;
         };
+        /**
+         * @description What limited one throughput run (analysis.choices.Diagnosis).
+         * @enum {string}
+         */
+        Diagnosis: "receive_window" | "send_buffer" | "loss" | "capacity" | "policer" | "below_ceilings" | "unknown";
         Dip: {
             candidate: boolean;
             /** Format: double */
@@ -557,9 +611,12 @@ export interface components {
             /** Format: double */
             magnitude: number;
             unit: string;
-            evidence: unknown;
+            /** @description the numbers the first rule's episode rests on */
+            evidence: components["schemas"]["FindingEvidence"];
             annotation: string;
         };
+        /** @description The numbers a finding rests on: the evidence of the rule that found it first (Finding.rules names the rules). */
+        FindingEvidence: components["schemas"]["ThroughputFastEvidence"] | components["schemas"]["ThroughputSlowEvidence"] | components["schemas"]["RttCusumEvidence"] | components["schemas"]["LossEvidence"] | components["schemas"]["RouteEvidence"];
         GridCell: {
             source: components["schemas"]["AgentRef"];
             destination: components["schemas"]["AgentRef"];
@@ -597,8 +654,33 @@ export interface components {
         HostFactsResponse: {
             changed: boolean;
         };
+        /** @description One host's TCP tuning as the ceiling math read it from its host facts; null where not reported (analysis.tuning.HostTuning). */
+        HostTuning: {
+            kernel: string | null;
+            tcp_rmem_default_bytes: number | null;
+            tcp_rmem_max_bytes: number | null;
+            tcp_wmem_max_bytes: number | null;
+            rmem_max_bytes: number | null;
+            wmem_max_bytes: number | null;
+            adv_win_scale: number | null;
+            congestion_control: string | null;
+            mtu_bytes: number | null;
+            link_rate_bps: number | null;
+            iperf3_version: string | null;
+            /** @description net.ipv4.tcp_moderate_rcvbuf: false turns receive autotuning off */
+            moderate_rcvbuf: boolean | null;
+            /** @description net.ipv4.tcp_window_scaling: false caps windows at 64 KiB */
+            window_scaling: boolean | null;
+        };
         IngestResponse: {
             results: components["schemas"]["ItemStatus"][];
+        };
+        /** @description Where a run's inputs came from, one sentence each. */
+        InputSources: {
+            sender_facts: string;
+            receiver_facts: string;
+            loss: string;
+            modes: string;
         };
         /** @description Refuses unknown keys instead of silently dropping them: a typo is an error. */
         InterfaceRequest: {
@@ -606,6 +688,24 @@ export interface components {
             mtu?: number | null;
             speed_mbps?: number | null;
             addresses?: string[];
+        };
+        /** @description What a run's per-interval TCP_INFO says beyond iperf3's end summary (analysis.intervals.IntervalStats). */
+        IntervalStats: {
+            /** @description median of the per-second sums after the omitted seconds */
+            steady_rate_bps: number | null;
+            intervals: number;
+            /** @description share of stream-intervals with snd_wnd < snd_cwnd */
+            window_limited_share: number | null;
+            retransmits: number | null;
+            /** @description retransmitted segments per segment sent */
+            retransmit_rate: number | null;
+            retransmit_bursts: number;
+            cwnd_collapses: number;
+            /** @description coefficient of variation of the per-second rate */
+            rate_cv: number | null;
+            /** @description slow start had not finished */
+            not_converged: boolean;
+            pmtu_bytes: number | null;
         };
         InvalidBatch: {
             detail: string;
@@ -634,10 +734,36 @@ export interface components {
          * @enum {string}
          */
         KindEnum: "mesh" | "disjoint" | "list";
+        /**
+         * @description The smallest known ceiling term, i.e. what bounds the path; unknown when no term could be computed (analysis.ceilings.Limit).
+         * @enum {string}
+         */
+        Limit: "link" | "receive_window" | "send_buffer" | "loss" | "unknown";
         /** @description Refuses unknown keys instead of silently dropping them: a typo is an error. */
         LoginRequest: {
             username: string;
             password: string;
+        };
+        /** @description What the loss rule's step rests on. */
+        LossEvidence: {
+            baseline_lost: number;
+            baseline_sent: number;
+            windows: components["schemas"]["LossWindow"][];
+            min_pp: number;
+            p_max: number;
+            /** Format: date-time */
+            clear_confirmed_at: string | null;
+            /** @description why a finding no rule confirms any more was cleared */
+            cleared?: string;
+        };
+        /** @description One window that confirmed a loss step. */
+        LossWindow: {
+            /** Format: date-time */
+            start: string;
+            sent: number;
+            lost: number;
+            /** @description binomial upper tail against the baseline rate */
+            p_value: number;
         };
         Mesh: {
             name: string;
@@ -696,6 +822,11 @@ export interface components {
             slip_s: number;
             enabled?: boolean;
         };
+        /**
+         * @description What a flow sweep's per-flow rule decided (analysis.choices.RttModeVerdict).
+         * @enum {string}
+         */
+        ModeVerdict: "single" | "ecmp" | "insufficient";
         PatchedMeshRequest: {
             name?: string;
             description?: string;
@@ -720,7 +851,7 @@ export interface components {
             source: components["schemas"]["AgentRef"];
             destination: components["schemas"]["AgentRef"];
             /** @description terms with today's tuning, RTT and loss */
-            ceilings_now: unknown;
+            ceilings_now: components["schemas"]["CeilingsNow"] | null;
             runs: components["schemas"]["RunAnalysis"][];
             modes: components["schemas"]["PathModes"];
             findings: components["schemas"]["Finding"][];
@@ -744,7 +875,7 @@ export interface components {
             sweeps: number;
             ecmp_sweeps: number;
             ping_dip: components["schemas"]["Dip"];
-            time_modes: unknown;
+            time_modes: components["schemas"]["TimeModes"];
         };
         Peer: {
             /** Format: uuid */
@@ -787,6 +918,37 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** @description What a route change rests on: the path fingerprints known before and seen after. */
+        RouteEvidence: {
+            old_fingerprints: string[];
+            new_fingerprints: string[];
+            added: string[];
+            removed: string[];
+            /** @description the route known before the first open change */
+            original_fingerprints: string[];
+            /** @description a change to yet another route cleared it */
+            superseded: boolean;
+            confirm_n: number;
+            /** @description why a finding no rule confirms any more was cleared */
+            cleared?: string;
+        };
+        /** @description What the RTT CUSUM's shift rests on. */
+        RttCusumEvidence: {
+            statistic: components["schemas"]["RttStatistic"];
+            baseline_median_ms: number;
+            baseline_scale_ms: number;
+            baseline_windows: number;
+            min_effect_ms: number;
+            /** @description the sum when it passed h */
+            cusum: number;
+            k: number;
+            h: number;
+            windows_to_detect: number;
+            /** Format: date-time */
+            clear_confirmed_at: string | null;
+            /** @description why a finding no rule confirms any more was cleared */
+            cleared?: string;
+        };
         RttMode: {
             /** Format: double */
             rtt_ms: number;
@@ -798,7 +960,7 @@ export interface components {
             src_ports: number[];
             trace_path: string[] | null;
             /** @description the four terms at this mode's RTT */
-            ceiling: unknown;
+            ceiling: components["schemas"]["CeilingSet"] | null;
         };
         RttPoint: {
             /** Format: date-time */
@@ -822,6 +984,11 @@ export interface components {
             bucket_s: number;
             points: components["schemas"]["RttPoint"][];
         };
+        /**
+         * @description The window statistic an RTT CUSUM ran on: min_ms follows the path, p50_ms and p90_ms queueing.
+         * @enum {string}
+         */
+        RttStatistic: "min_ms" | "p50_ms" | "p90_ms";
         RunAnalysis: {
             /** Format: uuid */
             run_id: string;
@@ -837,13 +1004,58 @@ export interface components {
             limit: string;
             diagnosis: string;
             /** @description label, winning term, evidence sentences, not_converged */
-            evidence: unknown;
+            evidence: components["schemas"]["RunEvidence"];
             /** @description buffers; terms at the run's min RTT, under load, per RTT mode */
-            ceilings: unknown;
+            ceilings: components["schemas"]["RunCeilings"];
             /** @description both hosts' tuning at run time, RTT and loss, with sources */
-            inputs: unknown;
-            interval_stats: unknown;
+            inputs: components["schemas"]["RunInputs"];
+            interval_stats: components["schemas"]["IntervalStats"];
             iperf3_version: string;
+        };
+        /** @description A throughput run's ceilings from what was true when it ran: at the flow's unloaded RTT, under load, and at each RTT mode of the path (analysis.runs.RunCeilings). */
+        RunCeilings: {
+            buffers: components["schemas"]["Buffers"];
+            at_min_rtt: components["schemas"]["CeilingSet"];
+            under_load: components["schemas"]["CeilingSet"] | null;
+            /** @description one per RTT mode, in the order of the path's modes (ECMP only) */
+            per_mode: components["schemas"]["CeilingSet"][];
+        };
+        /** @description A run's diagnosis and the numbers it rests on (analysis.diagnosis.RunDiagnosis). */
+        RunEvidence: {
+            label: components["schemas"]["Diagnosis"];
+            rate_bps: number | null;
+            ceiling_bps: number | null;
+            winning_term: components["schemas"]["Limit"];
+            fraction_of_ceiling: number | null;
+            /** @description sentences with the numbers, the reason first */
+            evidence: string[];
+            not_converged: boolean;
+        };
+        /** @description What a run's ceilings rest on: both hosts' tuning, iperf3's options, RTT and loss (analysis.runs.RunInputs). */
+        RunInputs: {
+            streams: number;
+            sender: components["schemas"]["HostTuning"];
+            receiver: components["schemas"]["HostTuning"];
+            /** @description iperf3 -w */
+            window_request_bytes: number | null;
+            /** @description what the sender used */
+            congestion_control: string | null;
+            mss_bytes: number | null;
+            mtu_bytes: number | null;
+            /** @description the slower NIC of the two ends */
+            link_rate_bps: number | null;
+            /** @description the flow's own minimum RTT (TCP_INFO) */
+            run_min_rtt_ms: number | null;
+            /** @description mean RTT under load */
+            run_mean_rtt_ms: number | null;
+            /** @description ping / flow sweep minimum */
+            path_min_rtt_ms: number | null;
+            mode_rtts_ms: number[];
+            /** @description from pings, not from retransmits */
+            loss_fraction: number | null;
+            loss_source: string;
+            max_snd_wnd_bytes: number | null;
+            sources: components["schemas"]["InputSources"];
         };
         /**
          * @description * `a` - A
@@ -885,6 +1097,34 @@ export interface components {
          * @enum {string}
          */
         StatusEnum: "created" | "duplicate";
+        /** @description The RTT modes of one flow sweep by the per-flow rule, as stored (analysis.modes.ModeAnalysis). */
+        SweepAnalysis: {
+            verdict: components["schemas"]["ModeVerdict"];
+            /** @description by RTT; one for single, none for insufficient */
+            modes: components["schemas"]["SweepMode"][];
+            kruskal_p: number | null;
+            /** @description largest gap between adjacent cluster medians */
+            gap_ms: number | null;
+            /** @description the gap required: max(0.3 ms, 2% of the base RTT) */
+            min_gap_ms: number | null;
+            flows_used: number;
+            samples_used: number;
+            reason: string;
+        };
+        /** @description One RTT mode a flow sweep found: a cluster of flows (source ports) at one RTT (analysis.modes.RttMode). */
+        SweepMode: {
+            /** @description median of the cluster's per-flow minimum RTTs */
+            rtt_ms: number;
+            min_rtt_ms: number;
+            flow_count: number;
+            share: number;
+            src_ports: number[];
+        };
+        /**
+         * @description The four ceiling terms of tcp-ceilings.md (analysis.ceilings.PathCeilings).
+         * @enum {string}
+         */
+        TermName: "link" | "receive_window" | "send_buffer" | "loss";
         /**
          * @description * `ping` - Ping
          *     * `throughput` - Throughput
@@ -893,6 +1133,61 @@ export interface components {
          * @enum {string}
          */
         TestTypeEnum: "ping" | "throughput" | "flowsweep" | "trace";
+        /** @description What the fast throughput rule's drop rests on. */
+        ThroughputFastEvidence: {
+            baseline_points: number;
+            /** Format: date-time */
+            baseline_from: string;
+            baseline_median_bps: number;
+            /** @description 1.4826 x MAD of the baseline's ln(rate) */
+            sigma_r_ln: number;
+            open_threshold_bps: number;
+            clear_threshold_bps: number;
+            confirm_n: number;
+            /** @description rates from the start to the confirming test */
+            changed_bps: number[];
+            skipped_nonpositive: number;
+            skipped_nonfinite: number;
+            /** Format: date-time */
+            clear_confirmed_at: string | null;
+            /** @description why a finding no rule confirms any more was cleared */
+            cleared?: string;
+        };
+        /** @description What the slow throughput rule's step rests on: the segments before and after the change point. */
+        ThroughputSlowEvidence: {
+            /** Format: date-time */
+            before_from: string;
+            before_points: number;
+            /** Format: date-time */
+            after_to: string;
+            after_points: number;
+            /** @description Welch's t-test between the segments */
+            p_value: number;
+            before_median_bps: number;
+            after_median_bps: number;
+            skipped_nonpositive: number;
+            skipped_nonfinite: number;
+            /**
+             * Format: date-time
+             * @description the change point that returned to the baseline
+             */
+            cleared_by_change_at?: string;
+            /** @description why a finding no rule confirms any more was cleared */
+            cleared?: string;
+        };
+        /**
+         * @description What base-RTT levels that follow each other in time are (analysis.modes.TimeModeKind).
+         * @enum {string}
+         */
+        TimeModeKind: "none" | "route_change" | "congestion";
+        /** @description Base-RTT levels that follow each other in time rather than by flow: a route change or congestion, not ECMP (analysis.modes.TimeModes). */
+        TimeModes: {
+            kind: components["schemas"]["TimeModeKind"];
+            /** @description ascending */
+            levels_ms: number[];
+            change_times: string[];
+            reason: string;
+        };
         User: {
             username: string;
             is_staff: boolean;

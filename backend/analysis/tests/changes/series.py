@@ -1,5 +1,5 @@
 """Synthetic series shared by the tests of the regression rules, and the check every
-episode's evidence passes."""
+episode's evidence passes: plain JSON, and a FindingEvidence of contract/analysis.v1.schema.json."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from datetime import UTC, datetime, timedelta
 import numpy as np
 
 from analysis.changes.episodes import Episode, Point
+from analysis.payloads import checked
 
 T0 = datetime(2026, 1, 1, tzinfo=UTC)
 TEST_INTERVAL = timedelta(hours=6)
@@ -35,3 +36,4 @@ def noisy_rates(seed: int, n: int, sigma: float = 0.05, steps: dict[int, float] 
 def assert_json(episodes: list[Episode]) -> None:
     for episode in episodes:
         json.dumps(episode.evidence, allow_nan=False)
+        checked("FindingEvidence", episode.evidence)

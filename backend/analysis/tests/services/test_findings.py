@@ -14,6 +14,14 @@ from analysis.services.findings import detect_findings, reconcile_findings
 from analysis.tests.services.fixtures import MIB, T0, analysis_row, facts, pings, snapshot
 from fathom.testing import FathomTestCase
 
+# What the slow rule would have said of a step from 3 to 2 Gbit/s (the contract's ThroughputSlowEvidence).
+SLOW_EVIDENCE: dict[str, object] = {
+    "before_from": (T0 - timedelta(days=12)).isoformat(), "before_points": 48,
+    "after_to": (T0 + timedelta(days=4)).isoformat(), "after_points": 16,
+    "p_value": 1e-9, "before_median_bps": 3e9, "after_median_bps": 2e9,
+    "skipped_nonpositive": 0, "skipped_nonfinite": 0,
+}  # fmt: skip
+
 
 @override_settings(ANALYSIS_RTT_WINDOW_S=60, ANALYSIS_RTT_BASELINE_S=3600)
 class FindingTests(FathomTestCase):
@@ -70,7 +78,7 @@ class FindingTests(FathomTestCase):
         episode = Episode(
             metric=Metric.THROUGHPUT, rule="throughput_slow", started_at=T0,
             detected_at=T0 + timedelta(days=1), cleared_at=T0 + timedelta(days=4),
-            direction=Direction.DOWN, baseline=3e9, current=2e9, magnitude=-0.33,
+            direction=Direction.DOWN, baseline=3e9, current=2e9, magnitude=-0.33, evidence=SLOW_EVIDENCE,
         )  # fmt: skip
         reconcile_findings(self.athens, self.frankfurt, FindingMetric.THROUGHPUT, [episode], T0)
         assert list(Finding.objects.values_list("pk", flat=True)) == [first.pk]
