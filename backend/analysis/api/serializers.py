@@ -16,6 +16,7 @@ from analysis.choices import FindingMetric, FindingState
 from analysis.payloads import SCHEMA
 from core import contract
 from core.serializers import StrictSerializer
+from inventory.api.serializers import AgentRefSerializer
 
 
 def contract_field(definition: str) -> type[serializers.JSONField]:
@@ -54,11 +55,6 @@ class FindingQuerySerializer(StrictSerializer):
     metric = serializers.ChoiceField(choices=FindingMetric.choices, required=False)
     state = serializers.ChoiceField(choices=FindingState.choices, required=False)
     limit = serializers.IntegerField(required=False, min_value=1, max_value=1000, default=200)
-
-
-class AgentRefSerializer(serializers.Serializer[Any]):
-    id = serializers.UUIDField()
-    name = serializers.CharField()
 
 
 class FindingSerializer(serializers.Serializer[Any]):

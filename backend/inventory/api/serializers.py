@@ -96,6 +96,13 @@ class HostFactsResponseSerializer(serializers.Serializer[Any]):
     changed = serializers.BooleanField()
 
 
+class AgentRefSerializer(serializers.Serializer[Any]):
+    """An agent as other responses name it: a path's source or destination."""
+
+    id = serializers.UUIDField()
+    name = serializers.CharField()
+
+
 class AgentSerializer(serializers.ModelSerializer[Agent]):
     status = serializers.SerializerMethodField()
 

@@ -7,6 +7,7 @@ from rest_framework import serializers
 # DRF moves declared fields off the class, so field names such as "source" and "errors" do
 # not clash with the Field/Serializer attributes of the same name; the stubs cannot know.
 from core.serializers import StrictSerializer
+from inventory.api.serializers import AgentRefSerializer
 from measurements.paths import MAX_POINTS_LIMIT
 
 
@@ -27,11 +28,6 @@ class BatchErrorSerializer(serializers.Serializer[Any]):
 class InvalidBatchSerializer(serializers.Serializer[Any]):
     detail = serializers.CharField()
     errors = BatchErrorSerializer(many=True)  # type: ignore[assignment]
-
-
-class AgentRefSerializer(serializers.Serializer[Any]):
-    id = serializers.UUIDField()
-    name = serializers.CharField()
 
 
 class PathSerializer(serializers.Serializer[Any]):

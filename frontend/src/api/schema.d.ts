@@ -432,6 +432,7 @@ export interface components {
             /** Format: date-time */
             host_facts_at?: string | null;
         };
+        /** @description An agent as other responses name it: a path's source or destination. */
         AgentRef: {
             /** Format: uuid */
             id: string;
