@@ -5,6 +5,9 @@ validate the same example files against. After the schema come the checks a sche
 express (time order, consistent counts, known peers). A batch with any error stores
 nothing; a valid batch is written in one transaction, and ids already stored are reported
 as duplicates (an agent retrying after a lost answer), never written twice.
+
+A result names the agent's peer (`peer_id`), as the agent sees it; stored, a path's two ends
+are its source (the submitting agent) and its destination (that peer), as everywhere else.
 """
 
 from __future__ import annotations
@@ -128,8 +131,8 @@ def _sample_rows(kind: KindIngest, agent: Agent, results: list[dict[str, Any]]) 
     for result in results:
         if (section := result.get(kind.section)) is None:
             continue
-        peer_id = uuid.UUID(result["peer_id"]) if result.get("peer_id") else None
-        keys = RunKeys(uuid.UUID(result["id"]), agent.pk, peer_id, timestamp(result["started_at"]))
+        destination_id = uuid.UUID(result["peer_id"]) if result.get("peer_id") else None
+        keys = RunKeys(uuid.UUID(result["id"]), agent.pk, destination_id, timestamp(result["started_at"]))
         yield from kind.rows(keys, section)
 
 
@@ -139,8 +142,8 @@ def _run_row(agent: Agent, result: dict[str, Any], received_at: datetime) -> Run
         id=uuid.UUID(result["id"]),
         started_at=timestamp(result["started_at"]),
         ended_at=timestamp(result["ended_at"]),
-        agent_id=agent.pk,
-        peer_id=uuid.UUID(result["peer_id"]) if result.get("peer_id") else None,
+        source_id=agent.pk,
+        destination_id=uuid.UUID(result["peer_id"]) if result.get("peer_id") else None,
         target=result["target"],
         test_type=result["test_type"],
         test_id=result["test_id"],

@@ -20,8 +20,8 @@ class Run(models.Model):
     id = models.UUIDField()
     started_at = models.DateTimeField()
     ended_at = models.DateTimeField()
-    agent_id = models.UUIDField()
-    peer_id = models.UUIDField(null=True, blank=True)
+    source_id = models.UUIDField()
+    destination_id = models.UUIDField(null=True, blank=True)
     target = models.CharField(max_length=255)
     test_type = models.CharField(max_length=32, choices=TestType.choices)
     test_id = models.CharField(max_length=200)
@@ -36,7 +36,7 @@ class Run(models.Model):
 
     class Meta:
         indexes = [
-            models.Index(fields=["agent_id", "peer_id", "-started_at"], name="run_path_time"),
+            models.Index(fields=["source_id", "destination_id", "-started_at"], name="run_path_time"),
             models.Index(fields=["id"], name="run_id"),
         ]
 
@@ -52,8 +52,8 @@ class PingSample(models.Model):
     run_id = models.UUIDField()
     sample_index = models.IntegerField()
     # Source and destination of the path, copied from the run so path queries need no join.
-    agent_id = models.UUIDField()
-    peer_id = models.UUIDField(null=True, blank=True)
+    source_id = models.UUIDField()
+    destination_id = models.UUIDField(null=True, blank=True)
     seq = models.IntegerField()
     rtt_ms = models.FloatField(null=True, blank=True)
     ttl = models.SmallIntegerField(null=True, blank=True)
@@ -61,7 +61,7 @@ class PingSample(models.Model):
     error = models.CharField(max_length=200, blank=True)
 
     class Meta:
-        indexes = [models.Index(fields=["agent_id", "peer_id", "-time"], name="pingsample_path_time")]
+        indexes = [models.Index(fields=["source_id", "destination_id", "-time"], name="pingsample_path_time")]
 
     def __str__(self) -> str:
         return f"run {self.run_id} seq {self.seq}: {self.rtt_ms} ms"
@@ -74,8 +74,8 @@ class ThroughputInterval(models.Model):
     time = models.DateTimeField()  # the interval's end
     run_id = models.UUIDField()
     interval_index = models.IntegerField()
-    agent_id = models.UUIDField()
-    peer_id = models.UUIDField(null=True, blank=True)
+    source_id = models.UUIDField()
+    destination_id = models.UUIDField(null=True, blank=True)
     stream = models.IntegerField()
     start_s = models.FloatField()
     end_s = models.FloatField()
@@ -94,7 +94,7 @@ class ThroughputInterval(models.Model):
     lost_packets = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
-        indexes = [models.Index(fields=["agent_id", "peer_id", "-time"], name="tputinterval_path_time")]
+        indexes = [models.Index(fields=["source_id", "destination_id", "-time"], name="tputinterval_path_time")]
 
     def __str__(self) -> str:
         return f"run {self.run_id} stream {self.stream} {self.start_s}-{self.end_s} s"
@@ -107,8 +107,8 @@ class FlowSample(models.Model):
     time = models.DateTimeField()
     run_id = models.UUIDField()
     sample_index = models.IntegerField()
-    agent_id = models.UUIDField()
-    peer_id = models.UUIDField(null=True, blank=True)
+    source_id = models.UUIDField()
+    destination_id = models.UUIDField(null=True, blank=True)
     flow = models.SmallIntegerField()
     src_port = models.IntegerField()
     seq = models.SmallIntegerField()
@@ -116,7 +116,7 @@ class FlowSample(models.Model):
     error = models.CharField(max_length=200, blank=True)
 
     class Meta:
-        indexes = [models.Index(fields=["agent_id", "peer_id", "-time"], name="flowsample_path_time")]
+        indexes = [models.Index(fields=["source_id", "destination_id", "-time"], name="flowsample_path_time")]
 
     def __str__(self) -> str:
         return f"run {self.run_id} flow {self.flow} seq {self.seq}: {self.rtt_ms} ms"
@@ -129,8 +129,8 @@ class TracePath(models.Model):
     time = models.DateTimeField()  # the run's start
     run_id = models.UUIDField()
     flow = models.SmallIntegerField()
-    agent_id = models.UUIDField()
-    peer_id = models.UUIDField(null=True, blank=True)
+    source_id = models.UUIDField()
+    destination_id = models.UUIDField(null=True, blank=True)
     src_port = models.IntegerField()
     reached = models.BooleanField()
     fingerprint = models.CharField(max_length=64)
@@ -138,7 +138,7 @@ class TracePath(models.Model):
     hops = models.JSONField()
 
     class Meta:
-        indexes = [models.Index(fields=["agent_id", "peer_id", "-time"], name="tracepath_path_time")]
+        indexes = [models.Index(fields=["source_id", "destination_id", "-time"], name="tracepath_path_time")]
 
     def __str__(self) -> str:
         return f"run {self.run_id} flow {self.flow}: {self.fingerprint}"

@@ -57,7 +57,7 @@ SELECT time_bucket(make_interval(secs => %(width)s), time) AS bucket,
        count(*) FILTER (WHERE NOT duplicate),
        count(*) FILTER (WHERE NOT duplicate AND rtt_ms IS NULL)
 FROM measurements_pingsample
-WHERE agent_id = %(source)s AND peer_id = %(destination)s AND time >= %(start)s AND time < %(end)s
+WHERE source_id = %(source)s AND destination_id = %(destination)s AND time >= %(start)s AND time < %(end)s
 GROUP BY bucket
 ORDER BY bucket
 """

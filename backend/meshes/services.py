@@ -188,11 +188,11 @@ def path_min_rtt_ms(paths: Iterable[tuple[Any, Any]], since: datetime) -> dict[t
         return {}
     sources = {source for source, _ in pairs}
     rows = (
-        Run.objects.filter(test_type="ping", status=RunStatus.OK, started_at__gte=since, agent_id__in=sources)
-        .values("agent_id", "peer_id")
+        Run.objects.filter(test_type="ping", status=RunStatus.OK, started_at__gte=since, source_id__in=sources)
+        .values("source_id", "destination_id")
         .annotate(rtt=Min(Cast(KeyTextTransform("rtt_min_ms", "summary"), FloatField())))
     )
-    return {(row["agent_id"], row["peer_id"]): float(row["rtt"]) for row in rows if row["rtt"] is not None}
+    return {(row["source_id"], row["destination_id"]): float(row["rtt"]) for row in rows if row["rtt"] is not None}
 
 
 def background_tests(agent: Agent) -> list[PlannedTest]:

@@ -129,7 +129,7 @@ def seeds(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[tu
 
 def single_path_windows(stack: Stack, ids: dict[str, str]) -> int:
     rows = stack.query(
-        "SELECT count(*) FROM measurements_pingsample WHERE agent_id = %s AND peer_id = %s",
+        "SELECT count(*) FROM measurements_pingsample WHERE source_id = %s AND destination_id = %s",
         ids["west"],
         ids["east"],
     )

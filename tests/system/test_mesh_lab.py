@@ -79,7 +79,7 @@ def scaled_grnet_ecmp(path: Path) -> Path:
 def ok_runs(stack: Stack, ids: dict[str, str]) -> set[tuple[str, str, str]]:
     names = {agent_id: name for name, agent_id in ids.items()}
     rows = stack.query(
-        "SELECT DISTINCT agent_id::text, peer_id::text, test_type FROM measurements_run WHERE status = 'ok'"
+        "SELECT DISTINCT source_id::text, destination_id::text, test_type FROM measurements_run WHERE status = 'ok'"
     )
     return {(names[src], names[dst], kind) for src, dst, kind in rows if src in names and dst in names}
 
@@ -105,7 +105,7 @@ def measured(lab_mesh: tuple[Stack, Lab, dict[str, str]]) -> tuple[Stack, Lab, d
 def test_every_test_type_lands_on_every_path_in_both_directions(measured: tuple[Stack, Lab, dict[str, str]]) -> None:
     stack, _, ids = measured
     counts = stack.query(
-        "SELECT test_type, status, count(*) FROM measurements_run WHERE agent_id = ANY(%s::uuid[]) GROUP BY 1, 2",
+        "SELECT test_type, status, count(*) FROM measurements_run WHERE source_id = ANY(%s::uuid[]) GROUP BY 1, 2",
         list(ids.values()),
     )
     (ARTIFACTS / "mesh-lab-runs.txt").write_text("\n".join(f"{t:<10} {s:<7} {n}" for t, s, n in sorted(counts)))
@@ -116,7 +116,7 @@ def test_every_test_type_lands_on_every_path_in_both_directions(measured: tuple[
 def test_no_agent_is_ever_in_two_throughput_runs_at_once(measured: tuple[Stack, Lab, dict[str, str]]) -> None:
     stack, _, ids = measured
     rows = stack.query(
-        "SELECT agent_id::text, peer_id::text, started_at, ended_at FROM measurements_run"
+        "SELECT source_id::text, destination_id::text, started_at, ended_at FROM measurements_run"
         " WHERE test_type = 'throughput' AND status <> 'missed' AND agent_id = ANY(%s::uuid[])",
         list(ids.values()),
     )
@@ -138,7 +138,7 @@ def test_flow_sweeps_see_both_ecmp_rtts_on_the_multipath_link(measured: tuple[St
     stack, _, ids = measured
     rows = stack.query(
         "SELECT run_id, src_port, min(rtt_ms) FROM measurements_flowsample"
-        " WHERE agent_id = %s AND peer_id = %s AND rtt_ms IS NOT NULL GROUP BY 1, 2",
+        " WHERE source_id = %s AND destination_id = %s AND rtt_ms IS NOT NULL GROUP BY 1, 2",
         ids["dca"],
         ids["dcb"],
     )
@@ -153,7 +153,7 @@ def test_flow_sweeps_see_both_ecmp_rtts_on_the_multipath_link(measured: tuple[St
     # back over the ECMP direction.)
     spreads = stack.query(
         "SELECT max(rtt_ms) - min(rtt_ms) FROM (SELECT run_id, src_port, min(rtt_ms) AS rtt_ms"
-        " FROM measurements_flowsample WHERE agent_id = %s AND peer_id = %s AND rtt_ms IS NOT NULL"
+        " FROM measurements_flowsample WHERE source_id = %s AND destination_id = %s AND rtt_ms IS NOT NULL"
         " GROUP BY run_id, src_port) AS flows GROUP BY run_id",
         ids["dca"],
         ids["dcc"],
@@ -161,7 +161,7 @@ def test_flow_sweeps_see_both_ecmp_rtts_on_the_multipath_link(measured: tuple[St
     assert spreads and statistics.median(spread for (spread,) in spreads) < 1.0, spreads
     ecmp_spreads = stack.query(
         "SELECT max(rtt_ms) - min(rtt_ms) FROM (SELECT run_id, src_port, min(rtt_ms) AS rtt_ms"
-        " FROM measurements_flowsample WHERE agent_id = %s AND peer_id = %s AND rtt_ms IS NOT NULL"
+        " FROM measurements_flowsample WHERE source_id = %s AND destination_id = %s AND rtt_ms IS NOT NULL"
         " GROUP BY run_id, src_port) AS flows GROUP BY run_id",
         ids["dca"],
         ids["dcb"],
@@ -172,7 +172,7 @@ def test_flow_sweeps_see_both_ecmp_rtts_on_the_multipath_link(measured: tuple[St
 def test_traces_show_both_ecmp_members(measured: tuple[Stack, Lab, dict[str, str]]) -> None:
     stack, _lab, ids = measured
     rows = stack.query(
-        "SELECT hops, reached, fingerprint FROM measurements_tracepath WHERE agent_id = %s AND peer_id = %s",
+        "SELECT hops, reached, fingerprint FROM measurements_tracepath WHERE source_id = %s AND destination_id = %s",
         ids["dca"],
         ids["dcb"],
     )
@@ -181,7 +181,8 @@ def test_traces_show_both_ecmp_members(measured: tuple[Stack, Lab, dict[str, str
     assert len({fingerprint for _, _, fingerprint in rows}) >= 2
     assert any(reached for _, reached, _ in rows)
     single = stack.query(
-        "SELECT DISTINCT fingerprint FROM measurements_tracepath WHERE agent_id = %s AND peer_id = %s AND reached",
+        "SELECT DISTINCT fingerprint FROM measurements_tracepath"
+        " WHERE source_id = %s AND destination_id = %s AND reached",
         ids["dcb"],
         ids["dca"],
     )

@@ -38,7 +38,7 @@ def measured(stack: Stack) -> Stack:
     def both_directions_stored() -> bool:
         stack.assert_running()
         rows = stack.query(
-            "SELECT agent_id::text, peer_id::text, count(*) FROM measurements_run"
+            "SELECT source_id::text, destination_id::text, count(*) FROM measurements_run"
             " WHERE test_type = 'ping' AND status = 'ok' GROUP BY 1, 2"
         )
         pairs = {(src, dst) for src, dst, _ in rows}
@@ -59,7 +59,7 @@ def test_ping_samples_of_both_directions_are_stored(measured: Stack) -> None:
     for source, destination in ((a, b), (b, a)):
         rows = measured.query(
             "SELECT count(*), min(rtt_ms), max(rtt_ms) FROM measurements_pingsample"
-            " WHERE agent_id = %s AND peer_id = %s AND NOT duplicate",
+            " WHERE source_id = %s AND destination_id = %s AND NOT duplicate",
             source.agent_id,
             destination.agent_id,
         )

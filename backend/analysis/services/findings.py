@@ -47,7 +47,7 @@ SELECT time_bucket(make_interval(secs => %(width)s), time) AS bucket,
        percentile_cont(0.5) WITHIN GROUP (ORDER BY rtt_ms) FILTER (WHERE NOT duplicate),
        percentile_cont(0.9) WITHIN GROUP (ORDER BY rtt_ms) FILTER (WHERE NOT duplicate)
 FROM measurements_pingsample
-WHERE agent_id = %(source)s AND peer_id = %(destination)s AND time >= %(start)s AND time < %(end)s
+WHERE source_id = %(source)s AND destination_id = %(destination)s AND time >= %(start)s AND time < %(end)s
 GROUP BY bucket
 ORDER BY bucket
 """
@@ -75,7 +75,7 @@ def rtt_windows(source: Agent, destination: Agent, start: datetime, end: datetim
 def trace_route_sets(source: Agent, destination: Agent, since: datetime) -> list[tuple[datetime, frozenset[str]]]:
     """Per trace run, the fingerprints of the flows that reached the destination."""
     rows = TracePath.objects.filter(
-        agent_id=source.pk, peer_id=destination.pk, time__gte=since, reached=True
+        source_id=source.pk, destination_id=destination.pk, time__gte=since, reached=True
     ).values_list("time", "run_id", "fingerprint")
     by_run: dict[uuid.UUID, tuple[datetime, set[str]]] = {}
     for time, run_id, fingerprint in rows:

@@ -31,12 +31,12 @@ ORDER BY source_id, destination_id, started_at DESC
 """
 
 GRID_LOSS_SQL = """
-SELECT agent_id, peer_id,
+SELECT source_id, destination_id,
        count(*) FILTER (WHERE NOT duplicate),
        count(*) FILTER (WHERE NOT duplicate AND rtt_ms IS NULL)
 FROM measurements_pingsample
-WHERE agent_id = ANY(%(ids)s) AND peer_id = ANY(%(ids)s) AND time >= %(since)s
-GROUP BY agent_id, peer_id
+WHERE source_id = ANY(%(ids)s) AND destination_id = ANY(%(ids)s) AND time >= %(since)s
+GROUP BY source_id, destination_id
 """
 
 

@@ -90,7 +90,7 @@ FROM (
            count(*) FILTER (WHERE NOT duplicate AND error = '' AND rtt_ms IS NULL) AS lost,
            min(rtt_ms) AS min_rtt
     FROM measurements_pingsample
-    WHERE ((agent_id = %(a)s AND peer_id = %(b)s) OR (agent_id = %(b)s AND peer_id = %(a)s))
+    WHERE ((source_id = %(a)s AND destination_id = %(b)s) OR (source_id = %(b)s AND destination_id = %(a)s))
       AND time >= %(start)s AND time < %(end)s
     GROUP BY run_id
 ) AS runs
@@ -124,9 +124,9 @@ def is_udp(run: Run) -> bool:
 
 def data_direction(run: Run, agents: dict[uuid.UUID, Agent]) -> tuple[Agent, Agent] | None:
     """(sender, receiver) of a throughput run: iperf3 -R makes the peer send."""
-    if run.peer_id is None or run.agent_id not in agents or run.peer_id not in agents:
+    if run.destination_id is None or run.source_id not in agents or run.destination_id not in agents:
         return None
-    client, server = agents[run.agent_id], agents[run.peer_id]
+    client, server = agents[run.source_id], agents[run.destination_id]
     return (server, client) if is_reverse(run) else (client, server)
 
 

@@ -59,11 +59,11 @@ def flow_rtts(run: Run) -> list[FlowRtts]:
 
 def analyze_sweep(run: Run, agents: dict[uuid.UUID, Agent] | None = None) -> SweepModes | None:
     """The RTT modes of one OK flow sweep, stored (overwritten) by run id."""
-    if run.test_type != TestType.FLOWSWEEP or run.status != RunStatus.OK or run.peer_id is None:
+    if run.test_type != TestType.FLOWSWEEP or run.status != RunStatus.OK or run.destination_id is None:
         return None
     if agents is None:
-        agents = Agent.objects.in_bulk([run.agent_id, run.peer_id])
-    if run.agent_id not in agents or run.peer_id not in agents:
+        agents = Agent.objects.in_bulk([run.source_id, run.destination_id])
+    if run.source_id not in agents or run.destination_id not in agents:
         return None
     # probes-and-detection.md: 16 flows x 10 samples; a few lost samples may be missing.
     result: ModeAnalysis = per_flow_modes(flow_rtts(run), min_flows=12, min_samples_per_flow=8)
@@ -72,8 +72,8 @@ def analyze_sweep(run: Run, agents: dict[uuid.UUID, Agent] | None = None) -> Swe
         run_id=run.id,
         defaults={
             "started_at": run.started_at,
-            "source": agents[run.agent_id],
-            "destination": agents[run.peer_id],
+            "source": agents[run.source_id],
+            "destination": agents[run.destination_id],
             "verdict": result.verdict.value,
             "base_rtt_ms": base,
             "mode_count": len(result.modes),
@@ -114,9 +114,9 @@ ORDER BY started_at
 # Throughput runs are few (one per path every few hours) and last minutes (at most 300 s plus
 # omit and margin): fetching those of the agents in one go is cheaper than a lookup per sweep.
 THROUGHPUT_SPANS_SQL = """
-SELECT agent_id, peer_id, started_at, ended_at FROM measurements_run
+SELECT source_id, destination_id, started_at, ended_at FROM measurements_run
 WHERE test_type = %(throughput)s AND started_at >= %(since)s AND started_at <= %(until)s
-  AND (agent_id = ANY(%(ids)s) OR peer_id = ANY(%(ids)s))
+  AND (source_id = ANY(%(ids)s) OR destination_id = ANY(%(ids)s))
 """
 THROUGHPUT_SPAN_BOUND = timedelta(hours=1)
 CURRENT_MODES_SWEEPS = 100
@@ -163,8 +163,8 @@ def path_current_modes(
             },
         )
         busy: dict[uuid.UUID, list[tuple[datetime, datetime]]] = defaultdict(list)
-        for agent_id, peer_id, started_at, ended_at in cursor.fetchall():
-            for agent in {agent_id, peer_id} - {None}:
+        for source_id, destination_id, started_at, ended_at in cursor.fetchall():
+            for agent in {source_id, destination_id} - {None}:
                 busy[agent].append((started_at, ended_at))
     by_path: dict[tuple[uuid.UUID, uuid.UUID], list[SweepSummary]] = defaultdict(list)
     for source_id, destination_id, run_id, started_at, ended_at, verdict, modes, flows_used in rows:
@@ -186,7 +186,7 @@ def path_current_modes(
 def _trace_paths_by_rtt(source: Agent, destination: Agent, since: datetime) -> list[tuple[float, list[str]]]:
     """(median RTT at the destination, router addresses) per distinct reached trace path."""
     rows = TracePath.objects.filter(
-        agent_id=source.pk, peer_id=destination.pk, time__gte=since, reached=True
+        source_id=source.pk, destination_id=destination.pk, time__gte=since, reached=True
     ).values_list("fingerprint", "hops")
     by_print: dict[str, tuple[list[str], list[float]]] = {}
     for fingerprint, hops in rows:
@@ -249,7 +249,7 @@ def path_modes_now(source: Agent, destination: Agent, ceilings: RunCeilings | No
         modes.append(ModeNow(mode, path[1] if near and path else None, ceiling))
     pings = (
         PingSample.objects.filter(
-            agent_id=source.pk, peer_id=destination.pk, time__gte=since, rtt_ms__isnull=False, duplicate=False
+            source_id=source.pk, destination_id=destination.pk, time__gte=since, rtt_ms__isnull=False, duplicate=False
         )
         .order_by("-time")
         .values_list("rtt_ms", flat=True)[:20000]

@@ -58,7 +58,7 @@ def analyze_throughput_run(run: Run, agents: dict[uuid.UUID, Agent] | None = Non
     if run.test_type != TestType.THROUGHPUT or run.status != RunStatus.OK or is_udp(run):
         return None
     if agents is None:
-        agents = Agent.objects.in_bulk([run.agent_id, *([run.peer_id] if run.peer_id else [])])
+        agents = Agent.objects.in_bulk([run.source_id, *([run.destination_id] if run.destination_id else [])])
     direction = data_direction(run, agents)
     if direction is None:
         return None
@@ -117,7 +117,7 @@ def _runs_in(start: datetime, end: datetime, only_missing: bool, ended_before: d
         ended_at__lte=ended_before or end + timedelta(days=1),
         status=RunStatus.OK,
         test_type__in=[TestType.THROUGHPUT, TestType.FLOWSWEEP],
-        peer_id__isnull=False,
+        destination_id__isnull=False,
     ).order_by("started_at")
     if only_missing:
         done = set(
@@ -154,7 +154,9 @@ def analyze_range(
         for run in throughput
         if (result := _guarded(f"throughput run {run.id}", partial(analyze_throughput_run, run, agents))) is not None
     ]
-    paths: set[tuple[uuid.UUID, uuid.UUID]] = {(run.agent_id, run.peer_id) for run in runs if run.peer_id}
+    paths: set[tuple[uuid.UUID, uuid.UUID]] = {
+        (run.source_id, run.destination_id) for run in runs if run.destination_id
+    }
     paths |= {(result.source_id, result.destination_id) for result in analysed}
     paths |= recently_received_paths((now or timezone.now()) - NEW_DATA_WINDOW)
     opened = 0
@@ -183,8 +185,10 @@ def _guarded(what: str, work: Callable[[], T]) -> T | None:
 def recently_received_paths(since: datetime) -> set[tuple[uuid.UUID, uuid.UUID]]:
     """Paths with results received since a moment: the ones whose rules may now say more."""
     rows = (
-        Run.objects.filter(started_at__gte=since - timedelta(hours=1), received_at__gte=since, peer_id__isnull=False)
-        .values_list("agent_id", "peer_id")
+        Run.objects.filter(
+            started_at__gte=since - timedelta(hours=1), received_at__gte=since, destination_id__isnull=False
+        )
+        .values_list("source_id", "destination_id")
         .distinct()
     )
     return {(source, destination) for source, destination in rows if destination is not None}

@@ -26,8 +26,8 @@ class RunKeys:
     """The columns every sample row of a run repeats."""
 
     run_id: uuid.UUID
-    agent_id: uuid.UUID
-    peer_id: uuid.UUID | None
+    source_id: uuid.UUID
+    destination_id: uuid.UUID | None
     started_at: datetime
 
 

@@ -35,7 +35,7 @@ class IngestContractTests(FathomTestCase):
             assert [item["status"] for item in reply.json()["results"]] == ["created"] * len(batch["results"])
             for result in batch["results"]:
                 run = Run.objects.get(id=result["id"])
-                assert run.agent_id == self.athens.pk and run.status == result["status"]
+                assert run.source_id == self.athens.pk and run.status == result["status"]
                 samples = result.get("ping", {}).get("samples", [])
                 assert PingSample.objects.filter(run_id=result["id"]).count() == len(samples)
 
@@ -121,9 +121,9 @@ class IngestBehaviourTests(FathomTestCase):
         client = self.agent_client(self.frankfurt, self.frankfurt_credential)
         assert client.post(RESULTS_URL, batch, format="json").status_code == 200
         run = Run.objects.get()
-        assert run.agent_id == self.frankfurt.pk and run.peer_id == self.athens.pk
+        assert run.source_id == self.frankfurt.pk and run.destination_id == self.athens.pk
         sample = PingSample.objects.filter(run_id=run.id).first()
-        assert sample is not None and sample.agent_id == self.frankfurt.pk
+        assert sample is not None and sample.source_id == self.frankfurt.pk
 
     def test_run_summary_and_latest_path(self) -> None:
         self.client_athens.post(RESULTS_URL, self.batch, format="json")

@@ -19,7 +19,7 @@ class RetentionTests(TransactionTestCase):
                 time=now - timedelta(days=age_days),
                 run_id=uuid.uuid4(),
                 sample_index=0,
-                agent_id=agent,
+                source_id=agent,
                 seq=1,
                 rtt_ms=1.0,
             )

@@ -159,8 +159,8 @@ class RunInputTests(FathomTestCase):
                 time=T0 - timedelta(minutes=30, seconds=-index),
                 run_id=outage,
                 sample_index=index,
-                agent_id=self.athens.pk,
-                peer_id=self.frankfurt.pk,
+                source_id=self.athens.pk,
+                destination_id=self.frankfurt.pk,
                 seq=index,
                 rtt_ms=None,
             )
@@ -176,8 +176,8 @@ class RunInputTests(FathomTestCase):
                 time=T0 - timedelta(hours=1, seconds=-index),
                 run_id=uuid.UUID(int=index // 10 + 1),
                 sample_index=index,
-                agent_id=self.athens.pk,
-                peer_id=self.frankfurt.pk,
+                source_id=self.athens.pk,
+                destination_id=self.frankfurt.pk,
                 seq=index,
                 rtt_ms=None if index % 200 == 5 else 7.9,
             )
