@@ -24,6 +24,20 @@ export type SlotState = Schemas["StateEnum"];
 export type User = Schemas["User"];
 export type Utilization = Schemas["Utilization"];
 
+// The analysis payloads inside PathAnalysis, defined once in contract/analysis.v1.schema.json:
+// the server validates what it stores and serves against it, so the UI reads them as typed.
+export type Buffers = Schemas["Buffers"];
+export type CeilingSet = Schemas["CeilingSet"];
+export type CeilingTerm = Schemas["CeilingTerm"];
+export type CeilingsNow = Schemas["CeilingsNow"];
+export type HostTuning = Schemas["HostTuning"];
+export type IntervalStats = Schemas["IntervalStats"];
+export type RunCeilings = Schemas["RunCeilings"];
+export type RunEvidence = Schemas["RunEvidence"];
+export type RunInputs = Schemas["RunInputs"];
+export type TermName = Schemas["TermName"];
+export type TimeModes = Schemas["TimeModes"];
+
 /** How often live pages refresh: agents report every few seconds, so 30 s is fresh enough. */
 export const REFRESH_MS = 30_000;
 /** The analysis follows new runs within about a minute; throughput runs come hours apart. */

@@ -1,13 +1,23 @@
 import type { PlotData } from "plotly.js";
 import { describe, expect, it } from "vitest";
 
-import { ANALYSIS, DIAGNOSES, RW_EVIDENCE, UNKNOWN_CEILINGS, ceilingSet, run } from "../test/analysisFixtures";
+import type { CeilingsNow } from "../api/queries";
+import {
+  ANALYSIS,
+  CEILINGS_NOW,
+  DIAGNOSES,
+  RUN_EVIDENCE,
+  RW_EVIDENCE,
+  UNKNOWN_CEILINGS,
+  ceilingSet,
+  run,
+} from "../test/analysisFixtures";
 import { UNLISTED_COLOR, ceilingLayout, ceilingTraces, modeLineLabel, wrapForHover } from "./ceilingTraces";
 import { parseCeilingSet } from "./analysis";
 
 const NOW = new Date("2026-11-22T18:00:00Z");
 
-function traces(runs = ANALYSIS.runs, ceilingsNow: unknown = ANALYSIS.ceilings_now, diagnoses = DIAGNOSES) {
+function traces(runs = ANALYSIS.runs, ceilingsNow: CeilingsNow | null = CEILINGS_NOW, diagnoses = DIAGNOSES) {
   return ceilingTraces(runs, ceilingsNow, diagnoses, NOW) as Partial<PlotData>[];
 }
 
@@ -36,21 +46,22 @@ describe("ceilingTraces", () => {
   });
 
   it("falls back to one line at the minimum RTT without modes", () => {
-    const ceilingsNow = { ...(ANALYSIS.ceilings_now as object), per_mode: [] };
+    const ceilingsNow = { ...CEILINGS_NOW, per_mode: [] };
     const lines = traces(ANALYSIS.runs, ceilingsNow).filter((trace) => trace.legendgroup === "now");
     expect(lines.map((trace) => trace.name)).toEqual(["now: 7.9 ms -> 3.2 Gbit/s"]);
   });
 
   it("skips a mode whose ceiling is unknown, and every line when ceilings are unknown", () => {
     const ceilingsNow = {
-      ...(ANALYSIS.ceilings_now as object),
+      ...CEILINGS_NOW,
       per_mode: [ceilingSet(7.9, 3.19e9), { ...ceilingSet(12.1, null), ceiling_bps: null }],
     };
     const modeNames = traces(ANALYSIS.runs, ceilingsNow)
       .filter((trace) => trace.legendgroup === "now")
       .map((trace) => trace.name);
     expect(modeNames).toEqual(["mode 1: 7.9 ms -> 3.2 Gbit/s"]);
-    expect(traces(ANALYSIS.runs, UNKNOWN_CEILINGS).filter((trace) => trace.legendgroup === "now")).toEqual([]);
+    const unknown = { ...CEILINGS_NOW, ...UNKNOWN_CEILINGS };
+    expect(traces(ANALYSIS.runs, unknown).filter((trace) => trace.legendgroup === "now")).toEqual([]);
     expect(traces(ANALYSIS.runs, null).filter((trace) => trace.legendgroup === "now")).toEqual([]);
   });
 
@@ -61,13 +72,16 @@ describe("ceilingTraces", () => {
     expect(ceiling.line?.shape).toBe("hv");
   });
 
-  it("leaves a gap where a run's ceilings are missing, and no line when all are", () => {
+  it("leaves a gap where a run's ceiling is unknown, and no line when all are", () => {
     const runs = [
-      run({ run_id: "a", started_at: "2026-11-22T00:00:00Z", ceilings: null, ceiling_bps: null }),
-      run({ run_id: "b", started_at: "2026-11-22T06:00:00Z", ceilings: { at_min_rtt: "garbage" }, ceiling_bps: 2e9 }),
+      run({ run_id: "a", started_at: "2026-11-22T00:00:00Z", ceilings: UNKNOWN_CEILINGS, ceiling_bps: null }),
+      run({ run_id: "b", started_at: "2026-11-22T06:00:00Z", ceilings: UNKNOWN_CEILINGS, ceiling_bps: 2e9 }),
       run({ run_id: "c", started_at: "2026-11-22T12:00:00Z" }),
     ];
-    expect(named(traces(runs), "ceiling of each run").y).toEqual([null, 2e9, 3.19e9]);
+    const ceiling = named(traces(runs), "ceiling of each run");
+    expect(ceiling.y).toEqual([null, 2e9, 3.19e9]);
+    // Without a term at the minimum RTT the hover falls back to the run's own ceiling.
+    expect((ceiling.text as string[])[1]).toBe("ceiling 2 Gbit/s<br>smallest term at unknown RTT");
     const unknown = runs.map((item) => ({ ...item, ceilings: UNKNOWN_CEILINGS, ceiling_bps: null }));
     expect(traces(unknown, null).map((trace) => trace.name)).toEqual(["Receive window limited"]);
   });
@@ -91,7 +105,12 @@ describe("ceilingTraces", () => {
 
   it("shows an unlisted diagnosis by its value in a neutral colour, and skips runs without a rate", () => {
     const runs = [
-      run({ run_id: "a", started_at: "2026-11-22T00:00:00Z", diagnosis: "cosmic_rays", evidence: null }),
+      run({
+        run_id: "a",
+        started_at: "2026-11-22T00:00:00Z",
+        diagnosis: "cosmic_rays",
+        evidence: { ...RUN_EVIDENCE, evidence: [] },
+      }),
       run({ run_id: "b", started_at: "2026-11-22T06:00:00Z", rate_bps: null }),
     ];
     const rates = traces(runs, null, []).filter((trace) => trace.mode === "markers");

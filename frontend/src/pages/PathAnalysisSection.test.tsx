@@ -9,7 +9,7 @@ import type { RttSeries } from "../api/queries";
 import type { PlotlyChartProps } from "../components/PlotlyChart";
 import { ANALYSIS, CHOICES, DESTINATION, SOURCE } from "../test/analysisFixtures";
 import { mockApi, requestedUrls, type ApiRoutes } from "../test/mockApi";
-import { ANALYSIS_PATH, BROKEN_ANALYSIS, panel } from "./path/panelTesting";
+import { ANALYSIS_PATH, UNKNOWN_ANALYSIS, panel } from "./path/panelTesting";
 import { PathPage } from "./PathPage";
 
 // Plotly does not run in jsdom; the traces themselves are tested in lib/ceilingTraces.test.ts.
@@ -112,8 +112,8 @@ describe("PathPage analysis", () => {
     });
   });
 
-  it("survives every term unknown and runs with missing fields in every panel", async () => {
-    renderPath({ [ANALYSIS_PATH]: BROKEN_ANALYSIS });
+  it("survives every term unknown and runs without rate or evidence in every panel", async () => {
+    renderPath({ [ANALYSIS_PATH]: UNKNOWN_ANALYSIS });
     await within(panel("What limits this path")).findByText("Unknown");
     expect(screen.queryByText(/failed to render/)).toBeNull();
   });

@@ -1,6 +1,21 @@
-// Analysis API responses for tests: one path with two RTT modes and a receive-window limit,
-// and the same path before anything was measured.
-import type { Choice, Choices, Finding, GridCell, PathAnalysis, RunAnalysis } from "../api/queries";
+// Analysis API responses for tests, typed as the server sends them: one path with two RTT
+// modes and a receive-window limit, and the same path before anything was measured.
+import type {
+  Buffers,
+  CeilingSet,
+  CeilingsNow,
+  Choice,
+  Choices,
+  Finding,
+  GridCell,
+  HostTuning,
+  IntervalStats,
+  PathAnalysis,
+  RunAnalysis,
+  RunCeilings,
+  RunEvidence,
+  RunInputs,
+} from "../api/queries";
 
 export const SOURCE = { id: "11111111-1111-4111-8111-111111111111", name: "dca" };
 export const DESTINATION = { id: "22222222-2222-4222-8222-222222222222", name: "dcb" };
@@ -33,7 +48,7 @@ export const CHOICES: Choices = {
 };
 
 /** A ceiling set as the server sends it, limited by the receive window at `rttMs`. */
-export function ceilingSet(rttMs: number | null, receiveWindowBps: number | null, source = "RTT mode") {
+export function ceilingSet(rttMs: number | null, receiveWindowBps: number | null, source = "RTT mode"): CeilingSet {
   const terms = {
     link: { rate_bps: 9.49e9, reason: "" },
     receive_window:
@@ -53,7 +68,7 @@ export function ceilingSet(rttMs: number | null, receiveWindowBps: number | null
   };
 }
 
-export const BUFFERS = {
+export const BUFFERS: Buffers = {
   receive_bytes: 6291456,
   receive_source: "net.ipv4.tcp_rmem max (autotuning)",
   receive_fraction: 0.5,
@@ -70,6 +85,71 @@ export const RW_EVIDENCE = [
   "the link allows 9.49 Gbit/s",
 ];
 
+/** One host's tuning as the ceiling math read it: Linux 6.8, 6 MiB tcp_rmem max, a 10 Gbit/s link. */
+export const TUNING: HostTuning = {
+  kernel: "6.8.0-45-generic",
+  tcp_rmem_default_bytes: 131072,
+  tcp_rmem_max_bytes: 6291456,
+  tcp_wmem_max_bytes: 4194304,
+  rmem_max_bytes: 212992,
+  wmem_max_bytes: 212992,
+  adv_win_scale: 1,
+  congestion_control: "cubic",
+  mtu_bytes: 1500,
+  link_rate_bps: 1e10,
+  iperf3_version: "3.16",
+  moderate_rcvbuf: true,
+  window_scaling: true,
+};
+
+/** What the ceilings of a run from dca to dcb rest on: both hosts' tuning, RTT and loss. */
+export const INPUTS: RunInputs = {
+  streams: 1,
+  sender: TUNING,
+  receiver: TUNING,
+  window_request_bytes: null,
+  congestion_control: "cubic",
+  mss_bytes: 1448,
+  mtu_bytes: 1500,
+  link_rate_bps: 1e10,
+  run_min_rtt_ms: 7.9,
+  run_mean_rtt_ms: 9.2,
+  path_min_rtt_ms: 7.9,
+  mode_rtts_ms: [7.9, 12.1],
+  loss_fraction: 0,
+  loss_source: "ping: 0 of 600 lost",
+  max_snd_wnd_bytes: 3145728,
+  sources: {
+    sender_facts: "host facts of 2026-11-22 05:59:00",
+    receiver_facts: "host facts of 2026-11-22 05:58:30",
+    loss: "ping: 0 of 600 lost in the 6 h before",
+    modes: "flow sweep 55555555-5555-4555-8555-555555555555 (ecmp)",
+  },
+};
+
+export const INTERVAL_STATS: IntervalStats = {
+  steady_rate_bps: 3.1e9,
+  intervals: 20,
+  window_limited_share: 1,
+  retransmits: 0,
+  retransmit_rate: 0,
+  retransmit_bursts: 0,
+  cwnd_collapses: 0,
+  rate_cv: 0.01,
+  not_converged: false,
+  pmtu_bytes: 1500,
+};
+
+export const RUN_EVIDENCE: RunEvidence = {
+  label: "receive_window",
+  rate_bps: 3.1e9,
+  ceiling_bps: 3.19e9,
+  winning_term: "receive_window",
+  fraction_of_ceiling: 0.97,
+  evidence: RW_EVIDENCE,
+  not_converged: false,
+};
+
 export function run(fields: Partial<RunAnalysis> & Pick<RunAnalysis, "run_id" | "started_at">): RunAnalysis {
   return {
     streams: 1,
@@ -78,23 +158,15 @@ export function run(fields: Partial<RunAnalysis> & Pick<RunAnalysis, "run_id" | 
     fraction_of_ceiling: 0.97,
     limit: "receive_window",
     diagnosis: "receive_window",
-    evidence: {
-      label: "receive_window",
-      rate_bps: 3.1e9,
-      ceiling_bps: 3.19e9,
-      winning_term: "receive_window",
-      fraction_of_ceiling: 0.97,
-      evidence: RW_EVIDENCE,
-      not_converged: false,
-    },
+    evidence: RUN_EVIDENCE,
     ceilings: {
       buffers: BUFFERS,
       at_min_rtt: ceilingSet(7.9, 3.19e9, "the run's own minimum RTT (TCP_INFO)"),
       under_load: ceilingSet(9.2, 2.74e9, "mean RTT under load (TCP_INFO)"),
       per_mode: [],
     },
-    inputs: {},
-    interval_stats: {},
+    inputs: INPUTS,
+    interval_stats: INTERVAL_STATS,
     iperf3_version: "3.16",
     ...fields,
   };
@@ -116,21 +188,36 @@ export const FINDING: Finding = {
   current: 3.1e9,
   magnitude: -0.66,
   unit: "relative",
-  evidence: {},
+  evidence: {
+    baseline_points: 30,
+    baseline_from: "2026-11-15T06:00:00Z",
+    baseline_median_bps: 9.1e9,
+    sigma_r_ln: 0.02,
+    open_threshold_bps: 8.2e9,
+    clear_threshold_bps: 8.9e9,
+    confirm_n: 2,
+    changed_bps: [3.1e9, 3.1e9],
+    skipped_nonpositive: 0,
+    skipped_nonfinite: 0,
+    clear_confirmed_at: null,
+  },
   annotation: "net.ipv4.tcp_rmem changed on dcb at 05:58",
+};
+
+/** Today's ceilings: limited by the receive window, one line per RTT mode. */
+export const CEILINGS_NOW: CeilingsNow = {
+  buffers: BUFFERS,
+  at_min_rtt: ceilingSet(7.9, 3.19e9, "the path's minimum RTT (ping, flow sweep)"),
+  under_load: null,
+  per_mode: [ceilingSet(7.9, 3.19e9, "RTT mode 1 (flow sweep)"), ceilingSet(12.1, 2.08e9, "RTT mode 2 (flow sweep)")],
+  inputs: INPUTS,
+  options_of_run: "33333333-3333-4333-8333-333333333333",
 };
 
 export const ANALYSIS: PathAnalysis = {
   source: SOURCE,
   destination: DESTINATION,
-  ceilings_now: {
-    buffers: BUFFERS,
-    at_min_rtt: ceilingSet(7.9, 3.19e9, "the path's minimum RTT (ping, flow sweep)"),
-    under_load: null,
-    per_mode: [ceilingSet(7.9, 3.19e9, "RTT mode 1 (flow sweep)"), ceilingSet(12.1, 2.08e9, "RTT mode 2 (flow sweep)")],
-    inputs: {},
-    options_of_run: "33333333-3333-4333-8333-333333333333",
-  },
+  ceilings_now: CEILINGS_NOW,
   runs: [
     run({ run_id: "33333333-3333-4333-8333-333333333333", started_at: "2026-11-22T12:00:00Z" }),
     run({
@@ -141,7 +228,15 @@ export const ANALYSIS: PathAnalysis = {
       fraction_of_ceiling: 0.96,
       limit: "link",
       diagnosis: "capacity",
-      evidence: { label: "capacity", evidence: ["at the link ceiling"] },
+      evidence: {
+        label: "capacity",
+        rate_bps: 9.1e9,
+        ceiling_bps: 9.49e9,
+        winning_term: "link",
+        fraction_of_ceiling: 0.96,
+        evidence: ["at the link ceiling"],
+        not_converged: false,
+      },
       ceilings: { buffers: BUFFERS, at_min_rtt: ceilingSet(7.9, null), under_load: null, per_mode: [] },
     }),
   ],
@@ -219,7 +314,7 @@ export const EMPTY_ANALYSIS: PathAnalysis = {
     sweeps: 0,
     ecmp_sweeps: 0,
     ping_dip: { candidate: false, p_value: null, samples: 0, reason: "too few pings" },
-    time_modes: {},
+    time_modes: { kind: "none", levels_ms: [], change_times: [], reason: "" },
   },
   findings: [],
   goal_bps: null,
@@ -238,9 +333,21 @@ export const EMPTY_ANALYSIS: PathAnalysis = {
   },
 };
 
-/** Ceilings now with every term unknown, as when neither host has reported facts. */
-export const UNKNOWN_CEILINGS = {
-  buffers: {},
+/**
+ * Ceilings with every term unknown, as when neither host has reported facts; the buffers'
+ * sources are blank, so a table shows what it says for a source the server left out.
+ */
+export const UNKNOWN_CEILINGS: RunCeilings = {
+  buffers: {
+    receive_bytes: null,
+    receive_source: "",
+    receive_fraction: null,
+    receive_fraction_source: "",
+    send_bytes: null,
+    send_source: "",
+    send_fraction: 0.5,
+    send_fraction_source: "",
+  },
   at_min_rtt: {
     rtt_ms: null,
     rtt_source: "no RTT measured",
@@ -255,6 +362,43 @@ export const UNKNOWN_CEILINGS = {
   },
   under_load: null,
   per_mode: [],
+};
+
+/** A host that has reported no facts. */
+export const UNKNOWN_TUNING: HostTuning = {
+  kernel: null,
+  tcp_rmem_default_bytes: null,
+  tcp_rmem_max_bytes: null,
+  tcp_wmem_max_bytes: null,
+  rmem_max_bytes: null,
+  wmem_max_bytes: null,
+  adv_win_scale: null,
+  congestion_control: null,
+  mtu_bytes: null,
+  link_rate_bps: null,
+  iperf3_version: null,
+  moderate_rcvbuf: null,
+  window_scaling: null,
+};
+
+/** The inputs of a run between two such hosts, with no RTT and no pings. */
+export const UNKNOWN_INPUTS: RunInputs = {
+  streams: 4,
+  sender: UNKNOWN_TUNING,
+  receiver: UNKNOWN_TUNING,
+  window_request_bytes: null,
+  congestion_control: null,
+  mss_bytes: null,
+  mtu_bytes: null,
+  link_rate_bps: null,
+  run_min_rtt_ms: null,
+  run_mean_rtt_ms: null,
+  path_min_rtt_ms: null,
+  mode_rtts_ms: [],
+  loss_fraction: null,
+  loss_source: "no pings",
+  max_snd_wnd_bytes: null,
+  sources: { sender_facts: "no host facts", receiver_facts: "no host facts", loss: "no pings", modes: "no flow sweep" },
 };
 
 export type AgentRef = GridCell["source"];

@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { PlotlyChartProps } from "../../components/PlotlyChart";
 import { EMPTY_ANALYSIS } from "../../test/analysisFixtures";
 import { CeilingsPanel } from "./CeilingsPanel";
-import { BROKEN_ANALYSIS, renderPanel, type PanelOf } from "./panelTesting";
+import { UNKNOWN_ANALYSIS, renderPanel, type PanelOf } from "./panelTesting";
 
 // Plotly does not run in jsdom; the traces themselves are tested in lib/ceilingTraces.test.ts.
 vi.mock("../../components/PlotlyChart", () => ({
@@ -52,7 +52,7 @@ describe("CeilingsPanel", () => {
   });
 
   it("draws nothing for a run without a rate, and does not fail", async () => {
-    renderPanel(ceilings, BROKEN_ANALYSIS);
+    renderPanel(ceilings, UNKNOWN_ANALYSIS);
     expect(traceNames(await screen.findByTestId("ceiling-chart"))).toHaveLength(0);
     expect(screen.queryByText(/failed to render/)).toBeNull();
   });

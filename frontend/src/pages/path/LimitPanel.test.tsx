@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 
 import { ANALYSIS, EMPTY_ANALYSIS, RW_EVIDENCE } from "../../test/analysisFixtures";
 import { LimitPanel } from "./LimitPanel";
-import { BROKEN_ANALYSIS, panel, renderPanel, type PanelOf } from "./panelTesting";
+import { UNKNOWN_ANALYSIS, panel, renderPanel, type PanelOf } from "./panelTesting";
 
 const TITLE = "What limits this path";
 const limit: PanelOf = (analysis, choices) => <LimitPanel analysis={analysis} diagnoses={choices?.diagnosis} />;
@@ -54,8 +54,8 @@ describe("LimitPanel", () => {
     expect(await within(panel(TITLE)).findByText(/No ceilings with today's tuning/)).toBeDefined();
   });
 
-  it("survives every term unknown and a run with missing fields", async () => {
-    renderPanel(limit, BROKEN_ANALYSIS);
+  it("survives every term unknown and a run without rate or evidence", async () => {
+    renderPanel(limit, UNKNOWN_ANALYSIS);
     const limits = panel(TITLE);
     await within(limits).findByText("Unknown");
     expect(within(limits).getByText(/Every term is unknown/)).toBeDefined();

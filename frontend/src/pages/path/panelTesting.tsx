@@ -1,6 +1,6 @@
 // For the panels' tests: renders one analysis panel against a stubbed API, fed as
 // PathAnalysisSection feeds it, from the shared path-analysis query and the server's choices;
-// and an analysis with every field a panel could trip on missing or malformed.
+// and an analysis with every value a panel could trip on unknown, null or empty.
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { render, screen } from "@testing-library/react";
 import type { ReactNode } from "react";
@@ -13,6 +13,7 @@ import {
   EMPTY_ANALYSIS,
   SOURCE,
   UNKNOWN_CEILINGS,
+  UNKNOWN_INPUTS,
 } from "../../test/analysisFixtures";
 import { mockApi } from "../../test/mockApi";
 import type { AnalysisQuery } from "./AnalysisState";
@@ -44,10 +45,10 @@ export function panel(title: string): HTMLElement {
   return screen.getByRole("region", { name: title });
 }
 
-/** Every term unknown, a run without rate or evidence, a mode with a malformed ceiling. */
-export const BROKEN_ANALYSIS: PathAnalysis = {
+/** Every term unknown, a run without rate or evidence, a mode without a ceiling, RTT levels over time. */
+export const UNKNOWN_ANALYSIS: PathAnalysis = {
   ...EMPTY_ANALYSIS,
-  ceilings_now: UNKNOWN_CEILINGS,
+  ceilings_now: { ...UNKNOWN_CEILINGS, inputs: UNKNOWN_INPUTS, options_of_run: "66666666-6666-4666-8666-666666666666" },
   runs: [
     {
       run_id: "66666666-6666-4666-8666-666666666666",
@@ -58,10 +59,29 @@ export const BROKEN_ANALYSIS: PathAnalysis = {
       fraction_of_ceiling: null,
       limit: "unknown",
       diagnosis: "unknown",
-      evidence: null,
-      ceilings: {},
-      inputs: null,
-      interval_stats: null,
+      evidence: {
+        label: "unknown",
+        rate_bps: null,
+        ceiling_bps: null,
+        winning_term: "unknown",
+        fraction_of_ceiling: null,
+        evidence: [],
+        not_converged: false,
+      },
+      ceilings: UNKNOWN_CEILINGS,
+      inputs: UNKNOWN_INPUTS,
+      interval_stats: {
+        steady_rate_bps: null,
+        intervals: 0,
+        window_limited_share: null,
+        retransmits: null,
+        retransmit_rate: null,
+        retransmit_bursts: 0,
+        cwnd_collapses: 0,
+        rate_cv: null,
+        not_converged: false,
+        pmtu_bytes: null,
+      },
       iperf3_version: "",
     },
   ],
@@ -69,7 +89,7 @@ export const BROKEN_ANALYSIS: PathAnalysis = {
     ...EMPTY_ANALYSIS.modes,
     verdict: "single",
     modes: [
-      { rtt_ms: 7.9, min_rtt_ms: 7.8, flow_count: 64, share: 1, src_ports: [], trace_path: [], ceiling: "garbage" },
+      { rtt_ms: 7.9, min_rtt_ms: 7.8, flow_count: 64, share: 1, src_ports: [], trace_path: [], ceiling: null },
     ],
     time_modes: {
       kind: "route_change",
