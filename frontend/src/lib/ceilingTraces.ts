@@ -3,14 +3,8 @@
 // every RTT mode as a dashed line, so a rate far below its line stands out.
 import type { Data, Layout } from "plotly.js";
 
-import type { Choice, RunAnalysis } from "../api/queries";
-import {
-  TERM_TITLES,
-  parseRunCeilings,
-  parseRunEvidence,
-  type CeilingSet,
-  type RunCeilings,
-} from "./analysis";
+import type { CeilingSet, CeilingsNow, Choice, RunAnalysis, RunCeilings } from "../api/queries";
+import { TERM_TITLES } from "./analysis";
 import { formatPercent, formatRate } from "./format";
 
 /** For a diagnosis the choices do not list (or before they load): neutral, never a status colour. */
@@ -57,28 +51,27 @@ function rttText(rttMs: number | null): string {
 
 /** "mode 1: 7.9 ms -> 3.2 Gbit/s": the legend entry of one RTT mode's ceiling today. */
 export function modeLineLabel(index: number, set: CeilingSet): string {
-  return `mode ${index + 1}: ${rttText(set.rttMs)} -> ${formatRate(set.ceilingBps)}`;
+  return `mode ${index + 1}: ${rttText(set.rtt_ms)} -> ${formatRate(set.ceiling_bps)}`;
 }
 
 function runCeiling(run: RunAnalysis): { bps: number | null; hover: string } {
-  const set = parseRunCeilings(run.ceilings)?.atMinRtt ?? null;
-  const bps = set?.ceilingBps ?? run.ceiling_bps;
+  const set = run.ceilings.at_min_rtt;
+  const bps = set.ceiling_bps ?? run.ceiling_bps;
   if (bps === null) {
     return { bps: null, hover: "" };
   }
-  const limit = set !== null && set.limit !== "unknown" ? TERM_TITLES[set.limit] : "smallest term";
-  return { bps, hover: `ceiling ${formatRate(bps)}<br>${limit} at ${rttText(set?.rttMs ?? null)}` };
+  const limit = set.limit === "unknown" ? "smallest term" : TERM_TITLES[set.limit];
+  return { bps, hover: `ceiling ${formatRate(bps)}<br>${limit} at ${rttText(set.rtt_ms)}` };
 }
 
 function rateHover(run: RunAnalysis, label: string): string {
-  const evidence = parseRunEvidence(run.evidence);
   const lines = [
     `<b>${escapeHtml(label)}</b>`,
     `${formatRate(run.rate_bps)} of ${formatRate(run.ceiling_bps)} (${formatPercent(run.fraction_of_ceiling)}), ` +
       `${run.streams} ${run.streams === 1 ? "stream" : "streams"}`,
-    ...evidence.sentences.slice(0, HOVER_EVIDENCE_LINES).map((sentence) => wrapForHover(sentence)),
+    ...run.evidence.evidence.slice(0, HOVER_EVIDENCE_LINES).map((sentence) => wrapForHover(sentence)),
   ];
-  if (evidence.notConverged) {
+  if (run.evidence.not_converged) {
     lines.push("still rising at the end: the run may be too short");
   }
   return lines.join("<br>");
@@ -130,13 +123,13 @@ function todayLines(today: RunCeilings | null, start: string, end: string): Data
   if (today === null) {
     return [];
   }
-  const atMinRtt = today.atMinRtt;
+  const atMinRtt = today.at_min_rtt;
   const lines =
-    today.perMode.length > 0
-      ? today.perMode.map((set, index) => ({ set, label: modeLineLabel(index, set) }))
-      : [{ set: atMinRtt, label: `now: ${rttText(atMinRtt.rttMs)} -> ${formatRate(atMinRtt.ceilingBps)}` }];
+    today.per_mode.length > 0
+      ? today.per_mode.map((set, index) => ({ set, label: modeLineLabel(index, set) }))
+      : [{ set: atMinRtt, label: `now: ${rttText(atMinRtt.rtt_ms)} -> ${formatRate(atMinRtt.ceiling_bps)}` }];
   return lines.flatMap(({ set, label }, index): Data[] => {
-    if (set.ceilingBps === null) {
+    if (set.ceiling_bps === null) {
       return [];
     }
     const limit = set.limit === "unknown" ? "" : ` (${TERM_TITLES[set.limit]})`;
@@ -147,7 +140,7 @@ function todayLines(today: RunCeilings | null, start: string, end: string): Data
         name: label,
         legendgroup: "now",
         x: [start, end],
-        y: [set.ceilingBps, set.ceilingBps],
+        y: [set.ceiling_bps, set.ceiling_bps],
         line: { color: MODE_COLORS[index % MODE_COLORS.length] ?? RUN_CEILING_COLOR, width: 1.5, dash: "dash" },
         hovertemplate: `${escapeHtml(label + limit)} with today's tuning<extra></extra>`,
       },
@@ -161,7 +154,7 @@ function todayLines(today: RunCeilings | null, start: string, end: string): Data
  */
 export function ceilingTraces(
   runs: readonly RunAnalysis[],
-  ceilingsNow: unknown,
+  ceilingsNow: CeilingsNow | null,
   diagnoses: readonly Choice[] | undefined,
   now: Date = new Date(),
 ): Data[] {
@@ -191,7 +184,7 @@ export function ceilingTraces(
     });
   }
 
-  traces.push(...todayLines(parseRunCeilings(ceilingsNow), first, lineEnd));
+  traces.push(...todayLines(ceilingsNow, first, lineEnd));
   traces.push(...rateTraces(sorted, diagnoses ?? []));
   return traces;
 }

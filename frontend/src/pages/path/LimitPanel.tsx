@@ -1,27 +1,24 @@
 // "What limits this path": the newest run's diagnosis with its evidence, and the four
 // ceiling terms with today's tuning (link, receive window, send buffer, loss) with the buffer
 // sizes behind the window terms.
-import type { Choice, PathAnalysis, RunAnalysis } from "../../api/queries";
+import type {
+  Buffers,
+  CeilingSet,
+  CeilingTerm,
+  Choice,
+  PathAnalysis,
+  RunAnalysis,
+  RunCeilings,
+  TermName,
+} from "../../api/queries";
 import { Panel } from "../../components/Panel";
 import { ChoiceBadge } from "../../components/StatusBadge";
-import {
-  TERM_NAMES,
-  TERM_TITLES,
-  formatFraction,
-  parseRunCeilings,
-  parseRunEvidence,
-  termTitle,
-  type Buffers,
-  type CeilingSet,
-  type CeilingTerm,
-  type RunCeilings,
-  type TermName,
-} from "../../lib/analysis";
+import { TERM_NAMES, TERM_TITLES, formatFraction, termTitle } from "../../lib/analysis";
 import { formatBytes, formatMs, formatPercent, formatRate, formatUtc } from "../../lib/format";
 import { AnalysisState, NO_RUN_HINT, type AnalysisQuery } from "./AnalysisState";
 
 function RunSummary({ run, diagnoses }: { run: RunAnalysis; diagnoses: readonly Choice[] | undefined }) {
-  const evidence = parseRunEvidence(run.evidence);
+  const { evidence: sentences, not_converged: notConverged } = run.evidence;
   return (
     <>
       <p>
@@ -49,15 +46,15 @@ function RunSummary({ run, diagnoses }: { run: RunAnalysis; diagnoses: readonly 
           <dd>{termTitle(run.limit)}</dd>
         </div>
       </dl>
-      {evidence.notConverged && (
+      {notConverged && (
         <p className="warning" role="note">
           The rate was still rising at the end of the run: it may be too short to leave slow start. Lengthen the
           throughput test&apos;s <code>duration_s</code> or its <code>omit_s</code>.
         </p>
       )}
-      {evidence.sentences.length > 0 ? (
+      {sentences.length > 0 ? (
         <ul className="evidence">
-          {evidence.sentences.map((sentence, index) => (
+          {sentences.map((sentence, index) => (
             <li key={index}>{sentence}</li>
           ))}
         </ul>
@@ -70,8 +67,8 @@ function RunSummary({ run, diagnoses }: { run: RunAnalysis; diagnoses: readonly 
 
 /** One term for a table cell: its rate, or why it is unknown. */
 function termText(term: CeilingTerm): string {
-  if (term.rateBps !== null) {
-    return formatRate(term.rateBps);
+  if (term.rate_bps !== null) {
+    return formatRate(term.rate_bps);
   }
   return term.reason === "" ? "unknown" : `unknown — ${term.reason}`;
 }
@@ -99,19 +96,19 @@ function TermRow({
 }
 
 function rttHeading(set: CeilingSet): string {
-  return set.rttMs === null ? "unknown RTT" : formatMs(set.rttMs);
+  return set.rtt_ms === null ? "unknown RTT" : formatMs(set.rtt_ms);
 }
 
 function BufferRows({ buffers }: { buffers: Buffers }) {
   const rows: [string, string, string][] = [
     [
       "Receive buffer",
-      buffers.receiveBytes === null ? "unknown" : formatBytes(buffers.receiveBytes),
-      buffers.receiveSource,
+      buffers.receive_bytes === null ? "unknown" : formatBytes(buffers.receive_bytes),
+      buffers.receive_source,
     ],
-    ["Receive window fraction", formatFraction(buffers.receiveFraction), buffers.receiveFractionSource],
-    ["Send buffer", buffers.sendBytes === null ? "unknown" : formatBytes(buffers.sendBytes), buffers.sendSource],
-    ["Send window fraction", formatFraction(buffers.sendFraction), buffers.sendFractionSource],
+    ["Receive window fraction", formatFraction(buffers.receive_fraction), buffers.receive_fraction_source],
+    ["Send buffer", buffers.send_bytes === null ? "unknown" : formatBytes(buffers.send_bytes), buffers.send_source],
+    ["Send window fraction", formatFraction(buffers.send_fraction), buffers.send_fraction_source],
   ];
   return (
     <>
@@ -127,7 +124,7 @@ function BufferRows({ buffers }: { buffers: Buffers }) {
 }
 
 function CeilingsNow({ now }: { now: RunCeilings }) {
-  const { atMinRtt, underLoad } = now;
+  const { at_min_rtt: atMinRtt, under_load: underLoad } = now;
   return (
     <>
       <h3>Ceilings with today&apos;s tuning</h3>
@@ -144,11 +141,13 @@ function CeilingsNow({ now }: { now: RunCeilings }) {
             <th>Term</th>
             <th>
               At {rttHeading(atMinRtt)}{" "}
-              <span className="muted">({atMinRtt.rttSource === "" ? "RTT source not reported" : atMinRtt.rttSource})</span>
+              <span className="muted">
+                ({atMinRtt.rtt_source === "" ? "RTT source not reported" : atMinRtt.rtt_source})
+              </span>
             </th>
             {underLoad !== null && (
               <th>
-                Under load, at {rttHeading(underLoad)} <span className="muted">({underLoad.rttSource})</span>
+                Under load, at {rttHeading(underLoad)} <span className="muted">({underLoad.rtt_source})</span>
               </th>
             )}
           </tr>
@@ -171,7 +170,7 @@ function CeilingsNow({ now }: { now: RunCeilings }) {
 
 function Limits({ data, diagnoses }: { data: PathAnalysis; diagnoses: readonly Choice[] | undefined }) {
   const newest = data.runs[0];
-  const now = parseRunCeilings(data.ceilings_now);
+  const now = data.ceilings_now;
   return (
     <>
       {newest === undefined ? <p className="muted">{NO_RUN_HINT}</p> : <RunSummary run={newest} diagnoses={diagnoses} />}

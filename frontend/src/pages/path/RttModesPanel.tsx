@@ -1,20 +1,20 @@
 // "RTT modes": the ECMP verdict of the flow sweeps, each mode with its share of flows, its
 // traceroute path and its ceiling, the ping dip test and RTT levels that followed in time.
-import type { Choice, PathAnalysis, RttMode } from "../../api/queries";
+import type { Choice, PathAnalysis, RttMode, TimeModes } from "../../api/queries";
 import { Panel } from "../../components/Panel";
 import { ChoiceBadge } from "../../components/StatusBadge";
-import { TERM_TITLES, parseCeilingSet, parseTimeModes, type TimeModes } from "../../lib/analysis";
+import { TERM_TITLES } from "../../lib/analysis";
 import { formatMs, formatPercent, formatRate, formatUtc } from "../../lib/format";
 import { AnalysisState, type AnalysisQuery } from "./AnalysisState";
 
 function ModeRow({ mode, index }: { mode: RttMode; index: number }) {
-  const ceiling = parseCeilingSet(mode.ceiling);
+  const { ceiling } = mode;
   let ceilingText = "—";
   if (ceiling !== null) {
     ceilingText =
-      ceiling.ceilingBps === null
+      ceiling.ceiling_bps === null
         ? "unknown"
-        : `${formatRate(ceiling.ceilingBps)}${ceiling.limit === "unknown" ? "" : ` (${TERM_TITLES[ceiling.limit]})`}`;
+        : `${formatRate(ceiling.ceiling_bps)}${ceiling.limit === "unknown" ? "" : ` (${TERM_TITLES[ceiling.limit]})`}`;
   }
   const tracePath = mode.trace_path ?? [];
   return (
@@ -45,8 +45,8 @@ function timeModesSentence(timeModes: TimeModes): string | null {
   if (timeModes.kind === "none") {
     return null;
   }
-  const levels = timeModes.levelsMs.map((level) => formatMs(level)).join(" → ");
-  const changes = timeModes.changeTimes.map((time) => formatUtc(time)).join(", ");
+  const levels = timeModes.levels_ms.map((level) => formatMs(level)).join(" → ");
+  const changes = timeModes.change_times.map((time) => formatUtc(time)).join(", ");
   const parts = [`Over time the base RTT moved between levels (${TIME_MODE_KINDS[timeModes.kind]})`];
   if (levels !== "") {
     parts.push(`: ${levels}`);
@@ -68,7 +68,7 @@ function formatPValue(p: number | null): string {
 function RttModes({ data, verdicts }: { data: PathAnalysis; verdicts: readonly Choice[] | undefined }) {
   const modes = data.modes;
   const dip = modes.ping_dip;
-  const timeSentence = timeModesSentence(parseTimeModes(modes.time_modes));
+  const timeSentence = timeModesSentence(modes.time_modes);
   return (
     <>
       <p>
