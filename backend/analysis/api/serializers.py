@@ -27,6 +27,14 @@ def contract_field(definition: str) -> type[serializers.JSONField]:
     return extend_schema_field({"$ref": f"#/components/schemas/{definition}"})(field)
 
 
+def contract_enum_field(definition: str) -> type[serializers.CharField]:
+    """A string field whose OpenAPI schema is the enum $defs/<definition> of the contract."""
+    if "enum" not in contract.load(SCHEMA)["$defs"].get(definition, {}):
+        raise LookupError(f"{SCHEMA} has no enum $defs/{definition}")
+    field = type(f"{definition}Field", (serializers.CharField,), {"__doc__": f"{definition} of {SCHEMA}"})
+    return extend_schema_field({"$ref": f"#/components/schemas/{definition}"})(field)
+
+
 CeilingSetField = contract_field("CeilingSet")
 CeilingsNowField = contract_field("CeilingsNow")
 FindingEvidenceField = contract_field("FindingEvidence")
@@ -35,6 +43,9 @@ RunCeilingsField = contract_field("RunCeilings")
 RunEvidenceField = contract_field("RunEvidence")
 RunInputsField = contract_field("RunInputs")
 TimeModesField = contract_field("TimeModes")
+DiagnosisField = contract_enum_field("Diagnosis")
+LimitField = contract_enum_field("Limit")
+ModeVerdictField = contract_enum_field("ModeVerdict")
 
 
 class PathQuerySerializer(StrictSerializer):
@@ -84,8 +95,8 @@ class RunAnalysisSerializer(serializers.Serializer[Any]):
     rate_bps = serializers.FloatField(allow_null=True)
     ceiling_bps = serializers.FloatField(allow_null=True)
     fraction_of_ceiling = serializers.FloatField(allow_null=True)
-    limit = serializers.CharField()
-    diagnosis = serializers.CharField()
+    limit = LimitField()
+    diagnosis = DiagnosisField()
     evidence = RunEvidenceField(help_text="label, winning term, evidence sentences, not_converged")
     ceilings = RunCeilingsField(help_text="buffers; terms at the run's min RTT, under load, per RTT mode")
     inputs = RunInputsField(help_text="both hosts' tuning at run time, RTT and loss, with sources")
@@ -132,7 +143,7 @@ class DipSerializer(serializers.Serializer[Any]):
 
 
 class PathModesSerializer(serializers.Serializer[Any]):
-    verdict = serializers.CharField()
+    verdict = ModeVerdictField()
     sweep_run_id = serializers.UUIDField(allow_null=True)
     sweep_started_at = serializers.DateTimeField(allow_null=True)
     reason = serializers.CharField()
@@ -165,11 +176,11 @@ class GridCellSerializer(serializers.Serializer[Any]):
     rate_bps = serializers.FloatField(allow_null=True)
     ceiling_bps = serializers.FloatField(allow_null=True)
     fraction_of_ceiling = serializers.FloatField(allow_null=True)
-    diagnosis = serializers.CharField(allow_null=True)
+    diagnosis = DiagnosisField(allow_null=True)
     measured_at = serializers.DateTimeField(allow_null=True)
     loss_fraction = serializers.FloatField(allow_null=True)
     mode_count = serializers.IntegerField(allow_null=True)
-    rtt_mode_verdict = serializers.CharField(allow_null=True)
+    rtt_mode_verdict = ModeVerdictField(allow_null=True)
     open_findings = serializers.IntegerField()
 
 

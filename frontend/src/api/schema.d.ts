@@ -627,13 +627,13 @@ export interface components {
             ceiling_bps: number | null;
             /** Format: double */
             fraction_of_ceiling: number | null;
-            diagnosis: string | null;
+            diagnosis: components["schemas"]["Diagnosis"] | null;
             /** Format: date-time */
             measured_at: string | null;
             /** Format: double */
             loss_fraction: number | null;
             mode_count: number | null;
-            rtt_mode_verdict: string | null;
+            rtt_mode_verdict: components["schemas"]["ModeVerdict"] | null;
             open_findings: number;
         };
         /** @description Refuses unknown keys instead of silently dropping them: a typo is an error. */
@@ -862,7 +862,7 @@ export interface components {
             capacity_plan: components["schemas"]["CapacityPlan"];
         };
         PathModes: {
-            verdict: string;
+            verdict: components["schemas"]["ModeVerdict"];
             /** Format: uuid */
             sweep_run_id: string | null;
             /** Format: date-time */
@@ -1002,8 +1002,8 @@ export interface components {
             ceiling_bps: number | null;
             /** Format: double */
             fraction_of_ceiling: number | null;
-            limit: string;
-            diagnosis: string;
+            limit: components["schemas"]["Limit"];
+            diagnosis: components["schemas"]["Diagnosis"];
             /** @description label, winning term, evidence sentences, not_converged */
             evidence: components["schemas"]["RunEvidence"];
             /** @description buffers; terms at the run's min RTT, under load, per RTT mode */
