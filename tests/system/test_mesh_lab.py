@@ -117,7 +117,7 @@ def test_no_agent_is_ever_in_two_throughput_runs_at_once(measured: tuple[Stack, 
     stack, _, ids = measured
     rows = stack.query(
         "SELECT source_id::text, destination_id::text, started_at, ended_at FROM measurements_run"
-        " WHERE test_type = 'throughput' AND status <> 'missed' AND agent_id = ANY(%s::uuid[])",
+        " WHERE test_type = 'throughput' AND status <> 'missed' AND source_id = ANY(%s::uuid[])",
         list(ids.values()),
     )
     assert len(rows) >= 6
