@@ -92,8 +92,6 @@ def _options(kind: str) -> dict[str, Option]:
 # option structs are tested against: one definition of every field, default and bound.
 TEST_KINDS: tuple[str, ...] = tuple(contract.load("plan.v1.schema.json")["$defs"]["TestKind"]["enum"])
 OPTIONS: dict[str, dict[str, Option]] = {kind: _options(kind) for kind in TEST_KINDS}
-# More parallel streams would measure the end hosts rather than the path.
-MAX_PARALLEL_STREAMS: int = contract.load("test-options/throughput.v1.schema.json")["properties"]["parallel"]["maximum"]
 
 
 def normalize_spec(test_type: str, spec: Any) -> dict[str, Any]:
