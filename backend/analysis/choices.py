@@ -46,6 +46,7 @@ class FindingMetric(models.TextChoices):
     RTT = "rtt", "RTT"
     LOSS = "loss", "Loss"
     ROUTE = "route", "Route"
+    ECMP = "ecmp", "ECMP members"
 
 
 class FindingState(models.TextChoices):

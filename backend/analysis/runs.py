@@ -8,6 +8,7 @@ every RTT mode of the path, with where each input came from.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -224,11 +225,42 @@ class CeilingSet:
 
 
 @dataclass(frozen=True)
+class RunMember:
+    """The ECMP member a run's flow took: which RTT mode, its ceiling, and how it compares.
+
+    `scale` is this member's ceiling over the fastest member's: a run at 94% of a slow
+    member's ceiling is as good as one at 94% of the fast one's, so the regression rules
+    compare rate / scale. 1.0 where the members' ceilings are the same (a capacity-limited
+    path) or unknown.
+    """
+
+    index: int  # 1 = the lowest RTT
+    count: int
+    rtt_ms: float
+    ceiling_bps: float | None
+    scale: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "index": self.index,
+            "count": self.count,
+            "rtt_ms": self.rtt_ms,
+            "ceiling_bps": self.ceiling_bps,
+            "scale": self.scale,
+        }
+
+
+@dataclass(frozen=True)
 class RunCeilings:
     buffers: Buffers
     at_min_rtt: CeilingSet
     under_load: CeilingSet | None
     per_mode: tuple[CeilingSet, ...] = field(default=())
+    member: RunMember | None = None
+
+    @property
+    def scale(self) -> float:
+        return self.member.scale if self.member is not None else 1.0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -236,6 +268,7 @@ class RunCeilings:
             "at_min_rtt": self.at_min_rtt.to_dict(),
             "under_load": self.under_load.to_dict() if self.under_load else None,
             "per_mode": [mode.to_dict() for mode in self.per_mode],
+            "member": self.member.to_dict() if self.member is not None else None,
         }
 
 
@@ -261,7 +294,16 @@ def ceilings_at(facts: RunFacts, buffers: Buffers, rtt_ms: float | None, rtt_sou
     )
 
 
-def flow_base_rtt(facts: RunFacts) -> tuple[float | None, str]:
+@dataclass(frozen=True)
+class FlowRtt:
+    """The unloaded RTT a run's flow saw, where it came from, and its ECMP member if known."""
+
+    rtt_ms: float | None
+    source: str
+    member_rtt_ms: float | None = None  # the RTT mode the flow's minimum lies on
+
+
+def flow_base_rtt(facts: RunFacts) -> FlowRtt:
     """The unloaded RTT of the run's own flow: its ECMP member's mode where that is clear.
 
     iperf3's min_rtt is the smallest smoothed RTT of its intervals, so it includes whatever
@@ -276,24 +318,44 @@ def flow_base_rtt(facts: RunFacts) -> tuple[float | None, str]:
         if run_min <= largest + max(1.0, 0.1 * largest):
             below = [mode for mode in modes if mode <= run_min + max(0.5, 0.05 * mode)]
             if below:
-                return below[-1], f"the flow's RTT mode {modes.index(below[-1]) + 1} of {len(modes)} (flow sweep)"
-            return run_min, "the run's own minimum RTT (TCP_INFO; below every mode)"
-        return modes[0], (f"the path's minimum RTT: the flow's {run_min:.1f} ms hides its ECMP member behind a queue")
+                source = f"the flow's RTT mode {modes.index(below[-1]) + 1} of {len(modes)} (flow sweep)"
+                return FlowRtt(below[-1], source, below[-1])
+            return FlowRtt(run_min, "the run's own minimum RTT (TCP_INFO; below every mode)")
+        hidden = f"the path's minimum RTT: the flow's {run_min:.1f} ms hides its ECMP member behind a queue"
+        return FlowRtt(modes[0], hidden)
     if run_min is not None and path_min is not None:
         if path_min <= run_min:
-            return path_min, "the path's minimum RTT (ping, flow sweep)"
-        return run_min, "the run's own minimum RTT (TCP_INFO)"
+            return FlowRtt(path_min, "the path's minimum RTT (ping, flow sweep)")
+        return FlowRtt(run_min, "the run's own minimum RTT (TCP_INFO)")
     if run_min is not None:
-        return run_min, "the run's own minimum RTT (TCP_INFO)"
+        return FlowRtt(run_min, "the run's own minimum RTT (TCP_INFO)")
     if path_min is not None:
-        return path_min, "the path's minimum RTT (ping, flow sweep)"
-    return None, "no RTT measured"
+        return FlowRtt(path_min, "the path's minimum RTT (ping, flow sweep)")
+    return FlowRtt(None, "no RTT measured")
+
+
+def run_member(
+    facts: RunFacts, member_rtt_ms: float | None, at_member: CeilingSet, per_mode: Sequence[CeilingSet]
+) -> RunMember | None:
+    """The member of an ECMP path (two modes or more) the flow took, None when unknown.
+
+    A run whose flow built a queue above every mode has no member: such a flow was held by
+    capacity or a policer, which is the same on every member, so it is judged unscaled.
+    """
+    modes = sorted(mode for mode in facts.mode_rtts_ms if mode > 0)
+    if member_rtt_ms is None or len(modes) < 2:
+        return None
+    ceilings = [mode.ceiling_bps for mode in per_mode if mode.ceiling_bps]
+    fastest = max(ceilings) if len(ceilings) == len(per_mode) and ceilings else None
+    own = at_member.ceiling_bps
+    scale = min(1.0, own / fastest) if own and fastest else 1.0
+    return RunMember(modes.index(member_rtt_ms) + 1, len(modes), member_rtt_ms, own, scale)
 
 
 def run_ceilings(facts: RunFacts) -> RunCeilings:
     """Ceilings at the flow's unloaded RTT (its ECMP member), under load, and per mode."""
     buffers = run_buffers(facts)
-    rtt_ms, source = flow_base_rtt(facts)
+    flow = flow_base_rtt(facts)
     under_load = None
     if facts.run_mean_rtt_ms and facts.run_mean_rtt_ms > 0:
         under_load = ceilings_at(facts, buffers, facts.run_mean_rtt_ms, "mean RTT under load (TCP_INFO)")
@@ -301,4 +363,6 @@ def run_ceilings(facts: RunFacts) -> RunCeilings:
         ceilings_at(facts, buffers, mode_rtt, f"RTT mode {index + 1} (flow sweep)")
         for index, mode_rtt in enumerate(facts.mode_rtts_ms)
     )
-    return RunCeilings(buffers, ceilings_at(facts, buffers, rtt_ms, source), under_load, per_mode)
+    at_min = ceilings_at(facts, buffers, flow.rtt_ms, flow.source)
+    member = run_member(facts, flow.member_rtt_ms, at_min, per_mode)
+    return RunCeilings(buffers, at_min, under_load, per_mode, member)

@@ -40,6 +40,9 @@ class Point:
 
     time: datetime
     value: float
+    # What the value could have been at most (a throughput run's ceiling, in the value's
+    # unit): the prior a rule may lean on while the series' own history is short.
+    ceiling: float | None = None
 
 
 @dataclass(frozen=True)

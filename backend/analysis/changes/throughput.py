@@ -25,6 +25,9 @@ WINSOR_K = 4.0
 WINSOR_N = 30
 # Fewer trailing points than this and a point is taken as it is: a median of 2 says nothing.
 WINSOR_MIN_N = 5
+# Two points decide a deep drop only when it is this many robust sigmas deep as well: on a
+# path with 10% noise, two tests in a row 3 sigmas down come about once a path-year.
+DEEP_SIGMAS = 4.0
 # A dead-flat lab path has MAD 0; without a floor every later point would be clipped to the
 # median and the history could never learn the path's real spread. 0.01 in ln = 1%.
 WINSOR_SCALE_FLOOR_LN = 0.01
@@ -47,6 +50,7 @@ class _LnSeries:
     ln_rates: list[float]
     nonpositive_before: list[int]  # skipped zero/negative rates before usable point i (cumulative)
     nonfinite_before: list[int]
+    rates_over_ceiling: list[float | None]  # rate / Point.ceiling of usable point i, None if unknown
 
     def skipped(self, first: int, last: int) -> tuple[int, int]:
         """Skipped (nonpositive, nonfinite) points between usable points first and last."""
@@ -61,6 +65,7 @@ def _ln_series(points: Iterable[Point]) -> _LnSeries:
     ln_rates: list[float] = []
     nonpositive_before: list[int] = []
     nonfinite_before: list[int] = []
+    rates_over_ceiling: list[float | None] = []
     nonpositive = nonfinite = 0
     for point in sorted(points, key=lambda p: p.time):
         if not math.isfinite(point.value):
@@ -72,7 +77,10 @@ def _ln_series(points: Iterable[Point]) -> _LnSeries:
             ln_rates.append(math.log(point.value))
             nonpositive_before.append(nonpositive)
             nonfinite_before.append(nonfinite)
-    return _LnSeries(times, ln_rates, nonpositive_before, nonfinite_before)
+            ceiling = point.ceiling
+            usable = ceiling is not None and math.isfinite(ceiling) and ceiling > 0
+            rates_over_ceiling.append(point.value / ceiling if usable and ceiling else None)
+    return _LnSeries(times, ln_rates, nonpositive_before, nonfinite_before, rates_over_ceiling)
 
 
 # --- fast rule ------------------------------------------------------------------------------
@@ -88,7 +96,24 @@ class _FastOpen:
     sigma_ln: float
     open_threshold_ln: float
     clear_threshold_ln: float
+    confirm_n: int
+    prior: str | None
     recovered: list[int] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Test:
+    """One way the fast rule can open: this many confirming points, this deep."""
+
+    confirm_n: int
+    min_drop_ln: float
+    sigmas: float  # the drop must also be this many robust sigmas of the baseline
+
+
+def _prior_holds(series: _LnSeries, indices: Sequence[int], min_fraction: float) -> bool:
+    """The short baseline ran at its ceilings: then a deep drop below it means something."""
+    fractions = [fraction for index in indices if (fraction := series.rates_over_ceiling[index]) is not None]
+    return bool(fractions) and len(fractions) == len(indices) and statistics.median(fractions) >= min_fraction
 
 
 def throughput_fast_rule(
@@ -98,8 +123,13 @@ def throughput_fast_rule(
     confirm_n: int = 3,
     min_baseline: int = 10,
     min_drop_ln: float = math.log(1 / 0.9),
+    deep_confirm_n: int = 2,
+    deep_drop_ln: float = math.log(1 / 0.8),
+    prior_min_baseline: int = 2,
+    prior_drop_ln: float = math.log(1 / 0.7),
+    prior_min_fraction: float = 0.8,
 ) -> list[Episode]:
-    """Throughput drops that last confirm_n tests: the fast rule of section 4.
+    """Throughput drops that last a few tests: the fast rule of section 4, with two shortcuts.
 
     Works on ln(rate in bit/s). Each point is winsorized at the trailing median +/- 4 x 1.4826
     x MAD of the previous up to 30 points of the normal regime (points inside an episode never
@@ -110,6 +140,13 @@ def throughput_fast_rule(
     with their raw ln values: winsorized, a 50% drop on a quiet path would be clipped to a few
     percent and never cross the threshold.
 
+    A deep drop needs fewer tests: deep_confirm_n points below median - max(4 sigma_r,
+    deep_drop_ln) open it (a 30% cut is found by its second test). A new path need not wait
+    for min_baseline: from prior_min_baseline points on, when those ran at a median of at least
+    prior_min_fraction of their ceilings (Point.ceiling), deep_confirm_n points more than
+    prior_drop_ln below them open an episode; a short baseline's own spread says little, so
+    the prior (the ceilings say what the path can do) stands in for it.
+
     `started_at` is the first confirming point, moved back over directly preceding points that
     were already below the open threshold (a drop confirmed late still starts where it began).
     The baseline is then frozen; the episode clears after confirm_n consecutive points above
@@ -118,8 +155,8 @@ def throughput_fast_rule(
     and a faster path is not a regression. Zero, negative and non-finite rates are skipped and
     counted in the evidence.
     """
-    if confirm_n < 1 or baseline_n < 2 or min_baseline < 2:
-        raise ValueError("confirm_n must be >= 1, baseline_n and min_baseline >= 2")
+    if confirm_n < 1 or deep_confirm_n < 1 or baseline_n < 2 or min_baseline < 2 or prior_min_baseline < 1:
+        raise ValueError("confirm_n must be >= 1, baseline_n and min_baseline >= 2, prior_min_baseline >= 1")
     series = _ln_series(points)
     x = series.ln_rates
     episodes: list[Episode] = []
@@ -127,12 +164,68 @@ def throughput_fast_rule(
     history: list[tuple[int, float]] = []
     keep = baseline_n + confirm_n + WINSOR_N + 1
     current: _FastOpen | None = None
+    tests = sorted(
+        (_Test(confirm_n, min_drop_ln, 3.0), _Test(deep_confirm_n, deep_drop_ln, DEEP_SIGMAS)),
+        key=lambda test: test.confirm_n,
+    )
 
     def append_normal(index: int) -> None:
         trailing = [value for _, value in history[-WINSOR_N:]]
         history.append((index, _winsorize(x[index], trailing)))
         if len(history) > 4 * keep:
             del history[:-keep]
+
+    def opened(i: int) -> _FastOpen | None:
+        """The episode the last points open, trying the quickest test first."""
+        for test in tests:
+            count = test.confirm_n
+            # The confirming points are the last `count` normal points; they are contiguous
+            # because points leave the normal regime only as an open episode's tail.
+            if len(history) <= count or history[-count][0] != i - count + 1:
+                continue
+            first = i - count + 1
+            entries = history[-(count + baseline_n) : -count]
+            baseline = [value for _, value in entries]
+            prior: str | None = None
+            if len(baseline) >= min_baseline:
+                median_ln = statistics.median(baseline)
+                sigma_ln = MAD_TO_SIGMA * mad(baseline, median_ln)
+                threshold = median_ln - max(test.sigmas * sigma_ln, test.min_drop_ln)
+            elif (
+                count == deep_confirm_n
+                and len(baseline) >= prior_min_baseline
+                and _prior_holds(series, [index for index, _ in entries], prior_min_fraction)
+            ):
+                median_ln = statistics.median(baseline)
+                sigma_ln = MAD_TO_SIGMA * mad(baseline, median_ln)
+                threshold = median_ln - max(DEEP_SIGMAS * sigma_ln, prior_drop_ln)
+                prior = "ceilings"
+            else:
+                continue
+            if not all(x[j] < threshold for j in range(first, i + 1)):
+                continue
+            started = first
+            position = len(history) - count - 1
+            while position >= 0 and history[position][0] == started - 1 and x[started - 1] < threshold:
+                started -= 1
+                position -= 1
+            baseline_first = entries[0][0]
+            del history[position + 1 :]
+            # A short baseline's MAD may be 0: the prior's own margin keeps the clear hysteresis.
+            clear_margin = 1.5 * sigma_ln if prior is None else max(1.5 * sigma_ln, prior_drop_ln / 3)
+            return _FastOpen(
+                started=started,
+                detected=i,
+                baseline_first=baseline_first,
+                baseline_n=len(baseline),
+                median_ln=median_ln,
+                sigma_ln=sigma_ln,
+                open_threshold_ln=threshold,
+                clear_threshold_ln=median_ln - clear_margin,
+                confirm_n=count,
+                prior=prior,
+            )
+        return None
 
     for i in range(len(x)):
         if current is not None:
@@ -141,46 +234,19 @@ def throughput_fast_rule(
             else:
                 current.recovered.clear()
             if len(current.recovered) >= confirm_n:
-                episodes.append(_fast_episode(series, current, confirm_n, cleared=True))
+                episodes.append(_fast_episode(series, current, cleared=True))
                 for index in current.recovered:
                     append_normal(index)
                 current = None
             continue
         append_normal(i)
-        # The confirming points are the last confirm_n normal points; they are contiguous
-        # because points leave the normal regime only as an open episode's tail.
-        if len(history) < confirm_n + min_baseline or history[-confirm_n][0] != i - confirm_n + 1:
-            continue
-        first = i - confirm_n + 1
-        baseline = [value for _, value in history[-(confirm_n + baseline_n) : -confirm_n]]
-        median_ln = statistics.median(baseline)
-        sigma_ln = MAD_TO_SIGMA * mad(baseline, median_ln)
-        threshold = median_ln - max(3 * sigma_ln, min_drop_ln)
-        if not all(x[j] < threshold for j in range(first, i + 1)):
-            continue
-        started = first
-        position = len(history) - confirm_n - 1
-        while position >= 0 and history[position][0] == started - 1 and x[started - 1] < threshold:
-            started -= 1
-            position -= 1
-        baseline_first = history[-(confirm_n + len(baseline))][0]
-        del history[position + 1 :]
-        current = _FastOpen(
-            started=started,
-            detected=i,
-            baseline_first=baseline_first,
-            baseline_n=len(baseline),
-            median_ln=median_ln,
-            sigma_ln=sigma_ln,
-            open_threshold_ln=threshold,
-            clear_threshold_ln=median_ln - 1.5 * sigma_ln,
-        )
+        current = opened(i)
     if current is not None:
-        episodes.append(_fast_episode(series, current, confirm_n, cleared=False))
+        episodes.append(_fast_episode(series, current, cleared=False))
     return episodes
 
 
-def _fast_episode(series: _LnSeries, state: _FastOpen, confirm_n: int, *, cleared: bool) -> Episode:
+def _fast_episode(series: _LnSeries, state: _FastOpen, *, cleared: bool) -> Episode:
     x = series.ln_rates
     changed = x[state.started : state.detected + 1]
     baseline_bps = math.exp(state.median_ln)
@@ -204,7 +270,8 @@ def _fast_episode(series: _LnSeries, state: _FastOpen, confirm_n: int, *, cleare
             "sigma_r_ln": state.sigma_ln,
             "open_threshold_bps": math.exp(state.open_threshold_ln),
             "clear_threshold_bps": math.exp(state.clear_threshold_ln),
-            "confirm_n": confirm_n,
+            "confirm_n": state.confirm_n,
+            "prior": state.prior,
             "changed_bps": [math.exp(value) for value in changed],
             "skipped_nonpositive": nonpositive,
             "skipped_nonfinite": nonfinite,

@@ -13,6 +13,7 @@ import itertools
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -27,10 +28,12 @@ from analysis.changes.routes import route_changes
 from analysis.changes.rtt import rtt_cusum
 from analysis.changes.throughput import throughput_fast_rule, throughput_slow_rule
 from analysis.changes.windows import RttWindow
-from analysis.choices import FindingKind, FindingMetric, FindingState
+from analysis.choices import FindingKind, FindingMetric, FindingState, RttModeVerdict
+from analysis.members import judged_point, member_scale, member_switch
 from analysis.models import Finding, RunAnalysis
 from analysis.payloads import checked
 from analysis.services.inputs import as_dict
+from analysis.services.modes import sweep_modes_near
 from inventory.models import Agent, HostFactsSnapshot
 from measurements.models import TracePath
 
@@ -89,13 +92,17 @@ def path_episodes(source: Agent, destination: Agent, now: datetime) -> dict[Find
         source=source, destination=destination, started_at__gte=now - THROUGHPUT_HISTORY, rate_bps__isnull=False
     ).order_by("started_at")
     series: dict[str, list[Point]] = defaultdict(list)
+    scaled: dict[str, int] = defaultdict(int)
     for row in history:
         if row.rate_bps:
-            series[row.options_key].append(Point(row.started_at, row.rate_bps))
+            # A run on a slower ECMP member is judged against that member's ceiling.
+            scale = member_scale(row.ceilings)
+            series[row.options_key].append(judged_point(row.started_at, row.rate_bps, row.ceiling_bps, scale))
+            scaled[row.options_key] += scale < 1
     # One series per option set: 1 stream and 8 streams are different levels, not a change.
     throughput = [
-        episode
-        for points in series.values()
+        replace(episode, evidence={**episode.evidence, "member_scaled": scaled[key]})
+        for key, points in series.items()
         for episode in (*throughput_fast_rule(points), *throughput_slow_rule(points))
     ]
     baseline = timedelta(seconds=settings.ANALYSIS_RTT_BASELINE_S)
@@ -116,6 +123,7 @@ UNITS = {
     FindingMetric.RTT: "ms",
     FindingMetric.LOSS: "pp",
     FindingMetric.ROUTE: "paths",
+    FindingMetric.ECMP: "members",
 }
 
 
@@ -139,8 +147,20 @@ def _facts_change(agent: Agent, start: datetime, end: datetime) -> str:
     return ""
 
 
+def ping_member_switch(source: Agent, destination: Agent, episode: MergedEpisode) -> str:
+    """An RTT step from one ECMP member's RTT to another's: ping's flow moved, nothing changed."""
+    modes = sweep_modes_near(source, destination, episode.first.detected_at)
+    if modes is None or modes.verdict != RttModeVerdict.ECMP:
+        return ""
+    rtts = [mode["rtt_ms"] for mode in modes.analysis.get("modes") or [] if isinstance(mode.get("rtt_ms"), float)]
+    return member_switch(episode.first.baseline, episode.first.current, rtts)
+
+
 def coinciding_change(source: Agent, destination: Agent, episode: MergedEpisode, metric: FindingMetric) -> str:
-    """A tuning or iperf3 change that explains a throughput step: then it is an annotation."""
+    """What explains a step, so it is an annotation and not an alarm ('' if nothing does): a
+    tuning or iperf3 change for throughput, ping moving to another ECMP member for RTT."""
+    if metric == FindingMetric.RTT:
+        return ping_member_switch(source, destination, episode)
     if metric != FindingMetric.THROUGHPUT:
         return ""
     before = (

@@ -516,6 +516,7 @@ export interface components {
             at_min_rtt: components["schemas"]["CeilingSet"];
             under_load: components["schemas"]["CeilingSet"] | null;
             per_mode: components["schemas"]["CeilingSet"][];
+            member: components["schemas"]["RunMember"] | null;
             inputs: components["schemas"]["RunInputs"];
             /**
              * Format: uuid
@@ -828,6 +829,8 @@ export interface components {
          * @enum {string}
          */
         ModeVerdict: "single" | "ecmp" | "insufficient";
+        /** @enum {unknown} */
+        NullEnum: null;
         PatchedMeshRequest: {
             name?: string;
             description?: string;
@@ -919,6 +922,8 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** @enum {string} */
+        PriorEnum: "ceilings";
         /** @description What a route change rests on: the path fingerprints known before and seen after. */
         RouteEvidence: {
             old_fingerprints: string[];
@@ -1020,6 +1025,8 @@ export interface components {
             under_load: components["schemas"]["CeilingSet"] | null;
             /** @description one per RTT mode, in the order of the path's modes (ECMP only) */
             per_mode: components["schemas"]["CeilingSet"][];
+            /** @description the ECMP member the flow took; null on a single path or when a queue hid it */
+            member: components["schemas"]["RunMember"] | null;
         };
         /** @description A run's diagnosis and the numbers it rests on (analysis.diagnosis.RunDiagnosis). */
         RunEvidence: {
@@ -1057,6 +1064,17 @@ export interface components {
             loss_source: string;
             max_snd_wnd_bytes: number | null;
             sources: components["schemas"]["InputSources"];
+        };
+        /** @description The ECMP member a run's flow took (analysis.runs.RunMember): its RTT mode, its ceiling, and that ceiling over the fastest member's (scale), by which the regression rules judge the run. */
+        RunMember: {
+            /** @description 1 = the member with the lowest RTT */
+            index: number;
+            count: number;
+            rtt_ms: number;
+            /** @description the run's ceiling at this member's RTT */
+            ceiling_bps: number | null;
+            /** @description this member's ceiling over the fastest member's; 1 where they are the same or unknown */
+            scale: number;
         };
         /**
          * @description * `a` - A
@@ -1140,6 +1158,10 @@ export interface components {
             /** Format: date-time */
             baseline_from: string;
             baseline_median_bps: number;
+            /** @description what stood in for a baseline too short to judge by itself: the runs' ceilings */
+            prior: (components["schemas"]["PriorEnum"] | components["schemas"]["NullEnum"]) | null;
+            /** @description runs of the series judged on an ECMP member slower than the fastest: their rate divided by that member's ceiling share (RunMember.scale) */
+            member_scaled?: number;
             /** @description 1.4826 x MAD of the baseline's ln(rate) */
             sigma_r_ln: number;
             open_threshold_bps: number;
@@ -1162,6 +1184,8 @@ export interface components {
             /** Format: date-time */
             after_to: string;
             after_points: number;
+            /** @description as in ThroughputFastEvidence */
+            member_scaled?: number;
             /** @description Welch's t-test between the segments */
             p_value: number;
             before_median_bps: number;
@@ -1410,8 +1434,9 @@ export interface operations {
                  *     * `rtt` - RTT
                  *     * `loss` - Loss
                  *     * `route` - Route
+                 *     * `ecmp` - ECMP members
                  */
-                metric?: "throughput" | "rtt" | "loss" | "route";
+                metric?: "throughput" | "rtt" | "loss" | "route" | "ecmp";
                 source?: string;
                 /**
                  * @description * `open` - Open

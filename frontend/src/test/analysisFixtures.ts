@@ -164,6 +164,7 @@ export function run(fields: Partial<RunAnalysis> & Pick<RunAnalysis, "run_id" | 
       at_min_rtt: ceilingSet(7.9, 3.19e9, "the run's own minimum RTT (TCP_INFO)"),
       under_load: ceilingSet(9.2, 2.74e9, "mean RTT under load (TCP_INFO)"),
       per_mode: [],
+      member: null,
     },
     inputs: INPUTS,
     interval_stats: INTERVAL_STATS,
@@ -192,6 +193,7 @@ export const FINDING: Finding = {
     baseline_points: 30,
     baseline_from: "2026-11-15T06:00:00Z",
     baseline_median_bps: 9.1e9,
+    prior: null,
     sigma_r_ln: 0.02,
     open_threshold_bps: 8.2e9,
     clear_threshold_bps: 8.9e9,
@@ -210,6 +212,7 @@ export const CEILINGS_NOW: CeilingsNow = {
   at_min_rtt: ceilingSet(7.9, 3.19e9, "the path's minimum RTT (ping, flow sweep)"),
   under_load: null,
   per_mode: [ceilingSet(7.9, 3.19e9, "RTT mode 1 (flow sweep)"), ceilingSet(12.1, 2.08e9, "RTT mode 2 (flow sweep)")],
+  member: null,
   inputs: INPUTS,
   options_of_run: "33333333-3333-4333-8333-333333333333",
 };
@@ -237,7 +240,7 @@ export const ANALYSIS: PathAnalysis = {
         evidence: ["at the link ceiling"],
         not_converged: false,
       },
-      ceilings: { buffers: BUFFERS, at_min_rtt: ceilingSet(7.9, null), under_load: null, per_mode: [] },
+      ceilings: { buffers: BUFFERS, at_min_rtt: ceilingSet(7.9, null), under_load: null, per_mode: [], member: null },
     }),
   ],
   modes: {
@@ -362,6 +365,7 @@ export const UNKNOWN_CEILINGS: RunCeilings = {
   },
   under_load: null,
   per_mode: [],
+  member: null,
 };
 
 /** A host that has reported no facts. */

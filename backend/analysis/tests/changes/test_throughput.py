@@ -19,7 +19,7 @@ from analysis.tests.changes.series import RATE_BPS, T0, TEST_INTERVAL, assert_js
 
 
 @pytest.mark.parametrize("seed", range(10))
-def test_fast_rule_opens_on_a_30_percent_drop_within_3_points(seed: int) -> None:
+def test_fast_rule_opens_on_a_30_percent_drop_within_2_points(seed: int) -> None:
     episodes = throughput_fast_rule(rates(noisy_rates(seed, 60, steps={40: 0.7})))
     assert len(episodes) == 1
     episode = episodes[0]
@@ -27,9 +27,11 @@ def test_fast_rule_opens_on_a_30_percent_drop_within_3_points(seed: int) -> None
     assert episode.rule == "throughput_fast"
     assert episode.direction is Direction.DOWN
     assert episode.started_at == at(40)
-    assert episode.detected_at == at(42)  # the third changed point confirms it
+    assert episode.detected_at == at(41)  # a deep drop: the second changed point confirms it
+    assert episode.evidence["confirm_n"] == 2
+    assert episode.evidence["prior"] is None
     assert episode.cleared_at is None
-    assert episode.magnitude == pytest.approx(-0.3, abs=0.08)  # the median of 3 noisy points
+    assert episode.magnitude == pytest.approx(-0.3, abs=0.08)  # the median of 2 noisy points
     assert episode.baseline == pytest.approx(RATE_BPS, rel=0.05)
     assert episode.current == pytest.approx(0.7 * RATE_BPS, rel=0.07)
     assert_json(episodes)
@@ -39,8 +41,8 @@ def test_fast_rule_clears_after_recovery_and_carries_on() -> None:
     values = noisy_rates(1, 100, steps={40: 0.6, 50: 1 / 0.6, 80: 0.5})
     episodes = throughput_fast_rule(rates(values))
     assert [(e.started_at, e.detected_at, e.cleared_at) for e in episodes] == [
-        (at(40), at(42), at(50)),
-        (at(80), at(82), None),
+        (at(40), at(41), at(50)),
+        (at(80), at(81), None),
     ]
     assert episodes[0].evidence["clear_confirmed_at"] == at(52).isoformat()
     assert episodes[1].magnitude == pytest.approx(-0.5, abs=0.05)
@@ -61,18 +63,47 @@ def test_fast_rule_is_quiet_on_stable_lognormal_noise(sigma: float) -> None:
         assert throughput_fast_rule(rates(noisy_rates(seed, 400, sigma))) == []
 
 
-def test_fast_rule_ignores_one_and_two_point_dips() -> None:
+def test_fast_rule_ignores_single_dips_and_shallow_two_point_dips() -> None:
     values = noisy_rates(3, 200)
     values[50] *= 0.1
-    values[100:102] *= 0.2
+    values[100:102] *= 0.85  # 15%: a deep drop's two points must each be 20% down
     values[150] = values[152] = 0.3 * RATE_BPS  # a recovered point between two dips
     assert throughput_fast_rule(rates(values)) == []
 
 
-@pytest.mark.parametrize("n", [0, 1, 3, 12])
+def test_fast_rule_reports_two_deep_points_and_clears_them() -> None:
+    """Two tests in a row at a fifth of the rate are half a day of a broken path at 4 tests a
+    day: that is found (it cannot be told from the start of a lasting cut), and it clears on
+    the recovery."""
+    values = noisy_rates(3, 120)
+    values[100:102] *= 0.2
+    (episode,) = throughput_fast_rule(rates(values))
+    assert (episode.started_at, episode.detected_at, episode.cleared_at) == (at(100), at(101), at(102))
+
+
+def test_fast_rule_on_a_new_path_leans_on_its_ceilings() -> None:
+    """Two runs at their ceiling are a baseline when the ceilings back them: a 40% cut on the
+    first day (runs 3 and 4) is found; without ceilings, or with runs far below them, it waits
+    for 10 runs of its own."""
+    values = [0.95 * RATE_BPS, 0.97 * RATE_BPS, 0.57 * RATE_BPS, 0.58 * RATE_BPS]
+    with_prior = [Point(at(i), value, ceiling=RATE_BPS) for i, value in enumerate(values)]
+    (episode,) = throughput_fast_rule(with_prior)
+    assert (episode.started_at, episode.detected_at) == (at(2), at(3))
+    assert episode.evidence["prior"] == "ceilings"
+    assert episode.magnitude == pytest.approx(-0.4, abs=0.02)
+    assert_json([episode])
+    assert throughput_fast_rule(rates(values)) == []
+    far_below = [Point(at(i), value, ceiling=3 * RATE_BPS) for i, value in enumerate(values)]
+    assert throughput_fast_rule(far_below) == []
+    # The prior asks for a deep drop: 20% on the first day is left to the runs' own history.
+    shallow = [Point(at(i), value * (0.8 if i >= 2 else 1), ceiling=RATE_BPS) for i, value in enumerate(values[:2] * 2)]
+    assert throughput_fast_rule(shallow) == []
+
+
+@pytest.mark.parametrize("n", [0, 1, 3, 11])
 def test_fast_rule_needs_a_baseline(n: int) -> None:
     values = noisy_rates(4, n, steps={min(n, 10): 0.5})
-    assert throughput_fast_rule(rates(values)) == []  # fewer than 10 baseline + 3 points
+    assert throughput_fast_rule(rates(values)) == []  # fewer than 10 baseline + 2 points, no ceilings
 
 
 def test_fast_rule_skips_zero_negative_and_nan_rates() -> None:
@@ -81,10 +112,10 @@ def test_fast_rule_skips_zero_negative_and_nan_rates() -> None:
         Point(at(10) + timedelta(minutes=1), 0.0),
         Point(at(20) + timedelta(minutes=1), -1.0),
         Point(at(30) + timedelta(minutes=1), math.nan),
-        Point(at(41) + timedelta(minutes=1), math.inf),
+        Point(at(35) + timedelta(minutes=1), math.inf),
     ]
     (episode,) = throughput_fast_rule(points + broken)
-    assert (episode.started_at, episode.detected_at) == (at(40), at(42))
+    assert (episode.started_at, episode.detected_at) == (at(40), at(41))
     assert episode.evidence["skipped_nonpositive"] == 2
     assert episode.evidence["skipped_nonfinite"] == 2
     assert throughput_fast_rule([Point(at(i), 0.0) for i in range(50)]) == []
@@ -122,8 +153,9 @@ def test_fast_rule_on_quiet_and_flat_paths() -> None:
 
 
 def test_fast_rule_starts_a_late_confirmed_drop_where_it_began() -> None:
-    values = [RATE_BPS * (1 + 0.01 * (i % 3)) for i in range(40)] + [0.6 * RATE_BPS] * 2
-    values += [0.95 * RATE_BPS] + [0.6 * RATE_BPS] * 5  # one point back near normal
+    # 15% down: not deep, so three points confirm it.
+    values = [RATE_BPS * (1 + 0.01 * (i % 3)) for i in range(40)] + [0.85 * RATE_BPS] * 2
+    values += [0.95 * RATE_BPS] + [0.85 * RATE_BPS] * 5  # one point back near normal
     (episode,) = throughput_fast_rule(rates(values))
     assert episode.started_at == at(43)  # the run that confirmed it; the one before was broken
     assert episode.detected_at == at(45)

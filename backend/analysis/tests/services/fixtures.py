@@ -144,7 +144,21 @@ def flow_sweep(source: Agent, destination: Agent, at: datetime, fast_ms: float, 
     return run
 
 
-def analysis_row(source: Agent, destination: Agent, at: datetime, rate_bps: float, iperf3: str = "3.12") -> None:
+def member(index: int, scale: float, ceiling_bps: float) -> dict[str, Any]:
+    """A run's ceilings JSON with only the ECMP member the rules read (analysis.runs.RunMember)."""
+    return {"member": {"index": index, "count": 2, "rtt_ms": 23.0 / scale, "ceiling_bps": ceiling_bps, "scale": scale}}
+
+
+def analysis_row(
+    source: Agent,
+    destination: Agent,
+    at: datetime,
+    rate_bps: float,
+    iperf3: str = "3.12",
+    *,
+    ceiling_bps: float = 4e9,
+    ceilings: dict[str, Any] | None = None,
+) -> None:
     RunAnalysis.objects.create(
         run_id=uuid.uuid4(),
         started_at=at,
@@ -152,10 +166,10 @@ def analysis_row(source: Agent, destination: Agent, at: datetime, rate_bps: floa
         destination=destination,
         streams=1,
         rate_bps=rate_bps,
-        ceiling_bps=4e9,
+        ceiling_bps=ceiling_bps,
         limit="receive_window",
         diagnosis=Diagnosis.RECEIVE_WINDOW,
-        ceilings={},
+        ceilings=ceilings or {},
         inputs={},
         interval_stats={},
         evidence={},

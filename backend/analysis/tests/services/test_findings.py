@@ -11,7 +11,8 @@ from analysis.changes.episodes import Direction, Episode, Metric
 from analysis.choices import FindingKind, FindingMetric, FindingState
 from analysis.models import Finding
 from analysis.services.findings import detect_findings, reconcile_findings
-from analysis.tests.services.fixtures import MIB, T0, analysis_row, facts, pings, snapshot
+from analysis.services.runs import analyze_recent
+from analysis.tests.services.fixtures import MIB, T0, analysis_row, facts, flow_sweep, member, pings, snapshot
 from fathom.testing import FathomTestCase
 
 # What the slow rule would have said of a step from 3 to 2 Gbit/s (the contract's ThroughputSlowEvidence).
@@ -92,6 +93,43 @@ class FindingTests(FathomTestCase):
         reconcile_findings(self.athens, self.frankfurt, FindingMetric.RTT, [], T0)
         finding.refresh_from_db()
         assert finding.state == FindingState.CLEARED and finding.cleared_at == finding.started_at
+
+    def test_runs_on_the_slow_ecmp_member_are_not_a_drop(self) -> None:
+        """Members at 23 and 31 ms, 3:1, window-limited: runs at 90-97% of their own member's
+        ceiling. Four slow-member runs in a row are not a regression; a real cut still is."""
+        fast, slow = 1.02e9, 1.02e9 * 23 / 31
+        for index in range(40):
+            on_slow = index % 4 == 3 or 20 <= index < 24
+            ceiling = slow if on_slow else fast
+            rate = ceiling * (0.9 + 0.07 * ((index * 7) % 5) / 4)
+            at = T0 + timedelta(hours=6 * index)
+            ceilings = member(2 if on_slow else 1, ceiling / fast, ceiling)
+            analysis_row(self.athens, self.frankfurt, at, rate, ceiling_bps=ceiling, ceilings=ceilings)
+        assert detect_findings(self.athens, self.frankfurt, now=T0 + timedelta(days=11)) == 0
+        for index in range(40, 42):  # a 40% cut, both runs on the fast member
+            at = T0 + timedelta(hours=6 * index)
+            analysis_row(self.athens, self.frankfurt, at, 0.56e9, ceiling_bps=fast, ceilings=member(1, 1.0, fast))
+        assert detect_findings(self.athens, self.frankfurt, now=T0 + timedelta(days=11)) == 1
+        finding = Finding.objects.get()
+        assert finding.detected_at == T0 + timedelta(hours=6 * 41)  # the second run after the cut
+        assert -0.45 < finding.magnitude < -0.35 and finding.evidence["member_scaled"] == 13
+
+    def test_a_new_path_alarms_on_its_first_day(self) -> None:
+        for index, rate in enumerate([3.8e9, 3.85e9, 2.2e9, 2.25e9]):
+            analysis_row(self.athens, self.frankfurt, T0 + timedelta(hours=6 * index), rate, ceiling_bps=4e9)
+        assert detect_findings(self.athens, self.frankfurt, now=T0 + timedelta(days=1)) == 1
+        finding = Finding.objects.get()
+        assert finding.evidence["prior"] == "ceilings" and finding.detected_at == T0 + timedelta(hours=18)
+
+    def test_ping_moving_to_another_ecmp_member_is_an_annotation(self) -> None:
+        flow_sweep(self.athens, self.frankfurt, T0 - timedelta(minutes=5), 23.0, 31.0)
+        pings(self.athens, self.frankfurt, T0, 360, 23.1)
+        pings(self.athens, self.frankfurt, T0 + timedelta(hours=1), 60, 31.1)
+        analyze_recent(now=T0 + timedelta(hours=1, minutes=10))
+        detect_findings(self.athens, self.frankfurt, now=T0 + timedelta(hours=1, minutes=10))
+        finding = Finding.objects.get(metric=FindingMetric.RTT)
+        assert finding.kind == FindingKind.ANNOTATION
+        assert "member 1 (23.0 ms) to member 2 (31.0 ms)" in finding.annotation
 
     def test_one_sample_series_yield_nothing(self) -> None:
         analysis_row(self.athens, self.frankfurt, T0, 3e9)

@@ -40,6 +40,11 @@ class RunAnalysisTests(FathomTestCase):
         assert analysis.ceiling_bps is not None and 0.9 < 3.05e9 / analysis.ceiling_bps <= 1.0
         per_mode = [mode["ceiling_bps"] for mode in analysis.ceilings["per_mode"]]
         assert len(per_mode) == 2 and per_mode[0] > 3.0e9 and 2.0e9 < per_mode[1] < 2.3e9
+        # The flow's 7.9 ms minimum lies on the fast member: judged unscaled.
+        assert analysis.ceilings["member"] == {
+            "index": 1, "count": 2, "rtt_ms": analysis.ceilings["at_min_rtt"]["rtt_ms"],
+            "ceiling_bps": analysis.ceiling_bps, "scale": 1.0,
+        }  # fmt: skip
         assert analysis.inputs["receiver"]["tcp_rmem_max_bytes"] == 6 * MIB
         sweep = SweepModes.objects.get()
         assert sweep.verdict == RttModeVerdict.ECMP and sweep.mode_count == 2
@@ -50,6 +55,15 @@ class RunAnalysisTests(FathomTestCase):
         analyze_range(T0 - timedelta(hours=1), T0 + timedelta(hours=1), only_missing=False)
         assert RunAnalysis.objects.values("ceilings", "diagnosis", "rate_bps", "evidence").get() == before
         assert RunAnalysis.objects.count() == 1
+
+    def test_a_run_on_the_slow_member_knows_its_member_and_scale(self) -> None:
+        flow_sweep(self.athens, self.frankfurt, T0 - timedelta(minutes=5), 7.8, 11.9)
+        run = throughput_run(self.athens, self.frankfurt, T0, 2.0e9, min_rtt_us=12000, mean_rtt_us=12400)
+        analyze_recent(now=T0 + timedelta(hours=3))
+        member = RunAnalysis.objects.get(run_id=run.id).ceilings["member"]
+        assert (member["index"], member["count"]) == (2, 2) and abs(member["rtt_ms"] - 11.9) < 0.2
+        # Window-limited at both members: the ceiling scales with 1/RTT.
+        assert abs(member["scale"] - 7.8 / 11.9) < 0.03
 
     def test_reverse_runs_are_analysed_in_the_direction_the_data_flowed(self) -> None:
         run = throughput_run(self.athens, self.frankfurt, T0, 1e9, reverse=True)

@@ -1,0 +1,59 @@
+"""ECMP members in the regression rules: a run judged against the member its flow took, and
+a ping level that moved from one member's RTT to another's.
+
+Pure. On a path with ECMP members at 23 and 31 ms and buffers that cap the window, a flow on
+the slower member gets about 74% of the fast member's rate while running at its own ceiling
+(seed 000's bimodal throughput); compared with the fast runs it would read as a regression.
+The rules therefore see rate / scale, where scale is the member's ceiling over the fastest
+member's (analysis.runs.RunMember), and the ceiling of the fastest member as the prior.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+from analysis.changes.episodes import Point
+
+
+def member_scale(ceilings: object) -> float:
+    """The stored run's member scale (analysis.runs.RunMember.scale); 1.0 where there is none."""
+    member = ceilings.get("member") if isinstance(ceilings, dict) else None
+    scale = member.get("scale") if isinstance(member, dict) else None
+    if isinstance(scale, bool) or not isinstance(scale, int | float) or not math.isfinite(scale):
+        return 1.0
+    return float(scale) if 0 < scale <= 1 else 1.0
+
+
+def judged_point(time: Any, rate_bps: float, ceiling_bps: float | None, scale: float) -> Point:
+    """A run as the throughput rules see it: its rate and ceiling in fastest-member terms."""
+    return Point(time, rate_bps / scale, ceiling_bps / scale if ceiling_bps else None)
+
+
+def _mode_of(rtt_ms: float, modes_ms: Sequence[float]) -> int | None:
+    """The index of the mode rtt_ms lies on: within max(0.5 ms, 5%) above it (a ping's level
+    sits a little above the member's minimum), never below by more than 0.3 ms."""
+    for index, mode in sorted(enumerate(modes_ms), key=lambda item: abs(item[1] - rtt_ms)):
+        if mode - 0.3 <= rtt_ms <= mode + max(0.5, 0.05 * mode):
+            return index
+    return None
+
+
+def member_switch(baseline_ms: float, current_ms: float, modes_ms: Sequence[float]) -> str:
+    """Why an RTT step is a ping that moved to another ECMP member, not a regression ('' if not).
+
+    Both levels must lie on known members of the path, and on different ones: a router that
+    hashes ICMP with its identifier puts each ping run on a member of its own, and each of
+    them is as normal as the other.
+    """
+    modes = sorted(mode for mode in modes_ms if mode > 0 and math.isfinite(mode))
+    if len(modes) < 2 or not (math.isfinite(baseline_ms) and math.isfinite(current_ms)):
+        return ""
+    before, after = _mode_of(baseline_ms, modes), _mode_of(current_ms, modes)
+    if before is None or after is None or before == after:
+        return ""
+    return (
+        f"ping moved from ECMP member {before + 1} ({modes[before]:.1f} ms) to member {after + 1} "
+        f"({modes[after]:.1f} ms) of the path's {len(modes)}: both are normal RTTs of this path"
+    )
