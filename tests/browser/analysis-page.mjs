@@ -4,7 +4,8 @@
 //
 // Env: FATHOM_URL, FATHOM_USER, FATHOM_PASSWORD, FATHOM_SOURCE_ID, FATHOM_DESTINATION_ID,
 //      FATHOM_MESH, FATHOM_EXPECT_LIMIT (a diagnosis label), FATHOM_EXPECT_MODES (a count),
-//      FATHOM_ARTIFACTS (directory for screenshots)
+//      FATHOM_ARTIFACTS (directory for screenshots), FATHOM_EXPECT_MEMBER (optional: the
+//      start of the newest run's ECMP member sentence, "on ECMP member 2 (")
 import { join } from 'node:path';
 
 import { env, runCheck, signIn } from './browser.mjs';
@@ -24,6 +25,8 @@ await runCheck(artifacts, { width: 1400, height: 1000 }, 'analysis-failure.png',
   const points = await chart.locator('g.scatterlayer path.point').count();
   const limits = page.getByRole('region', { name: 'What limits this path' });
   await limits.getByText(env('FATHOM_EXPECT_LIMIT')).first().waitFor({ timeout: 15000 });
+  const member = process.env.FATHOM_EXPECT_MEMBER ?? '';
+  const memberNote = member === '' ? '' : await limits.getByRole('note').filter({ hasText: member }).first().innerText({ timeout: 15000 });
   const modes = page.getByRole('region', { name: 'RTT modes' });
   await modes.locator('tbody tr').first().waitFor({ timeout: 15000 });
   const modeRows = await modes.locator('tbody tr').count();
@@ -38,6 +41,6 @@ await runCheck(artifacts, { width: 1400, height: 1000 }, 'analysis-failure.png',
   const cellCount = await cells.count();
   const ecmpMarkers = await page.locator('[data-testid="ecmp-marker"]').count();
   await page.screenshot({ path: join(artifacts, 'analysis-grid-page.png'), fullPage: true });
-  console.log(JSON.stringify({ points, modeRows, cellCount, ecmpMarkers }));
+  console.log(JSON.stringify({ points, modeRows, cellCount, ecmpMarkers, memberNote }));
   if (cellCount < 1) throw new Error('the grid has no cells');
 });

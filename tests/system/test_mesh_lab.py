@@ -288,9 +288,9 @@ def test_the_analysis_pages_show_the_limit_modes_and_grid(measured: tuple[Stack,
     stack, _, ids = measured
     stack.manage("analyze", "--hours", "1")
     # The page must show the newest run's diagnosis (seed 000's is checked above).
-    ((newest,),) = stack.query(
-        "SELECT diagnosis FROM analysis_runanalysis WHERE source_id = %s AND destination_id = %s"
-        " ORDER BY started_at DESC LIMIT 1",
+    ((newest, member),) = stack.query(
+        "SELECT diagnosis, ceilings->'member'->>'index' FROM analysis_runanalysis"
+        " WHERE source_id = %s AND destination_id = %s ORDER BY started_at DESC LIMIT 1",
         ids["dca"],
         ids["dcb"],
     )
@@ -304,5 +304,9 @@ def test_the_analysis_pages_show_the_limit_modes_and_grid(measured: tuple[Stack,
         FATHOM_MESH="grnet",
         FATHOM_EXPECT_LIMIT=newest_label,
         FATHOM_EXPECT_MODES=str(len(report["modes"]["modes"])),
+        # A run on either member is explained against that member's ceiling, never as a drop.
+        FATHOM_EXPECT_MEMBER="" if member is None else f"on ECMP member {member} (",
     )
     assert seen["cellCount"] == 6 and seen["ecmpMarkers"] >= 1, seen
+    if member is not None:
+        assert "of that member's ceiling" in seen["memberNote"], seen

@@ -1,11 +1,16 @@
 import { describe, expect, it } from "vitest";
 
+import { SLOW_MEMBER_RUN, run } from "../test/analysisFixtures";
+
 import {
   BYTES_PER_TIB,
   TERM_NAMES,
   TERM_TITLES,
   formatFraction,
   formatMagnitude,
+  memberScaleNote,
+  memberSentence,
+  metricTitle,
   parseGoalGbps,
   parseVolumeTib,
   termTitle,
@@ -38,6 +43,9 @@ describe("formatting", () => {
     [1, "paths", "1 new path"],
     [2, "paths", "2 new paths"],
     [4, "furlongs", "4 furlongs"],
+    [1, "members", "+1 member"],
+    [-1, "members", "-1 member"],
+    [2, "members", "+2 members"],
   ])("formatMagnitude(%s, %s) -> %s", (magnitude, unit, expected) => {
     expect(formatMagnitude(magnitude, unit)).toBe(expected);
   });
@@ -56,5 +64,38 @@ describe("goal and volume inputs", () => {
     expect(parseVolumeTib("13")).toEqual({ ok: true, value: 13 * BYTES_PER_TIB });
     expect(parseVolumeTib("")).toEqual({ ok: true, value: null });
     expect(parseVolumeTib("-1").ok).toBe(false);
+  });
+});
+
+describe("ECMP members", () => {
+  it("says which member a run took and its share of that member's ceiling", () => {
+    expect(memberSentence(SLOW_MEMBER_RUN)).toBe("on ECMP member 2 (31 ms): 94% of that member's ceiling");
+    expect(memberScaleNote(SLOW_MEMBER_RUN)).toBe(
+      "Member 2's ceiling is 75% of the fastest member's: the regression rules judge the run against its own " +
+        "member, not as a drop.",
+    );
+  });
+
+  it("says nothing of members on a single path, and no scale note on the fastest member", () => {
+    const single = run({ run_id: "r1", started_at: "2026-11-22T00:00:00Z" });
+    expect(memberSentence(single)).toBeNull();
+    expect(memberScaleNote(single)).toBeNull();
+    const fast = run({
+      run_id: "r2",
+      started_at: "2026-11-22T00:00:00Z",
+      fraction_of_ceiling: null,
+      ceilings: {
+        ...SLOW_MEMBER_RUN.ceilings,
+        member: { index: 1, count: 2, rtt_ms: 23.04, ceiling_bps: 1e9, scale: 1 },
+      },
+    });
+    expect(memberSentence(fast)).toBe("on ECMP member 1 (23 ms)");
+    expect(memberScaleNote(fast)).toBeNull();
+  });
+
+  it("names finding metrics, and passes through what it does not know", () => {
+    expect(metricTitle("ecmp")).toBe("ECMP members");
+    expect(metricTitle("rtt")).toBe("RTT");
+    expect(metricTitle("jitter")).toBe("jitter");
   });
 });

@@ -2,7 +2,7 @@
 // api/queries.ts): the ceiling terms in display order with their titles, and the formatting
 // and form inputs the panels share.
 
-import type { TermName } from "../api/queries";
+import type { RunAnalysis, TermName } from "../api/queries";
 
 /** The four ceiling terms in the order tables list them. */
 export const TERM_NAMES = ["link", "receive_window", "send_buffer", "loss"] as const satisfies readonly TermName[];
@@ -24,6 +24,56 @@ export function termTitle(limit: string): string {
   return known === undefined ? limit : TERM_TITLES[known];
 }
 
+/** What each finding metric is called; the API sends the bare value. */
+const METRIC_TITLES: Record<string, string> = {
+  throughput: "Throughput",
+  rtt: "RTT",
+  loss: "Loss",
+  route: "Route",
+  ecmp: "ECMP members",
+};
+
+/** A finding's metric by its title, or the value itself when this UI does not know it. */
+export function metricTitle(metric: string): string {
+  return METRIC_TITLES[metric] ?? metric;
+}
+
+/** An RTT as people say it: "31 ms", "23.4 ms". */
+function shortMs(rttMs: number): string {
+  return `${Number(rttMs.toFixed(1))} ms`;
+}
+
+/**
+ * Where a run on an ECMP path went and how well it did there, e.g. "on ECMP member 2 (31 ms):
+ * 94% of that member's ceiling"; null on a single path or when a queue hid the member. The
+ * run's ceiling is its member's, so a run on a slower member is judged against that.
+ */
+export function memberSentence(run: RunAnalysis): string | null {
+  const member = run.ceilings.member;
+  if (member === null) {
+    return null;
+  }
+  const where = `on ECMP member ${member.index} (${shortMs(member.rtt_ms)})`;
+  const share = run.fraction_of_ceiling;
+  return share === null ? where : `${where}: ${Math.round(share * 100)}% of that member's ceiling`;
+}
+
+/**
+ * Why a run on a slower member is not a drop, e.g. "Member 2's ceiling is 66% of the fastest
+ * member's: the regression rules judge the run against its own member, not as a drop."; null
+ * on the fastest member or where the members' ceilings are the same.
+ */
+export function memberScaleNote(run: RunAnalysis): string | null {
+  const member = run.ceilings.member;
+  if (member === null || member.scale >= 0.995) {
+    return null;
+  }
+  return (
+    `Member ${member.index}'s ceiling is ${Math.round(member.scale * 100)}% of the fastest member's: the regression ` +
+    "rules judge the run against its own member, not as a drop."
+  );
+}
+
 /** A window fraction such as 0.5; "unknown" when the server could not tell. */
 export function formatFraction(fraction: number | null): string {
   return fraction === null ? "unknown" : String(Math.round(fraction * 1000) / 1000);
@@ -35,7 +85,8 @@ function signed(value: number, text: string): string {
 
 /**
  * A finding's size in its unit: `relative` is current / baseline - 1 (throughput), `pp`
- * percentage points of loss, `ms` of RTT, `paths` new route sets.
+ * percentage points of loss, `ms` of RTT, `paths` new route sets, `members` ECMP members
+ * that appeared (+) or vanished (-).
  */
 export function formatMagnitude(magnitude: number, unit: string): string {
   if (!Number.isFinite(magnitude)) {
@@ -48,6 +99,10 @@ export function formatMagnitude(magnitude: number, unit: string): string {
       return signed(magnitude, `${magnitude.toFixed(2)} ms`);
     case "pp":
       return signed(magnitude, `${magnitude.toFixed(2)} pp`);
+    case "members": {
+      const count = Math.round(magnitude);
+      return signed(count, `${count} ${Math.abs(count) === 1 ? "member" : "members"}`);
+    }
     case "paths": {
       const count = Math.round(magnitude);
       return `${count} new ${count === 1 ? "path" : "paths"}`;

@@ -8,6 +8,7 @@ import {
   DIAGNOSES,
   RUN_EVIDENCE,
   RW_EVIDENCE,
+  SLOW_MEMBER_RUN,
   UNKNOWN_CEILINGS,
   ceilingSet,
   run,
@@ -100,6 +101,11 @@ describe("ceilingTraces", () => {
     expect(text[0]).toContain("3.1 Gbit/s of 3.2 Gbit/s (97.0 %), 1 stream");
     expect(text[0]).toContain("receive-window ceiling");
     expect(text[0]).not.toContain(RW_EVIDENCE[2]);
+  });
+
+  it("hovers the ECMP member a run took, its share of that member's ceiling", () => {
+    const text = named(traces([SLOW_MEMBER_RUN]), "Receive window limited").text as string[];
+    expect(text[0]).toContain("on ECMP member 2 (31 ms): 94% of that member's ceiling");
   });
 
   it("shows an unlisted diagnosis by its value in a neutral colour, and skips runs without a rate", () => {

@@ -4,7 +4,7 @@
 import type { Data, Layout } from "plotly.js";
 
 import type { CeilingSet, CeilingsNow, Choice, RunAnalysis, RunCeilings } from "../api/queries";
-import { TERM_TITLES } from "./analysis";
+import { TERM_TITLES, memberSentence } from "./analysis";
 import { formatPercent, formatRate } from "./format";
 
 /** For a diagnosis the choices do not list (or before they load): neutral, never a status colour. */
@@ -69,8 +69,12 @@ function rateHover(run: RunAnalysis, label: string): string {
     `<b>${escapeHtml(label)}</b>`,
     `${formatRate(run.rate_bps)} of ${formatRate(run.ceiling_bps)} (${formatPercent(run.fraction_of_ceiling)}), ` +
       `${run.streams} ${run.streams === 1 ? "stream" : "streams"}`,
-    ...run.evidence.evidence.slice(0, HOVER_EVIDENCE_LINES).map((sentence) => wrapForHover(sentence)),
   ];
+  const member = memberSentence(run);
+  if (member !== null) {
+    lines.push(wrapForHover(member));
+  }
+  lines.push(...run.evidence.evidence.slice(0, HOVER_EVIDENCE_LINES).map((sentence) => wrapForHover(sentence)));
   if (run.evidence.not_converged) {
     lines.push("still rising at the end: the run may be too short");
   }

@@ -173,6 +173,25 @@ export function run(fields: Partial<RunAnalysis> & Pick<RunAnalysis, "run_id" | 
   };
 }
 
+/**
+ * The issue's lab path: ECMP members at 23 and 31 ms, 4 MiB buffers, a run on the slow member
+ * at 94% of that member's ceiling (its ceiling 74% of the fast member's).
+ */
+export const SLOW_MEMBER_RUN: RunAnalysis = run({
+  run_id: "77777777-7777-4777-8777-777777777777",
+  started_at: "2026-11-22T18:00:00Z",
+  rate_bps: 0.7e9,
+  ceiling_bps: 0.745e9,
+  fraction_of_ceiling: 0.94,
+  ceilings: {
+    buffers: BUFFERS,
+    at_min_rtt: ceilingSet(31, 0.745e9, "the flow's RTT mode 2 of 2 (flow sweep)"),
+    under_load: null,
+    per_mode: [ceilingSet(23, 1.0e9, "RTT mode 1 (flow sweep)"), ceilingSet(31, 0.745e9, "RTT mode 2 (flow sweep)")],
+    member: { index: 2, count: 2, rtt_ms: 31, ceiling_bps: 0.745e9, scale: 0.745 },
+  },
+});
+
 export const FINDING: Finding = {
   id: 7,
   source: SOURCE,

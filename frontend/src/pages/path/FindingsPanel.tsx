@@ -3,7 +3,7 @@
 import type { Choice, Finding, PathAnalysis } from "../../api/queries";
 import { Panel } from "../../components/Panel";
 import { ChoiceBadge } from "../../components/StatusBadge";
-import { formatMagnitude } from "../../lib/analysis";
+import { formatMagnitude, metricTitle } from "../../lib/analysis";
 import { formatUtc } from "../../lib/format";
 import { AnalysisState, type AnalysisQuery } from "./AnalysisState";
 
@@ -11,7 +11,7 @@ function FindingRow({ finding, states }: { finding: Finding; states: readonly Ch
   return (
     <tr>
       <td>
-        {finding.metric}
+        {metricTitle(finding.metric)}
         {finding.rules.length > 0 && <div className="muted">{finding.rules.join(", ")}</div>}
       </td>
       <td>{finding.direction}</td>
@@ -33,7 +33,7 @@ function FindingsTable({ data, states }: { data: PathAnalysis; states: readonly 
     return (
       <p className="muted">
         No findings on this path. Every minute Fathom re-runs its regression rules on paths with new data, and opens a
-        finding when throughput, RTT, loss or the route moves away from its baseline.
+        finding when throughput, RTT, loss, the route or the ECMP members move away from their baseline.
       </p>
     );
   }

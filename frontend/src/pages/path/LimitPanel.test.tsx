@@ -1,7 +1,7 @@
 import { screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import { ANALYSIS, EMPTY_ANALYSIS, RW_EVIDENCE } from "../../test/analysisFixtures";
+import { ANALYSIS, EMPTY_ANALYSIS, RW_EVIDENCE, SLOW_MEMBER_RUN } from "../../test/analysisFixtures";
 import { LimitPanel } from "./LimitPanel";
 import { UNKNOWN_ANALYSIS, panel, renderPanel, type PanelOf } from "./panelTesting";
 
@@ -41,6 +41,16 @@ describe("LimitPanel", () => {
     expect(figures).toContain("Rate3.1 Gbit/s");
     expect(figures).toContain("Ceiling3.2 Gbit/s");
     expect(limits.querySelector('tr[data-term="link"]')?.textContent).toContain("9.5 Gbit/s");
+  });
+
+  it("explains a run on a slower ECMP member against that member's ceiling, not as a drop", async () => {
+    renderPanel(limit, { ...ANALYSIS, runs: [SLOW_MEMBER_RUN, ...ANALYSIS.runs] });
+    const limits = panel(TITLE);
+    const note = await within(limits).findByText(/on ECMP member 2 \(31 ms\): 94% of that member's ceiling/);
+    expect(note.textContent).toContain("not as a drop");
+    const figures = limits.querySelector("dl.figures")?.textContent;
+    expect(figures).toContain("Ceiling of member 2745 Mbit/s");
+    expect(figures).toContain("Share of member's ceiling94.0 %");
   });
 
   it("says what to do on a path with nothing measured", async () => {

@@ -13,12 +13,34 @@ import type {
 } from "../../api/queries";
 import { Panel } from "../../components/Panel";
 import { ChoiceBadge } from "../../components/StatusBadge";
-import { TERM_NAMES, TERM_TITLES, formatFraction, termTitle } from "../../lib/analysis";
+import {
+  TERM_NAMES,
+  TERM_TITLES,
+  formatFraction,
+  memberScaleNote,
+  memberSentence,
+  termTitle,
+} from "../../lib/analysis";
 import { formatBytes, formatMs, formatPercent, formatRate, formatUtc } from "../../lib/format";
 import { AnalysisState, NO_RUN_HINT, type AnalysisQuery } from "./AnalysisState";
 
+/** Which ECMP member the run's flow took, and why a slower member's rate is not a drop. */
+function MemberNote({ run }: { run: RunAnalysis }) {
+  const sentence = memberSentence(run);
+  if (sentence === null) {
+    return null;
+  }
+  const scale = memberScaleNote(run);
+  return (
+    <p className="member" role="note">
+      The newest run was {sentence}.{scale !== null && <span className="muted"> {scale}</span>}
+    </p>
+  );
+}
+
 function RunSummary({ run, diagnoses }: { run: RunAnalysis; diagnoses: readonly Choice[] | undefined }) {
   const { evidence: sentences, not_converged: notConverged } = run.evidence;
+  const member = run.ceilings.member;
   return (
     <>
       <p>
@@ -34,11 +56,11 @@ function RunSummary({ run, diagnoses }: { run: RunAnalysis; diagnoses: readonly 
           <dd>{formatRate(run.rate_bps)}</dd>
         </div>
         <div>
-          <dt>Ceiling</dt>
+          <dt>{member === null ? "Ceiling" : `Ceiling of member ${member.index}`}</dt>
           <dd>{formatRate(run.ceiling_bps)}</dd>
         </div>
         <div>
-          <dt>Share of ceiling</dt>
+          <dt>{member === null ? "Share of ceiling" : "Share of member's ceiling"}</dt>
           <dd>{formatPercent(run.fraction_of_ceiling)}</dd>
         </div>
         <div>
@@ -46,6 +68,7 @@ function RunSummary({ run, diagnoses }: { run: RunAnalysis; diagnoses: readonly 
           <dd>{termTitle(run.limit)}</dd>
         </div>
       </dl>
+      <MemberNote run={run} />
       {notConverged && (
         <p className="warning" role="note">
           The rate was still rising at the end of the run: it may be too short to leave slow start. Lengthen the
