@@ -18,7 +18,7 @@ CSRF_TRUSTED_ORIGINS = env_list("FATHOM_CSRF_TRUSTED_ORIGINS", [])
 INSTALLED_APPS = [
     # First, so its ready() runs before the admin imports ModelAdmin subclasses.
     "fathom.apps.FathomConfig",
-    "django.contrib.admin",
+    "accounts.admin_site.FathomAdminConfig",  # the admin, its sign-in limited like the API's
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -98,16 +98,22 @@ X_FRAME_OPTIONS = "DENY"
 INGEST_MAX_BODY_BYTES = 8 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_BODY_BYTES
 
+# How many reverse proxies in front of the web process append to X-Forwarded-For. 0 (no
+# proxy): the header is ignored, so a client cannot pick the address it is counted under.
+TRUSTED_PROXIES = env_int("FATHOM_TRUSTED_PROXIES", 0, minimum=0, maximum=5)
+# Failed sign-ins allowed per client address and per username (API and admin).
+LOGIN_FAILURES_PER_ADDRESS = env_str("FATHOM_LOGIN_FAILURES_PER_ADDRESS", "10/min")
+LOGIN_FAILURES_PER_USERNAME = env_str("FATHOM_LOGIN_FAILURES_PER_USERNAME", "30/hour")
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    "DEFAULT_THROTTLE_RATES": {
-        "login": env_str("FATHOM_LOGIN_THROTTLE", "20/min"),
-        "enroll": env_str("FATHOM_ENROLL_THROTTLE", "30/min"),
-    },
+    "DEFAULT_THROTTLE_RATES": {"enroll": env_str("FATHOM_ENROLL_THROTTLE", "30/min")},
+    # Throttles key on the TCP peer, or as far into X-Forwarded-For as the proxies we trust.
+    "NUM_PROXIES": TRUSTED_PROXIES,
     "EXCEPTION_HANDLER": "core.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
@@ -131,10 +137,19 @@ SPECTACULAR_SETTINGS = {
     "APPEND_COMPONENTS": {"schemas": contract_components("analysis.v1.schema.json")},
 }
 
-CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+REDIS_URL = env_str("FATHOM_REDIS_URL", "redis://127.0.0.1:6379/0")
+# Shared by every web process (throttles, failed sign-ins): a per-process cache would let
+# each process count on its own.
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": REDIS_URL,
+        "KEY_PREFIX": "fathom",
+    }
+}
 
 # Celery: Redis as broker and result store; tasks are thin wrappers around services.
-CELERY_BROKER_URL = env_str("FATHOM_REDIS_URL", "redis://127.0.0.1:6379/0")
+CELERY_BROKER_URL = REDIS_URL
 CELERY_RESULT_BACKEND = CELERY_BROKER_URL
 CELERY_TASK_ALWAYS_EAGER = env_bool("FATHOM_CELERY_EAGER", default=False)
 CELERY_TASK_ACKS_LATE = True

@@ -14,3 +14,7 @@ PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 # Tests never run collectstatic; whitenoise serves from the finders instead.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = True
+
+# Each test run counts throttles and failed sign-ins apart from every other (and from a
+# server on the same Redis): the keys expire with their windows.
+CACHES["default"]["KEY_PREFIX"] = f"fathom-test-{os.getpid()}-{os.urandom(4).hex()}"  # noqa: F405
