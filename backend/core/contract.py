@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+from datetime import datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,31 @@ from referencing import Registry, Resource
 # backend/core/contract.py -> the repository root; the image copies contract/ beside backend/.
 CONTRACT_DIR = Path(os.environ.get("FATHOM_CONTRACT_DIR") or Path(__file__).resolve().parents[2] / "contract")
 EXAMPLES_DIR = CONTRACT_DIR / "examples"
+
+
+# RFC 3339 date-time, the shape the contract means by "format": "date-time". jsonschema
+# checks that format only when an optional package is installed; this checker is ours.
+RFC3339 = re.compile(
+    r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$"
+)
+FORMATS = FormatChecker()
+
+
+@FORMATS.checks("date-time", raises=ValueError)
+def is_date_time(value: object) -> bool:
+    """A string in RFC 3339 form that is a real moment (no 13th month, no 25th hour)."""
+    if not isinstance(value, str):
+        return True  # the "type" keyword judges non-strings
+    if not RFC3339.match(value):
+        return False
+    # Python's parser takes at most microseconds; leap seconds (:60) are not moments it knows.
+    head, _, rest = value.partition(".")
+    if rest:
+        digits = re.match(r"\d+", rest)
+        assert digits is not None
+        value = f"{head}.{digits.group()[:6]}{rest[digits.end():]}"
+    datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
+    return True
 
 
 @cache
@@ -44,7 +71,7 @@ def validator(name: str, definition: str | None = None) -> Draft202012Validator:
     document = load(name)
     schema: dict[str, Any] = document if definition is None else {"$ref": f"{document['$id']}#/$defs/{definition}"}
     Draft202012Validator.check_schema(document)
-    return Draft202012Validator(schema, registry=_registry(), format_checker=FormatChecker())
+    return Draft202012Validator(schema, registry=_registry(), format_checker=FORMATS)
 
 
 def example(relative: str) -> Any:
