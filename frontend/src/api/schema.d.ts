@@ -203,7 +203,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Signs a user in. CSRF-protected although anonymous, against login CSRF. */
+        /**
+         * @description Signs a user in. CSRF-protected although anonymous, against login CSRF; failed
+         *     sign-ins are limited per client address and per username (accounts.login_guard).
+         */
         post: operations["auth_login_create"];
         delete?: never;
         options?: never;
@@ -1550,6 +1553,13 @@ export interface operations {
             };
             /** @description invalid username or password */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description too many failed sign-ins from this address or for this username */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
