@@ -25,9 +25,7 @@ EXAMPLES_DIR = CONTRACT_DIR / "examples"
 
 # RFC 3339 date-time, the shape the contract means by "format": "date-time". jsonschema
 # checks that format only when an optional package is installed; this checker is ours.
-RFC3339 = re.compile(
-    r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$"
-)
+RFC3339 = re.compile(r"^\d{4}-\d{2}-\d{2}[Tt]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$")
 FORMATS = FormatChecker()
 
 
@@ -43,7 +41,7 @@ def is_date_time(value: object) -> bool:
     if rest:
         digits = re.match(r"\d+", rest)
         assert digits is not None
-        value = f"{head}.{digits.group()[:6]}{rest[digits.end():]}"
+        value = f"{head}.{digits.group()[:6]}{rest[digits.end() :]}"
     datetime.fromisoformat(value.upper().replace("Z", "+00:00"))
     return True
 
