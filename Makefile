@@ -12,7 +12,7 @@ BACKEND_ENV = set -a && eval "$$(bash deploy/services.sh env)" && set +a && cd b
 
 .PHONY: help demo test install install-system services-start services-stop \
         frontend agents migrate openapi openapi-check contract contract-check \
-        lab-test lab-bench bench-scheduler bench-analysis clean
+        lab-test lab-bench lab-noise bench-scheduler bench-analysis clean
 
 help:
 	@echo "make demo          run Fathom with a demo mesh (Ctrl-C stops everything)"
@@ -22,7 +22,8 @@ help:
 	@echo "make lab-test      check every lab scenario: configured against measured (root)"
 	@echo "make lab-bench     the lab emulator's throughput, added RTT and CPU profile (root)"
 	@echo "make bench-scheduler  plan exclusive throughput slots for full meshes up to 200 agents"
-	@echo "make bench-analysis   detection delay and false alarms of every regression rule on synthetic series"
+	@echo "make lab-noise     capture real lab runs' noise for bench-analysis into backend/analysis/lab_noise.json (root)"
+	@echo "make bench-analysis   detection delay and false alarms of every regression rule, per path case on lab noise"
 	@echo "make openapi       regenerate backend/openapi.yaml and the UI's types from it"
 	@echo "make contract      regenerate the UI's types from the JSON Schemas in contract/"
 	@echo "make services-stop stop the private PostgreSQL and Redis"
@@ -75,6 +76,10 @@ lab-test: install agents
 
 lab-bench: install agents
 	$(PYTHON) -m tests.lab.lab_bench
+
+# The lock serialises lab use with the lab system tests.
+lab-noise: install agents
+	flock /tmp/fathom-lab.lock $(PYTHON) -m tests.lab.lab_noise
 
 bench-analysis: install
 	cd backend && $(PYTHON) -m analysis.bench_analysis
