@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from analysis.changes.episodes import Point
+from analysis.changes.windows import RttWindow
 
 
 def member_scale(ceilings: object) -> float:
@@ -26,9 +27,30 @@ def member_scale(ceilings: object) -> float:
     return float(scale) if 0 < scale <= 1 else 1.0
 
 
-def judged_point(time: Any, rate_bps: float, ceiling_bps: float | None, scale: float) -> Point:
+# A run within this share of the window's ceiling at its own RTT ran at that RTT's ceiling.
+AT_OWN_CEILING = 0.8
+
+
+def on_unseen_member(ceilings: object, rate_bps: float) -> bool:
+    """The run may have taken an ECMP member no flow sweep has shown (analysis.runs.FlowAbovePath).
+
+    Its flow's own minimum RTT lay far above every RTT the path is known to have, and it ran
+    at the window's ceiling at that RTT: exactly what a run on a 1-in-128 member looks like.
+    A capacity cut that builds a queue looks the same, so such runs are not ignored: they
+    confirm a drop through the fast rule's 3-run test instead of its 2-run one.
+    """
+    above = ceilings.get("flow_above_path") if isinstance(ceilings, dict) else None
+    window = above.get("window_ceiling_bps") if isinstance(above, dict) else None
+    if isinstance(window, bool) or not isinstance(window, int | float) or not math.isfinite(window) or window <= 0:
+        return False
+    return math.isfinite(rate_bps) and rate_bps >= AT_OWN_CEILING * window
+
+
+def judged_point(
+    time: Any, rate_bps: float, ceiling_bps: float | None, scale: float, *, ambiguous: bool = False
+) -> Point:
     """A run as the throughput rules see it: its rate and ceiling in fastest-member terms."""
-    return Point(time, rate_bps / scale, ceiling_bps / scale if ceiling_bps else None)
+    return Point(time, rate_bps / scale, ceiling_bps / scale if ceiling_bps else None, ambiguous)
 
 
 def _mode_of(rtt_ms: float, modes_ms: Sequence[float]) -> int | None:
@@ -57,3 +79,36 @@ def member_switch(baseline_ms: float, current_ms: float, modes_ms: Sequence[floa
         f"ping moved from ECMP member {before + 1} ({modes[before]:.1f} ms) to member {after + 1} "
         f"({modes[after]:.1f} ms) of the path's {len(modes)}: both are normal RTTs of this path"
     )
+
+
+def within_member(windows: Sequence[RttWindow], modes_at: Sequence[Sequence[float]]) -> list[RttWindow]:
+    """RTT windows as the RTT rule sees them: each compared within its ECMP member.
+
+    modes_at[i] are the path's ECMP modes when window i ran (empty where it had one). A window
+    whose minimum lies on a slower member (see _mode_of) is moved down by that member's RTT
+    over the fastest one's, so a ping that a router hashed onto the slower member reads as
+    the same RTT, and a real shift of every member (+2 ms) still shows. A window on no known
+    member is left as it is: a route change or a queue is what the rule is for.
+    """
+    if len(windows) != len(modes_at):
+        raise ValueError("one list of modes per window")
+    judged: list[RttWindow] = []
+    for window, raw_modes in zip(windows, modes_at, strict=True):
+        modes = sorted(mode for mode in raw_modes if mode > 0 and math.isfinite(mode))
+        member = _mode_of(window.min_ms, modes) if window.min_ms is not None and len(modes) > 1 else None
+        if not member:
+            judged.append(window)
+            continue
+        offset = modes[member] - modes[0]
+        judged.append(
+            RttWindow(
+                window.start,
+                window.end,
+                window.sent,
+                window.lost,
+                window.min_ms - offset if window.min_ms is not None else None,
+                window.p50_ms - offset if window.p50_ms is not None else None,
+                window.p90_ms - offset if window.p90_ms is not None else None,
+            )
+        )
+    return judged

@@ -53,6 +53,9 @@ class RunFacts:
     run_mean_rtt_ms: float | None = None  # mean RTT under load
     path_min_rtt_ms: float | None = None  # ping / flow sweep minimum
     mode_rtts_ms: tuple[float, ...] = ()  # one per RTT mode of the path
+    # A flow sweep found ECMP members on the path (either way) in the past week, though the
+    # current sweeps may show one: a 1-in-128 member rarely gets the two flows a mode needs.
+    ecmp_seen: bool = False
     loss_fraction: float | None = None  # from ping / flow sweeps, not from retransmits
     loss_source: str = ""
     max_snd_wnd_bytes: int | None = None
@@ -251,12 +254,29 @@ class RunMember:
 
 
 @dataclass(frozen=True)
+class FlowAbovePath:
+    """A flow whose own minimum RTT lay far above every RTT the path is known to have.
+
+    Either it built a queue, or it took an ECMP member no flow sweep has shown (a member of
+    1 in 128 rarely gets the two flows a sweep needs to show it). At its own RTT a window
+    gives window_ceiling_bps; a run near that rate looks exactly like one on such a member.
+    """
+
+    rtt_ms: float
+    window_ceiling_bps: float | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rtt_ms": self.rtt_ms, "window_ceiling_bps": self.window_ceiling_bps}
+
+
+@dataclass(frozen=True)
 class RunCeilings:
     buffers: Buffers
     at_min_rtt: CeilingSet
     under_load: CeilingSet | None
     per_mode: tuple[CeilingSet, ...] = field(default=())
     member: RunMember | None = None
+    flow_above_path: FlowAbovePath | None = None
 
     @property
     def scale(self) -> float:
@@ -269,6 +289,7 @@ class RunCeilings:
             "under_load": self.under_load.to_dict() if self.under_load else None,
             "per_mode": [mode.to_dict() for mode in self.per_mode],
             "member": self.member.to_dict() if self.member is not None else None,
+            "flow_above_path": self.flow_above_path.to_dict() if self.flow_above_path is not None else None,
         }
 
 
@@ -301,6 +322,12 @@ class FlowRtt:
     rtt_ms: float | None
     source: str
     member_rtt_ms: float | None = None  # the RTT mode the flow's minimum lies on
+    above_path_ms: float | None = None  # the flow's own minimum, when far above every known RTT
+
+
+def far_above(rtt_ms: float, known_ms: float) -> bool:
+    """More than max(1 ms, 10%) above: beyond a sweep's or a ping's spread around a member."""
+    return rtt_ms > known_ms + max(1.0, 0.1 * known_ms)
 
 
 def flow_base_rtt(facts: RunFacts) -> FlowRtt:
@@ -315,17 +342,19 @@ def flow_base_rtt(facts: RunFacts) -> FlowRtt:
     modes = sorted(mode for mode in facts.mode_rtts_ms if mode > 0)
     if run_min is not None and modes:
         largest = modes[-1]
-        if run_min <= largest + max(1.0, 0.1 * largest):
+        if not far_above(run_min, largest):
             below = [mode for mode in modes if mode <= run_min + max(0.5, 0.05 * mode)]
             if below:
                 source = f"the flow's RTT mode {modes.index(below[-1]) + 1} of {len(modes)} (flow sweep)"
                 return FlowRtt(below[-1], source, below[-1])
             return FlowRtt(run_min, "the run's own minimum RTT (TCP_INFO; below every mode)")
         hidden = f"the path's minimum RTT: the flow's {run_min:.1f} ms hides its ECMP member behind a queue"
-        return FlowRtt(modes[0], hidden)
+        return FlowRtt(modes[0], hidden, above_path_ms=run_min)
     if run_min is not None and path_min is not None:
         if path_min <= run_min:
-            return FlowRtt(path_min, "the path's minimum RTT (ping, flow sweep)")
+            # Far above the path's minimum: a queue, or (where ECMP was seen) an unseen member.
+            above = run_min if facts.ecmp_seen and far_above(run_min, path_min) else None
+            return FlowRtt(path_min, "the path's minimum RTT (ping, flow sweep)", above_path_ms=above)
         return FlowRtt(run_min, "the run's own minimum RTT (TCP_INFO)")
     if run_min is not None:
         return FlowRtt(run_min, "the run's own minimum RTT (TCP_INFO)")
@@ -365,4 +394,19 @@ def run_ceilings(facts: RunFacts) -> RunCeilings:
     )
     at_min = ceilings_at(facts, buffers, flow.rtt_ms, flow.source)
     member = run_member(facts, flow.member_rtt_ms, at_min, per_mode)
-    return RunCeilings(buffers, at_min, under_load, per_mode, member)
+    above = None
+    if flow.above_path_ms is not None:
+        own = ceilings_at(facts, buffers, flow.above_path_ms, "the flow's own minimum RTT (TCP_INFO)")
+        above = FlowAbovePath(flow.above_path_ms, _window_ceiling(own))
+    return RunCeilings(buffers, at_min, under_load, per_mode, member, above)
+
+
+def _window_ceiling(at: CeilingSet) -> float | None:
+    """The smaller of the receive-window and send-buffer terms: what a window gives at that RTT."""
+    terms = at.ceilings.terms()
+    rates = [
+        term.rate_bps
+        for limit, term in terms.items()
+        if limit in (Limit.RECEIVE_WINDOW, Limit.SEND_BUFFER) and term.rate_bps is not None
+    ]
+    return min(rates) if rates else None

@@ -43,6 +43,9 @@ class Point:
     # What the value could have been at most (a throughput run's ceiling, in the value's
     # unit): the prior a rule may lean on while the series' own history is short.
     ceiling: float | None = None
+    # Its own circumstances may explain a drop (a throughput run on an ECMP member no sweep
+    # has shown): it confirms a drop only through a rule's slower, more-points test.
+    ambiguous: bool = False
 
 
 @dataclass(frozen=True)

@@ -51,6 +51,7 @@ class _LnSeries:
     nonpositive_before: list[int]  # skipped zero/negative rates before usable point i (cumulative)
     nonfinite_before: list[int]
     rates_over_ceiling: list[float | None]  # rate / Point.ceiling of usable point i, None if unknown
+    ambiguous: list[bool]  # Point.ambiguous of usable point i
 
     def skipped(self, first: int, last: int) -> tuple[int, int]:
         """Skipped (nonpositive, nonfinite) points between usable points first and last."""
@@ -66,6 +67,7 @@ def _ln_series(points: Iterable[Point]) -> _LnSeries:
     nonpositive_before: list[int] = []
     nonfinite_before: list[int] = []
     rates_over_ceiling: list[float | None] = []
+    ambiguous: list[bool] = []
     nonpositive = nonfinite = 0
     for point in sorted(points, key=lambda p: p.time):
         if not math.isfinite(point.value):
@@ -80,7 +82,8 @@ def _ln_series(points: Iterable[Point]) -> _LnSeries:
             ceiling = point.ceiling
             usable = ceiling is not None and math.isfinite(ceiling) and ceiling > 0
             rates_over_ceiling.append(point.value / ceiling if usable and ceiling else None)
-    return _LnSeries(times, ln_rates, nonpositive_before, nonfinite_before, rates_over_ceiling)
+            ambiguous.append(point.ambiguous)
+    return _LnSeries(times, ln_rates, nonpositive_before, nonfinite_before, rates_over_ceiling, ambiguous)
 
 
 # --- fast rule ------------------------------------------------------------------------------
@@ -145,7 +148,10 @@ def throughput_fast_rule(
     for min_baseline: from prior_min_baseline points on, when those ran at a median of at least
     prior_min_fraction of their ceilings (Point.ceiling), deep_confirm_n points more than
     prior_drop_ln below them open an episode; a short baseline's own spread says little, so
-    the prior (the ceilings say what the path can do) stands in for it.
+    the prior (the ceilings say what the path can do) stands in for it. Points marked ambiguous
+    (Point.ambiguous: a run on an ECMP member no sweep has shown, analysis.members
+    .on_unseen_member) confirm only through the confirm_n test: two runs in a row on a
+    1-in-128 member come a few times a year at the demo's pace, three almost never.
 
     `started_at` is the first confirming point, moved back over directly preceding points that
     were already below the open threshold (a drop confirmed late still starts where it began).
@@ -184,6 +190,8 @@ def throughput_fast_rule(
             if len(history) <= count or history[-count][0] != i - count + 1:
                 continue
             first = i - count + 1
+            if count < confirm_n and any(series.ambiguous[first : i + 1]):
+                continue  # a run its own RTT may explain confirms only through the longer test
             entries = history[-(count + baseline_n) : -count]
             baseline = [value for _, value in entries]
             prior: str | None = None

@@ -9,6 +9,7 @@ estimate moved updates its finding, and at most one finding per path and metric 
 
 from __future__ import annotations
 
+import bisect
 import itertools
 import uuid
 from collections import defaultdict
@@ -29,11 +30,11 @@ from analysis.changes.rtt import rtt_cusum
 from analysis.changes.throughput import throughput_fast_rule, throughput_slow_rule
 from analysis.changes.windows import RttWindow
 from analysis.choices import FindingKind, FindingMetric, FindingState, RttModeVerdict
-from analysis.members import judged_point, member_scale, member_switch
-from analysis.models import Finding, RunAnalysis
+from analysis.members import judged_point, member_scale, member_switch, on_unseen_member, within_member
+from analysis.models import Finding, RunAnalysis, SweepModes
 from analysis.payloads import checked
 from analysis.services.inputs import as_dict
-from analysis.services.modes import sweep_modes_near
+from analysis.services.modes import MODES_LOOKBACK, sweep_modes_near
 from inventory.models import Agent, HostFactsSnapshot
 from measurements.models import TracePath
 
@@ -97,7 +98,9 @@ def path_episodes(source: Agent, destination: Agent, now: datetime) -> dict[Find
         if row.rate_bps:
             # A run on a slower ECMP member is judged against that member's ceiling.
             scale = member_scale(row.ceilings)
-            series[row.options_key].append(judged_point(row.started_at, row.rate_bps, row.ceiling_bps, scale))
+            ambiguous = on_unseen_member(row.ceilings, row.rate_bps)
+            point = judged_point(row.started_at, row.rate_bps, row.ceiling_bps, scale, ambiguous=ambiguous)
+            series[row.options_key].append(point)
             scaled[row.options_key] += scale < 1
     # One series per option set: 1 stream and 8 streams are different levels, not a change.
     throughput = [
@@ -107,7 +110,9 @@ def path_episodes(source: Agent, destination: Agent, now: datetime) -> dict[Find
     ]
     baseline = timedelta(seconds=settings.ANALYSIS_RTT_BASELINE_S)
     windows = rtt_windows(source, destination, now - 2 * baseline, now)
-    rtt = rtt_cusum(windows, baseline_s=settings.ANALYSIS_RTT_BASELINE_S)
+    # RTT is compared within the ECMP member each ping ran on; loss is the same on every member.
+    judged = within_member(windows, ecmp_modes_at(source, destination, windows))
+    rtt = rtt_cusum(judged, baseline_s=settings.ANALYSIS_RTT_BASELINE_S)
     loss = loss_rule(windows, baseline_s=settings.ANALYSIS_RTT_BASELINE_S)
     route = route_changes(trace_route_sets(source, destination, now - TRACE_HISTORY))
     return {
@@ -116,6 +121,32 @@ def path_episodes(source: Agent, destination: Agent, now: datetime) -> dict[Find
         FindingMetric.LOSS: loss,
         FindingMetric.ROUTE: route,
     }
+
+
+def ecmp_modes_at(source: Agent, destination: Agent, windows: Sequence[RttWindow]) -> list[tuple[float, ...]]:
+    """Per window, the RTT modes of the newest ECMP flow sweep of the day before its end (the
+    reverse path's where the forward one has none); () where the path had no ECMP sweep."""
+    if not windows:
+        return []
+    since, until = windows[0].start - MODES_LOOKBACK, windows[-1].end
+    sweeps: list[tuple[datetime, tuple[float, ...]]] = []
+    for src, dst in ((source, destination), (destination, source)):
+        rows = SweepModes.objects.filter(
+            source=src, destination=dst, verdict=RttModeVerdict.ECMP, started_at__gte=since, started_at__lte=until
+        ).order_by("started_at")
+        for row in rows.only("started_at", "analysis"):
+            modes = as_dict(row.analysis).get("modes")
+            rtts = [mode.get("rtt_ms") for mode in modes if isinstance(mode, dict)] if isinstance(modes, list) else []
+            sweeps.append((row.started_at, tuple(float(rtt) for rtt in rtts if isinstance(rtt, int | float))))
+        if sweeps:
+            break
+    starts = [started for started, _ in sweeps]
+    found: list[tuple[float, ...]] = []
+    for window in windows:
+        newest = bisect.bisect_right(starts, window.end) - 1
+        usable = newest >= 0 and starts[newest] >= window.end - MODES_LOOKBACK
+        found.append(sweeps[newest][1] if usable else ())
+    return found
 
 
 UNITS = {

@@ -14,9 +14,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection
+from django.db.models import Q
 
 from analysis.choices import RttModeVerdict
 from analysis.intervals import IntervalRow, IntervalStats
+from analysis.models import SweepModes
 from analysis.runs import RunFacts, RunInputs
 from analysis.services.modes import sweep_modes_near
 from analysis.tuning import HostTuning
@@ -25,6 +27,8 @@ from measurements.models import Run, ThroughputInterval
 
 # Loss and RTT around a run come from the pings of this period before it.
 LOSS_LOOKBACK = timedelta(hours=6)
+# How long an ECMP sweep makes a flow far above the path's RTT a possible unseen member.
+ECMP_SEEN_LOOKBACK = timedelta(days=7)
 # Host facts reported within this long after a run still describe it (an agent reports
 # its facts right after start, before its first results upload).
 FACTS_GRACE = timedelta(hours=1)
@@ -160,6 +164,13 @@ def _inflight_bytes(stats: IntervalStats | None, rtt_us: float | None, streams: 
     return stats.steady_rate_bps * rtt_us / 1e6 / 8 / max(streams, 1)
 
 
+def ecmp_seen(source: Agent, destination: Agent, at: datetime) -> bool:
+    """Whether a flow sweep found ECMP members on the path, either way, in the week before `at`."""
+    path = Q(source=source, destination=destination) | Q(source=destination, destination=source)
+    recent = SweepModes.objects.filter(path, verdict=RttModeVerdict.ECMP, started_at__gte=at - ECMP_SEEN_LOOKBACK)
+    return recent.filter(started_at__lte=at).exists()
+
+
 def run_inputs(run: Run, sender: Agent, receiver: Agent, at: datetime, stats: IntervalStats | None) -> RunInputs:
     """What one run's ceilings rest on, looked up as of `at` (the run's start, or now)."""
     sender_facts, receiver_facts = host_facts_at(sender, at), host_facts_at(receiver, at)
@@ -192,6 +203,7 @@ def run_inputs(run: Run, sender: Agent, receiver: Agent, at: datetime, stats: In
         run_mean_rtt_ms=mean_rtt_us / 1000 if mean_rtt_us and mean_rtt_us > 0 else None,
         path_min_rtt_ms=min(path_min) if path_min else None,
         mode_rtts_ms=mode_rtts if modes and modes.verdict == RttModeVerdict.ECMP else (),
+        ecmp_seen=ecmp_seen(sender, receiver, at),
         loss_fraction=loss.fraction,
         loss_source=loss.source,
         max_snd_wnd_bytes=positive_int(summary, "max_snd_wnd"),

@@ -336,6 +336,19 @@ def test_a_window_larger_than_the_bdp_fills_a_queue_at_a_bottleneck() -> None:
     # 21 ms is far above both modes: the member is hidden, so the ideal ceiling uses 7.9 ms.
     assert ceilings.at_min_rtt.rtt_ms == 7.9 and "hides its ECMP member" in ceilings.at_min_rtt.rtt_source
     assert (ceilings.at_min_rtt.ceilings.receive_window.rate_bps or 0) > 8e9
+    # Kept as well: at its own 21 ms the window gives far less, which the fast rule weighs.
+    above = ceilings.flow_above_path
+    assert above is not None and above.rtt_ms == 21.0
+    at_min = ceilings.at_min_rtt.ceilings
+    window_at_min = min(at_min.receive_window.rate_bps or math.inf, at_min.send_buffer.rate_bps or math.inf)
+    assert above.window_ceiling_bps == pytest.approx(window_at_min * 7.9 / 21.0)
+    assert ceilings.to_dict()["flow_above_path"] == {"rtt_ms": 21.0, "window_ceiling_bps": above.window_ceiling_bps}
+    assert run_ceilings(grnet_default(run_min_rtt_ms=8.0)).flow_above_path is None
+    # One known RTT (no ECMP seen): a flow 35% above the path's minimum, as on a 1-in-128 member.
+    unseen = run_ceilings(grnet_default(mode_rtts_ms=(), run_min_rtt_ms=10.7, ecmp_seen=True)).flow_above_path
+    assert unseen is not None and unseen.rtt_ms == 10.7
+    # Where no sweep ever showed ECMP, it is a queue the flow built: judged as it always was.
+    assert run_ceilings(grnet_default(mode_rtts_ms=(), run_min_rtt_ms=10.7)).flow_above_path is None
     stats = interval_stats(steady_rows(3.47e9, snd_wnd=9_100_000, snd_cwnd=12_000_000), facts.mss_bytes)
     result = diagnose(ceilings, stats, facts)
     assert result.label is Diagnosis.CAPACITY and "queue" in result.evidence[0]

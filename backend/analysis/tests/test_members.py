@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 import pytest
 
-from analysis.members import judged_point, member_scale, member_switch
+from analysis.changes.windows import RttWindow
+from analysis.members import judged_point, member_scale, member_switch, on_unseen_member, within_member
 
 
 @pytest.mark.parametrize(
@@ -54,3 +55,43 @@ def test_member_switch_names_both_members() -> None:
 )
 def test_member_switch_is_empty_for_anything_else(baseline: float, current: float, modes: list[float]) -> None:
     assert member_switch(baseline, current, modes) == ""
+
+
+@pytest.mark.parametrize(
+    ("ceilings", "rate_bps", "unseen"),
+    [
+        ({"flow_above_path": {"rtt_ms": 10.8, "window_ceiling_bps": 7.4e8}}, 7.0e8, True),
+        ({"flow_above_path": {"rtt_ms": 10.8, "window_ceiling_bps": 7.4e8}}, 4.0e8, False),  # far below: a queue
+        ({"flow_above_path": None}, 7.0e8, False),
+        ({}, 7.0e8, False),
+        (None, 7.0e8, False),
+        ({"flow_above_path": {"window_ceiling_bps": None}}, 7.0e8, False),
+        ({"flow_above_path": {"window_ceiling_bps": True}}, 7.0e8, False),
+        ({"flow_above_path": {"window_ceiling_bps": math.inf}}, 7.0e8, False),
+        ({"flow_above_path": {"window_ceiling_bps": -1.0}}, 7.0e8, False),
+        ({"flow_above_path": "x"}, 7.0e8, False),
+        ({"flow_above_path": {"window_ceiling_bps": 7.4e8}}, math.nan, False),
+    ],
+)
+def test_on_unseen_member_reads_stored_ceilings_defensively(ceilings: object, rate_bps: float, unseen: bool) -> None:
+    assert on_unseen_member(ceilings, rate_bps) is unseen
+
+
+def _window(minute: int, min_ms: float | None) -> RttWindow:
+    start = datetime(2026, 1, 1, 0, minute, tzinfo=UTC)
+    p50 = None if min_ms is None else min_ms + 0.2
+    return RttWindow(start, start.replace(minute=minute + 5), 10, 0, min_ms, p50, p50)
+
+
+def test_within_member_moves_a_slow_member_window_onto_the_fastest() -> None:
+    windows = [_window(0, 23.1), _window(5, 31.1), _window(10, 27.0), _window(15, None), _window(20, 31.1)]
+    modes = [(23.0, 31.0), (31.0, 23.0), (23.0, 31.0), (23.0, 31.0), ()]
+    judged = within_member(windows, modes)
+    assert [w.min_ms for w in judged] == [23.1, pytest.approx(23.1), 27.0, None, 31.1]
+    assert judged[1].p50_ms == pytest.approx(23.3)
+    assert judged[1].start == windows[1].start and judged[1].sent == 10
+
+
+def test_within_member_wants_modes_for_every_window() -> None:
+    with pytest.raises(ValueError, match="one list of modes per window"):
+        within_member([_window(0, 23.1)], [])

@@ -520,6 +520,7 @@ export interface components {
             under_load: components["schemas"]["CeilingSet"] | null;
             per_mode: components["schemas"]["CeilingSet"][];
             member: components["schemas"]["RunMember"] | null;
+            flow_above_path: components["schemas"]["FlowAbovePath"] | null;
             inputs: components["schemas"]["RunInputs"];
             /**
              * Format: uuid
@@ -622,6 +623,13 @@ export interface components {
         };
         /** @description The numbers a finding rests on: the evidence of the rule that found it first (Finding.rules names the rules). */
         FindingEvidence: components["schemas"]["ThroughputFastEvidence"] | components["schemas"]["ThroughputSlowEvidence"] | components["schemas"]["RttCusumEvidence"] | components["schemas"]["LossEvidence"] | components["schemas"]["RouteEvidence"];
+        /** @description A flow whose own minimum RTT lay far above every RTT the path is known to have (analysis.runs.FlowAbovePath): a queue, or an ECMP member no flow sweep has shown. A run near window_ceiling_bps looks exactly like one on such a member, so it confirms a throughput drop only through the fast rule's 3-run test. */
+        FlowAbovePath: {
+            /** @description the flow's own minimum RTT (TCP_INFO) */
+            rtt_ms: number;
+            /** @description what the window gives at that RTT */
+            window_ceiling_bps: number | null;
+        };
         GridCell: {
             source: components["schemas"]["AgentRef"];
             destination: components["schemas"]["AgentRef"];
@@ -1030,6 +1038,8 @@ export interface components {
             per_mode: components["schemas"]["CeilingSet"][];
             /** @description the ECMP member the flow took; null on a single path or when a queue hid it */
             member: components["schemas"]["RunMember"] | null;
+            /** @description set when the flow's own minimum RTT lay far above every known RTT of the path; null otherwise */
+            flow_above_path: components["schemas"]["FlowAbovePath"] | null;
         };
         /** @description A run's diagnosis and the numbers it rests on (analysis.diagnosis.RunDiagnosis). */
         RunEvidence: {

@@ -165,6 +165,7 @@ export function run(fields: Partial<RunAnalysis> & Pick<RunAnalysis, "run_id" | 
       under_load: ceilingSet(9.2, 2.74e9, "mean RTT under load (TCP_INFO)"),
       per_mode: [],
       member: null,
+      flow_above_path: null,
     },
     inputs: INPUTS,
     interval_stats: INTERVAL_STATS,
@@ -189,6 +190,7 @@ export const SLOW_MEMBER_RUN: RunAnalysis = run({
     under_load: null,
     per_mode: [ceilingSet(23, 1.0e9, "RTT mode 1 (flow sweep)"), ceilingSet(31, 0.745e9, "RTT mode 2 (flow sweep)")],
     member: { index: 2, count: 2, rtt_ms: 31, ceiling_bps: 0.745e9, scale: 0.745 },
+    flow_above_path: null,
   },
 });
 
@@ -232,6 +234,7 @@ export const CEILINGS_NOW: CeilingsNow = {
   under_load: null,
   per_mode: [ceilingSet(7.9, 3.19e9, "RTT mode 1 (flow sweep)"), ceilingSet(12.1, 2.08e9, "RTT mode 2 (flow sweep)")],
   member: null,
+  flow_above_path: null,
   inputs: INPUTS,
   options_of_run: "33333333-3333-4333-8333-333333333333",
 };
@@ -259,7 +262,7 @@ export const ANALYSIS: PathAnalysis = {
         evidence: ["at the link ceiling"],
         not_converged: false,
       },
-      ceilings: { buffers: BUFFERS, at_min_rtt: ceilingSet(7.9, null), under_load: null, per_mode: [], member: null },
+      ceilings: { buffers: BUFFERS, at_min_rtt: ceilingSet(7.9, null), under_load: null, per_mode: [], member: null, flow_above_path: null },
     }),
   ],
   modes: {
@@ -385,6 +388,7 @@ export const UNKNOWN_CEILINGS: RunCeilings = {
   under_load: null,
   per_mode: [],
   member: null,
+  flow_above_path: null,
 };
 
 /** A host that has reported no facts. */

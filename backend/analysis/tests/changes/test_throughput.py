@@ -81,6 +81,20 @@ def test_fast_rule_reports_two_deep_points_and_clears_them() -> None:
     assert (episode.started_at, episode.detected_at, episode.cleared_at) == (at(100), at(101), at(102))
 
 
+def test_fast_rule_needs_three_runs_when_its_runs_may_be_on_an_unseen_member() -> None:
+    """Two runs at 74% on a 1-in-128 member no sweep has shown (Point.ambiguous) are not a
+    drop; a third in a row is, as is any 2-run drop whose runs are unambiguous."""
+    values = noisy_rates(5, 60)
+    values[50:52] *= 0.74
+    marked = [Point(at(i), float(value), ambiguous=i in (50, 51)) for i, value in enumerate(values)]
+    assert throughput_fast_rule(marked) == []
+    assert [e.detected_at for e in throughput_fast_rule(rates(values))] == [at(51)]
+    values[52] *= 0.74
+    marked = [Point(at(i), float(value), ambiguous=i in (50, 51, 52)) for i, value in enumerate(values)]
+    (episode,) = throughput_fast_rule(marked)
+    assert (episode.started_at, episode.detected_at, episode.evidence["confirm_n"]) == (at(50), at(52), 3)
+
+
 def test_fast_rule_on_a_new_path_leans_on_its_ceilings() -> None:
     """Two runs at their ceiling are a baseline when the ceilings back them: a 40% cut on the
     first day (runs 3 and 4) is found; without ceilings, or with runs far below them, it waits

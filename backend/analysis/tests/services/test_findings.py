@@ -121,15 +121,25 @@ class FindingTests(FathomTestCase):
         finding = Finding.objects.get()
         assert finding.evidence["prior"] == "ceilings" and finding.detected_at == T0 + timedelta(hours=18)
 
-    def test_ping_moving_to_another_ecmp_member_is_an_annotation(self) -> None:
+    def test_ping_moving_to_another_ecmp_member_is_compared_within_it(self) -> None:
         flow_sweep(self.athens, self.frankfurt, T0 - timedelta(minutes=5), 23.0, 31.0)
         pings(self.athens, self.frankfurt, T0, 360, 23.1)
         pings(self.athens, self.frankfurt, T0 + timedelta(hours=1), 60, 31.1)
         analyze_recent(now=T0 + timedelta(hours=1, minutes=10))
         detect_findings(self.athens, self.frankfurt, now=T0 + timedelta(hours=1, minutes=10))
+        assert not Finding.objects.filter(metric=FindingMetric.RTT).exists()
+
+    def test_a_member_slowing_down_is_found_on_an_ecmp_path(self) -> None:
+        flow_sweep(self.athens, self.frankfurt, T0 - timedelta(minutes=5), 23.0, 31.0)
+        pings(self.athens, self.frankfurt, T0, 360, 23.1)
+        pings(self.athens, self.frankfurt, T0 + timedelta(hours=1), 30, 31.1)
+        # The fast member 5 ms slower: 28 ms is no member of the path, so it is a shift.
+        pings(self.athens, self.frankfurt, T0 + timedelta(hours=1, minutes=30), 120, 28.1)
+        analyze_recent(now=T0 + timedelta(hours=2))
+        detect_findings(self.athens, self.frankfurt, now=T0 + timedelta(hours=2))
         finding = Finding.objects.get(metric=FindingMetric.RTT)
-        assert finding.kind == FindingKind.ANNOTATION
-        assert "member 1 (23.0 ms) to member 2 (31.0 ms)" in finding.annotation
+        assert finding.kind == FindingKind.ALARM
+        assert finding.magnitude is not None and 4.5 < finding.magnitude < 5.5
 
     def test_one_sample_series_yield_nothing(self) -> None:
         analysis_row(self.athens, self.frankfurt, T0, 3e9)
