@@ -61,6 +61,11 @@ class EnrollmentToken(models.Model):
     used_at = models.DateTimeField(null=True, blank=True)
     used_by = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # The one agent name this token may enrol; blank: any name not enrolled yet.
+    agent_name = models.CharField(max_length=63, blank=True)
+    # A re-key token, issued for this enrolled agent: the only kind of token that replaces an
+    # existing agent's credential (same id and history). None: the token enrols new agents only.
+    rekey_agent = models.ForeignKey(Agent, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
 
     class Meta:
         ordering = ["-created_at"]

@@ -44,7 +44,32 @@ class IssuedToken:
     plaintext: str
 
 
-def create_enrollment_token(expires_in_s: int, note: str = "", created_by: User | None = None) -> IssuedToken:
+class TokenRequestError(Exception):
+    """A token cannot be issued as asked; the message says why."""
+
+
+def create_enrollment_token(
+    expires_in_s: int,
+    note: str = "",
+    created_by: User | None = None,
+    agent_name: str = "",
+    rekey: bool = False,
+) -> IssuedToken:
+    """A single-use token. With agent_name it enrols only that name; with rekey it is issued
+    for that enrolled, unrevoked agent and replaces its credential."""
+    if agent_name and not AGENT_NAME_RE.match(agent_name):
+        raise TokenRequestError("an agent name is 1-63 characters of a-z, 0-9, '.', '-'")
+    rekey_agent = None
+    if rekey:
+        if not agent_name:
+            raise TokenRequestError("a re-key token names the agent it re-keys")
+        rekey_agent = Agent.objects.filter(name=agent_name).first()
+        if rekey_agent is None:
+            raise TokenRequestError(f"no enrolled agent named {agent_name!r} to re-key")
+        if rekey_agent.revoked_at is not None:
+            raise TokenRequestError(f"agent {agent_name!r} is revoked, and a revoked agent is never re-enrolled")
+    elif agent_name and Agent.objects.filter(name=agent_name).exists():
+        raise TokenRequestError(f"agent {agent_name!r} is already enrolled: a token for it must be a re-key token")
     plaintext = TOKEN_PREFIX + new_secret()
     now = timezone.now()
     token = EnrollmentToken.objects.create(
@@ -54,6 +79,8 @@ def create_enrollment_token(expires_in_s: int, note: str = "", created_by: User 
         created_by=created_by,
         created_at=now,
         expires_at=now + timedelta(seconds=expires_in_s),
+        agent_name=agent_name,
+        rekey_agent=rekey_agent,
     )
     return IssuedToken(token, plaintext)
 
@@ -81,8 +108,9 @@ _REFUSALS = {
 def enroll_agent(token_plaintext: str, name: str, address: str, agent_version: str = "") -> Enrollment:
     """Exchanges a single-use token for an agent credential, in one transaction.
 
-    An existing agent of the same name is re-enrolled: new credential (the old one stops
-    working), same id and history, and a revocation is lifted.
+    A token bound to a name enrols only that name. An enrolled agent's credential is replaced
+    only by a re-key token issued for it (same id and history). A revoked agent stays
+    revoked. A refused enrolment leaves the token unused.
     """
     now = timezone.now()
     credential = new_secret()
@@ -93,7 +121,10 @@ def enroll_agent(token_plaintext: str, name: str, address: str, agent_version: s
         state = token.state(now)
         if state in _REFUSALS:
             raise EnrollmentError(_REFUSALS[state])
+        if token.agent_name and token.agent_name != name:
+            raise EnrollmentError(f"this enrolment token is for agent {token.agent_name!r}")
         agent = Agent.objects.select_for_update().filter(name=name).first()
+        _check_replacement(token, agent, name)
         replaced = agent is not None
         if agent is None:
             agent = Agent(name=name)
@@ -101,12 +132,28 @@ def enroll_agent(token_plaintext: str, name: str, address: str, agent_version: s
         agent.agent_version = agent_version
         agent.credential_sha256 = digest(credential)
         agent.enrolled_at = now
-        agent.revoked_at = None
         agent.save()
         token.used_at = now
         token.used_by = agent
         token.save(update_fields=["used_at", "used_by"])
     return Enrollment(agent, credential, replaced)
+
+
+def _check_replacement(token: EnrollmentToken, agent: Agent | None, name: str) -> None:
+    """Raises EnrollmentError unless this token may enrol `name` as things stand."""
+    if token.rekey_agent_id is None:
+        if agent is None:
+            return
+        if agent.revoked_at is not None:
+            raise EnrollmentError(f"agent {name!r} is revoked, and a revoked agent is never re-enrolled")
+        raise EnrollmentError(
+            f"an agent named {name!r} is already enrolled: replacing its credential needs a re-key token"
+            f" issued for it (manage.py create_enrollment_token --name {name} --rekey)"
+        )
+    if agent is None or agent.pk != token.rekey_agent_id:
+        raise EnrollmentError(f"this re-key token is not for an agent named {name!r}")
+    if agent.revoked_at is not None:
+        raise EnrollmentError(f"agent {name!r} is revoked, and a revoked agent is never re-enrolled")
 
 
 def authenticate_agent(agent_id: str, secret: str) -> Agent | None:

@@ -19,15 +19,43 @@ class EnrollmentTokenCreateSerializer(StrictSerializer):
         min_value=MIN_TOKEN_LIFETIME_S, max_value=MAX_TOKEN_LIFETIME_S, default=3600
     )
     note = serializers.CharField(max_length=200, allow_blank=True, default="")
+    agent_name = serializers.RegexField(
+        AGENT_NAME_RE,
+        max_length=63,
+        default="",
+        allow_blank=True,
+        help_text="The only agent name the token may enrol; blank: any name not enrolled yet.",
+        error_messages={"invalid": "1-63 characters of a-z, 0-9, '.', '-'"},
+    )
+    rekey = serializers.BooleanField(
+        default=False,
+        help_text="Issue the token for the enrolled agent agent_name: it replaces that agent's credential.",
+    )
 
 
 class EnrollmentTokenSerializer(serializers.ModelSerializer[EnrollmentToken]):
     state = serializers.SerializerMethodField()
     used_by: serializers.SlugRelatedField[Agent] = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    rekey = serializers.SerializerMethodField()
 
     class Meta:
         model = EnrollmentToken
-        fields = ["id", "prefix", "note", "created_at", "expires_at", "used_at", "used_by", "revoked_at", "state"]
+        fields = [
+            "id",
+            "prefix",
+            "note",
+            "agent_name",
+            "rekey",
+            "created_at",
+            "expires_at",
+            "used_at",
+            "used_by",
+            "revoked_at",
+            "state",
+        ]
+
+    def get_rekey(self, token: EnrollmentToken) -> bool:
+        return token.rekey_agent_id is not None
 
     @extend_schema_field(ChoiceSerializer)
     def get_state(self, token: EnrollmentToken) -> dict[str, str]:
@@ -40,6 +68,8 @@ class IssuedTokenSerializer(serializers.Serializer[Any]):
     token = serializers.CharField(help_text="Shown once; the server keeps only its SHA-256.")
     prefix = serializers.CharField()
     note = serializers.CharField()
+    agent_name = serializers.CharField()
+    rekey = serializers.BooleanField()
     created_at = serializers.DateTimeField()
     expires_at = serializers.DateTimeField()
 

@@ -7,6 +7,7 @@ from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, permissions, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
@@ -43,15 +44,21 @@ class EnrollmentTokenViewSet(
         params = EnrollmentTokenCreateSerializer(data=request.data)
         params.is_valid(raise_exception=True)
         creator = request.user if isinstance(request.user, User) else None
-        issued = services.create_enrollment_token(
-            params.validated_data["expires_in_s"], params.validated_data["note"], created_by=creator
-        )
+        data = params.validated_data
+        try:
+            issued = services.create_enrollment_token(
+                data["expires_in_s"], data["note"], creator, agent_name=data["agent_name"], rekey=data["rekey"]
+            )
+        except services.TokenRequestError as exc:
+            raise ValidationError({"agent_name": [str(exc)]}) from exc
         token = issued.token
         body = {
             "id": token.pk,
             "token": issued.plaintext,
             "prefix": token.prefix,
             "note": token.note,
+            "agent_name": token.agent_name,
+            "rekey": token.rekey_agent_id is not None,
             "created_at": token.created_at,
             "expires_at": token.expires_at,
         }
@@ -76,7 +83,10 @@ class EnrollView(APIView):
         responses={
             201: EnrollResponseSerializer,
             400: OpenApiResponse(description="malformed request"),
-            403: OpenApiResponse(description="unknown, used, expired or revoked token"),
+            403: OpenApiResponse(
+                description="unknown, used, expired or revoked token; a token for another name; an enrolled or"
+                " revoked agent's name without a re-key token for it"
+            ),
         },
         auth=[],
     )

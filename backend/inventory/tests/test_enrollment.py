@@ -6,6 +6,7 @@ import stat
 from datetime import timedelta
 from pathlib import Path
 from tempfile import TemporaryDirectory
+from typing import Any
 
 import pytest
 from django.core.management import call_command
@@ -14,7 +15,7 @@ from django.utils import timezone
 
 from fathom.testing import FathomTestCase
 from inventory.models import Agent, EnrollmentToken
-from inventory.services import create_enrollment_token, digest
+from inventory.services import TokenRequestError, create_enrollment_token, digest, revoke_agent
 
 ENROLL_URL = "/api/v1/agents/enroll/"
 TOKENS_URL = "/api/v1/enrollment-tokens/"
@@ -104,16 +105,78 @@ class EnrollTests(FathomTestCase):
         issued.token.refresh_from_db()
         assert issued.token.used_at is None and not Agent.objects.filter(name="ok").exists()
 
-    def test_re_enrolment_replaces_the_credential(self) -> None:
+
+class EnrolmentBindingTests(FathomTestCase):
+    """A token enrols a new agent, or the one name it is bound to; only a re-key token issued
+    for an enrolled agent replaces its credential; a revoked agent stays revoked."""
+
+    def enrol(self, token: str, name: str, address: str = "198.18.1.1") -> Any:
+        return self.client.post(ENROLL_URL, {"token": token, "name": name, "address": address}, format="json")
+
+    def athens_still_works(self, credential: str | None = None) -> bool:
+        client = self.agent_client(self.athens, credential or self.athens_credential)
+        return bool(client.get("/api/v1/agent/plan/").status_code == 200)
+
+    def test_a_fresh_token_does_not_replace_an_enrolled_agent(self) -> None:
         issued = create_enrollment_token(600)
-        body = {"token": issued.plaintext, "name": "athens", "address": "198.18.1.9"}
-        reply = self.client.post(ENROLL_URL, body, format="json")
-        assert reply.status_code == 201
+        reply = self.enrol(issued.plaintext, "athens", "198.18.1.9")
+        assert reply.status_code == 403
+        assert "already enrolled" in reply.json()["detail"] and "--rekey" in reply.json()["detail"]
+        assert self.athens_still_works()
+        self.athens.refresh_from_db()
+        assert self.athens.address == "198.18.1.1"
+        issued.token.refresh_from_db()
+        assert issued.token.used_at is None
+
+    def test_a_revoked_agent_is_never_re_enrolled(self) -> None:
+        revoke_agent(self.athens)
+        reply = self.enrol(create_enrollment_token(600).plaintext, "athens")
+        assert reply.status_code == 403 and "revoked" in reply.json()["detail"]
+        self.athens.refresh_from_db()
+        assert self.athens.revoked_at is not None
+        assert self.athens.credential_sha256 == digest(self.athens_credential)
+        with pytest.raises(TokenRequestError, match="revoked"):
+            create_enrollment_token(600, agent_name="athens", rekey=True)
+
+    def test_a_rekey_token_issued_before_a_revocation_does_not_lift_it(self) -> None:
+        rekey = create_enrollment_token(600, agent_name="athens", rekey=True)
+        revoke_agent(self.athens)
+        reply = self.enrol(rekey.plaintext, "athens")
+        assert reply.status_code == 403 and "revoked" in reply.json()["detail"]
+        self.athens.refresh_from_db()
+        assert self.athens.revoked_at is not None
+
+    def test_a_token_bound_to_a_name_enrols_only_that_name(self) -> None:
+        issued = create_enrollment_token(600, agent_name="geneva")
+        reply = self.enrol(issued.plaintext, "lisbon", "198.18.3.2")
+        assert reply.status_code == 403 and reply.json()["detail"] == "this enrolment token is for agent 'geneva'"
+        assert not Agent.objects.filter(name="lisbon").exists()
+        assert self.enrol(issued.plaintext, "geneva", "198.18.3.1").status_code == 201
+        with pytest.raises(TokenRequestError, match="already enrolled"):
+            create_enrollment_token(600, agent_name="geneva")
+
+    def test_a_rekey_token_replaces_the_credential_of_its_agent_only(self) -> None:
+        issued = create_enrollment_token(600, agent_name="athens", rekey=True)
+        assert self.enrol(issued.plaintext, "frankfurt", "198.18.2.1").status_code == 403
+        reply = self.enrol(issued.plaintext, "athens")
+        assert reply.status_code == 201, reply.content
         assert reply.json()["agent_id"] == str(self.athens.pk)
-        old = self.agent_client(self.athens, self.athens_credential).get("/api/v1/agent/plan/")
-        assert old.status_code == 401
-        new = self.agent_client(self.athens, reply.json()["credential"]).get("/api/v1/agent/plan/")
-        assert new.status_code == 200
+        assert not self.athens_still_works()
+        assert self.athens_still_works(reply.json()["credential"])
+        with pytest.raises(TokenRequestError, match="no enrolled agent"):
+            create_enrollment_token(600, agent_name="nowhere", rekey=True)
+        with pytest.raises(TokenRequestError, match="names the agent"):
+            create_enrollment_token(600, rekey=True)
+
+    def test_staff_issue_bound_and_rekey_tokens_through_the_api(self) -> None:
+        client = self.user_client(self.operator)
+        reply = client.post(TOKENS_URL, {"agent_name": "athens", "rekey": True}, format="json")
+        assert reply.status_code == 201, reply.content
+        assert reply.json()["agent_name"] == "athens" and reply.json()["rekey"] is True
+        refused = client.post(TOKENS_URL, {"agent_name": "athens"}, format="json")
+        assert refused.status_code == 400 and "re-key" in refused.json()["agent_name"][0]
+        newest = client.get(TOKENS_URL).json()[0]
+        assert (newest["agent_name"], newest["rekey"]) == ("athens", True)
 
 
 class ManagementCommandTests(FathomTestCase):
@@ -124,6 +187,23 @@ class ManagementCommandTests(FathomTestCase):
         assert EnrollmentToken.objects.filter(token_sha256=digest(token), note="cli").exists()
         with pytest.raises(CommandError, match="between"):
             call_command("create_enrollment_token", "--expires-in", "5", stdout=io.StringIO())
+
+    def test_create_enrollment_token_binds_a_name_or_rekeys_an_agent(self) -> None:
+        out = io.StringIO()
+        call_command("create_enrollment_token", "--name", "geneva", stdout=out)
+        bound = EnrollmentToken.objects.get(token_sha256=digest(out.getvalue().strip()))
+        assert bound.agent_name == "geneva" and bound.rekey_agent is None
+        out = io.StringIO()
+        call_command("create_enrollment_token", "--name", "athens", "--rekey", stdout=out)
+        rekey = EnrollmentToken.objects.get(token_sha256=digest(out.getvalue().strip()))
+        assert rekey.agent_name == "athens" and rekey.rekey_agent == self.athens
+        for args, message in [
+            (["--rekey"], "names the agent"),
+            (["--name", "athens"], "already enrolled"),
+            (["--name", "Bad Name"], "1-63 characters"),
+        ]:
+            with pytest.raises(CommandError, match=message):
+                call_command("create_enrollment_token", *args, stdout=io.StringIO())
 
     def test_ensure_admin_generates_then_reuses_a_0600_password_file(self) -> None:
         with TemporaryDirectory() as tmp:

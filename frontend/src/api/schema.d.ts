@@ -577,6 +577,8 @@ export interface components {
             readonly id: number;
             prefix: string;
             note?: string;
+            agent_name?: string;
+            readonly rekey: boolean;
             /** Format: date-time */
             created_at?: string;
             /** Format: date-time */
@@ -594,6 +596,13 @@ export interface components {
             expires_in_s: number;
             /** @default  */
             note: string;
+            /** @description The only agent name the token may enrol; blank: any name not enrolled yet. */
+            agent_name?: string;
+            /**
+             * @description Issue the token for the enrolled agent agent_name: it replaces that agent's credential.
+             * @default false
+             */
+            rekey: boolean;
         };
         Finding: {
             id: number;
@@ -730,6 +739,8 @@ export interface components {
             token: string;
             prefix: string;
             note: string;
+            agent_name: string;
+            rekey: boolean;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1428,7 +1439,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description unknown, used, expired or revoked token */
+            /** @description unknown, used, expired or revoked token; a token for another name; an enrolled or revoked agent's name without a re-key token for it */
             403: {
                 headers: {
                     [name: string]: unknown;

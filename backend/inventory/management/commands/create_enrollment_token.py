@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from inventory.api.serializers import MAX_TOKEN_LIFETIME_S, MIN_TOKEN_LIFETIME_S
-from inventory.services import create_enrollment_token
+from inventory.services import TokenRequestError, create_enrollment_token
 
 
 class Command(BaseCommand):
@@ -16,6 +16,12 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--expires-in", type=int, default=3600, help="lifetime in seconds (default 3600)")
         parser.add_argument("--note", default="", help="what the token is for, shown in token lists")
+        parser.add_argument("--name", default="", help="the only agent name the token may enrol")
+        parser.add_argument(
+            "--rekey",
+            action="store_true",
+            help="re-key the enrolled agent --name: a new credential for it, same id and history",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         expires_in_s: int = options["expires_in"]
@@ -24,5 +30,8 @@ class Command(BaseCommand):
         note: str = options["note"]
         if len(note) > 200:
             raise CommandError("--note must be at most 200 characters")
-        issued = create_enrollment_token(expires_in_s, note)
+        try:
+            issued = create_enrollment_token(expires_in_s, note, agent_name=options["name"], rekey=options["rekey"])
+        except TokenRequestError as exc:
+            raise CommandError(str(exc)) from exc
         self.stdout.write(issued.plaintext)
