@@ -8,6 +8,7 @@ deploy/.env.example (a test checks that).
 from __future__ import annotations
 
 import os
+from ipaddress import IPv4Network, IPv6Network, ip_network
 from urllib.parse import unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
@@ -57,6 +58,17 @@ def env_list(name: str, default: list[str]) -> list[str]:
     if value is None:
         return default
     return [item.strip() for item in value.split(",") if item.strip()]
+
+
+def env_networks(name: str, default: list[str]) -> tuple[IPv4Network | IPv6Network, ...]:
+    """A comma-separated list of networks in CIDR notation, e.g. 10.0.0.0/8,fd00::/8."""
+    networks = []
+    for item in env_list(name, default):
+        try:
+            networks.append(ip_network(item, strict=True))
+        except ValueError as exc:
+            raise ImproperlyConfigured(f"{name}: {item!r} is not a network such as 10.0.0.0/8 ({exc})") from exc
+    return tuple(networks)
 
 
 def database_from_url(name: str) -> dict[str, object]:

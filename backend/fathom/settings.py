@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from core.env import database_from_url, env_bool, env_int, env_list, env_str
+from core.env import database_from_url, env_bool, env_int, env_list, env_networks, env_str
 
 BACKEND_DIR = Path(__file__).resolve().parent.parent
 REPO_DIR = BACKEND_DIR.parent
@@ -159,6 +159,9 @@ CELERY_TIMEZONE = "UTC"
 
 # Measurements.
 AGENT_OFFLINE_AFTER_S = env_int("FATHOM_AGENT_OFFLINE_AFTER_S", 180, minimum=10)
+# Besides global addresses, the networks an agent's address may be in (private, lab, loopback
+# ranges): every peer probes the address an agent registers (inventory/addresses.py).
+AGENT_ADDRESS_NETWORKS = env_networks("FATHOM_AGENT_ADDRESS_NETWORKS", [])
 RAW_RETENTION_DAYS = env_int("FATHOM_RAW_RETENTION_DAYS", 180, minimum=1)
 PLAN_VALID_FOR_S = 24 * 3600
 # Exclusive (throughput) slots are planned this far ahead; the beat task extends the plan.

@@ -5,6 +5,8 @@ import os
 
 os.environ.setdefault("FATHOM_DEBUG", "1")
 os.environ.setdefault("FATHOM_CELERY_EAGER", "1")
+# The fixtures' agents live in the lab's range, as the lab's and the demo's do.
+os.environ.setdefault("FATHOM_AGENT_ADDRESS_NETWORKS", "198.18.0.0/15")
 
 from fathom.settings import *  # noqa: F403
 

@@ -12,10 +12,12 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
+from inventory.addresses import AddressError, agent_address
 from inventory.choices import TokenState
 from inventory.models import Agent, EnrollmentToken, HostFactsSnapshot
 
@@ -27,6 +29,10 @@ LAST_SEEN_RESOLUTION_S = 5
 
 class EnrollmentError(Exception):
     """The enrolment token cannot be used; the message says why."""
+
+
+class InvalidAddress(EnrollmentError):
+    """The address is not one an agent may register (inventory/addresses.py)."""
 
 
 def digest(secret: str) -> str:
@@ -109,9 +115,14 @@ def enroll_agent(token_plaintext: str, name: str, address: str, agent_version: s
     """Exchanges a single-use token for an agent credential, in one transaction.
 
     A token bound to a name enrols only that name. An enrolled agent's credential is replaced
-    only by a re-key token issued for it (same id and history). A revoked agent stays
-    revoked. A refused enrolment leaves the token unused.
+    only by a re-key token issued for it (same id and history), and only at the address it
+    is registered at: moving an agent is an operator's edit, never the agent's say. A
+    revoked agent stays revoked. A refused enrolment leaves the token unused.
     """
+    try:
+        address = agent_address(address, settings.AGENT_ADDRESS_NETWORKS)
+    except AddressError as exc:
+        raise InvalidAddress(str(exc)) from exc
     now = timezone.now()
     credential = new_secret()
     with transaction.atomic():
@@ -124,11 +135,10 @@ def enroll_agent(token_plaintext: str, name: str, address: str, agent_version: s
         if token.agent_name and token.agent_name != name:
             raise EnrollmentError(f"this enrolment token is for agent {token.agent_name!r}")
         agent = Agent.objects.select_for_update().filter(name=name).first()
-        _check_replacement(token, agent, name)
+        _check_replacement(token, agent, name, address)
         replaced = agent is not None
         if agent is None:
-            agent = Agent(name=name)
-        agent.address = address
+            agent = Agent(name=name, address=address)
         agent.agent_version = agent_version
         agent.credential_sha256 = digest(credential)
         agent.enrolled_at = now
@@ -139,7 +149,7 @@ def enroll_agent(token_plaintext: str, name: str, address: str, agent_version: s
     return Enrollment(agent, credential, replaced)
 
 
-def _check_replacement(token: EnrollmentToken, agent: Agent | None, name: str) -> None:
+def _check_replacement(token: EnrollmentToken, agent: Agent | None, name: str, address: str) -> None:
     """Raises EnrollmentError unless this token may enrol `name` as things stand."""
     if token.rekey_agent_id is None:
         if agent is None:
@@ -154,6 +164,11 @@ def _check_replacement(token: EnrollmentToken, agent: Agent | None, name: str) -
         raise EnrollmentError(f"this re-key token is not for an agent named {name!r}")
     if agent.revoked_at is not None:
         raise EnrollmentError(f"agent {name!r} is revoked, and a revoked agent is never re-enrolled")
+    if address != agent.address:
+        raise EnrollmentError(
+            f"agent {name!r} is registered at {agent.address}, not {address}: an operator changes an agent's"
+            " address (its page in the admin) before it re-enrols at another"
+        )
 
 
 def authenticate_agent(agent_id: str, secret: str) -> Agent | None:

@@ -79,7 +79,10 @@ class EnrollRequestSerializer(StrictSerializer):
     name = serializers.RegexField(
         AGENT_NAME_RE, max_length=63, error_messages={"invalid": "1-63 characters of a-z, 0-9, '.', '-'"}
     )
-    address = serializers.CharField(max_length=255)
+    address = serializers.CharField(
+        max_length=255,
+        help_text="The one IP address peers probe: global, or in FATHOM_AGENT_ADDRESS_NETWORKS; no host names.",
+    )
     agent_version = serializers.CharField(max_length=64, allow_blank=True, default="")
 
 

@@ -82,10 +82,10 @@ class EnrollView(APIView):
         request=EnrollRequestSerializer,
         responses={
             201: EnrollResponseSerializer,
-            400: OpenApiResponse(description="malformed request"),
+            400: OpenApiResponse(description="malformed request, or an address agents may not register"),
             403: OpenApiResponse(
                 description="unknown, used, expired or revoked token; a token for another name; an enrolled or"
-                " revoked agent's name without a re-key token for it"
+                " revoked agent's name without a re-key token for it; a re-key at another address"
             ),
         },
         auth=[],
@@ -96,6 +96,8 @@ class EnrollView(APIView):
         data = params.validated_data
         try:
             enrollment = services.enroll_agent(data["token"], data["name"], data["address"], data["agent_version"])
+        except services.InvalidAddress as exc:
+            raise ValidationError({"address": [str(exc)]}) from exc
         except services.EnrollmentError as exc:
             return Response({"detail": str(exc)}, status=status.HTTP_403_FORBIDDEN)
         body = {"agent_id": enrollment.agent.pk, "name": enrollment.agent.name, "credential": enrollment.credential}

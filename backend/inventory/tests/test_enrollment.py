@@ -49,7 +49,8 @@ class EnrollmentTokenApiTests(FathomTestCase):
     def test_revoke(self) -> None:
         issued = create_enrollment_token(600)
         assert self.user_client(self.operator).delete(f"{TOKENS_URL}{issued.token.pk}/").status_code == 204
-        reply = self.client.post(ENROLL_URL, {"token": issued.plaintext, "name": "x", "address": "a"}, format="json")
+        body = {"token": issued.plaintext, "name": "x", "address": "198.18.3.9"}
+        reply = self.client.post(ENROLL_URL, body, format="json")
         assert reply.status_code == 403 and reply.json()["detail"] == "enrolment token revoked"
 
     def test_token_list_query_count_is_flat(self) -> None:
@@ -84,9 +85,10 @@ class EnrollTests(FathomTestCase):
     def test_expired_and_unknown_tokens(self) -> None:
         issued = create_enrollment_token(600)
         EnrollmentToken.objects.filter(pk=issued.token.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-        reply = self.client.post(ENROLL_URL, {"token": issued.plaintext, "name": "x", "address": "a"}, format="json")
+        body = {"token": issued.plaintext, "name": "x", "address": "198.18.3.9"}
+        reply = self.client.post(ENROLL_URL, body, format="json")
         assert reply.status_code == 403 and reply.json()["detail"] == "enrolment token expired"
-        reply = self.client.post(ENROLL_URL, {"token": "fet_nope", "name": "x", "address": "a"}, format="json")
+        reply = self.client.post(ENROLL_URL, {**body, "token": "fet_nope"}, format="json")
         assert reply.status_code == 403 and reply.json()["detail"] == "unknown enrolment token"
         assert not Agent.objects.filter(name="x").exists()
 

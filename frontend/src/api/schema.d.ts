@@ -562,6 +562,7 @@ export interface components {
         EnrollRequestRequest: {
             token: string;
             name: string;
+            /** @description The one IP address peers probe: global, or in FATHOM_AGENT_ADDRESS_NETWORKS; no host names. */
             address: string;
             /** @default  */
             agent_version: string;
@@ -1432,14 +1433,14 @@ export interface operations {
                     "application/json": components["schemas"]["EnrollResponse"];
                 };
             };
-            /** @description malformed request */
+            /** @description malformed request, or an address agents may not register */
             400: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content?: never;
             };
-            /** @description unknown, used, expired or revoked token; a token for another name; an enrolled or revoked agent's name without a re-key token for it */
+            /** @description unknown, used, expired or revoked token; a token for another name; an enrolled or revoked agent's name without a re-key token for it; a re-key at another address */
             403: {
                 headers: {
                     [name: string]: unknown;

@@ -1,0 +1,115 @@
+"""An agent's address is one reachable host, never a way to aim the fleet's probes elsewhere,
+and only an operator moves it."""
+
+from __future__ import annotations
+
+import ipaddress
+from typing import Any
+
+import pytest
+from django.contrib.admin.models import LogEntry
+from django.test import SimpleTestCase, override_settings
+
+from fathom.testing import FathomTestCase
+from inventory.addresses import AddressError, agent_address
+from inventory.models import Agent
+from inventory.services import create_enrollment_token
+
+ENROLL_URL = "/api/v1/agents/enroll/"
+LAB = (ipaddress.ip_network("198.18.0.0/15"),)
+LOOPBACK = (ipaddress.ip_network("127.0.0.0/8"),)
+
+
+class AgentAddressRuleTests(SimpleTestCase):
+    def test_never_a_host_name_a_prefix_or_no_single_host(self) -> None:
+        cases = {
+            "athens.example.org": "not an IP address",
+            "198.18.1.1/24": "not an IP address",
+            "198.18.1.1:5201": "not an IP address",
+            "": "not an IP address",
+            "0.0.0.0": "unspecified",  # noqa: S104 - an address refused, not bound
+            "::": "unspecified",
+            "224.0.0.1": "multicast",
+            "ff02::1": "multicast",
+            "169.254.10.1": "link-local",
+            "fe80::1": "link-local",
+            "fe80::1%eth0": "zone",
+            "255.255.255.255": "broadcast",
+        }
+        for value, why in cases.items():
+            with pytest.raises(AddressError, match=why):
+                agent_address(value, LAB + LOOPBACK)
+
+    def test_global_addresses_by_default_other_ranges_only_when_listed(self) -> None:
+        assert agent_address("192.88.99.9", ()) == "192.88.99.9"
+        assert agent_address(" 2606:4700::1111 ", ()) == "2606:4700::1111"
+        for value in ("198.18.1.1", "10.1.2.3", "192.168.1.1", "100.64.0.1", "fd00::1", "192.0.2.1", "240.0.0.1"):
+            with pytest.raises(AddressError, match="not a global address"):
+                agent_address(value, ())
+        assert agent_address("198.18.1.1", LAB) == "198.18.1.1"
+        with pytest.raises(AddressError, match="loopback"):
+            agent_address("127.0.0.2", LAB)
+        with pytest.raises(AddressError, match="loopback"):
+            agent_address("::1", LAB)
+        assert agent_address("127.0.0.2", LOOPBACK) == "127.0.0.2"
+
+    def test_the_canonical_form_is_stored(self) -> None:
+        assert agent_address("2606:4700:0000:0000:0000:0000:0000:1111", ()) == "2606:4700::1111"
+        # An IPv4-mapped address is judged, and stored, as the IPv4 address it is.
+        assert agent_address("::ffff:198.18.1.1", LAB) == "198.18.1.1"
+        with pytest.raises(AddressError, match="loopback"):
+            agent_address("::ffff:127.0.0.1", LAB)
+
+
+class EnrolAddressTests(FathomTestCase):
+    def enrol(self, token: str, name: str, address: str) -> Any:
+        return self.client.post(ENROLL_URL, {"token": token, "name": name, "address": address}, format="json")
+
+    def test_enrolment_refuses_addresses_peers_must_not_probe(self) -> None:
+        issued = create_enrollment_token(600)
+        unspecified = "0.0.0.0"  # noqa: S104 - an address refused, not bound
+        for address in ("127.0.0.1", unspecified, "224.0.0.5", "169.254.1.1", "victim.example.org", "10.0.0.1"):
+            reply = self.enrol(issued.plaintext, "geneva", address)
+            assert reply.status_code == 400, (address, reply.content)
+            assert list(reply.json()) == ["address"], reply.json()
+        assert not Agent.objects.filter(name="geneva").exists()
+        issued.token.refresh_from_db()
+        assert issued.token.used_at is None
+
+    def test_the_allow_list_admits_deployment_ranges(self) -> None:
+        issued = create_enrollment_token(600)
+        assert self.enrol(issued.plaintext, "geneva", "10.20.0.7").status_code == 400
+        with override_settings(AGENT_ADDRESS_NETWORKS=(ipaddress.ip_network("10.0.0.0/8"),)):
+            reply = self.enrol(issued.plaintext, "geneva", "10.20.0.7")
+        assert reply.status_code == 201, reply.content
+        assert Agent.objects.get(name="geneva").address == "10.20.0.7"
+
+    def test_an_agent_cannot_move_itself_by_re_keying(self) -> None:
+        issued = create_enrollment_token(600, agent_name="athens", rekey=True)
+        reply = self.enrol(issued.plaintext, "athens", "198.18.1.66")
+        assert reply.status_code == 403 and "registered at 198.18.1.1" in reply.json()["detail"]
+        self.athens.refresh_from_db()
+        assert self.athens.address == "198.18.1.1"
+        # At its registered address the re-key goes through.
+        assert self.enrol(issued.plaintext, "athens", "198.18.1.1").status_code == 201
+
+    def test_an_operator_moves_an_agent_in_the_admin_with_the_same_checks(self) -> None:
+        admin = self.user_client(self.owner)
+        url = f"/admin/inventory/agent/{self.athens.pk}/change/"
+        form = {
+            "name": "athens",
+            "enrolled_at_0": "2026-11-22",
+            "enrolled_at_1": "10:00:00",
+            "agent_version": "test",
+        }
+        reply = admin.post(url, {**form, "address": "127.0.0.1"})
+        assert reply.status_code == 200 and "loopback" in reply.content.decode()
+        self.athens.refresh_from_db()
+        assert self.athens.address == "198.18.1.1"
+        reply = admin.post(url, {**form, "address": "198.18.1.66"})
+        assert reply.status_code == 302, reply.content.decode()[:2000]
+        self.athens.refresh_from_db()
+        assert self.athens.address == "198.18.1.66"
+        # The admin's history records who moved it.
+        entry = LogEntry.objects.filter(object_id=str(self.athens.pk)).latest("action_time")
+        assert entry.user == self.owner and "Address" in entry.get_change_message()
