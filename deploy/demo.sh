@@ -35,6 +35,8 @@ eval "$(bash deploy/services.sh env)"
 FATHOM_SECRET_KEY=$(cat "$(secret_file django_secret_key)")
 FATHOM_DEBUG=${FATHOM_DEBUG:-0}
 FATHOM_ALLOWED_HOSTS=${FATHOM_ALLOWED_HOSTS:-*}
+# The demo's agents sit in the lab's range, or on loopback without the lab.
+FATHOM_AGENT_ADDRESS_NETWORKS=${FATHOM_AGENT_ADDRESS_NETWORKS:-198.18.0.0/15,127.0.0.0/8}
 set +a
 
 PIDS=()
