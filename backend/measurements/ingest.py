@@ -22,7 +22,8 @@ from typing import Any
 from django.db import connection, models, transaction
 from django.db.models import Q
 from django.utils import timezone
-from jsonschema import Draft202012Validator
+from jsonschema import Draft202012Validator, ValidationError
+from jsonschema.exceptions import best_match
 
 from core import contract
 from inventory.models import Agent
@@ -59,9 +60,19 @@ def batch_validator() -> Draft202012Validator:
 def schema_errors(payload: Any) -> list[BatchError]:
     errors = sorted(batch_validator().iter_errors(payload), key=lambda error: list(error.absolute_path))
     return [
-        BatchError("/".join(str(part) for part in error.absolute_path) or "(batch)", error.message)
+        BatchError("/".join(str(part) for part in error.absolute_path) or "(batch)", _message(error))
         for error in errors[:MAX_REPORTED_ERRORS]
     ]
+
+
+def _message(error: ValidationError) -> str:
+    """For "a number or null" and the like, the reason the value missed the alternative of
+    its own type ("... is greater than the maximum of ..."), not "valid under none of them"."""
+    if error.validator in ("oneOf", "anyOf") and error.context:
+        # An alternative of another type says only "is not of type 'null'".
+        of_its_type = [sub for sub in error.context if sub.validator != "type"]
+        return str(best_match(of_its_type or error.context).message)
+    return str(error.message)
 
 
 def semantic_errors(results: list[dict[str, Any]], known_peers: set[uuid.UUID], now: datetime) -> list[BatchError]:

@@ -1,14 +1,16 @@
 """The one JSON parser of the API: strict JSON, bounded nesting, no NUL characters.
 
 DRF's JSONParser lets through what PostgreSQL or Python then fail on with a 500: NaN and
-Infinity (not JSON; jsonb refuses them), NUL characters (text and jsonb refuse them) and
-nesting deep enough to exhaust the decoder's recursion. Each is a 400 here, before any view
+Infinity (not JSON; jsonb refuses them), numbers beyond a double's range (1e400, which Python
+reads as infinity), NUL characters (text and jsonb refuse them) and nesting deep enough to
+exhaust the decoder's recursion. Each is a 400 here, before any view
 runs, on every endpoint including the anonymous enrolment one.
 """
 
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -21,6 +23,13 @@ MAX_DEPTH = 32
 
 def _reject_constant(name: str) -> Any:
     raise ParseError(f"JSON parse error - {name} is not JSON")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if math.isinf(value):
+        raise ParseError(f"JSON parse error - {text[:40]} is beyond the range of a double")
+    return value
 
 
 def check_document(document: Any, max_depth: int = MAX_DEPTH) -> None:
@@ -49,7 +58,7 @@ class StrictJSONParser(JSONParser):
         encoding = parser_context.get("encoding", "utf-8")
         try:
             text = stream.read().decode(encoding)
-            document = json.loads(text, parse_constant=_reject_constant)
+            document = json.loads(text, parse_constant=_reject_constant, parse_float=_finite_float)
         except RecursionError as exc:
             raise ParseError(f"JSON parse error - nested deeper than {MAX_DEPTH} levels") from exc
         except (ValueError, UnicodeDecodeError) as exc:
