@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from typing import Any, ClassVar
+from unittest import mock
 
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient, APITestCase
@@ -16,6 +18,10 @@ from meshes.services import ensure_default_mesh
 CONTRACT_EXAMPLES = contract.EXAMPLES_DIR / "result-batch"
 # The peer the shared contract examples name.
 EXAMPLE_PEER_ID = "0b7e4c1d-2f3a-4b5c-8d9e-0a1b2c3d4e5f"
+# The day the contract examples were recorded. Ingest refuses times older than the raw
+# retention, so it judges the examples against this moment, not the wall clock, or they
+# would age out of the accepted window as the suite grows old.
+EXAMPLES_RECORDED_AT = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
 
 def load_example(relative: str) -> Any:
@@ -23,7 +29,12 @@ def load_example(relative: str) -> Any:
 
 
 class FathomTestCase(APITestCase):
-    """owner (superuser), operator (staff), outsider (no rights); agents athens and frankfurt."""
+    """owner (superuser), operator (staff), outsider (no rights); agents athens and frankfurt.
+
+    Ingest's clock reads `ingest_now` (the contract examples' day); None: the wall clock.
+    """
+
+    ingest_now: ClassVar[datetime | None] = EXAMPLES_RECORDED_AT
 
     owner: ClassVar[User]
     operator: ClassVar[User]
@@ -50,6 +61,14 @@ class FathomTestCase(APITestCase):
             credential_sha256=digest(cls.frankfurt_credential),
         )
         cls.frankfurt.refresh_from_db()  # pk as a UUID, not the string it was created with
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        if cls.ingest_now is not None:
+            patcher = mock.patch("measurements.ingest.clock", return_value=cls.ingest_now)
+            patcher.start()
+            cls.addClassCleanup(patcher.stop)
 
     @classmethod
     def enroll(cls, name: str, address: str) -> tuple[Agent, str]:

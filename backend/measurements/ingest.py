@@ -2,9 +2,10 @@
 
 The batch contract is contract/result-batch.v1.schema.json, which the Go agent's tests
 validate the same example files against. After the schema come the checks a schema cannot
-express (time order, consistent counts, known peers). A batch with any error stores
-nothing; a valid batch is written in one transaction, and ids already stored are reported
-as duplicates (an agent retrying after a lost answer), never written twice.
+express (time order, consistent counts, known peers, every time within what retention
+keeps and the clock allows). A batch with any error stores nothing; a valid batch is
+written in one transaction, and ids already stored are reported as duplicates (an agent
+retrying after a lost answer), never written twice.
 
 A result names the agent's peer (`peer_id`), as the agent sees it; stored, a path's two ends
 are its source (the submitting agent) and its destination (that peer), as everywhere else.
@@ -13,12 +14,13 @@ are its source (the submitting agent) and its destination (that peer), as everyw
 from __future__ import annotations
 
 import uuid
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
 from typing import Any
 
+from django.conf import settings
 from django.db import connection, models, transaction
 from django.db.models import Q
 from django.utils import timezone
@@ -34,7 +36,8 @@ from measurements.signals import results_stored
 
 SCHEMA_NAME = "result-batch.v1.schema.json"
 MAX_REPORTED_ERRORS = 50
-# An agent clock this far ahead is wrong; storing its results would corrupt time ranges.
+# An agent clock this far ahead is wrong; storing its results would corrupt time ranges and
+# make hypertable chunks for times that retention drops only years later.
 MAX_CLOCK_AHEAD = timedelta(minutes=10)
 
 
@@ -50,6 +53,11 @@ class InvalidBatch(Exception):
 class ItemStatus:
     id: str
     status: str  # "created" or "duplicate"
+
+
+# Ingest's clock: tests replace it to judge the contract examples against the day they were
+# recorded (fathom.testing), not the wall clock.
+clock: Callable[[], datetime] = timezone.now
 
 
 @cache
@@ -75,7 +83,32 @@ def _message(error: ValidationError) -> str:
     return str(error.message)
 
 
-def semantic_errors(results: list[dict[str, Any]], known_peers: set[uuid.UUID], now: datetime) -> list[BatchError]:
+@dataclass(frozen=True)
+class TimeWindow:
+    """The times a result may carry: nothing older than raw retention keeps (it would be
+    dropped at once, after making a chunk for it), nothing later than the clock allows."""
+
+    oldest: datetime
+    newest: datetime
+
+    @classmethod
+    def at(cls, now: datetime) -> TimeWindow:
+        return cls(now - timedelta(days=settings.RAW_RETENTION_DAYS), now + MAX_CLOCK_AHEAD)
+
+    def error(self, where: str, moment: datetime) -> BatchError | None:
+        if moment < self.oldest:
+            days = settings.RAW_RETENTION_DAYS
+            return BatchError(where, f"{moment.isoformat()} is older than the raw retention ({days} days)")
+        if moment > self.newest:
+            ahead_min = int(MAX_CLOCK_AHEAD.total_seconds() // 60)
+            return BatchError(
+                where,
+                f"{moment.isoformat()} is more than {ahead_min} min ahead of the server: is the agent's clock right?",
+            )
+        return None
+
+
+def semantic_errors(results: list[dict[str, Any]], known_peers: set[uuid.UUID], window: TimeWindow) -> list[BatchError]:
     errors: list[BatchError] = []
     seen: set[str] = set()
     for index, result in enumerate(results):
@@ -86,8 +119,7 @@ def semantic_errors(results: list[dict[str, Any]], known_peers: set[uuid.UUID], 
         started_at, ended_at = timestamp(result["started_at"]), timestamp(result["ended_at"])
         if ended_at < started_at:
             errors.append(BatchError(f"{where}/ended_at", "ended_at is before started_at"))
-        if started_at > now + MAX_CLOCK_AHEAD:
-            errors.append(BatchError(f"{where}/started_at", "started_at is in the future: is the agent's clock right?"))
+        errors.extend(_time_errors(where, result, started_at, ended_at, window))
         peer_id = result.get("peer_id")
         if peer_id is not None and uuid.UUID(peer_id) not in known_peers:
             errors.append(BatchError(f"{where}/peer_id", f"unknown peer agent {peer_id}"))
@@ -95,6 +127,22 @@ def semantic_errors(results: list[dict[str, Any]], known_peers: set[uuid.UUID], 
             if (section := result.get(kind.section)) is not None:
                 errors.extend(kind.errors(f"{where}/{kind.section}", section))
     return errors
+
+
+def _time_errors(
+    where: str, result: dict[str, Any], started_at: datetime, ended_at: datetime, window: TimeWindow
+) -> list[BatchError]:
+    """The first time of a result outside the window: the run's, then its samples' (some
+    reckoned from its start, so only once the start is known to be in the window)."""
+    for field, moment in (("started_at", started_at), ("ended_at", ended_at)):
+        if (error := window.error(f"{where}/{field}", moment)) is not None:
+            return [error]
+    for kind in REGISTRY.values():
+        if (section := result.get(kind.section)) is not None:
+            for sample_where, moment in kind.times(f"{where}/{kind.section}", started_at, section):
+                if (error := window.error(sample_where, moment)) is not None:
+                    return [error]
+    return []
 
 
 def ingest_batch(agent: Agent, payload: Any, now: datetime | None = None) -> list[ItemStatus]:
@@ -105,7 +153,7 @@ def ingest_batch(agent: Agent, payload: Any, now: datetime | None = None) -> lis
     results: list[dict[str, Any]] = payload["results"]
     peer_ids = {uuid.UUID(result["peer_id"]) for result in results if result.get("peer_id")}
     known_peers = set(Agent.objects.filter(pk__in=peer_ids).values_list("pk", flat=True))
-    errors = semantic_errors(results, known_peers, now or timezone.now())
+    errors = semantic_errors(results, known_peers, TimeWindow.at(now or clock()))
     if errors:
         raise InvalidBatch(errors)
     return _store(agent, results)

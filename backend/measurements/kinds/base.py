@@ -37,7 +37,9 @@ class KindIngest:
     summary (what path queries and the analysis read), and its sample rows.
 
     `section` is the result's key holding the kind's data ("ping", "throughput", ...); a
-    failed run has no section and stores only its Run row.
+    failed run has no section and stores only its Run row. `times` yields the time of each
+    sample row with where it comes from, so ingest can bound them before anything is stored
+    (a kind whose rows carry the run's start has none).
     """
 
     section: str
@@ -46,6 +48,7 @@ class KindIngest:
     model: type[models.Model]
     rows: Callable[[RunKeys, dict[str, Any]], Iterable[models.Model]]
     batch_size: int = 5000
+    times: Callable[[str, datetime, dict[str, Any]], Iterable[tuple[str, datetime]]] = lambda *_: ()
 
 
 def timestamp(value: str) -> datetime:

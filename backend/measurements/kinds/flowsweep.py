@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 from measurements.kinds.base import BatchError, KindIngest, RunKeys, timestamp
@@ -59,4 +60,9 @@ def rows(keys: RunKeys, sweep: dict[str, Any]) -> Iterable[FlowSample]:
         )
 
 
-INGEST = KindIngest("flowsweep", errors, params_and_summary, FlowSample, rows)
+def times(where: str, started_at: datetime, sweep: dict[str, Any]) -> Iterable[tuple[str, datetime]]:
+    for index, sample in enumerate(sweep["samples"]):
+        yield f"{where}/samples/{index}/time", timestamp(sample["time"])
+
+
+INGEST = KindIngest("flowsweep", errors, params_and_summary, FlowSample, rows, times=times)

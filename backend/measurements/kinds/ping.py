@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import datetime
 from typing import Any
 
 from measurements.kinds.base import BatchError, KindIngest, RunKeys, timestamp
@@ -63,4 +64,9 @@ def rows(keys: RunKeys, ping: dict[str, Any]) -> Iterable[PingSample]:
         )
 
 
-INGEST = KindIngest("ping", errors, params_and_summary, PingSample, rows)
+def times(where: str, started_at: datetime, ping: dict[str, Any]) -> Iterable[tuple[str, datetime]]:
+    for index, sample in enumerate(ping["samples"]):
+        yield f"{where}/samples/{index}/time", timestamp(sample["time"])
+
+
+INGEST = KindIngest("ping", errors, params_and_summary, PingSample, rows, times=times)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from measurements.kinds.base import BatchError, KindIngest, RunKeys
@@ -26,13 +26,20 @@ def params_and_summary(throughput: dict[str, Any]) -> tuple[dict[str, Any], dict
     return throughput["options"], {**throughput["summary"], **details}
 
 
-def rows(keys: RunKeys, throughput: dict[str, Any]) -> Iterable[ThroughputInterval]:
-    # iperf3 restarts its clock after the omitted (slow-start) seconds.
-    omit_s = throughput["omit_s"]
+def interval_time(started_at: datetime, omit_s: int, interval: dict[str, Any]) -> datetime:
+    """An interval's end; iperf3 restarts its clock after the omitted (slow-start) seconds."""
+    return started_at + timedelta(seconds=interval["end_s"] + (0 if interval["omitted"] else omit_s))
+
+
+def times(where: str, started_at: datetime, throughput: dict[str, Any]) -> Iterable[tuple[str, datetime]]:
     for index, interval in enumerate(throughput["intervals"]):
-        offset_s = interval["end_s"] + (0 if interval["omitted"] else omit_s)
+        yield f"{where}/intervals/{index}/end_s", interval_time(started_at, throughput["omit_s"], interval)
+
+
+def rows(keys: RunKeys, throughput: dict[str, Any]) -> Iterable[ThroughputInterval]:
+    for index, interval in enumerate(throughput["intervals"]):
         yield ThroughputInterval(
-            time=keys.started_at + timedelta(seconds=offset_s),
+            time=interval_time(keys.started_at, throughput["omit_s"], interval),
             run_id=keys.run_id,
             interval_index=index,
             source_id=keys.source_id,
@@ -56,4 +63,4 @@ def rows(keys: RunKeys, throughput: dict[str, Any]) -> Iterable[ThroughputInterv
         )
 
 
-INGEST = KindIngest("throughput", errors, params_and_summary, ThroughputInterval, rows)
+INGEST = KindIngest("throughput", errors, params_and_summary, ThroughputInterval, rows, times=times)
