@@ -2,10 +2,11 @@
 
 The batch contract is contract/result-batch.v1.schema.json, which the Go agent's tests
 validate the same example files against. After the schema come the checks a schema cannot
-express (time order, consistent counts, known peers, every time within what retention
-keeps and the clock allows). A batch with any error stores nothing; a valid batch is
-written in one transaction, and ids already stored are reported as duplicates (an agent
-retrying after a lost answer), never written twice.
+express (time order, consistent counts, known and unrevoked peers, every time within what
+retention keeps and the clock allows), then what the apps above may refuse (meshes: paths
+not in the agent's plan). A batch with any error stores nothing, and each error names the
+result it refuses; a valid batch is written in one transaction, and ids already stored are
+reported as duplicates (an agent retrying after a lost answer), never written twice.
 
 A result names the agent's peer (`peer_id`), as the agent sees it; stored, a path's two ends
 are its source (the submitting agent) and its destination (that peer), as everywhere else.
@@ -18,7 +19,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import cache
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import connection, models, transaction
@@ -32,7 +33,7 @@ from inventory.models import Agent
 from measurements.kinds import REGISTRY
 from measurements.kinds.base import BatchError, KindIngest, RunKeys, timestamp
 from measurements.models import PathLatestRun, Run
-from measurements.signals import results_stored
+from measurements.signals import results_received, results_stored
 
 SCHEMA_NAME = "result-batch.v1.schema.json"
 MAX_REPORTED_ERRORS = 50
@@ -108,7 +109,10 @@ class TimeWindow:
         return None
 
 
-def semantic_errors(results: list[dict[str, Any]], known_peers: set[uuid.UUID], window: TimeWindow) -> list[BatchError]:
+def semantic_errors(
+    results: list[dict[str, Any]], revoked_by_peer: dict[uuid.UUID, bool], window: TimeWindow
+) -> list[BatchError]:
+    """`revoked_by_peer`: whether each known peer agent is revoked."""
     errors: list[BatchError] = []
     seen: set[str] = set()
     for index, result in enumerate(results):
@@ -121,8 +125,12 @@ def semantic_errors(results: list[dict[str, Any]], known_peers: set[uuid.UUID], 
             errors.append(BatchError(f"{where}/ended_at", "ended_at is before started_at"))
         errors.extend(_time_errors(where, result, started_at, ended_at, window))
         peer_id = result.get("peer_id")
-        if peer_id is not None and uuid.UUID(peer_id) not in known_peers:
-            errors.append(BatchError(f"{where}/peer_id", f"unknown peer agent {peer_id}"))
+        if peer_id is not None:
+            revoked = revoked_by_peer.get(uuid.UUID(peer_id))
+            if revoked is None:
+                errors.append(BatchError(f"{where}/peer_id", f"unknown peer agent {peer_id}"))
+            elif revoked:
+                errors.append(BatchError(f"{where}/peer_id", f"peer agent {peer_id} is revoked"))
         for kind in REGISTRY.values():
             if (section := result.get(kind.section)) is not None:
                 errors.extend(kind.errors(f"{where}/{kind.section}", section))
@@ -152,11 +160,23 @@ def ingest_batch(agent: Agent, payload: Any, now: datetime | None = None) -> lis
         raise InvalidBatch(errors)
     results: list[dict[str, Any]] = payload["results"]
     peer_ids = {uuid.UUID(result["peer_id"]) for result in results if result.get("peer_id")}
-    known_peers = set(Agent.objects.filter(pk__in=peer_ids).values_list("pk", flat=True))
-    errors = semantic_errors(results, known_peers, TimeWindow.at(now or clock()))
+    revoked_by_peer = {
+        pk: revoked_at is not None
+        for pk, revoked_at in Agent.objects.filter(pk__in=peer_ids).values_list("pk", "revoked_at")
+    }
+    errors = semantic_errors(results, revoked_by_peer, TimeWindow.at(now or clock()))
     if errors:
         raise InvalidBatch(errors)
+    for _receiver, refused in results_received.send(sender=Run, agent=agent, results=results):
+        errors.extend(cast(list[BatchError], refused))  # the stubs type a receiver's answer as a string
+    if errors:
+        raise InvalidBatch(sorted(errors, key=lambda error: _result_index(error.path)))
     return _store(agent, results)
+
+
+def _result_index(path: str) -> int:
+    parts = path.split("/")
+    return int(parts[1]) if len(parts) > 1 and parts[1].isdigit() else -1
 
 
 def _store(agent: Agent, results: list[dict[str, Any]]) -> list[ItemStatus]:

@@ -26,6 +26,7 @@ from django.utils import timezone
 
 from inventory.models import Agent
 from measurements.choices import EXCLUSIVE_TEST_TYPES, RunStatus
+from measurements.kinds.base import BatchError
 from measurements.models import Run
 from meshes import slots
 from meshes.choices import MemberSide, MeshKind, SlotState
@@ -413,6 +414,46 @@ def record_slot_outcomes(agent: Agent, results: Iterable[dict[str, Any]]) -> Non
         ).exclude(state=SlotState.OK).update(
             state=result["status"], run_id=result["id"], reason=result["error"][:500], updated_at=timezone.now()
         )
+
+
+def unplanned_results(agent: Agent, results: list[dict[str, Any]]) -> list[BatchError]:
+    """Results on paths the agent was not asked to measure: not in its plan (its meshes'
+    enabled tests, from it, of that test type) nor in a slot planned for it. An agent
+    reports on its own paths only; a revoked peer is in no plan."""
+    planned: set[tuple[str, str, str]] = set()  # (peer id, external target, test type)
+    for path in mesh_paths(source=agent):
+        if path.destination is not None:
+            planned.add((str(path.destination.pk), "", path.test.test_type))
+        else:
+            planned.add(("", path.target, path.test.test_type))
+    slot_ids = {result["slot_id"] for result in results if result.get("slot_id")}
+    # A slot stays the agent's after its test is edited away: its run is still the agent's.
+    slots = {
+        str(pk): (str(destination_id), test_type)
+        for pk, destination_id, test_type in Slot.objects.filter(pk__in=slot_ids, source=agent).values_list(
+            "pk", "destination_id", "test_type"
+        )
+    }
+    errors = []
+    for index, result in enumerate(results):
+        peer_id, test_type = result.get("peer_id"), result["test_type"]
+        if peer_id:
+            in_slot = slots.get(result.get("slot_id") or "") == (peer_id, test_type)
+            if (peer_id, "", test_type) not in planned and not in_slot:
+                errors.append(
+                    BatchError(
+                        f"results/{index}/peer_id",
+                        f"path {agent.name} -> {peer_id}: no {test_type} test on it in this agent's plan",
+                    )
+                )
+        elif ("", result["target"], test_type) not in planned:
+            errors.append(
+                BatchError(
+                    f"results/{index}/target",
+                    f"path {agent.name} -> {result['target']}: no {test_type} test on it in this agent's plan",
+                )
+            )
+    return errors
 
 
 def expire_overdue_slots(now: datetime | None = None) -> int:

@@ -1,7 +1,8 @@
 """Changes that alter the meshes' paths outside a mesh edit: an agent joining or leaving
 re-plans exclusive slots at once (not at the next beat run), so a new agent's throughput
 tests start within minutes and a revoked agent's slots never start; a deleted test's slots
-go with it; a stored result that names a slot settles it."""
+go with it; a stored result that names a slot settles it; results on paths outside the
+agent's plan are refused."""
 
 from __future__ import annotations
 
@@ -14,11 +15,12 @@ from django.dispatch import receiver
 from django.utils import timezone
 
 from inventory.models import Agent
+from measurements.kinds.base import BatchError
 from measurements.models import Run
-from measurements.signals import results_stored
+from measurements.signals import results_received, results_stored
 from meshes.choices import SlotState
 from meshes.models import MeshTest, Slot
-from meshes.services import lock_planner, plan_exclusive_slots, record_slot_outcomes
+from meshes.services import lock_planner, plan_exclusive_slots, record_slot_outcomes, unplanned_results
 
 
 @receiver(post_save, sender=Agent, dispatch_uid="meshes-replan-on-agent-change")
@@ -50,3 +52,10 @@ def settle_slots_of_stored_results(
     sender: type[Run], agent: Agent, results: list[dict[str, Any]], **kwargs: Any
 ) -> None:
     record_slot_outcomes(agent, results)
+
+
+@receiver(results_received, sender=Run, dispatch_uid="meshes-refuse-results-off-the-plan")
+def refuse_results_off_the_plan(
+    sender: type[Run], agent: Agent, results: list[dict[str, Any]], **kwargs: Any
+) -> list[BatchError]:
+    return unplanned_results(agent, results)

@@ -6,7 +6,8 @@ import uuid
 from typing import Any
 
 from core import contract
-from fathom.testing import CONTRACT_EXAMPLES, FathomTestCase, load_example
+from fathom.testing import CONTRACT_EXAMPLES, EXAMPLE_PEER_ID, FathomTestCase, load_example
+from inventory.services import revoke_agent
 from measurements.models import FlowSample, PathLatestRun, PingSample, Run, ThroughputInterval, TracePath
 
 RESULTS_URL = "/api/v1/agent/results/"
@@ -93,6 +94,15 @@ class IngestBehaviourTests(FathomTestCase):
         reply = self.client_athens.post(RESULTS_URL, repeated, format="json")
         assert reply.status_code == 400 and "appears twice" in json.dumps(reply.json())
         assert Run.objects.count() == 0
+
+    def test_results_for_a_revoked_peer_are_refused(self) -> None:
+        revoke_agent(self.frankfurt)
+        reply = self.client_athens.post(RESULTS_URL, self.batch, format="json")
+        assert reply.status_code == 400
+        assert reply.json()["errors"] == [
+            {"path": "results/0/peer_id", "message": f"peer agent {EXAMPLE_PEER_ID} is revoked"}
+        ]
+        assert Run.objects.count() == 0 and PingSample.objects.count() == 0
 
     def test_malformed_bodies(self) -> None:
         reply = self.client_athens.post(
