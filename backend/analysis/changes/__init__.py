@@ -11,6 +11,7 @@ episodes again (with `cleared_at` filled in once the path has recovered).
 - `throughput` (with the statistics in `edivisive`): the fast and the slow rule;
 - `windows`, `rtt`, `loss`: aligned probe windows, the RTT CUSUM and the loss rule;
 - `routes`: route changes from trace fingerprints;
+- `ecmp`: ECMP members moving, appearing, vanishing, and their weights shifting;
 - `matching`: episodes of several rules merged into incidents and matched to stored findings.
 
 Inputs are sorted by time here (a stable sort, so equal times keep their order); values that

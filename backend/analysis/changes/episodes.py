@@ -32,6 +32,7 @@ class Metric(StrEnum):
     RTT = "rtt"
     LOSS = "loss"
     ROUTE = "route"
+    ECMP = "ecmp"
 
 
 @dataclass(frozen=True)

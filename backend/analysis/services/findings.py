@@ -22,6 +22,7 @@ from django.conf import settings
 from django.db import connection, transaction
 from django.utils import timezone
 
+from analysis.changes.ecmp import ModeObservation, SweepObservation, ecmp_changes
 from analysis.changes.episodes import Episode, Point
 from analysis.changes.loss import loss_rule
 from analysis.changes.matching import MergedEpisode, StoredPeriod, match_episodes, merge_episodes
@@ -41,6 +42,8 @@ from measurements.models import TracePath
 # Regression rules see this much throughput history (the slow rule's window is 50 runs).
 THROUGHPUT_HISTORY = timedelta(days=120)
 TRACE_HISTORY = timedelta(days=14)
+# The ECMP rules learn the members from the first day of this and judge the rest.
+ECMP_HISTORY = timedelta(days=3)
 TUNING_KEYS = ("sysctls", "kernel", "iperf3_version", "interfaces")
 
 RTT_WINDOWS_SQL = """
@@ -115,12 +118,37 @@ def path_episodes(source: Agent, destination: Agent, now: datetime) -> dict[Find
     rtt = rtt_cusum(judged, baseline_s=settings.ANALYSIS_RTT_BASELINE_S)
     loss = loss_rule(windows, baseline_s=settings.ANALYSIS_RTT_BASELINE_S)
     route = route_changes(trace_route_sets(source, destination, now - TRACE_HISTORY))
+    ecmp = ecmp_changes(sweep_observations(source, destination, now - ECMP_HISTORY, now))
     return {
         FindingMetric.THROUGHPUT: throughput,
         FindingMetric.RTT: rtt,
         FindingMetric.LOSS: loss,
         FindingMetric.ROUTE: route,
+        FindingMetric.ECMP: ecmp,
     }
+
+
+def sweep_observations(source: Agent, destination: Agent, since: datetime, until: datetime) -> list[SweepObservation]:
+    """The path's decided flow sweeps as the ECMP rules read them: flows used and each mode's
+    RTT and flows (stored analyses are contract-checked; anything else is passed over)."""
+    rows = SweepModes.objects.filter(
+        source=source, destination=destination, started_at__gte=since, started_at__lte=until
+    ).exclude(verdict=RttModeVerdict.INSUFFICIENT)
+    found: list[SweepObservation] = []
+    for row in rows.order_by("started_at").only("started_at", "analysis"):
+        analysis = as_dict(row.analysis)
+        flows, modes = analysis.get("flows_used"), analysis.get("modes")
+        if not isinstance(flows, int) or not isinstance(modes, list):
+            continue
+        observed = tuple(
+            ModeObservation(float(mode["rtt_ms"]), int(mode["flow_count"]))
+            for mode in modes
+            if isinstance(mode, dict)
+            and isinstance(mode.get("rtt_ms"), int | float)
+            and isinstance(mode.get("flow_count"), int)
+        )
+        found.append(SweepObservation(row.started_at, flows, observed))
+    return found
 
 
 def ecmp_modes_at(source: Agent, destination: Agent, windows: Sequence[RttWindow]) -> list[tuple[float, ...]]:
@@ -148,6 +176,9 @@ def ecmp_modes_at(source: Agent, destination: Agent, windows: Sequence[RttWindow
         found.append(sweeps[newest][1] if usable else ())
     return found
 
+
+# ECMP rules measure different things: a member's RTT, a member count, a share of flows.
+ECMP_UNITS = {"ecmp_member_moved": "ms", "ecmp_weights_shifted": "pp"}
 
 UNITS = {
     FindingMetric.THROUGHPUT: "relative",
@@ -225,7 +256,7 @@ def _finding_fields(episode: MergedEpisode, metric: FindingMetric, annotation: s
         "baseline": first.baseline,
         "current": first.current,
         "magnitude": first.magnitude,
-        "unit": UNITS[metric],
+        "unit": ECMP_UNITS.get(first.rule, UNITS[metric]) if metric == FindingMetric.ECMP else UNITS[metric],
         "evidence": checked("FindingEvidence", first.evidence),
         "annotation": annotation,
     }

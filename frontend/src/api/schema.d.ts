@@ -558,6 +558,86 @@ export interface components {
             samples: number;
             reason: string;
         };
+        /** @description What a new ECMP member rests on (rule ecmp_member_appeared): a mode no member explains, at one RTT, in 3 of the last 4 sweeps. */
+        EcmpAppearedEvidence: {
+            /** @description the members learned from the baseline sweeps, fastest first */
+            members_rtt_ms: number[];
+            /** @description each member's share of the flows in modes over the baseline */
+            members_share: number[];
+            baseline_sweeps: number;
+            /** Format: date-time */
+            baseline_from: string;
+            /** @description sweeps passed over: no flows, or modes that do not add up */
+            skipped_sweeps: number;
+            new_member_rtt_ms: number;
+            sightings_in_last_4: number;
+            /** @description why a finding no rule confirms any more was cleared */
+            cleared?: string;
+        };
+        /** @description What a moved ECMP member rests on (rule ecmp_member_moved): the member's learned RTT and spread, the tolerance, and the RTTs of the confirming sweeps. */
+        EcmpMovedEvidence: {
+            /** @description the members learned from the baseline sweeps, fastest first */
+            members_rtt_ms: number[];
+            /** @description each member's share of the flows in modes over the baseline */
+            members_share: number[];
+            baseline_sweeps: number;
+            /** Format: date-time */
+            baseline_from: string;
+            /** @description sweeps passed over: no flows, or modes that do not add up */
+            skipped_sweeps: number;
+            member: number;
+            member_rtt_ms: number;
+            member_spread_ms: number;
+            /** @description max(0.5 ms, 5%, 4 spreads) */
+            tolerance_ms: number;
+            /** @description the member's RTT in the newest (up to 10) sweeps that showed it moved */
+            rtts_ms: number[];
+            /** @description sweeps in a row that showed it moved */
+            sweeps_moved: number;
+            /** @description why a finding no rule confirms any more was cleared */
+            cleared?: string;
+        };
+        /** @description What shifted ECMP weights rest on (rule ecmp_weights_shifted): one member's share of the flows before and over the recent sweeps, and the binomial p. */
+        EcmpShiftedEvidence: {
+            /** @description the members learned from the baseline sweeps, fastest first */
+            members_rtt_ms: number[];
+            /** @description each member's share of the flows in modes over the baseline */
+            members_share: number[];
+            baseline_sweeps: number;
+            /** Format: date-time */
+            baseline_from: string;
+            /** @description sweeps passed over: no flows, or modes that do not add up */
+            skipped_sweeps: number;
+            member: number;
+            member_rtt_ms: number;
+            share_before: number;
+            share_now: number;
+            flows_in_window: number;
+            sweeps_in_window: number;
+            p: number;
+            /** @description why a finding no rule confirms any more was cleared */
+            cleared?: string;
+        };
+        /** @description What a vanished ECMP member rests on (rule ecmp_member_vanished): how long it was missing and the chance of that by flow hashing alone. */
+        EcmpVanishedEvidence: {
+            /** @description the members learned from the baseline sweeps, fastest first */
+            members_rtt_ms: number[];
+            /** @description each member's share of the flows in modes over the baseline */
+            members_share: number[];
+            baseline_sweeps: number;
+            /** Format: date-time */
+            baseline_from: string;
+            /** @description sweeps passed over: no flows, or modes that do not add up */
+            skipped_sweeps: number;
+            member: number;
+            member_rtt_ms: number;
+            member_share: number;
+            absent_sweeps: number;
+            /** @description P(missing from all those sweeps by chance) */
+            chance: number;
+            /** @description why a finding no rule confirms any more was cleared */
+            cleared?: string;
+        };
         /** @description Refuses unknown keys instead of silently dropping them: a typo is an error. */
         EnrollRequestRequest: {
             token: string;
@@ -632,7 +712,7 @@ export interface components {
             annotation: string;
         };
         /** @description The numbers a finding rests on: the evidence of the rule that found it first (Finding.rules names the rules). */
-        FindingEvidence: components["schemas"]["ThroughputFastEvidence"] | components["schemas"]["ThroughputSlowEvidence"] | components["schemas"]["RttCusumEvidence"] | components["schemas"]["LossEvidence"] | components["schemas"]["RouteEvidence"];
+        FindingEvidence: components["schemas"]["ThroughputFastEvidence"] | components["schemas"]["ThroughputSlowEvidence"] | components["schemas"]["RttCusumEvidence"] | components["schemas"]["LossEvidence"] | components["schemas"]["RouteEvidence"] | components["schemas"]["EcmpMovedEvidence"] | components["schemas"]["EcmpAppearedEvidence"] | components["schemas"]["EcmpVanishedEvidence"] | components["schemas"]["EcmpShiftedEvidence"];
         /** @description A flow whose own minimum RTT lay far above every RTT the path is known to have (analysis.runs.FlowAbovePath): a queue, or an ECMP member no flow sweep has shown. A run near window_ceiling_bps looks exactly like one on such a member, so it confirms a throughput drop only through the fast rule's 3-run test. */
         FlowAbovePath: {
             /** @description the flow's own minimum RTT (TCP_INFO) */

@@ -6,6 +6,7 @@ import {
   BYTES_PER_TIB,
   TERM_NAMES,
   TERM_TITLES,
+  ecmpFindingSentence,
   formatFraction,
   formatMagnitude,
   memberScaleNote,
@@ -97,5 +98,32 @@ describe("ECMP members", () => {
     expect(metricTitle("ecmp")).toBe("ECMP members");
     expect(metricTitle("rtt")).toBe("RTT");
     expect(metricTitle("jitter")).toBe("jitter");
+  });
+});
+
+describe("ecmpFindingSentence", () => {
+  it("says what changed on the ECMP members, from the evidence", () => {
+    expect(ecmpFindingSentence("ecmp_member_moved", { member: 2, member_rtt_ms: 31.0 }, 33.04)).toBe(
+      "Member 2 moved from 31 ms to 33 ms",
+    );
+    expect(ecmpFindingSentence("ecmp_member_appeared", { new_member_rtt_ms: 15.02 }, 3)).toBe(
+      "A new member at 15 ms",
+    );
+    expect(
+      ecmpFindingSentence("ecmp_member_vanished", { member: 2, member_rtt_ms: 31, absent_sweeps: 6 }, 1),
+    ).toBe("Member 2 (31 ms) missing from 6 sweeps in a row, beyond chance");
+    expect(
+      ecmpFindingSentence(
+        "ecmp_weights_shifted",
+        { member: 1, member_rtt_ms: 23, share_before: 0.75, share_now: 0.5 },
+        50,
+      ),
+    ).toBe("Member 1 (23 ms) carries 50% of the flows, was 75%");
+  });
+
+  it("is null for other rules and for evidence that lacks what it needs", () => {
+    expect(ecmpFindingSentence("rtt_cusum", { member: 2, member_rtt_ms: 31 }, 33)).toBeNull();
+    expect(ecmpFindingSentence("ecmp_member_moved", { member: "2", member_rtt_ms: 31 }, 33)).toBeNull();
+    expect(ecmpFindingSentence("ecmp_weights_shifted", { member: 1, member_rtt_ms: Number.NaN }, 1)).toBeNull();
   });
 });

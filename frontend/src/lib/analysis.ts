@@ -43,6 +43,43 @@ function shortMs(rttMs: number): string {
   return `${Number(rttMs.toFixed(1))} ms`;
 }
 
+function evidenceNumber(evidence: Record<string, unknown>, key: string): number | null {
+  const value = evidence[key];
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+}
+
+/**
+ * What an ECMP finding says in words, from its evidence, e.g. "Member 2 moved from 31 ms to
+ * 33 ms"; null for other findings or evidence that lacks what the sentence needs.
+ */
+export function ecmpFindingSentence(rule: string, evidence: Record<string, unknown>, current: number): string | null {
+  const member = evidenceNumber(evidence, "member");
+  const rtt = evidenceNumber(evidence, "member_rtt_ms");
+  switch (rule) {
+    case "ecmp_member_moved":
+      return member !== null && rtt !== null ? `Member ${member} moved from ${shortMs(rtt)} to ${shortMs(current)}` : null;
+    case "ecmp_member_appeared": {
+      const added = evidenceNumber(evidence, "new_member_rtt_ms");
+      return added !== null ? `A new member at ${shortMs(added)}` : null;
+    }
+    case "ecmp_member_vanished": {
+      const sweeps = evidenceNumber(evidence, "absent_sweeps");
+      return member !== null && rtt !== null && sweeps !== null
+        ? `Member ${member} (${shortMs(rtt)}) missing from ${sweeps} sweeps in a row, beyond chance`
+        : null;
+    }
+    case "ecmp_weights_shifted": {
+      const before = evidenceNumber(evidence, "share_before");
+      const now = evidenceNumber(evidence, "share_now");
+      return member !== null && rtt !== null && before !== null && now !== null
+        ? `Member ${member} (${shortMs(rtt)}) carries ${Math.round(now * 100)}% of the flows, was ${Math.round(before * 100)}%`
+        : null;
+    }
+    default:
+      return null;
+  }
+}
+
 /**
  * Where a run on an ECMP path went and how well it did there, e.g. "on ECMP member 2 (31 ms):
  * 94% of that member's ceiling"; null on a single path or when a queue hid the member. The

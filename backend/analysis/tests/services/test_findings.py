@@ -3,13 +3,15 @@ life cycle (opened, cleared, folded, annotated) and idempotent on recompute."""
 
 from __future__ import annotations
 
-from datetime import timedelta
+import uuid
+from datetime import datetime, timedelta
 
+import pytest
 from django.test import override_settings
 
 from analysis.changes.episodes import Direction, Episode, Metric
-from analysis.choices import FindingKind, FindingMetric, FindingState
-from analysis.models import Finding
+from analysis.choices import FindingKind, FindingMetric, FindingState, RttModeVerdict
+from analysis.models import Finding, SweepModes
 from analysis.services.findings import detect_findings, reconcile_findings
 from analysis.services.runs import analyze_recent
 from analysis.tests.services.fixtures import MIB, T0, analysis_row, facts, flow_sweep, member, pings, snapshot
@@ -146,3 +148,38 @@ class FindingTests(FathomTestCase):
         pings(self.athens, self.frankfurt, T0, 1, 40.0)
         assert detect_findings(self.athens, self.frankfurt, now=T0 + timedelta(hours=1)) == 0
         assert not Finding.objects.exists()
+
+    def _sweeps(self, start: datetime, count: int, modes: list[tuple[float, int]]) -> None:
+        """Stored sweep analyses (as analysis.services.modes writes them), every 15 minutes."""
+        SweepModes.objects.bulk_create(
+            SweepModes(
+                run_id=uuid.uuid4(),
+                started_at=start + timedelta(minutes=15 * index),
+                source=self.athens,
+                destination=self.frankfurt,
+                verdict=RttModeVerdict.ECMP,
+                base_rtt_ms=modes[0][0],
+                mode_count=len(modes),
+                analysis={
+                    "verdict": "ecmp",
+                    "flows_used": 16,
+                    "modes": [{"rtt_ms": rtt + 0.01 * (index % 3), "flow_count": flows} for rtt, flows in modes],
+                },
+            )
+            for index in range(count)
+        )
+
+    def test_an_ecmp_member_moving_is_a_finding_in_ms(self) -> None:
+        self._sweeps(T0, 100, [(23.0, 12), (31.0, 4)])
+        self._sweeps(T0 + timedelta(minutes=15 * 100), 3, [(23.0, 12), (33.5, 4)])
+        now = T0 + timedelta(minutes=15 * 103)
+        assert detect_findings(self.athens, self.frankfurt, now=now) == 1
+        finding = Finding.objects.get(metric=FindingMetric.ECMP)
+        assert finding.rules == ["ecmp_member_moved"] and finding.unit == "ms"
+        assert finding.magnitude == pytest.approx(2.5, abs=0.05)
+        assert finding.evidence["member"] == 2
+        assert detect_findings(self.athens, self.frankfurt, now=now) == 0
+
+    def test_stable_ecmp_members_give_no_finding(self) -> None:
+        self._sweeps(T0, 200, [(23.0, 12), (31.0, 4)])
+        assert detect_findings(self.athens, self.frankfurt, now=T0 + timedelta(days=2, hours=2)) == 0

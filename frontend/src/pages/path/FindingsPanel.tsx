@@ -3,16 +3,18 @@
 import type { Choice, Finding, PathAnalysis } from "../../api/queries";
 import { Panel } from "../../components/Panel";
 import { ChoiceBadge } from "../../components/StatusBadge";
-import { formatMagnitude, metricTitle } from "../../lib/analysis";
+import { ecmpFindingSentence, formatMagnitude, metricTitle } from "../../lib/analysis";
 import { formatUtc } from "../../lib/format";
 import { AnalysisState, type AnalysisQuery } from "./AnalysisState";
 
 function FindingRow({ finding, states }: { finding: Finding; states: readonly Choice[] | undefined }) {
+  const sentence = ecmpFindingSentence(finding.rules[0] ?? "", finding.evidence, finding.current);
   return (
     <tr>
       <td>
         {metricTitle(finding.metric)}
         {finding.rules.length > 0 && <div className="muted">{finding.rules.join(", ")}</div>}
+        {sentence !== null && <div>{sentence}</div>}
       </td>
       <td>{finding.direction}</td>
       <td className="number">{formatMagnitude(finding.magnitude, finding.unit)}</td>
