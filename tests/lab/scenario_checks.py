@@ -38,6 +38,14 @@ def grnet_ecmp_tuned(lab: Lab) -> None:
     check_throughput(name, lab, "dca", "dcb", None)
 
 
+def ecmp_findings(lab: Lab) -> None:
+    name = "ecmp-findings"
+    check_rtt(name, lab, "ea", "eb", [23, 31])
+    check_flow_clusters(name, lab, "ea", "eb", [23, 31])
+    check_rtt(name, lab, "wa", "wb", [20])
+    check_throughput(name, lab, "wa", "wb", 200)
+
+
 def slac_uvic(lab: Lab) -> None:
     name = "slac-uvic"
     check_rtt(name, lab, "slac", "uvic", [65])
@@ -86,6 +94,7 @@ SCENARIO_CHECKS: dict[str, Callable[[Lab], None]] = {
     "single-path": single_path,
     "grnet-ecmp": grnet_ecmp,
     "grnet-ecmp-tuned": grnet_ecmp_tuned,
+    "ecmp-findings": ecmp_findings,
     "slac-uvic": slac_uvic,
     "tigo-jive": tigo_jive,
     "fast-to-slow": fast_to_slow,

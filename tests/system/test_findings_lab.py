@@ -1,0 +1,177 @@
+"""Findings a NOC can trust, on the lab (issue 16): the bimodal throughput of an ECMP path is
+no finding, and a real rate cut on another path is exactly one, found within two runs.
+
+deploy/lab/scenarios/ecmp-findings.yaml: ea -> eb over ECMP members at 23 and 31 ms weighted
+3:1 with 4 MiB buffers (every run at its own member's window ceiling: bimodal by design), and
+wa -> wb, a 200 Mbit/s path whose rate `fathom-lab set` cuts to 120 Mbit/s once the fast rule
+has a baseline. Real agents scheduled by the server, the Celery worker analysing what lands.
+Needs root (namespaces).
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from datetime import datetime
+from typing import Any
+
+import pytest
+from lab.lab import Lab
+
+from .conftest import ARTIFACTS, Stack, wait_for
+from .lab_agents import apply_meshes, lab_with_agents
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the lab needs root (network namespaces)")
+
+ECMP = ("ea", "eb")
+CONTROL = ("wa", "wb")
+ECMP_RUNS = 20
+BASELINE_RUNS = 11  # the fast rule judges from 10 runs of a path's own history
+RATE_BEFORE, RATE_AFTER = 200, 120  # Mbit/s: a 40% cut
+# 2 s + 1 s omitted + the planner's 8 s margin: a run every 11 s holds each pair's agents back to back.
+THROUGHPUT = {"duration_s": 2, "omit_s": 1, "congestion": "cubic"}
+
+
+def pair_mesh(name: str, sender: str, receiver: str) -> dict[str, Any]:
+    return {
+        "name": name,
+        "kind": "disjoint",
+        "unidirectional": True,
+        "members": [{"agent": sender, "side": "a"}, {"agent": receiver, "side": "b"}],
+        "tests": [
+            {"name": "ping", "test_type": "ping", "interval_s": 10, "spec": {"count": 10, "interval_s": 0.2}},
+            {"name": "sweep", "test_type": "flowsweep", "interval_s": 20,
+             "spec": {"flows": 16, "samples_per_flow": 10, "interval_ms": 5}},
+            {"name": "tput", "test_type": "throughput", "interval_s": 11, "slip_s": 0, "spec": THROUGHPUT},
+        ],
+    }  # fmt: skip
+
+
+ENROL = {
+    "name": "findings-enrol",
+    "kind": "mesh",
+    "enabled": False,
+    "members": [{"agent": host} for host in (*ECMP, *CONTROL)],
+    "tests": [],
+}
+
+
+def runs(stack: Stack, ids: dict[str, str], pair: tuple[str, str]) -> list[tuple[Any, ...]]:
+    """The pair's analysed throughput runs, oldest first: start, rate, member index, diagnosis."""
+    return stack.query(
+        "SELECT started_at, rate_bps, ceilings->'member'->>'index', diagnosis FROM analysis_runanalysis"
+        " WHERE source_id = %s AND destination_id = %s AND rate_bps IS NOT NULL ORDER BY started_at",
+        ids[pair[0]],
+        ids[pair[1]],
+    )
+
+
+def findings(stack: Stack, ids: dict[str, str], pair: tuple[str, str]) -> list[tuple[Any, ...]]:
+    return stack.query(
+        "SELECT metric, rules, kind, direction, magnitude, detected_at, evidence FROM analysis_finding"
+        " WHERE source_id = %s AND destination_id = %s ORDER BY detected_at",
+        ids[pair[0]],
+        ids[pair[1]],
+    )
+
+
+@pytest.fixture(scope="module")
+def measured(
+    stack: Stack, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[tuple[Stack, dict[str, str], datetime]]:
+    tmp = tmp_path_factory.mktemp("findings-lab")
+    with lab_with_agents(stack, tmp, "ecmp-findings", ENROL) as (lab, ids):
+        meshes = [pair_mesh("findings-ecmp", *ECMP), pair_mesh("findings-control", *CONTROL)]
+        apply_meshes(stack, tmp, meshes)
+        try:
+            yield stack, ids, cut_rate(stack, lab, ids)
+        finally:
+            apply_meshes(stack, tmp, [{"name": mesh["name"], "enabled": False} for mesh in meshes])
+
+
+def measured_runs(stack: Stack, ids: dict[str, str], pair: tuple[str, str]) -> int:
+    """The pair's throughput runs that have landed, analysed or not."""
+    rows = stack.query(
+        "SELECT count(*) FROM measurements_run WHERE source_id = %s AND destination_id = %s"
+        " AND test_type = 'throughput' AND status = 'ok'",
+        ids[pair[0]],
+        ids[pair[1]],
+    )
+    return int(rows[0][0])
+
+
+def cut_rate(stack: Stack, lab: Lab, ids: dict[str, str]) -> datetime:
+    """Cuts the control's rate once it has a baseline; waits for the finding and the ECMP runs.
+
+    Throughput slots begin 90 s after the plan (the planner's lead), a run every 11 s after.
+    """
+    wait_for(
+        f"{BASELINE_RUNS} runs on {CONTROL[0]} -> {CONTROL[1]}",
+        lambda: measured_runs(stack, ids, CONTROL) >= BASELINE_RUNS,
+        300,
+        interval_s=2,
+    )
+    cut_at: datetime = stack.query("SELECT now()")[0][0]
+    lab.set("wan", rate_mbps=RATE_AFTER)
+    wait_for(
+        "the throughput finding on the control path",
+        lambda: any(row[0] == "throughput" for row in findings(stack, ids, CONTROL)),
+        180,
+        interval_s=5,
+    )
+    wait_for(f"{ECMP_RUNS} analysed ECMP runs", lambda: len(runs(stack, ids, ECMP)) >= ECMP_RUNS, 180, interval_s=5)
+    time.sleep(10)  # long enough for a second finding to show, if there were one
+    stack.assert_running()
+    return cut_at
+
+
+def report(stack: Stack, ids: dict[str, str], cut_at: datetime) -> str:
+    lines = [f"{'path':<10} {'runs':>4} {'member 1':>22} {'member 2':>22} {'unattributed':>13}  findings"]
+    for pair in (ECMP, CONTROL):
+        rows = runs(stack, ids, pair)
+        by_member: dict[str | None, list[float]] = {}
+        for _, rate, member, _ in rows:
+            by_member.setdefault(member, []).append(rate / 1e6)
+
+        def summary(values: list[float]) -> str:
+            return f"{len(values)} at {min(values):.0f}-{max(values):.0f} Mbit/s" if values else "-"
+
+        found = [
+            f"{metric} {rules} {kind} {direction} {magnitude:+.3f}"
+            for metric, rules, kind, direction, magnitude, *_ in findings(stack, ids, pair)
+        ]
+        lines.append(
+            f"{pair[0] + '->' + pair[1]:<10} {len(rows):>4} {summary(by_member.get('1', [])):>22} "
+            f"{summary(by_member.get('2', [])):>22} {summary(by_member.get(None, [])):>13}  "
+            + ("; ".join(found) or "none")
+        )
+    after = [rate / 1e6 for start, rate, *_ in runs(stack, ids, CONTROL) if start >= cut_at]
+    lines.append(f"control after the cut to {RATE_AFTER} Mbit/s: " + ", ".join(f"{rate:.0f}" for rate in after))
+    text = "\n".join(lines)
+    (ARTIFACTS / "findings-lab.txt").write_text(text + "\n")
+    print("\n" + text)
+    return text
+
+
+def test_an_ecmp_path_with_bimodal_throughput_has_no_finding(measured: tuple[Stack, dict[str, str], datetime]) -> None:
+    stack, ids, cut_at = measured
+    text = report(stack, ids, cut_at)
+    members = {member for _, _, member, _ in runs(stack, ids, ECMP)}
+    assert {"1", "2"} <= members, f"the runs should have taken both members\n{text}"
+    assert findings(stack, ids, ECMP) == [], text
+
+
+def test_a_40_percent_rate_cut_is_one_finding_within_two_runs(
+    measured: tuple[Stack, dict[str, str], datetime],
+) -> None:
+    stack, ids, cut_at = measured
+    text = report(stack, ids, cut_at)
+    found = findings(stack, ids, CONTROL)
+    assert len(found) == 1, text
+    metric, rules, kind, direction, magnitude, detected_at, evidence = found[0]
+    assert (metric, kind, direction) == ("throughput", "alarm", "down"), text
+    assert "throughput_fast" in rules, text
+    assert abs(magnitude - (RATE_AFTER / RATE_BEFORE - 1)) <= 0.06, text
+    changed = [start for start, *_ in runs(stack, ids, CONTROL) if cut_at <= start <= detected_at]
+    assert 1 <= len(changed) <= 2, f"found after {len(changed)} runs on the cut path; evidence {evidence}\n{text}"
