@@ -15,6 +15,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/fathom-net/fathom/agents/internal/result"
 )
 
@@ -57,14 +59,42 @@ type Entry struct {
 	Result result.Result
 }
 
-// Open creates the spool directories (0700) under dir.
+// StaleTempAge is how old a temporary file must be before Open removes it: a Put writes
+// one for milliseconds, so an older one was left by a crash mid-write.
+const StaleTempAge = 10 * time.Minute
+
+// Open creates the spool directories (0700) under dir and removes stale temporary files.
 func Open(dir string, maxBytes int64) (*Spool, error) {
 	for _, sub := range []string{"pending", "rejected"} {
 		if err := os.MkdirAll(filepath.Join(dir, sub), 0o700); err != nil {
 			return nil, fmt.Errorf("spool: %w", err)
 		}
 	}
-	return &Spool{dir: dir, maxBytes: maxBytes, fs: osFS{}}, nil
+	s := &Spool{dir: dir, maxBytes: maxBytes, fs: osFS{}}
+	stale, _ := filepath.Glob(filepath.Join(s.pendingDir(), ".tmp-*"))
+	for _, name := range stale {
+		if info, err := os.Stat(name); err == nil && time.Since(info.ModTime()) > StaleTempAge {
+			_ = os.Remove(name)
+		}
+	}
+	return s, nil
+}
+
+// ValidID reports whether id can name a spooled result: a canonical UUID, as result.New
+// makes them. Anything else (a server's answer, a file's content) never becomes a path.
+func ValidID(id string) bool {
+	parsed, err := uuid.Parse(id)
+	return err == nil && parsed.String() == id
+}
+
+// syncDir makes a rename in dir durable: without it a crash can forget the new name.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
 }
 
 // WithFS replaces the file system (tests).
@@ -76,6 +106,9 @@ func (s *Spool) rejectedDir() string { return filepath.Join(s.dir, "rejected") }
 // Put stores a result durably. On any error nothing is left behind and what was already
 // spooled is untouched.
 func (s *Spool) Put(r result.Result) error {
+	if !ValidID(r.ID) {
+		return fmt.Errorf("spool: result id %q is not a UUID", r.ID)
+	}
 	data, err := json.Marshal(r)
 	if err != nil {
 		return fmt.Errorf("spool: encode result %s: %w", r.ID, err)
@@ -114,6 +147,9 @@ func (s *Spool) Put(r result.Result) error {
 		return fmt.Errorf("spool: %w", err)
 	}
 	committed = true
+	if err := syncDir(s.pendingDir()); err != nil {
+		return fmt.Errorf("spool: sync directory: %w", err)
+	}
 	return nil
 }
 
@@ -153,6 +189,9 @@ func (s *Spool) Pending(limit int) ([]Entry, error) {
 		if err == nil {
 			err = json.Unmarshal(data, &r)
 		}
+		if err == nil && r.ID != strings.TrimSuffix(c.name, ".json") {
+			err = fmt.Errorf("result id %q in file %s", r.ID, c.name)
+		}
 		if err != nil {
 			_ = os.Rename(path, filepath.Join(s.rejectedDir(), c.name))
 			continue
@@ -168,6 +207,10 @@ func (s *Spool) Done(ids []string) error {
 	defer s.mu.Unlock()
 	var errs []error
 	for _, id := range ids {
+		if !ValidID(id) {
+			errs = append(errs, fmt.Errorf("spool: not a result id: %q", id))
+			continue
+		}
 		if err := os.Remove(filepath.Join(s.pendingDir(), id+".json")); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			errs = append(errs, err)
 		}
@@ -181,11 +224,16 @@ func (s *Spool) Reject(ids []string) error {
 	defer s.mu.Unlock()
 	var errs []error
 	for _, id := range ids {
+		if !ValidID(id) {
+			errs = append(errs, fmt.Errorf("spool: not a result id: %q", id))
+			continue
+		}
 		name := id + ".json"
 		if err := os.Rename(filepath.Join(s.pendingDir(), name), filepath.Join(s.rejectedDir(), name)); err != nil {
 			errs = append(errs, err)
 		}
 	}
+	errs = append(errs, syncDir(s.pendingDir()), syncDir(s.rejectedDir()))
 	return errors.Join(errs...)
 }
 

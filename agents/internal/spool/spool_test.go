@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -8,12 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/fathom-net/fathom/agents/internal/result"
 )
 
-func sample(id string) result.Result {
+// id names a test result: the UUID a name hashes to, as result ids are UUIDs.
+func id(name string) string { return uuid.NewSHA1(uuid.NameSpaceOID, []byte(name)).String() }
+
+func sample(name string) result.Result {
 	r := result.New("ping", "ping:x", "v", "198.18.1.2", "", time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC))
-	r.ID = id
+	r.ID = id(name)
 	r.Fail("test")
 	return r
 }
@@ -30,13 +36,13 @@ func TestPutPendingDoneRoundTrip(t *testing.T) {
 		time.Sleep(5 * time.Millisecond) // distinct mtimes: oldest first
 	}
 	entries, err := s.Pending(2)
-	if err != nil || len(entries) != 2 || entries[0].ID != "a" || entries[1].ID != "b" {
+	if err != nil || len(entries) != 2 || entries[0].ID != id("a") || entries[1].ID != id("b") {
 		t.Fatalf("pending %v %v", entries, err)
 	}
-	if err := s.Done([]string{"a"}); err != nil {
+	if err := s.Done([]string{id("a")}); err != nil {
 		t.Fatal(err)
 	}
-	if err := s.Reject([]string{"b"}); err != nil {
+	if err := s.Reject([]string{id("b")}); err != nil {
 		t.Fatal(err)
 	}
 	if pending, rejected := s.Counts(); pending != 1 || rejected != 1 {
@@ -61,7 +67,7 @@ func TestFullSpoolRefusesNewResultsAndKeepsOldOnes(t *testing.T) {
 		t.Fatalf("want ErrFull, got %v", err)
 	}
 	entries, _ := s.Pending(100)
-	if len(entries) == 0 || entries[0].ID != "first" {
+	if len(entries) == 0 || entries[0].ID != id("first") {
 		t.Fatalf("old results lost: %v", entries)
 	}
 }
@@ -120,7 +126,7 @@ func TestFailedWritesLeaveNothingAndLoseNothing(t *testing.T) {
 				t.Fatal("write should fail")
 			}
 			files, _ := os.ReadDir(filepath.Join(dir, "pending"))
-			if len(files) != 1 || files[0].Name() != "kept.json" {
+			if len(files) != 1 || files[0].Name() != id("kept")+".json" {
 				names := []string{}
 				for _, f := range files {
 					names = append(names, f.Name())
@@ -137,10 +143,71 @@ func TestCorruptFilesAreQuarantinedNotBlocking(t *testing.T) {
 	_ = os.WriteFile(filepath.Join(dir, "pending", "broken.json"), []byte("{half"), 0o600)
 	_ = s.Put(sample("good"))
 	entries, err := s.Pending(10)
-	if err != nil || len(entries) != 1 || entries[0].ID != "good" {
+	if err != nil || len(entries) != 1 || entries[0].ID != id("good") {
 		t.Fatalf("%v %v", entries, err)
 	}
 	if _, rejected := s.Counts(); rejected != 1 {
 		t.Fatal("corrupt file not quarantined")
+	}
+}
+
+func TestServerIDsNeverBecomePathsOutsideTheSpool(t *testing.T) {
+	root := t.TempDir()
+	victim := filepath.Join(root, "victim.json")
+	if err := os.WriteFile(victim, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s, _ := Open(filepath.Join(root, "spool"), 0)
+	_ = s.Put(sample("kept"))
+	crafted := []string{"../../victim", victim[:len(victim)-len(".json")], "../pending/x", ""}
+	if err := s.Done(crafted); err == nil {
+		t.Fatal("Done accepted ids that are not result ids")
+	}
+	if err := s.Reject(crafted); err == nil {
+		t.Fatal("Reject accepted ids that are not result ids")
+	}
+	if _, err := os.Stat(victim); err != nil {
+		t.Fatalf("a file outside the spool was touched: %v", err)
+	}
+	if pending, rejected := s.Counts(); pending != 1 || rejected != 0 {
+		t.Fatalf("pending %d rejected %d", pending, rejected)
+	}
+	bad := sample("x")
+	bad.ID = "../escape"
+	if err := s.Put(bad); err == nil {
+		t.Fatal("Put stored a result whose id is a path")
+	}
+}
+
+func TestAFileWhoseResultIDIsNotItsNameIsQuarantined(t *testing.T) {
+	dir := t.TempDir()
+	s, _ := Open(dir, 0)
+	other := sample("other")
+	data, _ := json.Marshal(other)
+	_ = os.WriteFile(filepath.Join(dir, "pending", id("name")+".json"), data, 0o600)
+	if entries, err := s.Pending(10); err != nil || len(entries) != 0 {
+		t.Fatalf("%v %v", entries, err)
+	}
+	if _, rejected := s.Counts(); rejected != 1 {
+		t.Fatal("mismatched file not quarantined")
+	}
+}
+
+func TestOpenRemovesStaleTemporaryFilesOnly(t *testing.T) {
+	dir := t.TempDir()
+	_ = os.MkdirAll(filepath.Join(dir, "pending"), 0o700)
+	stale, fresh := filepath.Join(dir, "pending", ".tmp-1"), filepath.Join(dir, "pending", ".tmp-2")
+	_ = os.WriteFile(stale, []byte("{ha"), 0o600)
+	_ = os.WriteFile(fresh, []byte("{ha"), 0o600)
+	old := time.Now().Add(-2 * StaleTempAge)
+	_ = os.Chtimes(stale, old, old)
+	if _, err := Open(dir, 0); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Fatal("a stale temporary file was kept")
+	}
+	if _, err := os.Stat(fresh); err != nil {
+		t.Fatal("a temporary file being written was removed")
 	}
 }

@@ -1,6 +1,7 @@
 // Package upload sends spooled results to the server in batches and deletes them only once
-// the server has acknowledged them. A batch the server refuses as malformed is quarantined,
-// never retried forever; network and server errors back off and keep everything.
+// the server has acknowledged them. Results the server refuses as malformed or too large are
+// quarantined one by one (a refused batch is split until they stand alone), never retried
+// forever; network and server errors back off and keep everything.
 package upload
 
 import (
@@ -50,8 +51,8 @@ func (u *Uploader) Kick() {
 	}
 }
 
-// ErrRejected means the server refused a batch as malformed; it was quarantined.
-var ErrRejected = errors.New("batch rejected by the server and quarantined in spool/rejected")
+// ErrRejected means the server refused results as malformed; they were quarantined.
+var ErrRejected = errors.New("results rejected by the server and quarantined in spool/rejected")
 
 // Once sends one batch; it returns how many results the server acknowledged.
 func (u *Uploader) Once(ctx context.Context) (int, error) {
@@ -59,30 +60,49 @@ func (u *Uploader) Once(ctx context.Context) (int, error) {
 	if err != nil || len(entries) == 0 {
 		return 0, err
 	}
+	acked, rejected, err := u.send(ctx, entries)
+	if err == nil && rejected > 0 {
+		err = ErrRejected
+	}
+	return acked, err
+}
+
+// send posts entries; a batch the server refuses as malformed (400) or too large (413) is
+// split in halves until the refused results stand alone, so one bad result is quarantined
+// by itself and the good ones beside it are delivered.
+func (u *Uploader) send(ctx context.Context, entries []spool.Entry) (acked, rejected int, err error) {
 	batch := result.Batch{SchemaVersion: result.SchemaVersion, Results: make([]result.Result, 0, len(entries))}
-	ids := make([]string, 0, len(entries))
+	sent := make(map[string]bool, len(entries))
 	for _, e := range entries {
 		batch.Results = append(batch.Results, e.Result)
-		ids = append(ids, e.ID)
+		sent[e.ID] = true
 	}
 	statuses, err := u.Client.PostResults(ctx, batch)
 	if api.IsStatus(err, http.StatusBadRequest) || api.IsStatus(err, http.StatusRequestEntityTooLarge) {
-		u.Log.Error("server refused a result batch; quarantined for inspection", "results", len(ids), "error", err)
-		if rejectErr := u.Spool.Reject(ids); rejectErr != nil {
-			return 0, errors.Join(ErrRejected, rejectErr)
+		if len(entries) > 1 {
+			half := len(entries) / 2
+			a1, r1, err1 := u.send(ctx, entries[:half])
+			if err1 != nil {
+				return a1, r1, err1
+			}
+			a2, r2, err2 := u.send(ctx, entries[half:])
+			return a1 + a2, r1 + r2, err2
 		}
-		return 0, ErrRejected
+		u.Log.Error("server refused a result; quarantined for inspection", "result", entries[0].ID, "error", err)
+		return 0, 1, u.Spool.Reject([]string{entries[0].ID})
 	}
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
+	// Only what this batch carried: an id the answer adds is not ours to delete.
 	var done []string
 	for _, s := range statuses {
-		if s.Status == "created" || s.Status == "duplicate" {
+		if sent[s.ID] && (s.Status == "created" || s.Status == "duplicate") {
 			done = append(done, s.ID)
+			delete(sent, s.ID)
 		}
 	}
-	return len(done), u.Spool.Done(done)
+	return len(done), 0, u.Spool.Done(done)
 }
 
 // Run uploads until ctx ends: drains the spool each round, backs off on errors.

@@ -23,6 +23,9 @@ type fakeServer struct {
 	status  int // 0: accept
 	seen    map[string]bool
 	batches int
+	bad     string // refuse any batch carrying this result id...
+	badCode int    // ...with this status (400 when 0)
+	extra   string // also acknowledge this id, as a confused or hostile server might
 }
 
 func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -43,6 +46,16 @@ func (f *fakeServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	out := struct {
 		Results []item `json:"results"`
 	}{}
+	for _, res := range batch.Results {
+		if res.ID == f.bad {
+			w.WriteHeader(max(f.badCode, http.StatusBadRequest))
+			_, _ = io.WriteString(w, `{"detail":"refused"}`)
+			return
+		}
+	}
+	if f.extra != "" {
+		out.Results = append(out.Results, item{f.extra, "created"})
+	}
 	for _, res := range batch.Results {
 		status := "created"
 		if f.seen[res.ID] {
@@ -108,6 +121,40 @@ func TestMalformedBatchIsQuarantinedNotRetriedForever(t *testing.T) {
 	}
 	if pending, rejected := s.Counts(); pending != 1 || rejected != 2 {
 		t.Fatalf("pending %d rejected %d", pending, rejected)
+	}
+}
+
+func TestOneRefusedResultIsQuarantinedAloneAndTheRestDelivered(t *testing.T) {
+	for _, status := range []int{http.StatusBadRequest, http.StatusRequestEntityTooLarge} {
+		u, s, fake := setup(t, 5)
+		u.BatchSize = 5
+		entries, _ := s.Pending(5)
+		fake.bad, fake.badCode = entries[3].ID, status
+		if status == http.StatusRequestEntityTooLarge {
+			fake.bad = entries[0].ID // a single result over the server's body limit
+		}
+		sent, err := u.Once(context.Background())
+		if err != ErrRejected || sent != 4 {
+			t.Fatalf("%d: sent %d, error %v", status, sent, err)
+		}
+		if pending, rejected := s.Counts(); pending != 0 || rejected != 1 {
+			t.Fatalf("%d: pending %d rejected %d: only the refused result may be quarantined", status, pending, rejected)
+		}
+		if len(fake.seen) != 4 {
+			t.Fatalf("%d: server holds %d results, want 4", status, len(fake.seen))
+		}
+	}
+}
+
+func TestAnAnswerCannotDeleteResultsTheBatchDidNotCarry(t *testing.T) {
+	u, s, fake := setup(t, 3) // batches of 2: the third stays pending
+	entries, _ := s.Pending(3)
+	fake.extra = entries[2].ID
+	if sent, err := u.Once(context.Background()); err != nil || sent != 2 {
+		t.Fatalf("sent %d %v", sent, err)
+	}
+	if pending, _ := s.Counts(); pending != 1 {
+		t.Fatalf("pending %d: the answer deleted a result that was never sent", pending)
 	}
 }
 
