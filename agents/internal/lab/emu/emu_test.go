@@ -251,8 +251,10 @@ func TestDelayLineReleasesInTimeOrderAndOnTime(t *testing.T) {
 	if string(got) != "\x02\x03\x01" {
 		t.Fatalf("order %v", got)
 	}
+	// Never early; how late on an idle machine is `make lab-bench`'s figure, not a unit
+	// test's: a busy CI core can hold the timer goroutine for milliseconds.
 	for i, late := range lateness {
-		if late < 0 || late > 2*time.Millisecond {
+		if late < 0 || late > 50*time.Millisecond {
 			t.Errorf("packet %d released %v after its time", i, late)
 		}
 	}
