@@ -2,9 +2,9 @@
 
 from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path
-from drf_spectacular.views import SpectacularAPIView
 
 from fathom import spa
+from fathom.schema import SchemaView
 
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("core.api.urls")),
@@ -13,7 +13,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("meshes.api.urls")),
     path("", include("measurements.api.urls")),
     path("", include("analysis.api.urls")),
-    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("schema/", SchemaView.as_view(), name="schema"),
 ]
 
 urlpatterns = [
