@@ -13,11 +13,10 @@ import (
 	"github.com/fathom-net/fathom/agents/internal/result"
 )
 
-// Output of iputils ping under LC_ALL=C, with or without -D (an "[epoch]" prefix). The
-// replying address may be IPv6 ("from 2001:db8::1:", "from ::1:"), colons and all.
+// Output of iputils ping under LC_ALL=C, with or without -D (an "[epoch]" prefix).
 var (
 	replyLine = regexp.MustCompile(
-		`^(?:\[(\d+\.\d+)\] )?\d+ bytes from \S+(?: \([^)]*\))?: icmp_[rs]eq=(\d+) ttl=(\d+) time=([0-9.]+) ms( \(DUP!\))?`)
+		`^(?:\[(\d+\.\d+)\] )?\d+ bytes from [^:]+: icmp_[rs]eq=(\d+) ttl=(\d+) time=([0-9.]+) ms( \(DUP!\))?`)
 	errorLine = regexp.MustCompile(
 		`^(?:\[(\d+\.\d+)\] )?From \S+(?: \([^)]*\))? icmp_[rs]eq=(\d+) (.+?)\s*$`)
 	summaryLine = regexp.MustCompile(

@@ -25,9 +25,7 @@ func (e *RunError) Error() string { return fmt.Sprintf("iperf3 %s: %s", e.Class,
 // ErrNotIperf3JSON is returned for output that is not an iperf3 -J document.
 var ErrNotIperf3JSON = errors.New("not iperf3 JSON output")
 
-// Parse reads iperf3 -J output. A document carrying iperf3's "error" returns a *RunError;
-// when the run broke off after printing intervals (a server killed mid-test), the intervals
-// it printed come back with the error, so the failed run still shows what it measured.
+// Parse reads iperf3 -J output. A document carrying iperf3's "error" returns a *RunError.
 func Parse(data []byte) (result.Throughput, error) {
 	var doc document
 	if err := json.Unmarshal(data, &doc); err != nil {
@@ -36,23 +34,8 @@ func Parse(data []byte) (result.Throughput, error) {
 	// iperf3 reports a test that did not run, or broke off, in "error", sometimes with no
 	// "start" section at all; it is checked first because exit codes with -J lie (3.12).
 	if doc.Error != "" {
-		runErr := classify(doc.Error)
-		if doc.Start == nil || len(doc.Intervals) == 0 {
-			return result.Throughput{}, runErr
-		}
-		partial, err := parseDocument(doc)
-		if err != nil {
-			return result.Throughput{}, runErr
-		}
-		return partial, runErr
+		return result.Throughput{}, classify(doc.Error)
 	}
-	return parseDocument(doc)
-}
-
-// Partial reports whether a throughput that came back with an error holds intervals.
-func Partial(t result.Throughput) bool { return len(t.Intervals) > 0 }
-
-func parseDocument(doc document) (result.Throughput, error) {
 	if doc.Start == nil {
 		return result.Throughput{}, fmt.Errorf("%w: no \"start\" section", ErrNotIperf3JSON)
 	}
@@ -124,18 +107,6 @@ func totals(doc document, streams []result.ThroughputSummary) result.ThroughputS
 	}
 	if doc.End.SumReceived != nil {
 		sum.ReceiverBitsPerS, sum.ReceiverBytes = rate(doc.End.SumReceived.BitsPerSecond), byteCount(doc.End.SumReceived.Bytes)
-	}
-	if doc.End.Sum != nil && doc.Start.TestStart.Protocol == "UDP" && doc.End.SumSent == nil && doc.End.SumReceived == nil {
-		// iperf3 3.9 and older print UDP's totals only in end.sum: what the client sent, and
-		// the server's packet loss. What arrived is what was sent less the lost packets.
-		sent := doc.End.Sum
-		sum.SenderBitsPerS, sum.SenderBytes = rate(sent.BitsPerSecond), byteCount(sent.Bytes)
-		packets, lost := counter(sent.Packets), counter(sent.LostPackets)
-		if packets != nil && lost != nil && *packets > 0 && *lost <= *packets {
-			delivered := float64(*packets-*lost) / float64(*packets)
-			sum.ReceiverBitsPerS = sum.SenderBitsPerS * delivered
-			sum.ReceiverBytes = int64(float64(sum.SenderBytes) * delivered)
-		}
 	}
 	if doc.End.Sum != nil && doc.Start.TestStart.Protocol == "UDP" {
 		sum.JitterMs, sum.LostPackets = finite(doc.End.Sum.JitterMs), counter(doc.End.Sum.LostPackets)

@@ -206,9 +206,6 @@ func (p *Prober) Run(ctx context.Context, test plan.Test, planVersion string) re
 	res.EndedAt = p.Now().UTC()
 	if err != nil {
 		res.Fail(err.Error())
-		if Partial(outcome) { // a run that broke off keeps what it printed
-			res.Throughput = &outcome
-		}
 		return res
 	}
 	res.Throughput = &outcome
@@ -260,13 +257,10 @@ func (p *Prober) Measure(ctx context.Context, spec Spec, address string) (result
 		}
 		return result.Throughput{}, fmt.Errorf("iperf3 printed no usable JSON: %s", truncate(detail, 300))
 	}
-	outcome.Options = spec.Options()
 	if err != nil {
-		if Partial(outcome) {
-			return outcome, err
-		}
 		return result.Throughput{}, err
 	}
+	outcome.Options = spec.Options()
 	return outcome, nil
 }
 
