@@ -13,12 +13,15 @@ import (
 	"github.com/fathom-net/fathom/agents/internal/result"
 )
 
-// Output of iputils ping under LC_ALL=C, with or without -D (an "[epoch]" prefix).
+// Output of iputils ping under LC_ALL=C, with or without -D (an "[epoch]" prefix). The
+// source is "address" or "host (address)", and an IPv6 address is full of colons, so a
+// reply's source runs lazily up to the ": icmp_seq=" that follows it. ICMP errors come as
+// "From X icmp_seq=" (the socket's error queue) or "From X: icmp_seq=" (a raw socket).
 var (
 	replyLine = regexp.MustCompile(
-		`^(?:\[(\d+\.\d+)\] )?\d+ bytes from [^:]+: icmp_[rs]eq=(\d+) ttl=(\d+) time=([0-9.]+) ms( \(DUP!\))?`)
+		`^(?:\[(\d+\.\d+)\] )?\d+ bytes from \S.*?: icmp_[rs]eq=(\d+) ttl=(\d+) time=([0-9.]+) ms( \(DUP!\))?`)
 	errorLine = regexp.MustCompile(
-		`^(?:\[(\d+\.\d+)\] )?From \S+(?: \([^)]*\))? icmp_[rs]eq=(\d+) (.+?)\s*$`)
+		`^(?:\[(\d+\.\d+)\] )?From \S+?(?: \([^)]*\))?:? icmp_[rs]eq=(\d+) (.+?)\s*$`)
 	summaryLine = regexp.MustCompile(
 		`^(\d+) packets transmitted, (\d+) received(?:, \+(\d+) duplicates)?(?:, \+(\d+) errors)?`)
 	fatalLine = regexp.MustCompile(`^ping: (.+)$`)

@@ -3,6 +3,7 @@ package ping
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -39,6 +40,15 @@ func TestParseRealOutputs(t *testing.T) {
 		"crafted-old-icmp-req.txt":         {true, 2, 2, 0, 0, 0.512, "", 2},
 		"network-unreachable.txt":          {false, 0, 0, 0, 0, -1, "connect: Network is unreachable", 0},
 		"unknown-host.txt":                 {false, 0, 0, 0, 0, -1, "no-such-host.invalid: Temporary failure in name resolution", 0},
+		// IPv6 replies: the address itself holds colons.
+		"iputils-20221126-ipv6-loopback.txt":      {true, 5, 5, 0, 0, 0.032, "", 5},
+		"iputils-20221126-ipv6-no-timestamps.txt": {true, 3, 3, 0, 0, 0.012, "", 3},
+		"iputils-20221126-ipv6-size1400.txt":      {true, 3, 3, 0, 0, 0.013, "", 3},
+		"iputils-ipv6-link-local.txt":             {true, 2, 2, 0, 0, 0.061, "", 2},
+		"iputils-ipv6-name-errors.txt":            {true, 5, 3, 1, 2, 12.4, "", 6},
+		// Without -n: "host (address)", and ICMP errors from a router as "From host (address): ".
+		"iputils-20221126-name-ipv4.txt": {true, 3, 3, 0, 0, 0.060, "", 3},
+		"iputils-errors-named-colon.txt": {true, 4, 2, 0, 2, 4.21, "", 4},
 	}
 	for name, w := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -86,6 +96,27 @@ func TestParseLostPacketsGetTheirDueTimeAndICMPErrors(t *testing.T) {
 	}
 	if !p.Samples[2].Time.Equal(start.Add(2 * time.Second)) {
 		t.Fatalf("seq 3 due at %v", p.Samples[2].Time)
+	}
+}
+
+func TestParseICMPErrorsFromIPv6AndNamedRouters(t *testing.T) {
+	cases := map[string][]string{
+		"iputils-ipv6-name-errors.txt":   {"", "Destination unreachable: Address unreachable", "", "Time exceeded: Hop limit", "", ""},
+		"iputils-errors-named-colon.txt": {"", "Time to live exceeded", "Time to live exceeded", ""},
+	}
+	for name, want := range cases {
+		p := Parse(readTestdata(t, name), Run{Start: start, Interval: time.Second})
+		got := []string{}
+		for _, s := range p.Samples {
+			got = append(got, s.Error)
+		}
+		if strings.Join(got, "|") != strings.Join(want, "|") {
+			t.Errorf("%s: errors %q, want %q", name, got, want)
+		}
+	}
+	p := Parse([]byte("From ::1 icmp_seq=1 Destination unreachable: Port unreachable\n"), Run{Start: start, Interval: time.Second})
+	if len(p.Samples) != 1 || p.Samples[0].Error != "Destination unreachable: Port unreachable" {
+		t.Errorf("error from ::1: %+v", p.Samples)
 	}
 }
 

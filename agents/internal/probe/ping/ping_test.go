@@ -3,6 +3,7 @@ package ping
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"strings"
 	"testing"
 	"time"
@@ -32,6 +33,23 @@ func TestRunRealPingOnLoopback(t *testing.T) {
 	}
 	if !res.EndedAt.After(res.StartedAt) {
 		t.Fatalf("ended %v before started %v", res.EndedAt, res.StartedAt)
+	}
+}
+
+func TestRunRealPingOnIPv6Loopback(t *testing.T) {
+	if l, err := net.ListenPacket("udp6", "[::1]:0"); err != nil {
+		t.Skip("no IPv6 loopback:", err)
+	} else {
+		l.Close()
+	}
+	test := loopbackTest(`{"count": 3, "interval_s": 0.2, "size_bytes": 56}`)
+	test.Peer.Address = "::1"
+	res := New().Run(context.Background(), test, "v1")
+	if res.Status != result.StatusOK {
+		t.Fatalf("status %s: %s", res.Status, res.Error)
+	}
+	if res.Ping.Transmitted != 3 || res.Ping.Received != 3 || res.Ping.Samples[0].RTTMs == nil {
+		t.Fatalf("every reply from ::1 must count: %+v", res.Ping)
 	}
 }
 
