@@ -13,18 +13,23 @@ import (
 	"github.com/fathom-net/fathom/agents/internal/result"
 )
 
-// Output of iputils ping under LC_ALL=C, with or without -D (an "[epoch]" prefix). The
-// source is "address" or "host (address)", and an IPv6 address is full of colons, so a
-// reply's source runs lazily up to the ": icmp_seq=" that follows it. ICMP errors come as
+// Output of ping under LC_ALL=C: iputils (Linux), busybox, and BSD/macOS ping and ping6.
+// A reply's source is "address" or "host (address)" and ends in ":" (BSD ping6: ","); an
+// IPv6 address is full of colons, so the source runs lazily up to the sequence field that
+// follows it. iputils may prefix "[epoch]" (-D) and says icmp_seq (icmp_req before 2013);
+// busybox says seq; BSD ping6 says hlim for the hop limit. ICMP errors come as
 // "From X icmp_seq=" (the socket's error queue) or "From X: icmp_seq=" (a raw socket).
 var (
 	replyLine = regexp.MustCompile(
-		`^(?:\[(\d+\.\d+)\] )?\d+ bytes from \S.*?: icmp_[rs]eq=(\d+) ttl=(\d+) time=([0-9.]+) ms( \(DUP!\))?`)
+		`^(?:\[(\d+\.\d+)\] )?\d+ bytes from \S.*?[:,] (?:icmp_[rs]eq|seq)=(\d+) (?:ttl|hlim)=(\d+) time=([0-9.]+) ms( \(DUP!\))?`)
 	errorLine = regexp.MustCompile(
 		`^(?:\[(\d+\.\d+)\] )?From \S+?(?: \([^)]*\))?:? icmp_[rs]eq=(\d+) (.+?)\s*$`)
+	timeoutLine = regexp.MustCompile(`^Request timeout for icmp_seq (\d+)`) // macOS
+	// iputils: "N received, +D duplicates"; busybox and BSD: "N packets received", busybox
+	// "D duplicates" without the plus.
 	summaryLine = regexp.MustCompile(
-		`^(\d+) packets transmitted, (\d+) received(?:, \+(\d+) duplicates)?(?:, \+(\d+) errors)?`)
-	fatalLine = regexp.MustCompile(`^ping: (.+)$`)
+		`^(\d+) packets transmitted, (\d+) (packets )?received(?:, \+?(\d+) duplicates)?(?:, \+(\d+) errors)?`)
+	fatalLine = regexp.MustCompile(`^ping6?: (.+)$`)
 )
 
 // maxSeq bounds sequence numbers taken from the output, so hostile input cannot make the
@@ -59,11 +64,14 @@ type reply struct {
 
 // Parse reads ping's output. It never fails on odd lines (they are skipped): a measurement
 // with an unexpected line is still a measurement. Lost packets get the time they were due.
+// iputils numbers packets from 1, busybox and BSD ping from 0; the numbering is told by the
+// summary's wording or by a packet 0.
 func Parse(out []byte, run Run) Parsed {
 	var p Parsed
 	replies := map[int][]reply{}
 	errs := map[int]string{}
-	maxSeen := 0
+	maxSeen := -1
+	zeroBased := false
 	scanner := bufio.NewScanner(bytes.NewReader(out))
 	scanner.Buffer(make([]byte, 64*1024), 1024*1024)
 	for scanner.Scan() {
@@ -77,12 +85,8 @@ func Parse(out []byte, run Run) Parsed {
 				continue
 			}
 			ttl, _ := boundedInt(m[3], 255)
-			at := epoch(m[1])
-			if at.IsZero() {
-				at = run.due(seq).Add(time.Duration(rtt * float64(time.Millisecond)))
-			}
 			// A second reply to one sequence number is a duplicate whether or not ping marked it.
-			replies[seq] = append(replies[seq], reply{at: at, rttMs: rtt, ttl: ttl})
+			replies[seq] = append(replies[seq], reply{at: epoch(m[1]), rttMs: rtt, ttl: ttl})
 			maxSeen = max(maxSeen, seq)
 		case errorLine.MatchString(line):
 			m := errorLine.FindStringSubmatch(line)
@@ -92,33 +96,48 @@ func Parse(out []byte, run Run) Parsed {
 				}
 				maxSeen = max(maxSeen, seq)
 			}
+		case timeoutLine.MatchString(line):
+			if seq, ok := boundedInt(timeoutLine.FindStringSubmatch(line)[1], maxSeq); ok {
+				maxSeen = max(maxSeen, seq)
+			}
 		case summaryLine.MatchString(line):
 			m := summaryLine.FindStringSubmatch(line)
 			p.Summary = true
 			p.Transmitted, _ = boundedInt(m[1], maxSeq)
-			p.Errors, _ = boundedInt(m[4], maxSeq)
+			p.Errors, _ = boundedInt(m[5], maxSeq)
+			zeroBased = zeroBased || m[3] != ""
 		case fatalLine.MatchString(line):
 			p.Fatal = fatalLine.FindStringSubmatch(line)[1]
 		}
 	}
+	_, replyZero := replies[0]
+	_, errorZero := errs[0]
+	first := 1
+	if zeroBased || replyZero || errorZero {
+		first = 0
+	}
 	if !p.Summary {
-		p.Transmitted = maxSeen
+		p.Transmitted = max(0, maxSeen-first+1)
 	}
 	if p.Errors == 0 {
 		p.Errors = len(errs)
 	}
 	p.Samples = make([]result.PingSample, 0, p.Transmitted)
-	for seq := 1; seq <= p.Transmitted; seq++ {
+	for seq := first; seq < first+p.Transmitted && seq <= maxSeq; seq++ {
+		due := run.due(seq - first)
 		got := replies[seq]
 		if len(got) == 0 {
-			p.Samples = append(p.Samples, result.PingSample{Seq: seq, Time: run.due(seq).UTC(), Error: errs[seq]})
+			p.Samples = append(p.Samples, result.PingSample{Seq: seq, Time: due.UTC(), Error: errs[seq]})
 			continue
 		}
 		p.Received++
 		for i, r := range got {
-			rtt, ttl := r.rttMs, r.ttl
+			rtt, ttl, at := r.rttMs, r.ttl, r.at
+			if at.IsZero() {
+				at = due.Add(time.Duration(rtt * float64(time.Millisecond)))
+			}
 			p.Samples = append(p.Samples, result.PingSample{
-				Seq: seq, Time: r.at.UTC(), RTTMs: &rtt, TTL: &ttl, Duplicate: i > 0,
+				Seq: seq, Time: at.UTC(), RTTMs: &rtt, TTL: &ttl, Duplicate: i > 0,
 			})
 			if i > 0 {
 				p.Duplicates++
@@ -128,9 +147,9 @@ func Parse(out []byte, run Run) Parsed {
 	return p
 }
 
-// due is when packet seq was sent: ping numbers from 1 and sends one per interval.
-func (r Run) due(seq int) time.Time {
-	return r.Start.Add(time.Duration(seq-1) * r.Interval)
+// due is when the packet sent index-th (from 0) was sent: ping sends one per interval.
+func (r Run) due(index int) time.Time {
+	return r.Start.Add(time.Duration(index) * r.Interval)
 }
 
 func epoch(s string) time.Time {

@@ -1,8 +1,10 @@
 package ping
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -49,6 +51,12 @@ func TestParseRealOutputs(t *testing.T) {
 		// Without -n: "host (address)", and ICMP errors from a router as "From host (address): ".
 		"iputils-20221126-name-ipv4.txt": {true, 3, 3, 0, 0, 0.060, "", 3},
 		"iputils-errors-named-colon.txt": {true, 4, 2, 0, 2, 4.21, "", 4},
+		// busybox and BSD/macOS number from 0 and say "N packets received".
+		"busybox-ipv4.txt":                {true, 3, 3, 0, 0, 0.123, "", 3},
+		"busybox-ipv6-loss-duplicate.txt": {true, 4, 3, 1, 0, 0.412, "", 5},
+		"macos-ipv4-timeout.txt":          {true, 4, 3, 0, 0, 7.812, "", 4},
+		"freebsd-ipv4-duplicate.txt":      {true, 3, 3, 1, 0, 7.812, "", 4},
+		"bsd-ping6.txt":                   {true, 3, 3, 0, 0, 12.418, "", 3},
 	}
 	for name, w := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -120,6 +128,34 @@ func TestParseICMPErrorsFromIPv6AndNamedRouters(t *testing.T) {
 	}
 }
 
+func TestParseZeroBasedSequencesOfBusyboxAndBSD(t *testing.T) {
+	p := Parse(readTestdata(t, "busybox-ipv6-loss-duplicate.txt"), Run{Start: start, Interval: time.Second})
+	view := []string{}
+	for _, s := range p.Samples {
+		rtt := "lost"
+		if s.RTTMs != nil {
+			rtt = strconv.FormatFloat(*s.RTTMs, 'f', -1, 64)
+		}
+		view = append(view, fmt.Sprintf("%d:%s:%v", s.Seq, rtt, s.Duplicate))
+	}
+	if got := strings.Join(view, " "); got != "0:0.412:false 1:lost:false 2:0.398:false 2:0.611:true 3:0.405:false" {
+		t.Fatalf("samples %s", got)
+	}
+	// Without -D the first packet is due at the start and the lost one an interval later.
+	if !p.Samples[1].Time.Equal(start.Add(time.Second)) {
+		t.Fatalf("seq 1 due at %v", p.Samples[1].Time)
+	}
+	bsd := Parse(readTestdata(t, "macos-ipv4-timeout.txt"), Run{Start: start, Interval: time.Second})
+	if bsd.Samples[0].Seq != 0 || bsd.Samples[1].RTTMs != nil || *bsd.Samples[3].TTL != 60 {
+		t.Fatalf("macOS samples %+v", bsd.Samples)
+	}
+	// A run cut short, with no summary: counted from what was printed.
+	cut := Parse([]byte("64 bytes from 10.0.0.1: seq=0 ttl=64 time=0.1 ms\n64 bytes from 10.0.0.1: seq=1 ttl=64 time=0.2 ms\n"), Run{Start: start, Interval: time.Second})
+	if cut.Summary || cut.Transmitted != 2 || cut.Received != 2 {
+		t.Fatalf("cut run: %s", cut.Describe())
+	}
+}
+
 func TestParseDuplicatesFollowTheirOriginal(t *testing.T) {
 	p := Parse(readTestdata(t, "crafted-loss-and-duplicate.txt"), Run{Start: start, Interval: time.Second})
 	seqs := []int{}
@@ -170,7 +206,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("negative count: %s", p.Describe())
 		}
 		for _, s := range p.Samples {
-			if s.Seq < 1 || s.Seq > maxSeq || (s.RTTMs != nil && *s.RTTMs < 0) || (s.TTL != nil && (*s.TTL < 0 || *s.TTL > 255)) {
+			if s.Seq < 0 || s.Seq > maxSeq || (s.RTTMs != nil && *s.RTTMs < 0) || (s.TTL != nil && (*s.TTL < 0 || *s.TTL > 255)) {
 				t.Fatalf("sample %+v", s)
 			}
 		}
