@@ -94,8 +94,21 @@ func streamSummary(s endStream) result.ThroughputSummary {
 		sum.SenderBitsPerS, sum.SenderBytes = rate(s.UDP.BitsPerSecond), byteCount(s.UDP.Bytes)
 		sum.JitterMs, sum.LostPackets = finite(s.UDP.JitterMs), counter(s.UDP.LostPackets)
 		sum.Packets, sum.LostPercent = counter(s.UDP.Packets), finite(s.UDP.LostPercent)
+		// No version prints a UDP stream's received side.
+		sum.ReceiverBitsPerS, sum.ReceiverBytes = delivered(*s.UDP, sum.Packets, sum.LostPackets)
 	}
 	return sum
+}
+
+// delivered is what reached the receiver of a UDP run reported only as sent, with the
+// receiver's count of lost datagrams: iperf3 sends datagrams of one size, so the received
+// share of the bytes is the received share of the packets.
+func delivered(sent endSide, packets, lost *int64) (float64, int64) {
+	if packets == nil || lost == nil || *packets <= 0 || *lost > *packets {
+		return 0, 0
+	}
+	share := float64(*packets-*lost) / float64(*packets)
+	return rate(sent.BitsPerSecond * share), byteCount(sent.Bytes * share)
 }
 
 // totals takes iperf3's own sums, and the largest RTT and window figures over the streams.
@@ -111,6 +124,14 @@ func totals(doc document, streams []result.ThroughputSummary) result.ThroughputS
 	if doc.End.Sum != nil && doc.Start.TestStart.Protocol == "UDP" {
 		sum.JitterMs, sum.LostPackets = finite(doc.End.Sum.JitterMs), counter(doc.End.Sum.LostPackets)
 		sum.Packets, sum.LostPercent = counter(doc.End.Sum.Packets), finite(doc.End.Sum.LostPercent)
+		// Before 3.11 a UDP run's totals are only here: what was sent (bytes, rate) and the
+		// receiver's loss. sum_sent and sum_received, where present, are the better figures.
+		if doc.End.SumSent == nil {
+			sum.SenderBitsPerS, sum.SenderBytes = rate(doc.End.Sum.BitsPerSecond), byteCount(doc.End.Sum.Bytes)
+		}
+		if doc.End.SumReceived == nil {
+			sum.ReceiverBitsPerS, sum.ReceiverBytes = delivered(*doc.End.Sum, sum.Packets, sum.LostPackets)
+		}
 	}
 	var meanTotal, means int64
 	for _, s := range streams {

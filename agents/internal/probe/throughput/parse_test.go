@@ -104,6 +104,47 @@ func TestParseRealOutputs(t *testing.T) {
 	}
 }
 
+// iperf3 before 3.11 prints a UDP run's totals only in end.sum: bytes and rate sent, and the
+// receiver's jitter and loss (sum_sent and sum_received came with 3.11).
+func TestParseUDPOfVersionsWithOnlyEndSum(t *testing.T) {
+	cases := []struct {
+		file             string
+		sentBytes        int64
+		receivedBytes    int64 // sum_received of the 3.12 run the file was built from
+		lostPackets      int64
+		streams, reverse int
+	}{
+		{"iperf3-3.9-udp-loss.json", 1519406000, 1490329400, 20765, 1, 0},
+		{"iperf3-3.1.3-udp-loss.json", 1519406000, 1490329400, 20765, 1, 0},
+		{"iperf3-3.7-udp-reverse-loss.json", 1512686000, 1489114200, 16823, 1, 1},
+		{"iperf3-3.9-udp-parallel2.json", 10027008, 10027008, 0, 2, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			o, err := Parse(load(t, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := o.Summary
+			if s.SenderBytes != tc.sentBytes || s.SenderBitsPerS <= 0 {
+				t.Fatalf("sent %d bytes at %.0f bit/s, want %d bytes", s.SenderBytes, s.SenderBitsPerS, tc.sentBytes)
+			}
+			// Received = sent x (packets - lost) / packets: within a few datagrams in flight.
+			if diff := s.ReceiverBytes - tc.receivedBytes; diff < -20000 || diff > 20000 || s.ReceiverBitsPerS <= 0 {
+				t.Fatalf("received %d bytes at %.0f bit/s, want about %d", s.ReceiverBytes, s.ReceiverBitsPerS, tc.receivedBytes)
+			}
+			if s.LostPackets == nil || *s.LostPackets != tc.lostPackets || len(o.StreamSummaries) != tc.streams {
+				t.Fatalf("lost %v, %d stream summaries", s.LostPackets, len(o.StreamSummaries))
+			}
+			for _, ss := range o.StreamSummaries {
+				if ss.SenderBitsPerS <= 0 || ss.ReceiverBitsPerS <= 0 {
+					t.Fatalf("stream summary %+v", ss)
+				}
+			}
+		})
+	}
+}
+
 func TestIperf3ErrorsBecomeClassifiedRunErrors(t *testing.T) {
 	for file, class := range map[string]string{"refused.json": "refused", "busy.json": "busy"} {
 		_, err := Parse(load(t, file))
