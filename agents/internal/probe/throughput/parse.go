@@ -25,7 +25,10 @@ func (e *RunError) Error() string { return fmt.Sprintf("iperf3 %s: %s", e.Class,
 // ErrNotIperf3JSON is returned for output that is not an iperf3 -J document.
 var ErrNotIperf3JSON = errors.New("not iperf3 JSON output")
 
-// Parse reads iperf3 -J output. A document carrying iperf3's "error" returns a *RunError.
+// Parse reads iperf3 -J output. A document carrying iperf3's "error" returns a *RunError
+// and, when the run broke off after it had begun (killed, interrupted, the server gone),
+// the intervals iperf3 printed until then: a partial measurement for a failed result to
+// carry. A run that never began returns no intervals.
 func Parse(data []byte) (result.Throughput, error) {
 	var doc document
 	if err := json.Unmarshal(data, &doc); err != nil {
@@ -34,8 +37,17 @@ func Parse(data []byte) (result.Throughput, error) {
 	// iperf3 reports a test that did not run, or broke off, in "error", sometimes with no
 	// "start" section at all; it is checked first because exit codes with -J lie (3.12).
 	if doc.Error != "" {
-		return result.Throughput{}, classify(doc.Error)
+		partial, err := measurement(doc)
+		if err != nil || len(partial.Intervals) == 0 {
+			partial = result.Throughput{}
+		}
+		return partial, classify(doc.Error)
 	}
+	return measurement(doc)
+}
+
+// measurement is the run a document describes, whole or up to where it broke off.
+func measurement(doc document) (result.Throughput, error) {
 	if doc.Start == nil {
 		return result.Throughput{}, fmt.Errorf("%w: no \"start\" section", ErrNotIperf3JSON)
 	}
@@ -165,6 +177,9 @@ func classify(message string) *RunError {
 	case strings.Contains(lower, "reset by peer") || strings.Contains(lower, "control socket has closed") ||
 		strings.Contains(lower, "server has terminated") || strings.Contains(lower, "broken pipe"):
 		class = "peer gone"
+	case strings.HasPrefix(lower, "interrupt"):
+		// "interrupt - the client has terminated": iperf3 got SIGTERM, SIGINT or SIGHUP.
+		class = "interrupted"
 	}
 	return &RunError{Class: class, Message: truncate(message, 300)}
 }

@@ -145,6 +145,50 @@ func TestParseUDPOfVersionsWithOnlyEndSum(t *testing.T) {
 	}
 }
 
+// A run that broke off (client killed with SIGTERM/SIGINT, server gone) still printed the
+// intervals it measured; they come back beside the error, for a failed result to carry.
+func TestParseKeepsTheIntervalsOfAnInterruptedRun(t *testing.T) {
+	cases := []struct {
+		file      string
+		class     string
+		intervals int
+		protocol  string
+	}{
+		{"iperf3-3.12-interrupted-sigterm.json", "interrupted", 3, "TCP"},
+		{"iperf3-3.12-udp-interrupted-sigterm.json", "interrupted", 3, "UDP"},
+		{"iperf3-3.12-tcp-reverse-interrupted-sigint.json", "interrupted", 3, "TCP"},
+		{"iperf3-3.17-interrupted-sigterm.json", "interrupted", 3, "TCP"},
+		{"iperf3-3.12-server-killed-parallel2.json", "peer gone", 6, "TCP"},
+		{"iperf3-3.12-udp-server-killed.json", "peer gone", 2, "UDP"},
+		{"server-killed.json", "peer gone", 2, "TCP"},
+		{"server-terminated.json", "peer gone", 1, "TCP"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			o, err := Parse(load(t, tc.file))
+			var runErr *RunError
+			if !errors.As(err, &runErr) || runErr.Class != tc.class {
+				t.Fatalf("error %v, want class %s", err, tc.class)
+			}
+			if len(o.Intervals) < tc.intervals || o.Protocol != tc.protocol || o.Iperf3Version == "" || o.Streams < 1 {
+				t.Fatalf("partial run: %d intervals, protocol %q, version %q", len(o.Intervals), o.Protocol, o.Iperf3Version)
+			}
+			for _, iv := range o.Intervals {
+				if iv.EndS <= iv.StartS || iv.Bytes <= 0 {
+					t.Fatalf("interval %+v", iv)
+				}
+			}
+		})
+	}
+	for _, file := range []string{"busy.json", "refused.json", "iperf3-3.12-busy.json", "iperf3-3.1.3-busy.json", "iperf3-3.17-busy.json"} {
+		o, err := Parse(load(t, file))
+		var runErr *RunError
+		if !errors.As(err, &runErr) || runErr.Class == "" || len(o.Intervals) != 0 {
+			t.Errorf("%s: %v, %d intervals", file, err, len(o.Intervals))
+		}
+	}
+}
+
 func TestIperf3ErrorsBecomeClassifiedRunErrors(t *testing.T) {
 	for file, class := range map[string]string{"refused.json": "refused", "busy.json": "busy"} {
 		_, err := Parse(load(t, file))

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/fathom-net/fathom/agents/internal/plan"
@@ -206,14 +207,20 @@ func (p *Prober) Run(ctx context.Context, test plan.Test, planVersion string) re
 	res.EndedAt = p.Now().UTC()
 	if err != nil {
 		res.Fail(err.Error())
+		if len(outcome.Intervals) > 0 {
+			// A run that broke off is failed, with the error, but keeps what it measured
+			// (the contract lets a failed result carry its section).
+			res.Throughput = &outcome
+		}
 		return res
 	}
 	res.Throughput = &outcome
 	return res
 }
 
-// Measure runs one test against address. iperf3's own errors, and runs it had to kill,
-// come back as *RunError; a run refused because another is under way as ErrBusy.
+// Measure runs one test against address. iperf3's own errors, and runs it had to stop,
+// come back as *RunError; a run refused because another is under way as ErrBusy. With an
+// error, the outcome holds the intervals measured before the run broke off, if any.
 func (p *Prober) Measure(ctx context.Context, spec Spec, address string) (result.Throughput, error) {
 	if err := spec.Validate(); err != nil {
 		return result.Throughput{}, fmt.Errorf("invalid throughput spec: %w", err)
@@ -228,7 +235,10 @@ func (p *Prober) Measure(ctx context.Context, spec Spec, address string) (result
 	defer cancel()
 	cmd := exec.CommandContext(runCtx, p.Binary, spec.Args(address, p.Bind)...)
 	cmd.Env = []string{"LC_ALL=C", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
-	// A killed iperf3 must not hold Wait on pipes a stray child kept open.
+	// Stopped with SIGTERM, iperf3 still prints its JSON with every interval so far (with
+	// SIGKILL, nothing). One that does not exit is killed after WaitDelay, which also keeps
+	// Wait from hanging on pipes a stray child kept open.
+	cmd.Cancel = func() error { return cmd.Process.Signal(syscall.SIGTERM) }
 	cmd.WaitDelay = 2 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
@@ -240,13 +250,14 @@ func (p *Prober) Measure(ctx context.Context, spec Spec, address string) (result
 	case errors.As(runErr, &execErr), errors.Is(runErr, fs.ErrNotExist), errors.Is(runErr, fs.ErrPermission):
 		return result.Throughput{}, fmt.Errorf("iperf3 cannot run: %w", runErr)
 	case errors.Is(ctx.Err(), context.Canceled):
-		return result.Throughput{}, errors.New("iperf3 cancelled (agent stopping)")
+		return partial(stdout.Bytes(), spec), errors.New("iperf3 cancelled (agent stopping)")
 	case runCtx.Err() != nil:
-		return result.Throughput{}, &RunError{Class: "timeout", Message: fmt.Sprintf(
+		return partial(stdout.Bytes(), spec), &RunError{Class: "timeout", Message: fmt.Sprintf(
 			"iperf3 did not finish in time and was stopped after %s (server or path stopped answering)",
 			time.Since(began).Round(100*time.Millisecond))}
 	}
 	outcome, err := Parse(stdout.Bytes())
+	outcome.Options = spec.Options()
 	if errors.Is(err, ErrNotIperf3JSON) {
 		detail := strings.TrimSpace(stderr.String())
 		if detail == "" {
@@ -258,10 +269,19 @@ func (p *Prober) Measure(ctx context.Context, spec Spec, address string) (result
 		return result.Throughput{}, fmt.Errorf("iperf3 printed no usable JSON: %s", truncate(detail, 300))
 	}
 	if err != nil {
-		return result.Throughput{}, err
+		return outcome, err
+	}
+	return outcome, nil
+}
+
+// partial is what a stopped iperf3 printed of its run, or nothing.
+func partial(stdout []byte, spec Spec) result.Throughput {
+	outcome, _ := Parse(stdout)
+	if len(outcome.Intervals) == 0 {
+		return result.Throughput{}
 	}
 	outcome.Options = spec.Options()
-	return outcome, nil
+	return outcome
 }
 
 func truncate(s string, n int) string {

@@ -2,6 +2,7 @@ package throughput
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -17,6 +18,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/fathom-net/fathom/agents/internal/contract"
 	"github.com/fathom-net/fathom/agents/internal/plan"
 	"github.com/fathom-net/fathom/agents/internal/result"
 )
@@ -237,10 +241,51 @@ func TestRunClassifiesIperf3Errors(t *testing.T) {
 	}
 
 	port, kill := startServer(t)
-	go func() { time.Sleep(700 * time.Millisecond); kill() }()
-	res = p.Run(ctx, loopbackTest(`{"duration_s": 2, "omit_s": 1, "port": `+strconv.Itoa(port)+`}`), "")
+	go func() { time.Sleep(1700 * time.Millisecond); kill() }()
+	res = p.Run(ctx, loopbackTest(`{"duration_s": 4, "omit_s": 1, "port": `+strconv.Itoa(port)+`}`), "")
 	if res.Status != result.StatusFailed || !strings.HasPrefix(res.Error, "iperf3 peer gone: ") {
 		t.Fatalf("server killed mid-test: %s %q", res.Status, res.Error)
+	}
+	// What was measured before the server went is kept beside the error.
+	if res.Throughput == nil || len(res.Throughput.Intervals) == 0 || res.Throughput.Options.DurationS != 4 {
+		t.Fatalf("server killed mid-test lost its intervals: %+v", res.Throughput)
+	}
+	checkAgainstContract(t, res)
+}
+
+// A run stopped at its deadline is sent SIGTERM, on which iperf3 prints the JSON of what it
+// measured so far; that part is kept in the failed result.
+func TestRunStoppedAtItsDeadlineKeepsItsIntervals(t *testing.T) {
+	port, _ := startServer(t)
+	p := New("iperf3")
+	p.Slack = 0
+	began := time.Now()
+	res := p.Run(testContext(t, 2600*time.Millisecond), loopbackTest(`{"duration_s": 8, "omit_s": 1, "port": `+strconv.Itoa(port)+`}`), "")
+	if res.Status != result.StatusFailed || !strings.HasPrefix(res.Error, "iperf3 timeout: ") {
+		t.Fatalf("stopped run: %s %q", res.Status, res.Error)
+	}
+	if res.Throughput == nil || len(res.Throughput.Intervals) < 2 || res.Throughput.Protocol != "TCP" {
+		t.Fatalf("stopped run lost its intervals: %+v", res.Throughput)
+	}
+	if took := time.Since(began); took > 6*time.Second {
+		t.Fatalf("stopping took %v", took)
+	}
+	checkAgainstContract(t, res)
+}
+
+// checkAgainstContract validates one result as a batch against the result contract.
+func checkAgainstContract(t *testing.T, res result.Result) {
+	t.Helper()
+	data, err := json.Marshal(result.Batch{SchemaVersion: result.SchemaVersion, Results: []result.Result{res}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := contract.Compile(t, "result-batch.v1.schema.json").Validate(doc); err != nil {
+		t.Fatalf("a failed run with its partial measurement breaks the contract: %v", err)
 	}
 }
 
