@@ -70,9 +70,14 @@ func measurement(doc document) (result.Throughput, error) {
 	}
 	for _, iv := range doc.Intervals {
 		for _, s := range iv.Streams {
+			// iperf3 before 3.7 prints no "sender" flag: the client sends unless reversed.
+			sender := !out.Reverse
+			if s.Sender != nil {
+				sender = *s.Sender
+			}
 			out.Intervals = append(out.Intervals, result.ThroughputInterval{
 				Stream: s.Socket, StartS: s.Start, EndS: s.End, Bytes: byteCount(s.Bytes), BitsPerS: rate(s.BitsPerSecond),
-				Omitted: s.Omitted, Sender: s.Sender,
+				Omitted: s.Omitted, Sender: sender,
 				Retransmits: counter(s.Retransmits), SndCwnd: positive(s.SndCwnd), SndWnd: positive(s.SndWnd),
 				RTTUs: positive(s.RTT), RTTVarUs: counter(s.RTTVar), PMTU: positive(s.PMTU),
 				Packets: counter(s.Packets), JitterMs: finite(s.JitterMs), LostPackets: counter(s.LostPackets),
@@ -290,7 +295,7 @@ type intervalStream struct {
 	JitterMs      *float64 `json:"jitter_ms"`
 	LostPackets   *float64 `json:"lost_packets"`
 	Omitted       bool     `json:"omitted"`
-	Sender        bool     `json:"sender"`
+	Sender        *bool    `json:"sender"`
 }
 
 type endStream struct {

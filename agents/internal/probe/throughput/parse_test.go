@@ -104,6 +104,67 @@ func TestParseRealOutputs(t *testing.T) {
 	}
 }
 
+// Every version's layout gives the same measurement: rates both ways, per-stream data, and
+// TCP_INFO only where the client sent. Files: testdata/README.md.
+func TestParseAcrossVersions(t *testing.T) {
+	cases := []struct {
+		file     string
+		version  string
+		protocol string
+		streams  int
+		reverse  bool
+	}{
+		{"iperf3-3.1.3-tcp-single.json", "3.1.3", "TCP", 1, false},
+		{"iperf3-3.1.3-tcp-reverse.json", "3.1.3", "TCP", 1, true},
+		{"iperf3-3.1.3-udp-loss.json", "3.1.3", "UDP", 1, false},
+		{"iperf3-3.7-tcp-parallel3.json", "3.7", "TCP", 3, false},
+		{"iperf3-3.7-udp-reverse-loss.json", "3.7", "UDP", 1, true},
+		{"iperf3-3.9-udp-loss.json", "3.9", "UDP", 1, false},
+		{"iperf3-3.9-udp-parallel2.json", "3.9", "UDP", 2, false},
+		{"iperf3-3.9-tcp-reverse-parallel2.json", "3.9", "TCP", 2, true},
+		{"iperf3-3.12-tcp-single.json", "3.12", "TCP", 1, false},
+		{"iperf3-3.12-tcp-parallel3.json", "3.12", "TCP", 3, false},
+		{"iperf3-3.12-tcp-reverse.json", "3.12", "TCP", 1, true},
+		{"iperf3-3.12-tcp-reverse-parallel2.json", "3.12", "TCP", 2, true},
+		{"iperf3-3.12-tcp-ipv6.json", "3.12", "TCP", 1, false},
+		{"iperf3-3.12-udp.json", "3.12", "UDP", 1, false},
+		{"iperf3-3.12-udp-reverse.json", "3.12", "UDP", 1, true},
+		{"iperf3-3.12-udp-parallel2.json", "3.12", "UDP", 2, false},
+		{"iperf3-3.12-udp-loss.json", "3.12", "UDP", 1, false},
+		{"iperf3-3.12-udp-reverse-loss.json", "3.12", "UDP", 1, true},
+		{"iperf3-3.12-udp-ipv6-reverse.json", "3.12", "UDP", 1, true},
+		{"iperf3-3.16-tcp-single.json", "3.16", "TCP", 1, false},
+		{"iperf3-3.16-tcp-reverse.json", "3.16", "TCP", 1, true},
+		{"iperf3-3.16-udp.json", "3.16", "UDP", 1, false},
+		{"iperf3-3.17-tcp-parallel3.json", "3.17", "TCP", 3, false},
+		{"iperf3-3.17-udp-reverse.json", "3.17", "UDP", 1, true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			o, err := Parse(load(t, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if o.Iperf3Version != tc.version || o.Protocol != tc.protocol || o.Streams != tc.streams || o.Reverse != tc.reverse {
+				t.Fatalf("version %q protocol %s streams %d reverse %v", o.Iperf3Version, o.Protocol, o.Streams, o.Reverse)
+			}
+			if o.Summary.SenderBitsPerS <= 0 || o.Summary.ReceiverBitsPerS <= 0 || len(o.StreamSummaries) != tc.streams {
+				t.Fatalf("summary %+v, %d stream summaries", o.Summary, len(o.StreamSummaries))
+			}
+			if len(o.Intervals) < 2*tc.streams {
+				t.Fatalf("%d intervals", len(o.Intervals))
+			}
+			for _, iv := range o.Intervals {
+				// The client sends unless reversed: so say the intervals, in every version
+				// (3.1 prints no "sender" flag), and TCP_INFO is the sender's only.
+				if iv.Sender == tc.reverse || (tc.protocol == "TCP" && (iv.SndCwnd != nil) == tc.reverse) {
+					t.Fatalf("interval %+v of a run with reverse=%v", iv, tc.reverse)
+				}
+			}
+		})
+	}
+}
+
 // iperf3 before 3.11 prints a UDP run's totals only in end.sum: bytes and rate sent, and the
 // receiver's jitter and loss (sum_sent and sum_received came with 3.11).
 func TestParseUDPOfVersionsWithOnlyEndSum(t *testing.T) {
