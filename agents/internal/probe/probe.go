@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"net/netip"
+	"strings"
 
 	"github.com/fathom-net/fathom/agents/internal/plan"
 	"github.com/fathom-net/fathom/agents/internal/result"
@@ -34,6 +36,41 @@ func DecodeSpec(raw json.RawMessage, spec any) error {
 	}
 	if decoder.More() {
 		return errors.New("trailing data after the spec")
+	}
+	return nil
+}
+
+// Target is a peer's address as the measuring tools take it, and its family: an IP literal
+// loses the brackets of URL notation ("[2001:db8::1]" is "2001:db8::1", which ping,
+// traceroute and iperf3 cannot resolve with them), an IPv4-mapped IPv6 address is the IPv4
+// one, and a zone ("%eth0") stays. Family is 4 or 6 for a literal and 0 for a host name,
+// which the tool resolves itself.
+func Target(address string) (host string, family int) {
+	literal := address
+	if strings.HasPrefix(literal, "[") && strings.HasSuffix(literal, "]") {
+		literal = literal[1 : len(literal)-1]
+	}
+	ip, err := netip.ParseAddr(literal)
+	if err != nil {
+		return address, 0
+	}
+	if ip.Is4In6() {
+		ip = ip.Unmap()
+	}
+	if ip.Is4() {
+		return ip.String(), 4
+	}
+	return ip.String(), 6
+}
+
+// FamilyFlag is the -4 or -6 that pins ping, traceroute or iperf3 to a literal's family;
+// empty for a host name.
+func FamilyFlag(family int) []string {
+	switch family {
+	case 4:
+		return []string{"-4"}
+	case 6:
+		return []string{"-6"}
 	}
 	return nil
 }

@@ -29,3 +29,26 @@ func TestDecodeSpecKeepsDefaultsAndRefusesWhatItDoesNotKnow(t *testing.T) {
 		}
 	}
 }
+
+func TestTargetGivesToolsABareAddressAndItsFamily(t *testing.T) {
+	cases := []struct {
+		address, host string
+		family        int
+	}{
+		{"198.18.1.2", "198.18.1.2", 4},
+		{"2001:db8::1", "2001:db8::1", 6},
+		{"[2001:db8::1]", "2001:db8::1", 6},
+		{"[::1]", "::1", 6},
+		{"::ffff:198.18.1.2", "198.18.1.2", 4},
+		{"fe80::2%veth0", "fe80::2%veth0", 6},
+		{"[fe80::2%veth0]", "fe80::2%veth0", 6},
+		{"peer.example", "peer.example", 0},
+		{"[peer.example]", "[peer.example]", 0},
+	}
+	for _, tc := range cases {
+		host, family := Target(tc.address)
+		if host != tc.host || family != tc.family {
+			t.Errorf("Target(%q) = %q, %d; want %q, %d", tc.address, host, family, tc.host, tc.family)
+		}
+	}
+}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/fathom-net/fathom/agents/internal/echo"
 	"github.com/fathom-net/fathom/agents/internal/plan"
+	"github.com/fathom-net/fathom/agents/internal/probe"
 	"github.com/fathom-net/fathom/agents/internal/result"
 )
 
@@ -63,7 +64,8 @@ func (p *Prober) Sweep(ctx context.Context, spec Spec, address string) ([]result
 	if err := spec.Validate(); err != nil {
 		return nil, fmt.Errorf("invalid flowsweep spec: %w", err)
 	}
-	target := net.JoinHostPort(address, strconv.Itoa(spec.Port))
+	host, _ := probe.Target(address)
+	target := net.JoinHostPort(host, strconv.Itoa(spec.Port))
 	sw := newSweep(spec, p.Now())
 	var err error
 	if spec.Protocol == "tcp" {

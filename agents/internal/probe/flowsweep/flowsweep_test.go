@@ -359,7 +359,7 @@ func TestTCPSweepOverIPv6(t *testing.T) {
 		}
 	}()
 	test := sweepTest(`{"protocol": "tcp", "port": ` + strconv.Itoa(l.Addr().(*net.TCPAddr).Port) + `, "flows": 2, "samples_per_flow": 2, "interval_ms": 2, "timeout_ms": 500}`)
-	test.Peer.Address = "::1"
+	test.Peer.Address = "[::1]" // URL notation: JoinHostPort must not bracket it twice
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	res := New().Run(ctx, test, "")

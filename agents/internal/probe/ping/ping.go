@@ -82,7 +82,9 @@ func Args(spec Spec, target string, replyWait time.Duration) []string {
 	if spec.TTL != nil {
 		args = append(args, "-t", strconv.Itoa(*spec.TTL))
 	}
-	return append(args, "--", target)
+	host, family := probe.Target(target)
+	args = append(args, probe.FamilyFlag(family)...)
+	return append(args, "--", host)
 }
 
 // Run pings the test's peer and returns the result.

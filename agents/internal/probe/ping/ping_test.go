@@ -43,7 +43,7 @@ func TestRunRealPingOnIPv6Loopback(t *testing.T) {
 		l.Close()
 	}
 	test := loopbackTest(`{"count": 3, "interval_s": 0.2, "size_bytes": 56}`)
-	test.Peer.Address = "::1"
+	test.Peer.Address = "[::1]" // URL notation, as an address may come from a form
 	res := New().Run(context.Background(), test, "v1")
 	if res.Status != result.StatusOK {
 		t.Fatalf("status %s: %s", res.Status, res.Error)
@@ -85,8 +85,15 @@ func TestRunIsCancelledWithTheAgent(t *testing.T) {
 func TestArgs(t *testing.T) {
 	ttl := 5
 	got := strings.Join(Args(Spec{Count: 10, IntervalS: 0.5, SizeBytes: 56, TTL: &ttl}, "198.18.1.2", 2500*time.Millisecond), " ")
-	want := "-D -n -c 10 -i 0.5 -s 56 -W 3 -t 5 -- 198.18.1.2"
+	want := "-D -n -c 10 -i 0.5 -s 56 -W 3 -t 5 -4 -- 198.18.1.2"
 	if got != want {
 		t.Fatalf("args %q, want %q", got, want)
+	}
+	for address, want := range map[string]string{
+		"[2001:db8::1]": "-6 -- 2001:db8::1", "2001:db8::1": "-6 -- 2001:db8::1", "peer.example": "-W 1 -- peer.example",
+	} {
+		if got := strings.Join(Args(DefaultSpec(), address, time.Second), " "); !strings.HasSuffix(got, want) {
+			t.Errorf("%s: args %q, want ...%q", address, got, want)
+		}
 	}
 }

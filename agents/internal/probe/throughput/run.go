@@ -147,8 +147,10 @@ func (s Spec) Args(address, bind string) []string {
 	if connect == 0 {
 		connect = 5000
 	}
-	args := []string{"-c", address, "-p", strconv.Itoa(port), "-J", "-t", strconv.Itoa(s.DurationS),
+	host, family := probe.Target(address)
+	args := []string{"-c", host, "-p", strconv.Itoa(port), "-J", "-t", strconv.Itoa(s.DurationS),
 		"-O", strconv.Itoa(s.Omit()), "--connect-timeout", strconv.Itoa(connect)}
+	args = append(args, probe.FamilyFlag(family)...)
 	if bind != "" {
 		args = append(args, "-B", bind)
 	}
@@ -225,6 +227,9 @@ func (p *Prober) Measure(ctx context.Context, spec Spec, address string) (result
 	if err := spec.Validate(); err != nil {
 		return result.Throughput{}, fmt.Errorf("invalid throughput spec: %w", err)
 	}
+	if err := sameFamily(address, p.Bind); err != nil {
+		return result.Throughput{}, err
+	}
 	if !p.busy.CompareAndSwap(false, true) {
 		return result.Throughput{}, ErrBusy
 	}
@@ -272,6 +277,17 @@ func (p *Prober) Measure(ctx context.Context, spec Spec, address string) (result
 		return outcome, err
 	}
 	return outcome, nil
+}
+
+// sameFamily refuses a bind address of the other family than a literal peer address: iperf3
+// would only say "Invalid argument".
+func sameFamily(address, bind string) error {
+	_, peer := probe.Target(address)
+	_, local := probe.Target(bind)
+	if peer != 0 && local != 0 && peer != local {
+		return fmt.Errorf("iperf3 cannot run: bind address %s is IPv%d, peer %s is IPv%d", bind, local, address, peer)
+	}
+	return nil
 }
 
 // partial is what a stopped iperf3 printed of its run, or nothing.

@@ -66,6 +66,60 @@ func TestArgsCarryEveryOption(t *testing.T) {
 	}
 }
 
+func TestArgsForIPv6Peers(t *testing.T) {
+	spec := Spec{DurationS: 5, Parallel: 1, Port: 5201, ConnectTimeMs: 5000}
+	for address, want := range map[string][]string{
+		"[2001:db8::1]": {"-c", "2001:db8::1", "-6"}, // iperf3 cannot resolve "[...]"
+		"2001:db8::1":   {"-c", "2001:db8::1", "-6"},
+		"198.18.0.2":    {"-c", "198.18.0.2", "-4"},
+	} {
+		args := spec.Args(address, "")
+		if i := slices.Index(args, "-c"); i < 0 || args[i+1] != want[1] || !slices.Contains(args, want[2]) {
+			t.Errorf("%s: args %v", address, args)
+		}
+	}
+	if args := spec.Args("peer.example", ""); slices.Contains(args, "-4") || slices.Contains(args, "-6") {
+		t.Errorf("a host name is resolved by iperf3 in either family: %v", args)
+	}
+	// A bind address of the other family fails at once with a reason, not with iperf3's
+	// "Invalid argument".
+	p := New("iperf3")
+	p.Bind = "198.18.0.1"
+	if _, err := p.Measure(context.Background(), spec, "2001:db8::1"); err == nil || !strings.Contains(err.Error(), "IPv4") {
+		t.Fatalf("bind of the other family: %v", err)
+	}
+}
+
+func TestRunAgainstARealIperf3ServerOverIPv6(t *testing.T) {
+	if _, err := exec.LookPath("iperf3"); err != nil {
+		t.Skip("iperf3 is not installed")
+	}
+	l, err := net.Listen("tcp", "[::1]:0")
+	if err != nil {
+		t.Skip("no IPv6 loopback:", err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	server := exec.Command("iperf3", "-s", "-1", "-B", "::1", "-p", strconv.Itoa(port))
+	server.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := server.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = server.Process.Kill(); _ = server.Wait() })
+	test := loopbackTest(`{"duration_s": 1, "omit_s": 1, "port": ` + strconv.Itoa(port) + `}`)
+	test.Peer.Address = "[::1]"
+	var res result.Result
+	for attempt := 0; attempt < 20; attempt++ { // until the server listens
+		if res = New("iperf3").Run(testContext(t, 20*time.Second), test, ""); !strings.Contains(res.Error, "refused") {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if res.Status != result.StatusOK || res.Throughput.Summary.ReceiverBitsPerS <= 0 {
+		t.Fatalf("over ::1: %s %q", res.Status, res.Error)
+	}
+}
+
 func TestDecodeSpecAppliesDefaultsAndDerivesOmit(t *testing.T) {
 	spec, err := DecodeSpec(nil)
 	if err != nil {

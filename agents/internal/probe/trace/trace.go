@@ -80,9 +80,12 @@ func (s Spec) worstFlow() time.Duration {
 
 // Args is traceroute's command line for one flow.
 func (s Spec) Args(flow int, address string) []string {
-	return []string{"-n", "-U", "-p", strconv.Itoa(s.DstPort), "--sport=" + strconv.Itoa(s.SrcPortBase+flow),
+	host, family := probe.Target(address)
+	args := []string{"-n", "-U", "-p", strconv.Itoa(s.DstPort), "--sport=" + strconv.Itoa(s.SrcPortBase+flow),
 		"-q", strconv.Itoa(s.Queries), "-w", strconv.FormatFloat(s.WaitS, 'f', -1, 64),
-		"-m", strconv.Itoa(s.MaxHops), address}
+		"-m", strconv.Itoa(s.MaxHops)}
+	args = append(args, probe.FamilyFlag(family)...)
+	return append(args, host)
 }
 
 // Parallel is how many flows are traced at once: a run of 8 flows takes about two flows'
