@@ -64,6 +64,19 @@ func TestParseOutputs(t *testing.T) {
 			"", "", "192.0.2.77/9.312!H 192.0.2.77/9.287!H 192.0.2.77/9.301!H"}},
 		{"network-unreachable-mixed.txt", "198.18.77.1", 30, false, []string{"", "", "192.0.2.14/3.955!N"}},
 		{"stars-to-max-hops.txt", "198.18.20.2", 8, false, []string{"", "192.0.2.1/2.114 192.0.2.1/2.098", "* *", "", "", "", "", "* *"}},
+		// Captured here with Debian traceroute 2.1.2 on loopback (names, UDP with a fixed
+		// source port, IPv6, ICMP and TCP methods).
+		{"debian-2.1.2-names-q3.txt", "127.0.0.1", 30, true, []string{"127.0.0.1/0.01 127.0.0.1/0.002 127.0.0.1/0.001"}},
+		{"debian-2.1.2-n-udp-sport.txt", "127.0.0.1", 30, true, []string{"127.0.0.1/0.011"}},
+		{"debian-2.1.2-ipv6-n-q3.txt", "::1", 30, true, []string{"::1/0.019 ::1/0.002 ::1/0.002"}},
+		{"debian-2.1.2-n-icmp.txt", "127.0.0.1", 30, true, []string{"127.0.0.1/0.012 127.0.0.1/0.002 127.0.0.1/0.002"}},
+		{"debian-2.1.2-n-tcp.txt", "127.0.0.1", 30, true, []string{"127.0.0.1/0.018 127.0.0.1/0.003 127.0.0.1/0.003"}},
+		// -e (MPLS label stacks) and -A (AS numbers) print extra tokens the parser passes over.
+		{"mpls-extensions.txt", "198.18.40.2", 30, true, []string{"",
+			"192.0.2.1/7.734 192.0.2.1/7.695 192.0.2.1/7.663", "192.0.2.5/7.445 192.0.2.5/7.434 192.0.2.5/7.395",
+			"192.0.2.9/7.362 192.0.2.9/7.324 192.0.2.13/11.52", ""}},
+		{"as-lookups-names.txt", "198.18.40.2", 30, true, []string{"198.18.1.1/0.412 198.18.1.1/0.388 198.18.1.1/0.377", "",
+			"192.0.2.77/9.312 192.0.2.78/9.287 192.0.2.78/9.301", "198.18.40.2/9.603 198.18.40.2/9.588 198.18.40.2/9.611"}},
 		{"flags-and-wrapped-line.txt", "2001:db8:20::2", 30, true, []string{"",
 			"2001:db8:ffff::1/3.101!F-1480 2001:db8:ffff::1/3.087 2001:db8:ffff::1/3.09",
 			"2001:db8:ffff::21/15.21 2001:db8:ffff::25/19.874 2001:db8:ffff::21/15.199",
