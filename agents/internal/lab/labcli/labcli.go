@@ -130,7 +130,7 @@ func start(dir, path string, management bool, log *slog.Logger) (*topo.Lab, func
 		if syscall.Kill(old.PID, 0) == nil {
 			return nil, nil, fmt.Errorf("a lab (%s, pid %d) is already up in %s: use another --state-dir or `fathom-lab down`", old.Scenario, old.PID, dir)
 		}
-		sweep(old.Prefix, log) // its process died: clear what it left
+		topo.SweepPrefix(old.Prefix, log) // its process died: clear what it left
 	}
 	lab, err := topo.Up(s, topo.NewPrefix(), management, log)
 	if err != nil {
@@ -152,21 +152,6 @@ func start(dir, path string, management bool, log *slog.Logger) (*topo.Lab, func
 		_ = os.Remove(topo.ControlSocket(dir))
 	}
 	return lab, stop, nil
-}
-
-// sweep removes what a lab with this prefix left: its namespaces and its management bridge.
-func sweep(prefix string, log *slog.Logger) {
-	names, _ := topo.Namespaces(prefix + "-")
-	for _, ns := range names {
-		if err := topo.RemoveNamespace(ns); err != nil {
-			log.Warn("namespace not removed", "namespace", ns, "error", err)
-		}
-	}
-	if _, err := net.InterfaceByName(prefix + "br"); err == nil {
-		if out, err := exec.Command("ip", "link", "del", prefix+"br").CombinedOutput(); err != nil {
-			log.Warn("bridge not removed", "bridge", prefix+"br", "error", strings.TrimSpace(string(out)))
-		}
-	}
 }
 
 // serve is what `up` runs in the background: the lab lives until SIGTERM or SIGINT.
@@ -260,10 +245,7 @@ func up(args []string, stdout, stderr io.Writer) error {
 	}
 }
 
-var (
-	labNamespace = regexp.MustCompile(`^fl[0-9a-f]{4}-`)
-	labBridge    = regexp.MustCompile(`^fl[0-9a-f]{4}br$`)
-)
+var labNamespace = regexp.MustCompile(`^fl[0-9a-f]{4}-`)
 
 func down(args []string, stdout, stderr io.Writer) error {
 	all := false
@@ -278,7 +260,7 @@ func down(args []string, stdout, stderr io.Writer) error {
 				time.Sleep(50 * time.Millisecond)
 			}
 		}
-		sweep(st.Prefix, log) // whatever a crashed emulator left
+		topo.SweepPrefix(st.Prefix, log) // whatever a crashed emulator left
 		_ = os.Remove(topo.StateFile(dir))
 		_ = os.Remove(topo.ControlSocket(dir))
 		fmt.Fprintf(stdout, "lab %s (prefix %s) down\n", st.Scenario, st.Prefix)
@@ -298,13 +280,13 @@ func down(args []string, stdout, stderr io.Writer) error {
 		}
 		if links, err := net.Interfaces(); err == nil {
 			for _, l := range links {
-				if labBridge.MatchString(l.Name) {
-					prefixes[l.Name[:6]] = true
+				if prefix, ok := topo.BridgePrefix(l.Name); ok {
+					prefixes[prefix] = true
 				}
 			}
 		}
 		for prefix := range prefixes {
-			sweep(prefix, log)
+			topo.SweepPrefix(prefix, log)
 		}
 	}
 	return nil

@@ -143,10 +143,14 @@ func Up(s *scenario.Scenario, prefix string, management bool, log *slog.Logger) 
 func (lab *Lab) bridgeName() string { return lab.State.Prefix + "br" }
 
 func (lab *Lab) addManagement() error {
+	if err := claimManagement(lab.log); err != nil {
+		return err
+	}
 	bridge := lab.bridgeName()
 	lab.State.Management = ManagementAddr.String()
 	steps := [][]string{
 		{"link", "add", bridge, "type", "bridge"},
+		{"link", "set", bridge, "alias", ownerAlias(lab.State.PID)},
 		{"addr", "add", ManagementAddr.String() + "/24", "dev", bridge},
 		{"link", "set", bridge, "up"},
 	}
