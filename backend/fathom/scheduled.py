@@ -11,6 +11,9 @@ HOUR_S = 3600
 
 
 def register(app: Celery) -> None:
+    from django.conf import settings
+
+    from alerts.tasks import evaluate_alerts, redeliver_due
     from analysis.tasks import analyze_recent, purge_expired_analysis
     from inventory.tasks import purge_stale_enrollment_tokens
     from measurements.tasks import drop_expired_measurements
@@ -51,4 +54,18 @@ def register(app: Celery) -> None:
         purge_expired_analysis.s(),
         name="drop analyses and cleared findings older than the retention period",
         expires=6 * HOUR_S,
+    )
+    # Alerting ticks more often than once a minute (group_wait is 30 s), so on an interval: a
+    # beat restart delaying one tick by a few seconds is harmless.
+    app.add_periodic_task(
+        float(settings.ALERT_EVALUATE_EVERY_S),
+        evaluate_alerts.s(),
+        name="evaluate alert rules, group incidents, queue notifications",
+        expires=float(settings.ALERT_EVALUATE_EVERY_S),
+    )
+    app.add_periodic_task(
+        30.0,
+        redeliver_due.s(),
+        name="send due retries and deliveries a dead worker left",
+        expires=30.0,
     )

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from django.core.exceptions import ImproperlyConfigured
+
 from core.env import database_from_url, env_bool, env_int, env_list, env_networks, env_str
 
 BACKEND_DIR = Path(__file__).resolve().parent.parent
@@ -33,6 +35,7 @@ INSTALLED_APPS = [
     "meshes",
     "measurements",
     "analysis",
+    "alerts",
 ]
 
 MIDDLEWARE = [
@@ -181,6 +184,32 @@ ANALYSIS_SETTLE_S = env_int("FATHOM_ANALYSIS_SETTLE_S", 120, minimum=20, maximum
 ANALYSIS_DAILY_VOLUME_BYTES = env_int("FATHOM_ANALYSIS_DAILY_VOLUME_BYTES", 13 * 2**40, minimum=1)
 # The rate advice aims for when neither host reports its link speed.
 ANALYSIS_GOAL_BPS = env_int("FATHOM_ANALYSIS_GOAL_BPS", 10**10, minimum=10**5)
+
+# Alerting (reference/alerting.md). The address links in messages point at.
+PUBLIC_URL = env_str("FATHOM_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
+# Notification timers per incident, Alertmanager's defaults: the first message waits for
+# siblings, changes go out at most once per interval, an unchanged open incident repeats.
+ALERT_GROUP_WAIT_S = env_int("FATHOM_ALERT_GROUP_WAIT_S", 30, minimum=0, maximum=3600)
+ALERT_GROUP_INTERVAL_S = env_int("FATHOM_ALERT_GROUP_INTERVAL_S", 300, minimum=1, maximum=86400)
+ALERT_REPEAT_INTERVAL_S = env_int("FATHOM_ALERT_REPEAT_INTERVAL_S", 4 * 3600, minimum=60, maximum=30 * 86400)
+# How often the rules are evaluated (a beat interval, in seconds).
+ALERT_EVALUATE_EVERY_S = env_int("FATHOM_ALERT_EVALUATE_EVERY_S", 15, minimum=1, maximum=600)
+# A new path alert joins an open incident sharing an agent, or one of the same mesh and metric
+# opened within this window.
+ALERT_GROUP_WINDOW_S = env_int("FATHOM_ALERT_GROUP_WINDOW_S", 900, minimum=0, maximum=86400)
+ALERT_EMAIL_DOMAIN = env_str("FATHOM_ALERT_EMAIL_DOMAIN", "fathom.invalid")
+# SMTP for alert email (.env): STARTTLS (EMAIL_USE_TLS) or implicit TLS (EMAIL_USE_SSL).
+EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+EMAIL_HOST = env_str("FATHOM_EMAIL_HOST", "127.0.0.1")
+EMAIL_PORT = env_int("FATHOM_EMAIL_PORT", 25, minimum=1, maximum=65535)
+EMAIL_HOST_USER = env_str("FATHOM_EMAIL_USER", "")
+EMAIL_HOST_PASSWORD = env_str("FATHOM_EMAIL_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("FATHOM_EMAIL_STARTTLS", default=False)
+EMAIL_USE_SSL = env_bool("FATHOM_EMAIL_TLS", default=False)
+if EMAIL_USE_TLS and EMAIL_USE_SSL:
+    raise ImproperlyConfigured("FATHOM_EMAIL_STARTTLS and FATHOM_EMAIL_TLS exclude each other: pick one")
+EMAIL_TIMEOUT = env_int("FATHOM_EMAIL_TIMEOUT_S", 15, minimum=1, maximum=300)
+DEFAULT_FROM_EMAIL = env_str("FATHOM_EMAIL_FROM", f"Fathom <alerts@{ALERT_EMAIL_DOMAIN}>")
 
 LOGGING = {
     "version": 1,

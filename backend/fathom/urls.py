@@ -13,6 +13,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("meshes.api.urls")),
     path("", include("measurements.api.urls")),
     path("", include("analysis.api.urls")),
+    path("", include("alerts.api.urls")),
     path("schema/", SchemaView.as_view(), name="schema"),
 ]
 

@@ -16,7 +16,7 @@ import pytest
 
 BACKEND = Path(__file__).resolve().parents[2]
 # Lowest first.
-LAYERS = ("core", "accounts", "inventory", "measurements", "meshes", "analysis", "fathom")
+LAYERS = ("core", "accounts", "inventory", "measurements", "meshes", "analysis", "alerts", "fathom")
 TEST_KIT = "fathom.testing"
 
 

@@ -123,6 +123,254 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/alerts/channels/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Where incidents go. Config (addresses, URLs, secrets) is written, never read back;
+         *     a webhook's signing secret is shown once, in the create response.
+         */
+        get: operations["alerts_channels_list"];
+        put?: never;
+        /**
+         * @description Where incidents go. Config (addresses, URLs, secrets) is written, never read back;
+         *     a webhook's signing secret is shown once, in the create response.
+         */
+        post: operations["alerts_channels_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/channels/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Where incidents go. Config (addresses, URLs, secrets) is written, never read back;
+         *     a webhook's signing secret is shown once, in the create response.
+         */
+        get: operations["alerts_channels_retrieve"];
+        /**
+         * @description Where incidents go. Config (addresses, URLs, secrets) is written, never read back;
+         *     a webhook's signing secret is shown once, in the create response.
+         */
+        put: operations["alerts_channels_update"];
+        post?: never;
+        /**
+         * @description Where incidents go. Config (addresses, URLs, secrets) is written, never read back;
+         *     a webhook's signing secret is shown once, in the create response.
+         */
+        delete: operations["alerts_channels_destroy"];
+        options?: never;
+        head?: never;
+        /**
+         * @description Where incidents go. Config (addresses, URLs, secrets) is written, never read back;
+         *     a webhook's signing secret is shown once, in the create response.
+         */
+        patch: operations["alerts_channels_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/alerts/channels/{id}/test/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Sends a test message now and shows what happened (no retries). */
+        post: operations["alerts_channels_test_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/incidents/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Incidents, newest first; acknowledge and resolve them. */
+        get: operations["alerts_incidents_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/incidents/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Incidents, newest first; acknowledge and resolve them. */
+        get: operations["alerts_incidents_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/incidents/{id}/acknowledge/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Incidents, newest first; acknowledge and resolve them. */
+        post: operations["alerts_incidents_acknowledge_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/incidents/{id}/resolve/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Incidents, newest first; acknowledge and resolve them. */
+        post: operations["alerts_incidents_resolve_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/rules/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Alert rules: the defaults a fresh install has, and any a user writes. */
+        get: operations["alerts_rules_list"];
+        put?: never;
+        /** @description Alert rules: the defaults a fresh install has, and any a user writes. */
+        post: operations["alerts_rules_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/rules/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Alert rules: the defaults a fresh install has, and any a user writes. */
+        get: operations["alerts_rules_retrieve"];
+        /** @description Alert rules: the defaults a fresh install has, and any a user writes. */
+        put: operations["alerts_rules_update"];
+        post?: never;
+        /** @description Alert rules: the defaults a fresh install has, and any a user writes. */
+        delete: operations["alerts_rules_destroy"];
+        options?: never;
+        head?: never;
+        /** @description Alert rules: the defaults a fresh install has, and any a user writes. */
+        patch: operations["alerts_rules_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/alerts/silences/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Silences and recurring maintenance windows. Expired, never deleted: history stays. */
+        get: operations["alerts_silences_list"];
+        put?: never;
+        /** @description Silences and recurring maintenance windows. Expired, never deleted: history stays. */
+        post: operations["alerts_silences_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/silences/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Silences and recurring maintenance windows. Expired, never deleted: history stays. */
+        get: operations["alerts_silences_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/silences/{id}/expire/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Silences and recurring maintenance windows. Expired, never deleted: history stays. */
+        post: operations["alerts_silences_expire_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/alerts/summary/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Counts for the top bar. */
+        get: operations["alerts_summary_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/analysis/findings/": {
         parameters: {
             query?: never;
@@ -457,10 +705,53 @@ export interface components {
             demand: number;
             slots_planned: number;
         };
+        Alert: {
+            readonly id: number;
+            rule: string;
+            severity: string;
+            state?: components["schemas"]["AlertStateEnum"];
+            silenced?: boolean;
+            inhibited?: boolean;
+            summary: string;
+            labels?: unknown;
+            evidence?: unknown;
+            advice?: string;
+            /** Format: double */
+            value?: number | null;
+            /** Format: date-time */
+            started_at: string;
+            /** Format: date-time */
+            firing_at?: string | null;
+            /** Format: date-time */
+            last_true_at: string;
+            /** Format: date-time */
+            resolved_at?: string | null;
+            /** Format: int64 */
+            finding_id?: number | null;
+        };
+        /**
+         * @description * `pending` - Pending
+         *     * `firing` - Firing
+         *     * `resolved` - Resolved
+         * @enum {string}
+         */
+        AlertStateEnum: "pending" | "firing" | "resolved";
+        Attempt: {
+            /** Format: date-time */
+            at?: string;
+            ok: boolean;
+            status_code?: number | null;
+            response?: string;
+            error?: string;
+            /** Format: double */
+            duration_ms: number;
+        };
         BatchError: {
             path: string;
             message: string;
         };
+        /** @enum {unknown} */
+        BlankEnum: "";
         /** @description The socket buffers and window fractions behind the window terms, each with where it came from. */
         Buffers: {
             receive_bytes: number | null;
@@ -528,6 +819,29 @@ export interface components {
              */
             options_of_run: string;
         };
+        Channel: {
+            readonly id: number;
+            name: string;
+            kind: components["schemas"]["KindA59Enum"];
+            readonly target: string;
+            matchers?: components["schemas"]["Matcher"][];
+            send_resolved?: boolean;
+            enabled?: boolean;
+            readonly disabled_reason: string;
+            readonly last_error: string;
+            /** Format: date-time */
+            readonly last_success_at: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+        };
+        ChannelRequest: {
+            name: string;
+            kind: components["schemas"]["KindA59Enum"];
+            config: unknown;
+            matchers?: components["schemas"]["MatcherRequest"][];
+            send_resolved?: boolean;
+            enabled?: boolean;
+        };
         /** @description A choice as the UI shows it: value, label and colour (never hard-coded in the UI). */
         Choice: {
             value: string;
@@ -536,16 +850,86 @@ export interface components {
         };
         Choices: {
             agent_status: components["schemas"]["Choice"][];
+            alert_severity: components["schemas"]["Choice"][];
+            alert_state: components["schemas"]["Choice"][];
+            delivery_status: components["schemas"]["Choice"][];
             diagnosis: components["schemas"]["Choice"][];
             finding_state: components["schemas"]["Choice"][];
+            incident_status: components["schemas"]["Choice"][];
             rtt_mode_verdict: components["schemas"]["Choice"][];
             run_status: components["schemas"]["Choice"][];
             slot_state: components["schemas"]["Choice"][];
             token_state: components["schemas"]["Choice"][];
         };
+        CommentRequest: {
+            /** @default  */
+            comment: string;
+        };
+        /**
+         * @description * `lt` - <
+         *     * `le` - <=
+         *     * `gt` - >
+         *     * `ge` - >=
+         * @enum {string}
+         */
+        ComparisonEnum: "lt" | "le" | "gt" | "ge";
+        /** @description The one time a webhook's signing secret is shown. */
+        CreatedChannel: {
+            readonly id: number;
+            name: string;
+            kind: components["schemas"]["KindA59Enum"];
+            readonly target: string;
+            matchers?: components["schemas"]["Matcher"][];
+            send_resolved?: boolean;
+            enabled?: boolean;
+            readonly disabled_reason: string;
+            readonly last_error: string;
+            /** Format: date-time */
+            readonly last_success_at: string | null;
+            /** Format: date-time */
+            readonly created_at: string;
+            readonly secret: string | null;
+        };
         Csrf: {
             csrf_token: string;
         };
+        Delivery: {
+            readonly id: number;
+            /** Format: uuid */
+            readonly key: string;
+            channel: string;
+            channel_kind: string;
+            sequence: number;
+            kind: components["schemas"]["DeliveryKindEnum"];
+            status?: components["schemas"]["DeliveryStatusEnum"];
+            attempts?: number;
+            /** Format: date-time */
+            next_attempt_at?: string;
+            last_error?: string;
+            /** Format: date-time */
+            created_at?: string;
+            /** Format: date-time */
+            sent_at?: string | null;
+            attempt_log: components["schemas"]["Attempt"][];
+        };
+        /**
+         * @description * `firing` - Firing
+         *     * `update` - Update
+         *     * `repeat` - Repeat
+         *     * `resolved` - Resolved
+         *     * `test` - Test
+         * @enum {string}
+         */
+        DeliveryKindEnum: "firing" | "update" | "repeat" | "resolved" | "test";
+        /**
+         * @description * `pending` - Pending
+         *     * `sending` - Sending
+         *     * `sent` - Sent
+         *     * `retrying` - Retrying
+         *     * `failed` - Failed
+         * @enum {string}
+         */
+        DeliveryStatusEnum: "pending" | "sending" | "sent" | "retrying" | "failed";
         /**
          * @description What limited one throughput run (analysis.choices.Diagnosis).
          * @enum {string}
@@ -685,6 +1069,27 @@ export interface components {
              */
             rekey: boolean;
         };
+        Event: {
+            /** Format: date-time */
+            at?: string;
+            kind: components["schemas"]["EventKindEnum"];
+            actor?: string;
+            text: string;
+        };
+        /**
+         * @description * `opened` - Opened
+         *     * `alert_pending` - Alert pending
+         *     * `alert_firing` - Alert firing
+         *     * `alert_resolved` - Alert resolved
+         *     * `alert_silenced` - Alert silenced
+         *     * `alert_inhibited` - Alert inhibited
+         *     * `acknowledged` - Acknowledged
+         *     * `resolved` - Resolved
+         *     * `reopened` - Reopened
+         *     * `notified` - Notified
+         * @enum {string}
+         */
+        EventKindEnum: "opened" | "alert_pending" | "alert_firing" | "alert_resolved" | "alert_silenced" | "alert_inhibited" | "acknowledged" | "resolved" | "reopened" | "notified";
         Finding: {
             id: number;
             source: components["schemas"]["AgentRef"];
@@ -775,6 +1180,49 @@ export interface components {
             /** @description net.ipv4.tcp_window_scaling: false caps windows at 64 KiB */
             window_scaling: boolean | null;
         };
+        Incident: {
+            readonly id: number;
+            group_key: string;
+            title: string;
+            status?: components["schemas"]["Status7f5Enum"];
+            severity?: components["schemas"]["SeverityEnum"];
+            /** Format: date-time */
+            opened_at?: string;
+            /** Format: date-time */
+            acknowledged_at?: string | null;
+            readonly acknowledged_by: string | null;
+            ack_comment?: string;
+            /** Format: date-time */
+            resolved_at?: string | null;
+            readonly resolved_by: string | null;
+            /** Format: date-time */
+            last_notified_at?: string | null;
+            readonly alert_count: number;
+            readonly firing_count: number;
+        };
+        IncidentDetail: {
+            readonly id: number;
+            group_key: string;
+            title: string;
+            status?: components["schemas"]["Status7f5Enum"];
+            severity?: components["schemas"]["SeverityEnum"];
+            /** Format: date-time */
+            opened_at?: string;
+            /** Format: date-time */
+            acknowledged_at?: string | null;
+            readonly acknowledged_by: string | null;
+            ack_comment?: string;
+            /** Format: date-time */
+            resolved_at?: string | null;
+            readonly resolved_by: string | null;
+            /** Format: date-time */
+            last_notified_at?: string | null;
+            readonly alert_count: number;
+            readonly firing_count: number;
+            alerts: components["schemas"]["Alert"][];
+            events: components["schemas"]["Event"][];
+            deliveries: components["schemas"]["Delivery"][];
+        };
         IngestResponse: {
             results: components["schemas"]["ItemStatus"][];
         };
@@ -830,15 +1278,21 @@ export interface components {
         ItemStatus: {
             /** Format: uuid */
             id: string;
-            status: components["schemas"]["StatusEnum"];
+            status: components["schemas"]["ItemStatusStatusEnum"];
         };
         /**
-         * @description * `mesh` - Mesh
-         *     * `disjoint` - Disjoint
-         *     * `list` - List
+         * @description * `created` - created
+         *     * `duplicate` - duplicate
          * @enum {string}
          */
-        KindEnum: "mesh" | "disjoint" | "list";
+        ItemStatusStatusEnum: "created" | "duplicate";
+        /**
+         * @description * `email` - Email
+         *     * `slack` - Slack
+         *     * `webhook` - Webhook
+         * @enum {string}
+         */
+        KindA59Enum: "email" | "slack" | "webhook";
         /**
          * @description The smallest known ceiling term, i.e. what bounds the path; unknown when no term could be computed (analysis.ceilings.Limit).
          * @enum {string}
@@ -870,11 +1324,23 @@ export interface components {
             /** @description binomial upper tail against the baseline rate */
             p_value: number;
         };
+        Matcher: {
+            name: components["schemas"]["NameEnum"];
+            /** @default = */
+            op: components["schemas"]["OpEnum"];
+            value: string;
+        };
+        MatcherRequest: {
+            name: components["schemas"]["NameEnum"];
+            /** @default = */
+            op: components["schemas"]["OpEnum"];
+            value: string;
+        };
         Mesh: {
             name: string;
             description?: string;
             /** @default mesh */
-            kind: components["schemas"]["KindEnum"];
+            kind: components["schemas"]["MeshKindEnum"];
             all_agents?: boolean;
             unidirectional?: boolean;
             targets?: string[];
@@ -887,6 +1353,13 @@ export interface components {
             agents: components["schemas"]["AgentRef"][];
             cells: components["schemas"]["GridCell"][];
         };
+        /**
+         * @description * `mesh` - Mesh
+         *     * `disjoint` - Disjoint
+         *     * `list` - List
+         * @enum {string}
+         */
+        MeshKindEnum: "mesh" | "disjoint" | "list";
         MeshMember: {
             agent: string;
             /** @default a */
@@ -901,7 +1374,7 @@ export interface components {
             name: string;
             description?: string;
             /** @default mesh */
-            kind: components["schemas"]["KindEnum"];
+            kind: components["schemas"]["MeshKindEnum"];
             all_agents?: boolean;
             unidirectional?: boolean;
             targets?: string[];
@@ -932,19 +1405,65 @@ export interface components {
          * @enum {string}
          */
         ModeVerdict: "single" | "ecmp" | "insufficient";
+        /**
+         * @description * `mesh` - mesh
+         *     * `agent` - agent
+         *     * `source` - source
+         *     * `destination` - destination
+         *     * `path` - path
+         *     * `metric` - metric
+         *     * `direction` - direction
+         *     * `severity` - severity
+         *     * `rule` - rule
+         *     * `kind` - kind
+         * @enum {string}
+         */
+        NameEnum: "mesh" | "agent" | "source" | "destination" | "path" | "metric" | "direction" | "severity" | "rule" | "kind";
         /** @enum {unknown} */
         NullEnum: null;
+        /**
+         * @description * `=` - =
+         *     * `!=` - !=
+         *     * `=~` - =~
+         *     * `!~` - !~
+         * @enum {string}
+         */
+        OpEnum: "=" | "!=" | "=~" | "!~";
+        PatchedChannelRequest: {
+            name?: string;
+            kind?: components["schemas"]["KindA59Enum"];
+            config?: unknown;
+            matchers?: components["schemas"]["MatcherRequest"][];
+            send_resolved?: boolean;
+            enabled?: boolean;
+        };
         PatchedMeshRequest: {
             name?: string;
             description?: string;
             /** @default mesh */
-            kind: components["schemas"]["KindEnum"];
+            kind: components["schemas"]["MeshKindEnum"];
             all_agents?: boolean;
             unidirectional?: boolean;
             targets?: string[];
             enabled?: boolean;
             members?: components["schemas"]["MeshMemberRequest"][];
             tests?: components["schemas"]["MeshTestRequest"][];
+        };
+        PatchedRuleRequest: {
+            name?: string;
+            enabled?: boolean;
+            kind?: components["schemas"]["RuleKindEnum"];
+            metric?: string;
+            comparison?: components["schemas"]["ComparisonEnum"] | components["schemas"]["BlankEnum"];
+            /** Format: double */
+            value?: number | null;
+            k?: number;
+            n?: number;
+            scope?: components["schemas"]["MatcherRequest"][];
+            severity?: components["schemas"]["SeverityEnum"];
+            pending_s?: number;
+            hold_s?: number;
+            description?: string;
         };
         Path: {
             source: components["schemas"]["AgentRef"];
@@ -1098,6 +1617,51 @@ export interface components {
          * @enum {string}
          */
         RttStatistic: "min_ms" | "p50_ms" | "p90_ms";
+        Rule: {
+            readonly id: number;
+            name: string;
+            enabled?: boolean;
+            kind: components["schemas"]["RuleKindEnum"];
+            metric?: string;
+            comparison?: components["schemas"]["ComparisonEnum"] | components["schemas"]["BlankEnum"];
+            /** Format: double */
+            value?: number | null;
+            k?: number;
+            n?: number;
+            scope?: components["schemas"]["Matcher"][];
+            severity?: components["schemas"]["SeverityEnum"];
+            pending_s?: number;
+            hold_s?: number;
+            description?: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly updated_at: string;
+        };
+        /**
+         * @description * `finding` - Analysis finding
+         *     * `no_data` - No data
+         *     * `agent_down` - Agent down
+         *     * `threshold` - Threshold
+         * @enum {string}
+         */
+        RuleKindEnum: "finding" | "no_data" | "agent_down" | "threshold";
+        RuleRequest: {
+            name: string;
+            enabled?: boolean;
+            kind: components["schemas"]["RuleKindEnum"];
+            metric?: string;
+            comparison?: components["schemas"]["ComparisonEnum"] | components["schemas"]["BlankEnum"];
+            /** Format: double */
+            value?: number | null;
+            k?: number;
+            n?: number;
+            scope?: components["schemas"]["MatcherRequest"][];
+            severity?: components["schemas"]["SeverityEnum"];
+            pending_s?: number;
+            hold_s?: number;
+            description?: string;
+        };
         RunAnalysis: {
             /** Format: uuid */
             run_id: string;
@@ -1182,11 +1746,53 @@ export interface components {
             scale: number;
         };
         /**
+         * @description * `critical` - Critical
+         *     * `warning` - Warning
+         *     * `info` - Info
+         * @enum {string}
+         */
+        SeverityEnum: "critical" | "warning" | "info";
+        /**
          * @description * `a` - A
          *     * `b` - B
          * @enum {string}
          */
         SideEnum: "a" | "b";
+        Silence: {
+            readonly id: number;
+            matchers: components["schemas"]["Matcher"][];
+            /** Format: date-time */
+            starts_at: string;
+            /** Format: date-time */
+            ends_at: string;
+            readonly created_by: string;
+            comment: string;
+            weekdays?: unknown;
+            /** Format: time */
+            window_start?: string | null;
+            /** Format: time */
+            window_end?: string | null;
+            time_zone?: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly expired_at: string | null;
+            readonly state: string;
+        };
+        SilenceRequest: {
+            matchers: components["schemas"]["MatcherRequest"][];
+            /** Format: date-time */
+            starts_at: string;
+            /** Format: date-time */
+            ends_at: string;
+            comment: string;
+            weekdays?: unknown;
+            /** Format: time */
+            window_start?: string | null;
+            /** Format: time */
+            window_end?: string | null;
+            time_zone?: string;
+        };
         Slot: {
             /** Format: uuid */
             readonly id: string;
@@ -1201,7 +1807,7 @@ export interface components {
             start_at: string;
             /** Format: date-time */
             end_at: string;
-            state: components["schemas"]["StateEnum"];
+            state: components["schemas"]["SlotStateEnum"];
             reason?: string;
             /** Format: uuid */
             run_id?: string | null;
@@ -1214,13 +1820,19 @@ export interface components {
          *     * `unschedulable` - Unschedulable
          * @enum {string}
          */
-        StateEnum: "planned" | "ok" | "failed" | "missed" | "unschedulable";
+        SlotStateEnum: "planned" | "ok" | "failed" | "missed" | "unschedulable";
         /**
-         * @description * `created` - created
-         *     * `duplicate` - duplicate
+         * @description * `open` - Open
+         *     * `acknowledged` - Acknowledged
+         *     * `resolved` - Resolved
          * @enum {string}
          */
-        StatusEnum: "created" | "duplicate";
+        Status7f5Enum: "open" | "acknowledged" | "resolved";
+        Summary: {
+            open: number;
+            acknowledged: number;
+            firing_alerts: number;
+        };
         /** @description The RTT modes of one flow sweep by the per-flow rule, as stored (analysis.modes.ModeAnalysis). */
         SweepAnalysis: {
             verdict: components["schemas"]["ModeVerdict"];
@@ -1526,6 +2138,505 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    alerts_channels_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Channel"][];
+                };
+            };
+        };
+    };
+    alerts_channels_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChannelRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CreatedChannel"];
+                };
+            };
+        };
+    };
+    alerts_channels_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this channel. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Channel"];
+                };
+            };
+        };
+    };
+    alerts_channels_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this channel. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChannelRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Channel"];
+                };
+            };
+        };
+    };
+    alerts_channels_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this channel. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    alerts_channels_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this channel. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedChannelRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Channel"];
+                };
+            };
+        };
+    };
+    alerts_channels_test_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this channel. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Delivery"];
+                };
+            };
+        };
+    };
+    alerts_incidents_list: {
+        parameters: {
+            query?: {
+                /** @description incidents with an alert involving this agent (by name) */
+                agent?: string;
+                severity?: string;
+                status?: "acknowledged" | "open" | "resolved";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Incident"][];
+                };
+            };
+        };
+    };
+    alerts_incidents_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this incident. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IncidentDetail"];
+                };
+            };
+        };
+    };
+    alerts_incidents_acknowledge_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this incident. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CommentRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Incident"];
+                };
+            };
+        };
+    };
+    alerts_incidents_resolve_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this incident. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["CommentRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Incident"];
+                };
+            };
+        };
+    };
+    alerts_rules_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rule"][];
+                };
+            };
+        };
+    };
+    alerts_rules_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RuleRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rule"];
+                };
+            };
+        };
+    };
+    alerts_rules_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this rule. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rule"];
+                };
+            };
+        };
+    };
+    alerts_rules_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this rule. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RuleRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rule"];
+                };
+            };
+        };
+    };
+    alerts_rules_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this rule. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    alerts_rules_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this rule. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedRuleRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rule"];
+                };
+            };
+        };
+    };
+    alerts_silences_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Silence"][];
+                };
+            };
+        };
+    };
+    alerts_silences_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SilenceRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Silence"];
+                };
+            };
+        };
+    };
+    alerts_silences_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this silence. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Silence"];
+                };
+            };
+        };
+    };
+    alerts_silences_expire_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this silence. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Silence"];
+                };
+            };
+        };
+    };
+    alerts_summary_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Summary"];
+                };
             };
         };
     };

@@ -1,0 +1,251 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.utils import timezone
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from alerts import matchers, silences
+from alerts.choices import Comparison, RuleKind, ThresholdMetric
+from alerts.models import Alert, Channel, Delivery, DeliveryAttempt, Incident, IncidentEvent, Rule, Silence
+from alerts.transports import TRANSPORTS, ConfigError
+from analysis.choices import FindingMetric
+
+
+class MatcherSerializer(serializers.Serializer[dict[str, str]]):
+    name = serializers.ChoiceField(choices=matchers.LABEL_NAMES)
+    op = serializers.ChoiceField(choices=matchers.OPS, default="=")
+    value = serializers.CharField(max_length=200, allow_blank=True)
+
+
+def _clean_matchers(value: Any) -> list[dict[str, str]]:
+    try:
+        parsed = matchers.parse(value)
+    except matchers.MatcherError as exc:
+        raise serializers.ValidationError(str(exc)) from exc
+    return [{"name": m.name, "op": m.op, "value": m.value} for m in parsed]
+
+
+class RuleSerializer(serializers.ModelSerializer[Rule]):
+    scope = MatcherSerializer(many=True, required=False)
+
+    class Meta:
+        model = Rule
+        fields = [
+            "id", "name", "enabled", "kind", "metric", "comparison", "value", "k", "n", "scope", "severity",
+            "pending_s", "hold_s", "description", "created_at", "updated_at",
+        ]  # fmt: skip
+        read_only_fields = ["created_at", "updated_at"]
+
+    def validate_scope(self, value: Any) -> list[dict[str, str]]:
+        return _clean_matchers(value)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        merged = {**({f: getattr(self.instance, f) for f in self.Meta.fields if hasattr(self.instance, f)}), **attrs}
+        kind, metric = merged.get("kind"), merged.get("metric") or ""
+        k, n = merged.get("k", 1), merged.get("n", 1)
+        errors: dict[str, str] = {}
+        if not 1 <= k <= n <= 100:
+            errors["k"] = "need 1 <= k <= n <= 100 (k of the last n runs)"
+        if kind == RuleKind.FINDING and metric not in ("", *FindingMetric.values):
+            errors["metric"] = f"a finding rule follows one of: {', '.join(FindingMetric.values)} (or empty for all)"
+        if kind == RuleKind.THRESHOLD:
+            if metric not in ThresholdMetric.values:
+                errors["metric"] = f"a threshold rule reads one of: {', '.join(ThresholdMetric.values)}"
+            if merged.get("comparison") not in Comparison.values:
+                errors["comparison"] = f"one of: {', '.join(Comparison.values)}"
+            if merged.get("value") is None:
+                errors["value"] = "a threshold rule needs a value"
+        if kind in (RuleKind.AGENT_DOWN, RuleKind.NO_DATA) and metric:
+            errors["metric"] = f"a {kind} rule has no metric"
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+
+class SilenceSerializer(serializers.ModelSerializer[Silence]):
+    matchers = MatcherSerializer(many=True)
+    state = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Silence
+        fields = [
+            "id", "matchers", "starts_at", "ends_at", "created_by", "comment", "weekdays", "window_start",
+            "window_end", "time_zone", "created_at", "expired_at", "state",
+        ]  # fmt: skip
+        read_only_fields = ["created_by", "created_at", "expired_at"]
+        extra_kwargs = {"comment": {"error_messages": {"blank": "say why (a ticket, the maintenance)"}}}
+
+    def get_state(self, silence: Silence) -> str:
+        return silences.state(silence, timezone.now())
+
+    def validate_matchers(self, value: Any) -> list[dict[str, str]]:
+        cleaned = _clean_matchers(value)
+        if not cleaned:
+            raise serializers.ValidationError("a silence needs at least one matcher (it would silence everything)")
+        return cleaned
+
+    def validate_comment(self, value: str) -> str:
+        if not value.strip():
+            raise serializers.ValidationError("say why (a ticket, the maintenance)")
+        return value
+
+    def validate_weekdays(self, value: Any) -> list[int]:
+        if not isinstance(value, list) or any(not isinstance(d, int) or not 1 <= d <= 7 for d in value):
+            raise serializers.ValidationError("ISO weekdays, 1 (Monday) to 7 (Sunday)")
+        return sorted(set(value))
+
+    def validate_time_zone(self, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise serializers.ValidationError(f"unknown time zone {value!r} (an IANA name like Europe/Athens)") from exc
+        return value
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        starts, ends = attrs.get("starts_at"), attrs.get("ends_at")
+        if starts and ends and ends <= starts:
+            raise serializers.ValidationError({"ends_at": "must be after starts_at"})
+        recurring = [attrs.get("weekdays"), attrs.get("window_start"), attrs.get("window_end")]
+        if any(v not in (None, []) for v in recurring) and not all(v not in (None, []) for v in recurring):
+            raise serializers.ValidationError(
+                {"weekdays": "a maintenance window needs weekdays, window_start and window_end"}
+            )
+        if attrs.get("window_start") is not None and attrs.get("window_start") == attrs.get("window_end"):
+            raise serializers.ValidationError({"window_end": "must differ from window_start"})
+        return attrs
+
+
+def mask(url: str) -> str:
+    """A webhook URL is a secret (anyone holding a Slack one can post): show its host only."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    return f"{parts.scheme}://{parts.netloc}/…"
+
+
+class ChannelSerializer(serializers.ModelSerializer[Channel]):
+    config = serializers.JSONField(write_only=True)
+    target = serializers.SerializerMethodField()
+    matchers = MatcherSerializer(many=True, required=False)
+
+    class Meta:
+        model = Channel
+        fields = [
+            "id", "name", "kind", "config", "target", "matchers", "send_resolved", "enabled", "disabled_reason",
+            "last_error", "last_success_at", "created_at",
+        ]  # fmt: skip
+        read_only_fields = ["disabled_reason", "last_error", "last_success_at", "created_at"]
+
+    def get_target(self, channel: Channel) -> str:
+        if channel.kind == "email":
+            return ", ".join(channel.config.get("to", []))
+        return mask(channel.config.get("url", ""))
+
+    def validate_matchers(self, value: Any) -> list[dict[str, str]]:
+        return _clean_matchers(value)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        kind = attrs.get("kind") or (self.instance.kind if self.instance else None)
+        if "config" in attrs or self.instance is None:
+            try:
+                attrs["config"] = TRANSPORTS[str(kind)].clean_config(attrs.get("config"))
+            except ConfigError as exc:
+                raise serializers.ValidationError({"config": str(exc)}) from exc
+        if self.instance is not None and "kind" in attrs and attrs["kind"] != self.instance.kind:
+            raise serializers.ValidationError({"kind": "a channel's kind cannot change: make a new channel"})
+        return attrs
+
+
+class CreatedChannelSerializer(ChannelSerializer):
+    """The one time a webhook's signing secret is shown."""
+
+    secret = serializers.SerializerMethodField()
+
+    class Meta(ChannelSerializer.Meta):
+        fields = [*ChannelSerializer.Meta.fields, "secret"]
+
+    def get_secret(self, channel: Channel) -> str | None:
+        secret = channel.config.get("secret")
+        return secret if isinstance(secret, str) else None
+
+
+class AlertSerializer(serializers.ModelSerializer[Alert]):
+    rule = serializers.CharField(source="rule.name")
+    severity = serializers.CharField(source="rule.severity")
+
+    class Meta:
+        model = Alert
+        fields = [
+            "id", "rule", "severity", "state", "silenced", "inhibited", "summary", "labels", "evidence", "advice",
+            "value", "started_at", "firing_at", "last_true_at", "resolved_at", "finding_id",
+        ]  # fmt: skip
+
+
+class EventSerializer(serializers.ModelSerializer[IncidentEvent]):
+    class Meta:
+        model = IncidentEvent
+        fields = ["at", "kind", "actor", "text"]
+
+
+class AttemptSerializer(serializers.ModelSerializer[DeliveryAttempt]):
+    class Meta:
+        model = DeliveryAttempt
+        fields = ["at", "ok", "status_code", "response", "error", "duration_ms"]
+
+
+class DeliverySerializer(serializers.ModelSerializer[Delivery]):
+    channel = serializers.CharField(source="channel.name")
+    channel_kind = serializers.CharField(source="channel.kind")
+    attempt_log = AttemptSerializer(many=True)
+
+    class Meta:
+        model = Delivery
+        fields = [
+            "id", "key", "channel", "channel_kind", "sequence", "kind", "status", "attempts", "next_attempt_at",
+            "last_error", "created_at", "sent_at", "attempt_log",
+        ]  # fmt: skip
+
+
+class IncidentSerializer(serializers.ModelSerializer[Incident]):
+    acknowledged_by = serializers.SerializerMethodField()
+    resolved_by = serializers.SerializerMethodField()
+    alert_count = serializers.IntegerField(read_only=True)
+    firing_count = serializers.IntegerField(read_only=True)
+
+    class Meta:
+        model = Incident
+        fields = [
+            "id", "group_key", "title", "status", "severity", "opened_at", "acknowledged_at", "acknowledged_by",
+            "ack_comment", "resolved_at", "resolved_by", "last_notified_at", "alert_count", "firing_count",
+        ]  # fmt: skip
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_acknowledged_by(self, incident: Incident) -> str | None:
+        return incident.acknowledged_by.get_username() if incident.acknowledged_by else None
+
+    @extend_schema_field(serializers.CharField(allow_null=True))
+    def get_resolved_by(self, incident: Incident) -> str | None:
+        return incident.resolved_by.get_username() if incident.resolved_by else None
+
+
+class IncidentDetailSerializer(IncidentSerializer):
+    alerts = AlertSerializer(many=True)
+    events = EventSerializer(many=True)
+    deliveries = DeliverySerializer(many=True)
+
+    class Meta(IncidentSerializer.Meta):
+        fields = [*IncidentSerializer.Meta.fields, "alerts", "events", "deliveries"]
+
+
+class CommentSerializer(serializers.Serializer[dict[str, str]]):
+    comment = serializers.CharField(max_length=2000, allow_blank=True, default="")
+
+
+class SummarySerializer(serializers.Serializer[dict[str, int]]):
+    open = serializers.IntegerField()
+    acknowledged = serializers.IntegerField()
+    firing_alerts = serializers.IntegerField()

@@ -1,0 +1,202 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, Prefetch, Q, QuerySet
+from django.utils import timezone
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import mixins, permissions, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.serializers import BaseSerializer
+from rest_framework.views import APIView
+
+from alerts.api.serializers import (
+    ChannelSerializer,
+    CommentSerializer,
+    CreatedChannelSerializer,
+    DeliverySerializer,
+    IncidentDetailSerializer,
+    IncidentSerializer,
+    RuleSerializer,
+    SilenceSerializer,
+    SummarySerializer,
+)
+from alerts.choices import AlertState, IncidentStatus, NotificationKind
+from alerts.models import Alert, Channel, Delivery, Incident, Rule, Silence
+from alerts.services import delivery as outbox
+from alerts.services import evaluate, messages
+
+
+class ReadOrStaff(permissions.BasePermission):
+    """Everyone signed in reads; staff (operators) change."""
+
+    def has_permission(self, request: Request, view: Any) -> bool:
+        user = request.user
+        if not (user and user.is_authenticated):
+            return False
+        return request.method in permissions.SAFE_METHODS or bool(user.is_staff)
+
+
+def _counted(queryset: QuerySet[Incident]) -> QuerySet[Incident]:
+    return queryset.annotate(
+        alert_count=Count("alerts", distinct=True),
+        firing_count=Count("alerts", filter=Q(alerts__state=AlertState.FIRING), distinct=True),
+    ).select_related("acknowledged_by", "resolved_by")
+
+
+class IncidentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Incident]):
+    """Incidents, newest first; acknowledge and resolve them."""
+
+    permission_classes = [ReadOrStaff]
+
+    def get_serializer_class(self) -> type[IncidentSerializer]:
+        return IncidentDetailSerializer if self.action == "retrieve" else IncidentSerializer
+
+    def get_queryset(self) -> QuerySet[Incident]:
+        queryset = _counted(Incident.objects.all())
+        if self.action == "retrieve":
+            return queryset.prefetch_related(
+                Prefetch("alerts", queryset=Alert.objects.select_related("rule").order_by("started_at")),
+                "events",
+                Prefetch(
+                    "deliveries", queryset=Delivery.objects.select_related("channel").prefetch_related("attempt_log")
+                ),
+            )
+        state = self.request.query_params.get("status")
+        if state:
+            if state not in IncidentStatus.values:
+                raise ValidationError({"status": f"one of: {', '.join(IncidentStatus.values)}"})
+            queryset = queryset.filter(status=state)
+        severity = self.request.query_params.get("severity")
+        if severity:
+            queryset = queryset.filter(severity=severity)
+        agent = self.request.query_params.get("agent")
+        if agent:
+            queryset = queryset.filter(alerts__labels__agent__contains=[agent]).distinct()
+        queryset = queryset.order_by("-opened_at")
+        return queryset[:500] if self.action == "list" else queryset
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("status", str, enum=IncidentStatus.values),
+            OpenApiParameter("severity", str),
+            OpenApiParameter("agent", str, description="incidents with an alert involving this agent (by name)"),
+        ]
+    )
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
+
+    def _act(self, request: Request, verb: Any) -> Response:
+        params = CommentSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        incident = self.get_object()
+        try:
+            verb(incident, request.user, params.validated_data["comment"], timezone.now())
+        except evaluate.IncidentStateError as exc:
+            raise ValidationError({"status": str(exc)}) from exc
+        fresh = _counted(Incident.objects.filter(pk=incident.pk)).get()
+        return Response(IncidentSerializer(fresh).data)
+
+    @extend_schema(request=CommentSerializer, responses={200: IncidentSerializer})
+    @action(detail=True, methods=["post"])
+    def acknowledge(self, request: Request, pk: str | None = None) -> Response:
+        return self._act(request, evaluate.acknowledge)
+
+    @extend_schema(request=CommentSerializer, responses={200: IncidentSerializer})
+    @action(detail=True, methods=["post"])
+    def resolve(self, request: Request, pk: str | None = None) -> Response:
+        return self._act(request, evaluate.resolve)
+
+
+class SummaryView(APIView):
+    """Counts for the top bar."""
+
+    @extend_schema(responses={200: SummarySerializer})
+    def get(self, request: Request) -> Response:
+        counts = {
+            s: Incident.objects.filter(status=s).count() for s in (IncidentStatus.OPEN, IncidentStatus.ACKNOWLEDGED)
+        }
+        firing = Alert.objects.filter(state=AlertState.FIRING, silenced=False, inhibited=False).count()
+        body = {
+            "open": counts[IncidentStatus.OPEN],
+            "acknowledged": counts[IncidentStatus.ACKNOWLEDGED],
+            "firing_alerts": firing,
+        }
+        return Response(SummarySerializer(body).data)
+
+
+class RuleViewSet(viewsets.ModelViewSet[Rule]):
+    """Alert rules: the defaults a fresh install has, and any a user writes."""
+
+    permission_classes = [ReadOrStaff]
+    serializer_class = RuleSerializer
+    queryset = Rule.objects.all()
+
+
+class SilenceViewSet(
+    mixins.ListModelMixin, mixins.CreateModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Silence]
+):
+    """Silences and recurring maintenance windows. Expired, never deleted: history stays."""
+
+    permission_classes = [ReadOrStaff]
+    serializer_class = SilenceSerializer
+    queryset = Silence.objects.all()
+
+    def perform_create(self, serializer: BaseSerializer[Silence]) -> None:
+        serializer.save(created_by=self.request.user.get_username())
+
+    @extend_schema(request=None, responses={200: SilenceSerializer})
+    @action(detail=True, methods=["post"])
+    def expire(self, request: Request, pk: str | None = None) -> Response:
+        silence = self.get_object()
+        if silence.expired_at is None:
+            silence.expired_at = timezone.now()
+            silence.save(update_fields=["expired_at"])
+        return Response(SilenceSerializer(silence).data)
+
+
+class ChannelViewSet(viewsets.ModelViewSet[Channel]):
+    """Where incidents go. Config (addresses, URLs, secrets) is written, never read back;
+    a webhook's signing secret is shown once, in the create response."""
+
+    permission_classes = [ReadOrStaff]
+    serializer_class = ChannelSerializer
+    queryset = Channel.objects.all()
+
+    @extend_schema(responses={201: CreatedChannelSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = ChannelSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        channel = serializer.save()
+        return Response(CreatedChannelSerializer(channel).data, status=status.HTTP_201_CREATED)
+
+    def perform_update(self, serializer: BaseSerializer[Channel]) -> None:
+        # Editing a channel is how its owner fixes it: a permanent failure's block lifts.
+        if serializer.validated_data.get("enabled", True):
+            serializer.save(disabled_reason="")
+        else:
+            serializer.save()
+
+    @extend_schema(request=None, responses={200: DeliverySerializer})
+    @action(detail=True, methods=["post"])
+    def test(self, request: Request, pk: str | None = None) -> Response:
+        """Sends a test message now and shows what happened (no retries)."""
+        channel = self.get_object()
+        now = timezone.now()
+        row = Delivery.objects.create(
+            channel=channel,
+            sequence=0,
+            kind=NotificationKind.TEST,
+            message=messages.test_message(channel.name, now),
+            next_attempt_at=now,
+        )
+        if not channel.enabled:
+            row.status, row.last_error = "failed", f"channel disabled: {channel.disabled_reason or 'by hand'}"
+            row.save(update_fields=["status", "last_error"])
+        else:
+            outbox.deliver(row.pk, now=now)
+        fresh = Delivery.objects.select_related("channel").prefetch_related("attempt_log").get(pk=row.pk)
+        return Response(DeliverySerializer(fresh).data)

@@ -1,0 +1,305 @@
+"""What holds right now, per rule: one Condition per subject (a path's metric, an agent, a
+path's test) whose rule condition is true at this evaluation. Reads only."""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import statistics
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+
+from alerts import matchers
+from alerts.choices import Comparison, RuleKind, ThresholdMetric
+from alerts.models import Rule
+from analysis.choices import FindingKind, FindingState
+from analysis.models import Finding, RunAnalysis, SweepModes
+from inventory.models import Agent
+from measurements.choices import RunStatus, TestType
+from measurements.models import Run
+from meshes.models import Mesh, MeshMember
+
+# How far back threshold and no-data rules look for a path's last n runs.
+LOOKBACK = timedelta(days=2)
+# No data: a path's test is overdue after this many of its intervals without a result.
+OVERDUE_INTERVALS = 3
+
+
+# What identifies an alert's subject (ids, so a renamed agent keeps its alerts).
+SUBJECT_LABELS = ("source_id", "destination_id", "agent_id", "metric", "test")
+
+
+@dataclass(frozen=True)
+class Condition:
+    rule: Rule
+    labels: dict[str, Any]
+    summary: str
+    agent_ids: tuple[str, ...]
+    value: float | None = None
+    evidence: dict[str, Any] = field(default_factory=dict)
+    finding: Finding | None = None
+
+    @property
+    def fingerprint(self) -> str:
+        subject = {k: v for k, v in self.labels.items() if k in SUBJECT_LABELS}
+        raw = json.dumps([self.rule.pk, subject], sort_keys=True)
+        return hashlib.sha256(raw.encode()).hexdigest()[:32]
+
+
+@dataclass
+class World:
+    """What every rule reads, loaded once per evaluation."""
+
+    now: datetime
+    agents: dict[str, Agent]
+    meshes_of: dict[str, set[str]]  # agent id -> names of enabled meshes it is in
+    everyone_meshes: set[str]  # enabled meshes of every agent
+
+    def path_meshes(self, source_id: str, destination_id: str) -> list[str]:
+        both = (self.meshes_of.get(source_id, set()) & self.meshes_of.get(destination_id, set())) | self.everyone_meshes
+        return sorted(both)
+
+    def path_labels(self, source_id: str, destination_id: str, **extra: Any) -> dict[str, Any]:
+        src, dst = self.agents[source_id].name, self.agents[destination_id].name
+        return {
+            "mesh": self.path_meshes(source_id, destination_id),
+            "agent": [src, dst],
+            "source": src,
+            "destination": dst,
+            "path": f"{src}->{dst}",
+            "source_id": source_id,
+            "destination_id": destination_id,
+            **extra,
+        }
+
+
+def load_world(now: datetime) -> World:
+    agents = {str(a.pk): a for a in Agent.objects.filter(revoked_at__isnull=True)}
+    meshes_of: dict[str, set[str]] = defaultdict(set)
+    for agent_id, mesh_name in MeshMember.objects.filter(mesh__enabled=True).values_list("agent_id", "mesh__name"):
+        meshes_of[str(agent_id)].add(mesh_name)
+    everyone = set(Mesh.objects.filter(enabled=True, all_agents=True).values_list("name", flat=True))
+    return World(now, agents, meshes_of, everyone)
+
+
+def _labels_for_rule(rule: Rule, labels: dict[str, Any]) -> dict[str, Any]:
+    return {**labels, "severity": rule.severity, "rule": rule.name, "kind": rule.kind}
+
+
+def _in_scope(rule: Rule, labels: dict[str, Any]) -> bool:
+    return matchers.matches(rule.scope, labels)
+
+
+def _mbit(bps: float) -> str:
+    return f"{bps / 1e6:.0f} Mbit/s"
+
+
+def finding_summary(finding: Finding, path: str) -> str:
+    """One line a NOC reads in a subject: metric, direction, size, path."""
+    m, word = finding.magnitude, finding.direction
+    if finding.metric == "throughput":
+        return (
+            f"Throughput {word} {abs(m) * 100:.0f}% on {path} ({_mbit(finding.baseline)} to {_mbit(finding.current)})"
+        )
+    if finding.metric == "rtt":
+        return f"RTT {word} {abs(m):.1f} ms on {path} ({finding.baseline:.1f} to {finding.current:.1f} ms)"
+    if finding.metric == "loss":
+        return f"Loss {word} {abs(m):.2f} pp on {path} ({finding.baseline:.2%} to {finding.current:.2%})"
+    if finding.metric == "route":
+        return f"Route changed on {path} ({m:.0f} new hops)"
+    return f"ECMP members changed on {path} ({', '.join(finding.rules) or 'changed'})"
+
+
+def finding_conditions(rules: Sequence[Rule], world: World) -> Iterable[Condition]:
+    """Open alarm findings; annotated ones (a tuning or iperf3 change explains them) never page."""
+    if not rules:
+        return
+    findings = Finding.objects.filter(state=FindingState.OPEN, kind=FindingKind.ALARM)
+    for finding in findings:
+        src, dst = str(finding.source_id), str(finding.destination_id)
+        if src not in world.agents or dst not in world.agents:
+            continue
+        labels = world.path_labels(src, dst, metric=finding.metric, direction=finding.direction)
+        for rule in rules:
+            if rule.metric and rule.metric != finding.metric:
+                continue
+            full = _labels_for_rule(rule, labels)
+            if not _in_scope(rule, full):
+                continue
+            evidence = {
+                "baseline": finding.baseline,
+                "current": finding.current,
+                "magnitude": finding.magnitude,
+                "unit": finding.unit,
+                "rules": finding.rules,
+                "started_at": finding.started_at.isoformat(),
+                "detected_at": finding.detected_at.isoformat(),
+                "detail": finding.evidence,
+            }
+            yield Condition(
+                rule, full, finding_summary(finding, labels["path"]), (src, dst), finding.magnitude, evidence, finding
+            )
+
+
+def agent_down_conditions(rules: Sequence[Rule], world: World) -> Iterable[Condition]:
+    """An agent seen before and silent for longer than AGENT_OFFLINE_AFTER_S (3 polls)."""
+    limit = timedelta(seconds=settings.AGENT_OFFLINE_AFTER_S)
+    for agent_id, agent in world.agents.items():
+        if agent.last_seen_at is None or world.now - agent.last_seen_at <= limit:
+            continue
+        labels = {
+            "agent": [agent.name],
+            "agent_id": agent_id,
+            "mesh": sorted(world.meshes_of.get(agent_id, set()) | world.everyone_meshes),
+        }
+        silent_s = (world.now - agent.last_seen_at).total_seconds()
+        for rule in rules:
+            full = _labels_for_rule(rule, {**labels, "metric": "agent"})
+            if _in_scope(rule, full):
+                yield Condition(
+                    rule,
+                    full,
+                    f"Agent {agent.name} down: no contact for {silent_s / 60:.0f} min",
+                    (agent_id,),
+                    silent_s,
+                    {"last_seen_at": agent.last_seen_at.isoformat(), "silent_s": round(silent_s)},
+                )
+
+
+def _recent_runs(now: datetime, test_types: Sequence[str], limit: int) -> dict[tuple[str, str, str], list[Run]]:
+    """The newest `limit` runs of each (source, destination, test) within the lookback."""
+    per_path: dict[tuple[str, str, str], list[Run]] = defaultdict(list)
+    runs = (
+        Run.objects.filter(started_at__gte=now - LOOKBACK, test_type__in=test_types, destination_id__isnull=False)
+        .only("id", "started_at", "source_id", "destination_id", "test_type", "test_id", "status", "error", "summary")
+        .order_by("-started_at")
+    )
+    for run in runs.iterator(chunk_size=2000):
+        key = (str(run.source_id), str(run.destination_id), run.test_id)
+        if len(per_path[key]) < limit:
+            per_path[key].append(run)
+    return per_path
+
+
+def no_data_conditions(rules: Sequence[Rule], world: World) -> Iterable[Condition]:
+    """A path's test with k of its last n runs failed or missed, or overdue by three of its
+    intervals (its usual spacing, from its recent runs)."""
+    if not rules:
+        return
+    depth = max(max(rule.n for rule in rules), 6)
+    for (src, dst, test_id), runs in _recent_runs(world.now, TestType.values, depth).items():
+        if src not in world.agents or dst not in world.agents:
+            continue
+        gaps = [(a.started_at - b.started_at).total_seconds() for a, b in itertools.pairwise(runs)]
+        interval_s = statistics.median(gaps) if gaps else None
+        overdue_s = (world.now - runs[0].started_at).total_seconds()
+        labels = world.path_labels(src, dst, metric=runs[0].test_type, test=test_id)
+        for rule in rules:
+            full = _labels_for_rule(rule, labels)
+            if not _in_scope(rule, full):
+                continue
+            failed = [r for r in runs[: rule.n] if r.status != RunStatus.OK]
+            reasons = sorted({(r.error or r.status)[:200] for r in failed})
+            if interval_s and overdue_s > OVERDUE_INTERVALS * interval_s:
+                summary = f"No {runs[0].test_type} result on {labels['path']} for {overdue_s / 60:.0f} min"
+                yield Condition(rule, full, summary, (src, dst), overdue_s, {"interval_s": interval_s, "test": test_id})
+            elif len(runs) >= rule.n and len(failed) >= rule.k:
+                summary = f"{len(failed)} of the last {rule.n} {runs[0].test_type} runs failed on {labels['path']}"
+                yield Condition(
+                    rule, full, summary, (src, dst), float(len(failed)), {"reasons": reasons, "test": test_id}
+                )
+
+
+COMPARE: dict[str, Callable[[float, float], bool]] = {
+    Comparison.LT: lambda a, b: a < b,
+    Comparison.LE: lambda a, b: a <= b,
+    Comparison.GT: lambda a, b: a > b,
+    Comparison.GE: lambda a, b: a >= b,
+}
+THRESHOLD_UNITS = {
+    ThresholdMetric.THROUGHPUT_FRACTION: "of ceiling",
+    ThresholdMetric.LOSS: "loss",
+    ThresholdMetric.RTT_P50: "ms",
+    ThresholdMetric.MODE_COUNT: "modes",
+}
+
+
+def _threshold_series(metric: str, now: datetime, depth: int) -> dict[tuple[str, str], list[float | None]]:
+    """Per path, newest first, the metric of its last `depth` runs (None when unreadable)."""
+    series: dict[tuple[str, str], list[float | None]] = defaultdict(list)
+    since = now - LOOKBACK
+    if metric == ThresholdMetric.THROUGHPUT_FRACTION:
+        rows = RunAnalysis.objects.filter(started_at__gte=since).order_by("-started_at")
+        for row in rows.only("source_id", "destination_id", "rate_bps", "ceiling_bps", "started_at").iterator():
+            key = (str(row.source_id), str(row.destination_id))
+            if len(series[key]) < depth:
+                series[key].append(row.fraction_of_ceiling)
+    elif metric == ThresholdMetric.MODE_COUNT:
+        sweeps = SweepModes.objects.filter(started_at__gte=since).order_by("-started_at")
+        for sweep in sweeps.only("source_id", "destination_id", "mode_count", "started_at").iterator():
+            key = (str(sweep.source_id), str(sweep.destination_id))
+            if len(series[key]) < depth:
+                series[key].append(float(sweep.mode_count))
+    else:
+        field_name = "loss_fraction" if metric == ThresholdMetric.LOSS else "rtt_median_ms"
+        for (src, dst, _), runs in _recent_runs(now, [TestType.PING], depth).items():
+            key = (src, dst)
+            for run in runs:
+                if len(series[key]) < depth and run.status == RunStatus.OK:
+                    value = run.summary.get(field_name)
+                    series[key].append(float(value) if isinstance(value, int | float) else None)
+    return series
+
+
+def threshold_conditions(rules: Sequence[Rule], world: World) -> Iterable[Condition]:
+    """k of the last n runs past the rule's value."""
+    by_metric: dict[str, list[Rule]] = defaultdict(list)
+    for rule in rules:
+        if rule.metric in THRESHOLD_UNITS and rule.comparison in COMPARE and rule.value is not None:
+            by_metric[rule.metric].append(rule)
+    for metric, metric_rules in by_metric.items():
+        depth = max(rule.n for rule in metric_rules)
+        for (src, dst), values in _threshold_series(metric, world.now, depth).items():
+            if src not in world.agents or dst not in world.agents:
+                continue
+            labels = world.path_labels(src, dst, metric=metric)
+            for rule in metric_rules:
+                assert rule.value is not None
+                window = values[: rule.n]
+                violating = [v for v in window if v is not None and COMPARE[rule.comparison](v, rule.value)]
+                full = _labels_for_rule(rule, labels)
+                if len(window) < rule.n or len(violating) < rule.k or not _in_scope(rule, full):
+                    continue
+                op = Comparison(rule.comparison).label
+                summary = (
+                    f"{ThresholdMetric(metric).label} {op} {rule.value:g} in {len(violating)} of the last "
+                    f"{rule.n} runs on {labels['path']} (latest {window[0] if window[0] is not None else 'n/a'})"
+                )
+                latest = window[0]
+                yield Condition(
+                    rule,
+                    full,
+                    summary[:500],
+                    (src, dst),
+                    latest,
+                    {"values": window, "threshold": rule.value, "comparison": rule.comparison},
+                )
+
+
+def evaluate_conditions(rules: Sequence[Rule], world: World) -> list[Condition]:
+    kinds: dict[str, list[Rule]] = defaultdict(list)
+    for rule in rules:
+        if rule.enabled:
+            kinds[rule.kind].append(rule)
+    found: list[Condition] = []
+    found += finding_conditions(kinds[RuleKind.FINDING], world)
+    found += agent_down_conditions(kinds[RuleKind.AGENT_DOWN], world)
+    found += no_data_conditions(kinds[RuleKind.NO_DATA], world)
+    found += threshold_conditions(kinds[RuleKind.THRESHOLD], world)
+    return found

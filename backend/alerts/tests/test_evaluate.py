@@ -1,0 +1,231 @@
+"""The evaluation tick end to end on the database: lifecycle, grouping, silences,
+inhibition and the notification timers (Alertmanager's group wait, interval and repeat)."""
+
+from __future__ import annotations
+
+from datetime import time, timedelta
+from typing import ClassVar
+
+import pytest
+from django.test import override_settings
+from django.utils import timezone
+
+from alerts.choices import AlertState, DeliveryStatus, IncidentStatus
+from alerts.models import Alert, Delivery, Incident, IncidentEvent, Rule, Silence
+from alerts.services.evaluate import IncidentStateError, acknowledge, evaluate, resolve
+from alerts.tests.helpers import T0, channel, finding, later, rule
+from analysis.choices import FindingKind, FindingState
+from fathom.testing import FathomTestCase
+from inventory.models import Agent
+from measurements.models import Run
+
+TIMERS = {"ALERT_GROUP_WAIT_S": 30, "ALERT_GROUP_INTERVAL_S": 300, "ALERT_REPEAT_INTERVAL_S": 4 * 3600}
+
+
+@override_settings(**TIMERS)
+class EvaluateTests(FathomTestCase):
+    geneva: ClassVar[Agent]
+    newyork: ClassVar[Agent]
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()
+        cls.geneva, _ = cls.enroll("geneva", "198.18.3.1")
+        cls.newyork, _ = cls.enroll("newyork", "198.18.4.1")
+
+    def setUp(self) -> None:
+        self.hook = channel("webhook")
+        self.mail = channel("email")
+
+    def kinds(self) -> list[tuple[int, str, str]]:
+        return sorted(Delivery.objects.values_list("incident_id", "channel__name", "kind"))
+
+    def test_a_finding_fires_and_is_sent_once_after_the_group_wait(self) -> None:
+        finding(self.athens, self.frankfurt)
+        tick = evaluate(T0)
+        alert = Alert.objects.get()
+        assert alert.state == AlertState.FIRING and tick.opened == [alert.incident_id]
+        assert "Throughput down 40% on athens->frankfurt" in alert.summary
+        assert Delivery.objects.count() == 0, "nothing before the group wait"
+        evaluate(later(31))
+        assert self.kinds() == [(alert.incident_id, "email", "firing"), (alert.incident_id, "webhook", "firing")]
+        for seconds in (60, 600, 3600):
+            evaluate(later(seconds))
+        assert Delivery.objects.count() == 2, "an unchanged incident is not sent again before the repeat interval"
+        evaluate(later(4 * 3600 + 31))
+        assert [k for _, _, k in self.kinds()].count("repeat") == 2
+
+    def test_an_annotated_finding_never_pages(self) -> None:
+        finding(self.athens, self.frankfurt, kind=FindingKind.ANNOTATION, annotation="tcp_rmem changed on frankfurt")
+        evaluate(T0)
+        evaluate(later(60))
+        assert Alert.objects.count() == 0 and Delivery.objects.count() == 0
+
+    def test_alerts_sharing_an_agent_make_one_incident_and_one_message(self) -> None:
+        finding(self.athens, self.frankfurt)
+        finding(self.geneva, self.frankfurt, metric="rtt")
+        finding(self.frankfurt, self.newyork, metric="loss")
+        evaluate(T0)
+        evaluate(later(31))
+        incident = Incident.objects.get()
+        assert incident.alerts.count() == 3
+        assert "3 alerts on paths of frankfurt" in incident.title
+        delivery = Delivery.objects.get(channel=self.hook)
+        assert len(delivery.message["firing"]) == 3
+
+    def test_a_later_alert_is_one_update_at_the_next_group_interval(self) -> None:
+        finding(self.athens, self.frankfurt)
+        evaluate(T0)
+        evaluate(later(31))
+        finding(self.geneva, self.frankfurt, metric="rtt", at=later(60))
+        evaluate(later(60))
+        assert Incident.objects.count() == 1 and Delivery.objects.filter(kind="update").count() == 0
+        evaluate(later(31 + 299))
+        assert Delivery.objects.filter(kind="update").count() == 0, "not before the group interval"
+        evaluate(later(31 + 300))
+        update = Delivery.objects.get(kind="update", channel=self.hook)
+        assert update.message["changes"] == "1 new" and len(update.message["firing"]) == 2
+
+    def test_unrelated_paths_are_separate_incidents(self) -> None:
+        finding(self.athens, self.frankfurt)
+        finding(self.geneva, self.newyork, metric="rtt")
+        evaluate(T0)
+        assert Incident.objects.count() == 2
+
+    def test_a_cleared_finding_resolves_after_the_hold_time_with_one_message(self) -> None:
+        found = finding(self.athens, self.frankfurt)
+        evaluate(T0)
+        evaluate(later(31))
+        Rule.objects.filter(pk=rule("Throughput regression").pk).update(hold_s=600)
+        found.state, found.cleared_at = FindingState.CLEARED, later(100)
+        found.save()
+        evaluate(later(100))
+        assert Alert.objects.get().state == AlertState.FIRING, "held while the condition is clear for less than hold_s"
+        evaluate(later(31 + 600))
+        alert = Alert.objects.get()
+        assert alert.state == AlertState.RESOLVED
+        assert Incident.objects.get().status == IncidentStatus.RESOLVED
+        for seconds in (700, 1000, 5000):
+            evaluate(later(seconds))
+        assert Delivery.objects.filter(kind="resolved").count() == 2, "one resolved message per channel, once"
+
+    def test_a_condition_shorter_than_the_pending_period_sends_nothing(self) -> None:
+        Rule.objects.filter(name="Throughput regression").update(pending_s=300)
+        found = finding(self.athens, self.frankfurt)
+        evaluate(T0)
+        assert Alert.objects.get().state == AlertState.PENDING
+        found.state = FindingState.CLEARED
+        found.save()
+        evaluate(later(120))
+        evaluate(later(1000))
+        assert Alert.objects.get().state == AlertState.RESOLVED
+        assert Incident.objects.count() == 0 and Delivery.objects.count() == 0
+
+    def test_a_silenced_alert_is_recorded_and_not_delivered(self) -> None:
+        Silence.objects.create(
+            matchers=[{"name": "path", "op": "=", "value": "athens->frankfurt"}],
+            starts_at=T0 - timedelta(hours=1), ends_at=T0 + timedelta(hours=1), created_by="owner",
+            comment="fibre works",
+        )  # fmt: skip
+        finding(self.athens, self.frankfurt)
+        finding(self.geneva, self.newyork, metric="rtt")
+        evaluate(T0)
+        evaluate(later(31))
+        silenced = Alert.objects.get(labels__path="athens->frankfurt")
+        assert silenced.silenced and silenced.state == AlertState.FIRING
+        assert Delivery.objects.filter(incident=silenced.incident).count() == 0
+        assert Delivery.objects.exclude(incident=silenced.incident).count() == 2
+        assert IncidentEvent.objects.filter(incident=silenced.incident, kind="alert_silenced").exists()
+        # When the silence ends, the still-firing alert is notified at the next tick.
+        evaluate(later(3601))
+        assert Delivery.objects.filter(incident=silenced.incident, kind="firing").count() == 2
+
+    def test_agent_down_holds_back_its_paths_alerts(self) -> None:
+        Agent.objects.filter(pk=self.frankfurt.pk).update(last_seen_at=T0 - timedelta(minutes=10))
+        Agent.objects.filter(pk=self.athens.pk).update(last_seen_at=T0)
+        finding(self.athens, self.frankfurt)
+        evaluate(T0)
+        evaluate(later(31))
+        incident = Incident.objects.get()
+        assert incident.group_key == "agent:frankfurt"
+        path_alert = Alert.objects.get(rule__kind="finding")
+        assert path_alert.inhibited and path_alert.incident == incident
+        message = Delivery.objects.get(channel=self.hook).message
+        assert [a["rule"] for a in message["firing"]] == ["Agent down"]
+
+    def test_no_data_names_the_reasons(self) -> None:
+        for index in range(3):
+            Run.objects.create(
+                id=f"00000000-0000-4000-8000-00000000000{index}", started_at=later(-300 * (3 - index)),
+                ended_at=later(-300 * (3 - index) + 10), source_id=self.athens.pk, destination_id=self.frankfurt.pk,
+                target="198.18.2.1", test_type="ping", test_id="default/ping", status="failed",
+                error="ping: sendmsg: Network is unreachable",
+            )  # fmt: skip
+        evaluate(T0)
+        alert = Alert.objects.get(rule__kind="no_data")
+        assert "3 of the last 3 ping runs failed on athens->frankfurt" in alert.summary
+        assert alert.evidence["reasons"] == ["ping: sendmsg: Network is unreachable"]
+
+    def test_acknowledged_incidents_do_not_repeat_but_resolve(self) -> None:
+        found = finding(self.athens, self.frankfurt)
+        evaluate(T0)
+        evaluate(later(31))
+        incident = Incident.objects.get()
+        acknowledge(incident, self.operator, "on it", later(40))
+        with pytest.raises(IncidentStateError):
+            acknowledge(incident, self.operator, "again", later(41))
+        evaluate(later(5 * 3600))
+        assert Delivery.objects.filter(kind="repeat").count() == 0
+        found.state = FindingState.CLEARED
+        found.save()
+        evaluate(later(6 * 3600))
+        assert Delivery.objects.filter(kind="resolved").count() == 2
+        events = list(IncidentEvent.objects.filter(incident=incident).values_list("kind", flat=True))
+        assert events[:3] == ["opened", "alert_firing", "notified"] and "acknowledged" in events
+
+    def test_resolving_by_hand_ends_its_alerts_and_a_persisting_condition_reopens(self) -> None:
+        finding(self.athens, self.frankfurt)
+        evaluate(T0)
+        evaluate(later(31))
+        first = Incident.objects.get()
+        resolve(first, self.operator, "fixed the NIC", later(60))
+        evaluate(later(61))
+        assert Delivery.objects.filter(incident=first, kind="resolved").count() == 2
+        assert Incident.objects.exclude(pk=first.pk).get().status == IncidentStatus.OPEN
+
+    def test_a_channel_matcher_routes_incidents(self) -> None:
+        self.mail.matchers = [{"name": "severity", "op": "=", "value": "critical"}]
+        self.mail.save()
+        finding(self.geneva, self.newyork, metric="rtt")
+        evaluate(T0)
+        evaluate(later(31))
+        assert [name for _, name, _ in self.kinds()] == ["webhook"]
+
+    def test_a_disabled_channel_gets_nothing(self) -> None:
+        self.mail.enabled = False
+        self.mail.save()
+        finding(self.athens, self.frankfurt)
+        evaluate(T0)
+        evaluate(later(31))
+        assert {name for _, name, _ in self.kinds()} == {"webhook"}
+        assert Delivery.objects.filter(status=DeliveryStatus.PENDING).count() == 1
+
+
+class RecurringSilenceTests(FathomTestCase):
+    def test_a_weekly_window_honours_its_zone_and_exclusive_end(self) -> None:
+        from alerts.silences import is_active, state
+
+        window = Silence(
+            matchers=[], starts_at=T0 - timedelta(days=30), ends_at=T0 + timedelta(days=30), created_by="o",
+            comment="Saturday maintenance", weekdays=[6], window_start=time(22, 0), window_end=time(2, 0),
+            time_zone="Europe/Athens",
+        )  # fmt: skip
+        # 2026-11-21 is a Saturday; Athens is UTC+2 in November.
+        saturday_late = T0.replace(day=21, hour=20, minute=30)  # 22:30 in Athens
+        sunday_early = T0.replace(day=21, hour=23, minute=59)  # 01:59 Sunday in Athens
+        sunday_end = T0.replace(day=22, hour=0, minute=0)  # 02:00 Sunday: the end, exclusive
+        assert is_active(window, saturday_late) and is_active(window, sunday_early)
+        assert not is_active(window, sunday_end) and state(window, sunday_end) == "scheduled"
+        assert state(window, T0 + timedelta(days=31)) == "expired"
+        assert state(window, T0 - timedelta(days=31)) == "pending"
+        assert timezone.is_aware(saturday_late)

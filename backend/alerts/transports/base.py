@@ -1,0 +1,150 @@
+"""What every channel transport is: validate its config, send one frozen message. One module
+per transport; adding PagerDuty or Teams is one more module and one line in the registry."""
+
+from __future__ import annotations
+
+import email.utils
+import socket
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, ClassVar
+from urllib.parse import urlsplit
+
+HTTP_TIMEOUT_S = 15
+RESPONSE_KEEP = 500
+
+
+class TransportError(Exception):
+    """A send that failed: permanent ones disable the channel, the rest are retried (after
+    retry_after_s when the receiver said so)."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        permanent: bool = False,
+        retry_after_s: float | None = None,
+        status_code: int | None = None,
+        response: str = "",
+    ) -> None:
+        super().__init__(message)
+        self.permanent = permanent
+        self.retry_after_s = retry_after_s
+        self.status_code = status_code
+        self.response = response[:RESPONSE_KEEP]
+
+
+class ConfigError(ValueError):
+    """A channel config that cannot work, with a message for the person who wrote it."""
+
+
+@dataclass(frozen=True)
+class Sent:
+    status_code: int | None
+    response: str
+
+
+class Transport:
+    kind: ClassVar[str]
+    # The least time between two messages to one channel (Slack: one per second per webhook).
+    min_interval_s: ClassVar[float] = 0.0
+
+    def __init__(self, config: dict[str, Any]) -> None:
+        self.config = config
+
+    @classmethod
+    def clean_config(cls, raw: Any) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def send(self, message: dict[str, Any], key: str) -> Sent:
+        """Sends, or raises TransportError. key is the idempotency key (webhook-id)."""
+        raise NotImplementedError
+
+
+def require_object(raw: Any, allowed: set[str], required: set[str]) -> dict[str, Any]:
+    if not isinstance(raw, dict):
+        raise ConfigError("config must be an object")
+    unknown, missing = set(raw) - allowed, required - set(raw)
+    if unknown:
+        raise ConfigError(f"unknown config keys: {', '.join(sorted(unknown))}")
+    if missing:
+        raise ConfigError(f"missing config keys: {', '.join(sorted(missing))}")
+    return dict(raw)
+
+
+def clean_url(raw: Any) -> str:
+    if not isinstance(raw, str) or not raw or len(raw) > 2000:
+        raise ConfigError("url must be a string of at most 2000 characters")
+    parts = urlsplit(raw)
+    if parts.scheme not in ("http", "https"):
+        raise ConfigError(f"url must be http or https, not {parts.scheme or 'missing'!r}")
+    if not parts.hostname:
+        raise ConfigError("url has no host")
+    return raw
+
+
+def retry_after(value: str | None) -> float | None:
+    """Retry-After in seconds, from seconds or an HTTP date."""
+    if not value:
+        return None
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None  # a 3xx is a failure, never followed (a moved receiver must be reconfigured)
+
+
+_opener = urllib.request.build_opener(_NoRedirect)
+
+
+def post(url: str, body: bytes, headers: dict[str, str], *, permanent_codes: set[int]) -> tuple[int, str]:
+    """POSTs and returns (status, body) on 2xx; otherwise raises TransportError, permanent
+    for the given codes, with Retry-After honoured on 429 and 503."""
+    fields = {"User-Agent": "fathom-alerts", **headers}
+    request = urllib.request.Request(url, data=body, method="POST", headers=fields)  # noqa: S310 - http(s) only
+    started = time.monotonic()
+    try:
+        # clean_url admits http and https only.
+        with _opener.open(request, timeout=HTTP_TIMEOUT_S) as reply:
+            return reply.status, reply.read(RESPONSE_KEEP).decode("utf-8", "replace")
+    except urllib.error.HTTPError as exc:
+        text = exc.read(RESPONSE_KEEP).decode("utf-8", "replace") if exc.fp else ""
+        code = exc.code
+        if 300 <= code < 400:
+            where = exc.headers.get("Location", "?")
+            raise TransportError(
+                f"HTTP {code} redirect to {where} (not followed): update the URL",
+                permanent=True,
+                status_code=code,
+                response=text,
+            ) from exc
+        raise TransportError(
+            f"HTTP {code}: {text.strip()[:200] or exc.reason}",
+            permanent=code in permanent_codes,
+            retry_after_s=retry_after(exc.headers.get("Retry-After")) if code in (429, 503) else None,
+            status_code=code,
+            response=text,
+        ) from exc
+    except urllib.error.URLError as exc:
+        reason = exc.reason
+        if isinstance(reason, socket.gaierror):
+            raise TransportError(f"{urlsplit(url).hostname} does not resolve ({reason.strerror})") from exc
+        raise TransportError(f"cannot reach {urlsplit(url).netloc}: {reason}") from exc
+    except TimeoutError as exc:
+        raise TransportError(
+            f"no answer from {urlsplit(url).netloc} within {HTTP_TIMEOUT_S} s ({time.monotonic() - started:.0f} s)"
+        ) from exc
+    except OSError as exc:
+        raise TransportError(f"cannot reach {urlsplit(url).netloc}: {exc}") from exc
