@@ -12,7 +12,7 @@ BACKEND_ENV = set -a && eval "$$(bash deploy/services.sh env)" && set +a && cd b
 
 .PHONY: help demo test install install-system services-start services-stop \
         frontend agents migrate openapi openapi-check contract contract-check \
-        lab-test lab-bench lab-noise bench-scheduler bench-analysis clean
+        lab-test lab-bench lab-noise bench-scheduler bench-analysis bench-alerts alert-drill clean
 
 help:
 	@echo "make demo          run Fathom with a demo mesh (Ctrl-C stops everything)"
@@ -24,6 +24,8 @@ help:
 	@echo "make bench-scheduler  plan exclusive throughput slots for full meshes up to 200 agents"
 	@echo "make lab-noise     capture real lab runs' noise for bench-analysis into backend/analysis/lab_noise.json (root)"
 	@echo "make bench-analysis   detection delay and false alarms of every regression rule, per path case on lab noise"
+	@echo "make bench-alerts  the cost of one alert evaluation at 500 paths, as a fraction of its interval"
+	@echo "make alert-drill   alerting end to end on the lab: regressions, clearing, silence, killed worker, agent down (root)"
 	@echo "make openapi       regenerate backend/openapi.yaml and the UI's types from it"
 	@echo "make contract      regenerate the UI's types from the JSON Schemas in contract/"
 	@echo "make services-stop stop the private PostgreSQL and Redis"
@@ -83,6 +85,13 @@ lab-noise: install agents
 
 bench-analysis: install
 	cd backend && $(PYTHON) -m analysis.bench_analysis
+
+alert-drill: install services-start agents frontend
+	FATHOM_ARTIFACTS=$(ROOT)/tests/artifacts $(VENV)/bin/pytest -q -s -p no:cacheprovider -c tests/pytest.ini \
+	  tests/system/test_alert_drill.py
+
+bench-alerts: install services-start
+	$(BACKEND_ENV) && $(PYTHON) -m alerts.bench_alerts
 
 bench-scheduler: install
 	cd backend && $(PYTHON) -m meshes.bench_scheduler

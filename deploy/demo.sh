@@ -37,6 +37,11 @@ FATHOM_DEBUG=${FATHOM_DEBUG:-0}
 FATHOM_ALLOWED_HOSTS=${FATHOM_ALLOWED_HOSTS:-*}
 # The demo's agents sit in the lab's range, or on loopback without the lab.
 FATHOM_AGENT_ADDRESS_NETWORKS=${FATHOM_AGENT_ADDRESS_NETWORKS:-198.18.0.0/15,127.0.0.0/8}
+# Alert email goes to a local mailbox (an SMTP server that keeps .eml files under var/mail).
+MAILBOX_PORT=${FATHOM_DEMO_MAILBOX_PORT:-8025}
+FATHOM_EMAIL_HOST=${FATHOM_EMAIL_HOST:-127.0.0.1}
+FATHOM_EMAIL_PORT=${FATHOM_EMAIL_PORT:-$MAILBOX_PORT}
+FATHOM_PUBLIC_URL=${FATHOM_PUBLIC_URL:-http://$HTTP_BIND}
 set +a
 
 PIDS=()
@@ -68,6 +73,8 @@ cd backend
 ADMIN=$("$VENV/bin/python" manage.py ensure_admin --username admin --password-file "$(secret_file admin_password)")
 # The default mesh on demo schedules (ping every 30 s, a throughput slot every 10 min per path).
 "$VENV/bin/python" manage.py apply_mesh "${FATHOM_DEMO_MESH:-$ROOT/deploy/demo-mesh.json}" >/dev/null
+"$VENV/bin/python" manage.py ensure_alert_channel --name demo-mailbox --kind email \
+  --config '{"to": ["noc@fathom.invalid"]}' >/dev/null
 cd "$ROOT"
 
 use_lab=0
@@ -87,6 +94,8 @@ fi
 
 start web "$VENV/bin/gunicorn" --chdir backend "${web_binds[@]}" --workers 3 --access-logfile - fathom.wsgi
 start worker "$VENV/bin/celery" --workdir backend -A fathom worker --loglevel INFO --concurrency 2
+start alerts "$VENV/bin/celery" --workdir backend -A fathom worker -Q alerts -n alerts@%h --loglevel INFO --concurrency 2
+start mailbox "$VENV/bin/python" backend/manage.py run_mailbox --dir "$VAR/mail" --port "$MAILBOX_PORT"
 start beat "$VENV/bin/celery" --workdir backend -A fathom beat --loglevel INFO --schedule "$DEMO/celerybeat-schedule"
 
 for _ in $(seq 100); do
@@ -131,6 +140,9 @@ cat <<EOF
   $ADMIN
   Ping results appear within a minute on the Paths page. Ctrl-C stops everything.
   $( [ "$use_lab" -eq 1 ] && echo "Sites: athens, frankfurt, geneva, newyork (lab namespaces; fathom-lab set --state-dir $LAB_STATE LINK delay_ms=...)" )
+  Alert email lands in $VAR/mail/ (one .eml per message); incidents at http://$HTTP_BIND/incidents
+  $( [ "$use_lab" -eq 1 ] && echo "See one: add 10 ms between frankfurt and geneva, and an incident with its mail follows within ~15 min:
+    $LAB set --state-dir $LAB_STATE fg delay_ms=14.5      (undo: delay_ms=4.5)" )
 
 EOF
 wait -n "${PIDS[@]}" || true

@@ -133,6 +133,16 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "AgentStatusEnum": "inventory.choices.AgentStatus",
         "TokenStateEnum": "inventory.choices.TokenState",
+        "LabelNameEnum": "alerts.matchers.LABEL_NAMES",
+        "MatcherOpEnum": "alerts.matchers.OPS",
+        "RuleKindEnum": "alerts.choices.RuleKind",
+        "ChannelKindEnum": "alerts.choices.ChannelKind",
+        "NotificationKindEnum": "alerts.choices.NotificationKind",
+        "IncidentStatusEnum": "alerts.choices.IncidentStatus",
+        "DeliveryStatusEnum": "alerts.choices.DeliveryStatus",
+        "AlertStateEnum": "alerts.choices.AlertState",
+        "AlertSeverityEnum": "alerts.choices.Severity",
+        "ComparisonEnum": "alerts.choices.Comparison",
     },
     # The analysis payloads (ceilings, evidence, inputs, time modes) are defined once, in
     # contract/analysis.v1.schema.json: its $defs become components that the analysis
@@ -159,6 +169,9 @@ CELERY_TASK_ACKS_LATE = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TIMEZONE = "UTC"
+# Alerting has its own queue and worker: a slow SMTP server or webhook (15 s timeouts) must
+# never hold a slot that analysis needs.
+CELERY_TASK_ROUTES = {"alerts.tasks.*": {"queue": "alerts"}}
 
 # Measurements.
 AGENT_OFFLINE_AFTER_S = env_int("FATHOM_AGENT_OFFLINE_AFTER_S", 180, minimum=10)
@@ -197,6 +210,9 @@ ALERT_EVALUATE_EVERY_S = env_int("FATHOM_ALERT_EVALUATE_EVERY_S", 15, minimum=1,
 # A new path alert joins an open incident sharing an agent, or one of the same mesh and metric
 # opened within this window.
 ALERT_GROUP_WINDOW_S = env_int("FATHOM_ALERT_GROUP_WINDOW_S", 900, minimum=0, maximum=86400)
+# A delivery still "sending" this long after it started belongs to a worker that died: it is
+# sent again with the same key (receivers dedupe on webhook-id).
+ALERT_STALE_SENDING_S = env_int("FATHOM_ALERT_STALE_SENDING_S", 120, minimum=5, maximum=3600)
 ALERT_EMAIL_DOMAIN = env_str("FATHOM_ALERT_EMAIL_DOMAIN", "fathom.invalid")
 # SMTP for alert email (.env): STARTTLS (EMAIL_USE_TLS) or implicit TLS (EMAIL_USE_SSL).
 EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"

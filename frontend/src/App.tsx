@@ -2,7 +2,10 @@ import { Navigate, Route, Routes } from "react-router-dom";
 
 import { AppLayout } from "./components/AppLayout";
 import { AgentsPage } from "./pages/AgentsPage";
+import { AlertSettingsPage } from "./pages/AlertSettingsPage";
 import { GridPage } from "./pages/GridPage";
+import { IncidentPage } from "./pages/IncidentPage";
+import { IncidentsPage } from "./pages/IncidentsPage";
 import { LoginPage } from "./pages/LoginPage";
 import { NotFoundPage } from "./pages/NotFoundPage";
 import { PathPage } from "./pages/PathPage";
@@ -20,6 +23,9 @@ export function App() {
         <Route path="/grid" element={<GridPage />} />
         <Route path="/agents" element={<AgentsPage />} />
         <Route path="/schedule" element={<SchedulePage />} />
+        <Route path="/incidents" element={<IncidentsPage />} />
+        <Route path="/incidents/:id" element={<IncidentPage />} />
+        <Route path="/alerts/settings" element={<AlertSettingsPage />} />
         <Route path="*" element={<NotFoundPage />} />
       </Route>
     </Routes>

@@ -46,6 +46,13 @@ def ecmp_findings(lab: Lab) -> None:
     check_throughput(name, lab, "wa", "wb", 200)
 
 
+def alert_drill(lab: Lab) -> None:
+    name = "alert-drill"
+    check_rtt(name, lab, "ra", "rb", [20])
+    check_rtt(name, lab, "ta", "tb", [20])
+    check_throughput(name, lab, "ta", "tb", 200)
+
+
 def slac_uvic(lab: Lab) -> None:
     name = "slac-uvic"
     check_rtt(name, lab, "slac", "uvic", [65])
@@ -95,6 +102,7 @@ SCENARIO_CHECKS: dict[str, Callable[[Lab], None]] = {
     "grnet-ecmp": grnet_ecmp,
     "grnet-ecmp-tuned": grnet_ecmp_tuned,
     "ecmp-findings": ecmp_findings,
+    "alert-drill": alert_drill,
     "slac-uvic": slac_uvic,
     "tigo-jive": tigo_jive,
     "fast-to-slow": fast_to_slow,

@@ -174,6 +174,13 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         "FATHOM_ANALYSIS_RTT_WINDOW_S": "10",
         # Agents upload every 10 s: half a minute settles a run here (the default is 2 min).
         "FATHOM_ANALYSIS_SETTLE_S": "30",
+        # Alerts: evaluate every 3 s and send an incident's first message after 3 s (30 s by
+        # default), so a test sees a finding reach a receiver within seconds.
+        "FATHOM_ALERT_EVALUATE_EVERY_S": "3",
+        "FATHOM_ALERT_GROUP_WAIT_S": "3",
+        # Agents upload every 10 s: 30 s of silence is an outage (the alert drill stops one).
+        "FATHOM_AGENT_OFFLINE_AFTER_S": "30",
+        "FATHOM_PUBLIC_URL": url,
     }
     password_file = tmp / "admin_password"
     stack = Stack(
@@ -205,6 +212,11 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             "worker",
             [str(VENV_BIN / "celery"), "--workdir", "backend", "-A", "fathom", "worker", "--loglevel", "INFO",
              "--concurrency", "1"],
+        )  # fmt: skip
+        stack.start(
+            "alerts-worker",
+            [str(VENV_BIN / "celery"), "--workdir", "backend", "-A", "fathom", "worker", "-Q", "alerts", "-n",
+             "alerts@%h", "--loglevel", "INFO", "--concurrency", "1"],
         )  # fmt: skip
         stack.start(
             "beat",

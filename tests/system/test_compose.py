@@ -33,9 +33,9 @@ def documented_variables() -> set[str]:
 
 
 def test_compose_has_every_service(compose: dict[str, Any]) -> None:
-    assert set(compose["services"]) == {"timescaledb", "redis", "web", "worker", "beat", "agent"}
+    assert set(compose["services"]) == {"timescaledb", "redis", "web", "worker", "alerts", "beat", "agent"}
     assert compose["services"]["timescaledb"]["image"].startswith("timescale/timescaledb:")
-    for name in ("web", "worker", "beat"):
+    for name in ("web", "worker", "alerts", "beat"):
         service = compose["services"][name]
         assert service["build"]["dockerfile"] == "deploy/backend.Dockerfile"
         assert service["depends_on"]["timescaledb"]["condition"] == "service_healthy"

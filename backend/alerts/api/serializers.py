@@ -66,6 +66,7 @@ class RuleSerializer(serializers.ModelSerializer[Rule]):
 
 class SilenceSerializer(serializers.ModelSerializer[Silence]):
     matchers = MatcherSerializer(many=True)
+    weekdays = serializers.ListField(child=serializers.IntegerField(), required=False, max_length=7)
     state = serializers.SerializerMethodField()
 
     class Meta:
@@ -183,24 +184,27 @@ class AlertSerializer(serializers.ModelSerializer[Alert]):
             "id", "rule", "severity", "state", "silenced", "inhibited", "summary", "labels", "evidence", "advice",
             "value", "started_at", "firing_at", "last_true_at", "resolved_at", "finding_id",
         ]  # fmt: skip
+        read_only_fields = fields
 
 
-class EventSerializer(serializers.ModelSerializer[IncidentEvent]):
+class IncidentEventSerializer(serializers.ModelSerializer[IncidentEvent]):
     class Meta:
         model = IncidentEvent
         fields = ["at", "kind", "actor", "text"]
+        read_only_fields = fields
 
 
-class AttemptSerializer(serializers.ModelSerializer[DeliveryAttempt]):
+class DeliveryAttemptSerializer(serializers.ModelSerializer[DeliveryAttempt]):
     class Meta:
         model = DeliveryAttempt
         fields = ["at", "ok", "status_code", "response", "error", "duration_ms"]
+        read_only_fields = fields
 
 
 class DeliverySerializer(serializers.ModelSerializer[Delivery]):
     channel = serializers.CharField(source="channel.name")
     channel_kind = serializers.CharField(source="channel.kind")
-    attempt_log = AttemptSerializer(many=True)
+    attempt_log = DeliveryAttemptSerializer(many=True)
 
     class Meta:
         model = Delivery
@@ -208,6 +212,7 @@ class DeliverySerializer(serializers.ModelSerializer[Delivery]):
             "id", "key", "channel", "channel_kind", "sequence", "kind", "status", "attempts", "next_attempt_at",
             "last_error", "created_at", "sent_at", "attempt_log",
         ]  # fmt: skip
+        read_only_fields = fields
 
 
 class IncidentSerializer(serializers.ModelSerializer[Incident]):
@@ -222,6 +227,7 @@ class IncidentSerializer(serializers.ModelSerializer[Incident]):
             "id", "group_key", "title", "status", "severity", "opened_at", "acknowledged_at", "acknowledged_by",
             "ack_comment", "resolved_at", "resolved_by", "last_notified_at", "alert_count", "firing_count",
         ]  # fmt: skip
+        read_only_fields = fields
 
     @extend_schema_field(serializers.CharField(allow_null=True))
     def get_acknowledged_by(self, incident: Incident) -> str | None:
@@ -234,7 +240,7 @@ class IncidentSerializer(serializers.ModelSerializer[Incident]):
 
 class IncidentDetailSerializer(IncidentSerializer):
     alerts = AlertSerializer(many=True)
-    events = EventSerializer(many=True)
+    events = IncidentEventSerializer(many=True)
     deliveries = DeliverySerializer(many=True)
 
     class Meta(IncidentSerializer.Meta):
@@ -245,7 +251,7 @@ class CommentSerializer(serializers.Serializer[dict[str, str]]):
     comment = serializers.CharField(max_length=2000, allow_blank=True, default="")
 
 
-class SummarySerializer(serializers.Serializer[dict[str, int]]):
+class AlertSummarySerializer(serializers.Serializer[dict[str, int]]):
     open = serializers.IntegerField()
     acknowledged = serializers.IntegerField()
     firing_alerts = serializers.IntegerField()

@@ -14,6 +14,7 @@ from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
 from alerts.api.serializers import (
+    AlertSummarySerializer,
     ChannelSerializer,
     CommentSerializer,
     CreatedChannelSerializer,
@@ -22,7 +23,6 @@ from alerts.api.serializers import (
     IncidentSerializer,
     RuleSerializer,
     SilenceSerializer,
-    SummarySerializer,
 )
 from alerts.choices import AlertState, IncidentStatus, NotificationKind
 from alerts.models import Alert, Channel, Delivery, Incident, Rule, Silence
@@ -114,7 +114,7 @@ class IncidentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
 class SummaryView(APIView):
     """Counts for the top bar."""
 
-    @extend_schema(responses={200: SummarySerializer})
+    @extend_schema(responses={200: AlertSummarySerializer})
     def get(self, request: Request) -> Response:
         counts = {
             s: Incident.objects.filter(status=s).count() for s in (IncidentStatus.OPEN, IncidentStatus.ACKNOWLEDGED)
@@ -125,7 +125,7 @@ class SummaryView(APIView):
             "acknowledged": counts[IncidentStatus.ACKNOWLEDGED],
             "firing_alerts": firing,
         }
-        return Response(SummarySerializer(body).data)
+        return Response(AlertSummarySerializer(body).data)
 
 
 class RuleViewSet(viewsets.ModelViewSet[Rule]):

@@ -11,6 +11,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
@@ -22,8 +23,6 @@ log = logging.getLogger(__name__)
 
 # Seconds before retry n (Standard Webhooks' example schedule, cut at a day), with jitter.
 BACKOFF_S = [5, 30, 120, 600, 1800, 3600, 7200, 14400, 28800, 86400]
-# A delivery still "sending" this long after it started belongs to a worker that died.
-STALE_SENDING = timedelta(minutes=2)
 
 
 @dataclass(frozen=True)
@@ -33,6 +32,11 @@ class Outcome:
 
     status: str
     retry_in_s: float | None = None
+
+
+def stale_after() -> timedelta:
+    """How long a delivery may stay "sending" before it counts as its worker's death."""
+    return timedelta(seconds=settings.ALERT_STALE_SENDING_S)
 
 
 def backoff_s(attempts: int) -> float:
@@ -57,7 +61,7 @@ def _claim(delivery_id: int, now: datetime) -> tuple[Delivery, Channel] | Outcom
         if (
             delivery.status == DeliveryStatus.SENDING
             and delivery.sending_since
-            and now - delivery.sending_since < STALE_SENDING
+            and now - delivery.sending_since < stale_after()
         ):
             return Outcome("nothing")  # another worker is on it
         channel = Channel.objects.select_for_update().get(pk=delivery.channel_id)
@@ -155,7 +159,7 @@ def due(now: datetime, limit: int = 200) -> list[int]:
     ready = Delivery.objects.filter(
         status__in=[DeliveryStatus.PENDING, DeliveryStatus.RETRYING], next_attempt_at__lte=now
     )
-    stale = Delivery.objects.filter(status=DeliveryStatus.SENDING, sending_since__lt=now - STALE_SENDING)
+    stale = Delivery.objects.filter(status=DeliveryStatus.SENDING, sending_since__lt=now - stale_after())
     ids = list(ready.order_by("next_attempt_at").values_list("pk", flat=True)[:limit])
     ids += list(stale.values_list("pk", flat=True)[:limit])
     return ids

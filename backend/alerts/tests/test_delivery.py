@@ -108,7 +108,7 @@ class WebhookDeliveryTests(FathomTestCase):
             Delivery.objects.filter(pk=row.pk).update(status=DeliveryStatus.SENDING, sending_since=timezone.now())
             assert outbox.due(timezone.now()) == []
             assert outbox.deliver(row.pk).status == "nothing", "a live sender is not doubled"
-            stale = timezone.now() + outbox.STALE_SENDING + timedelta(seconds=1)
+            stale = timezone.now() + outbox.stale_after() + timedelta(seconds=1)
             assert outbox.due(stale) == [row.pk]
             assert outbox.deliver(row.pk, now=stale).status == "sent"
             assert outbox.deliver(row.pk, now=stale).status == "nothing", "sent once"

@@ -20,7 +20,7 @@ export type RttPoint = Schemas["RttPoint"];
 export type RunAnalysis = Schemas["RunAnalysis"];
 export type RttSeries = Schemas["RttSeries"];
 export type Slot = Schemas["Slot"];
-export type SlotState = Schemas["StateEnum"];
+export type SlotState = Schemas["SlotStateEnum"];
 export type User = Schemas["User"];
 export type Utilization = Schemas["Utilization"];
 
@@ -221,5 +221,104 @@ export function useLogout() {
     onSettled: () => {
       queryClient.clear();
     },
+  });
+}
+
+// Alerting: incidents with their timeline and deliveries, rules, silences and channels.
+export type AlertRule = Schemas["Rule"];
+export type AlertSummary = Schemas["AlertSummary"];
+export type Channel = Schemas["Channel"];
+export type CreatedChannel = Schemas["CreatedChannel"];
+export type Delivery = Schemas["Delivery"];
+export type Incident = Schemas["Incident"];
+export type IncidentAlert = Schemas["Alert"];
+export type IncidentDetail = Schemas["IncidentDetail"];
+export type Matcher = Schemas["Matcher"];
+export type Silence = Schemas["Silence"];
+export type SilenceRequest = Schemas["SilenceRequest"];
+
+export const alertKeys = {
+  all: ["alerts"] as const,
+  summary: ["alerts", "summary"] as const,
+  incidents: (status: string) => ["alerts", "incidents", status] as const,
+  incident: (id: number) => ["alerts", "incident", id] as const,
+  rules: ["alerts", "rules"] as const,
+  silences: ["alerts", "silences"] as const,
+  channels: ["alerts", "channels"] as const,
+};
+
+export function useAlertSummary() {
+  return useQuery({
+    queryKey: alertKeys.summary,
+    queryFn: () => apiGet<AlertSummary>("/alerts/summary/"),
+    refetchInterval: REFRESH_MS,
+  });
+}
+
+/** Incidents newest first; status "" for every status. */
+export function useIncidents(status: string) {
+  return useQuery({
+    queryKey: alertKeys.incidents(status),
+    queryFn: () => apiGet<Incident[]>(`/alerts/incidents/${status === "" ? "" : `?status=${status}`}`),
+    refetchInterval: REFRESH_MS,
+    placeholderData: (previous) => previous,
+  });
+}
+
+export function useIncident(id: number) {
+  return useQuery({
+    queryKey: alertKeys.incident(id),
+    queryFn: () => apiGet<IncidentDetail>(`/alerts/incidents/${id}/`),
+    refetchInterval: REFRESH_MS,
+  });
+}
+
+/** Acknowledge or resolve, with a comment; every alerting view refreshes after. */
+export function useIncidentAction(id: number, verb: "acknowledge" | "resolve") {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (comment: string) => apiPost<Incident>(`/alerts/incidents/${id}/${verb}/`, { comment }),
+    onSuccess: () => client.invalidateQueries({ queryKey: alertKeys.all }),
+  });
+}
+
+export function useAlertRules() {
+  return useQuery({ queryKey: alertKeys.rules, queryFn: () => apiGet<AlertRule[]>("/alerts/rules/") });
+}
+
+export function useSilences() {
+  return useQuery({
+    queryKey: alertKeys.silences,
+    queryFn: () => apiGet<Silence[]>("/alerts/silences/"),
+    refetchInterval: REFRESH_MS,
+  });
+}
+
+export function useCreateSilence() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (silence: SilenceRequest) => apiPost<Silence>("/alerts/silences/", silence),
+    onSuccess: () => client.invalidateQueries({ queryKey: alertKeys.all }),
+  });
+}
+
+export function useExpireSilence() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (id: number) => apiPost<Silence>(`/alerts/silences/${id}/expire/`),
+    onSuccess: () => client.invalidateQueries({ queryKey: alertKeys.all }),
+  });
+}
+
+export function useChannels() {
+  return useQuery({ queryKey: alertKeys.channels, queryFn: () => apiGet<Channel[]>("/alerts/channels/") });
+}
+
+/** Sends a test message now; the answer is the delivery with its attempt. */
+export function useTestChannel() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (id: number) => apiPost<Delivery>(`/alerts/channels/${id}/test/`),
+    onSuccess: () => client.invalidateQueries({ queryKey: alertKeys.channels }),
   });
 }

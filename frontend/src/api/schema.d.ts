@@ -709,26 +709,32 @@ export interface components {
             readonly id: number;
             rule: string;
             severity: string;
-            state?: components["schemas"]["AlertStateEnum"];
-            silenced?: boolean;
-            inhibited?: boolean;
-            summary: string;
-            labels?: unknown;
-            evidence?: unknown;
-            advice?: string;
+            readonly state: components["schemas"]["AlertStateEnum"];
+            readonly silenced: boolean;
+            readonly inhibited: boolean;
+            readonly summary: string;
+            readonly labels: unknown;
+            readonly evidence: unknown;
+            readonly advice: string;
             /** Format: double */
-            value?: number | null;
+            readonly value: number | null;
             /** Format: date-time */
-            started_at: string;
+            readonly started_at: string;
             /** Format: date-time */
-            firing_at?: string | null;
+            readonly firing_at: string | null;
             /** Format: date-time */
-            last_true_at: string;
+            readonly last_true_at: string;
             /** Format: date-time */
-            resolved_at?: string | null;
-            /** Format: int64 */
-            finding_id?: number | null;
+            readonly resolved_at: string | null;
+            readonly finding_id: number | null;
         };
+        /**
+         * @description * `critical` - Critical
+         *     * `warning` - Warning
+         *     * `info` - Info
+         * @enum {string}
+         */
+        AlertSeverityEnum: "critical" | "warning" | "info";
         /**
          * @description * `pending` - Pending
          *     * `firing` - Firing
@@ -736,15 +742,10 @@ export interface components {
          * @enum {string}
          */
         AlertStateEnum: "pending" | "firing" | "resolved";
-        Attempt: {
-            /** Format: date-time */
-            at?: string;
-            ok: boolean;
-            status_code?: number | null;
-            response?: string;
-            error?: string;
-            /** Format: double */
-            duration_ms: number;
+        AlertSummary: {
+            open: number;
+            acknowledged: number;
+            firing_alerts: number;
         };
         BatchError: {
             path: string;
@@ -822,7 +823,7 @@ export interface components {
         Channel: {
             readonly id: number;
             name: string;
-            kind: components["schemas"]["KindA59Enum"];
+            kind: components["schemas"]["ChannelKindEnum"];
             readonly target: string;
             matchers?: components["schemas"]["Matcher"][];
             send_resolved?: boolean;
@@ -834,9 +835,16 @@ export interface components {
             /** Format: date-time */
             readonly created_at: string;
         };
+        /**
+         * @description * `email` - Email
+         *     * `slack` - Slack
+         *     * `webhook` - Webhook
+         * @enum {string}
+         */
+        ChannelKindEnum: "email" | "slack" | "webhook";
         ChannelRequest: {
             name: string;
-            kind: components["schemas"]["KindA59Enum"];
+            kind: components["schemas"]["ChannelKindEnum"];
             config: unknown;
             matchers?: components["schemas"]["MatcherRequest"][];
             send_resolved?: boolean;
@@ -877,7 +885,7 @@ export interface components {
         CreatedChannel: {
             readonly id: number;
             name: string;
-            kind: components["schemas"]["KindA59Enum"];
+            kind: components["schemas"]["ChannelKindEnum"];
             readonly target: string;
             matchers?: components["schemas"]["Matcher"][];
             send_resolved?: boolean;
@@ -899,28 +907,29 @@ export interface components {
             readonly key: string;
             channel: string;
             channel_kind: string;
-            sequence: number;
-            kind: components["schemas"]["DeliveryKindEnum"];
-            status?: components["schemas"]["DeliveryStatusEnum"];
-            attempts?: number;
+            readonly sequence: number;
+            readonly kind: components["schemas"]["NotificationKindEnum"];
+            readonly status: components["schemas"]["DeliveryStatusEnum"];
+            readonly attempts: number;
             /** Format: date-time */
-            next_attempt_at?: string;
-            last_error?: string;
+            readonly next_attempt_at: string;
+            readonly last_error: string;
             /** Format: date-time */
-            created_at?: string;
+            readonly created_at: string;
             /** Format: date-time */
-            sent_at?: string | null;
-            attempt_log: components["schemas"]["Attempt"][];
+            readonly sent_at: string | null;
+            attempt_log: components["schemas"]["DeliveryAttempt"][];
         };
-        /**
-         * @description * `firing` - Firing
-         *     * `update` - Update
-         *     * `repeat` - Repeat
-         *     * `resolved` - Resolved
-         *     * `test` - Test
-         * @enum {string}
-         */
-        DeliveryKindEnum: "firing" | "update" | "repeat" | "resolved" | "test";
+        DeliveryAttempt: {
+            /** Format: date-time */
+            readonly at: string;
+            readonly ok: boolean;
+            readonly status_code: number | null;
+            readonly response: string;
+            readonly error: string;
+            /** Format: double */
+            readonly duration_ms: number;
+        };
         /**
          * @description * `pending` - Pending
          *     * `sending` - Sending
@@ -1069,27 +1078,6 @@ export interface components {
              */
             rekey: boolean;
         };
-        Event: {
-            /** Format: date-time */
-            at?: string;
-            kind: components["schemas"]["EventKindEnum"];
-            actor?: string;
-            text: string;
-        };
-        /**
-         * @description * `opened` - Opened
-         *     * `alert_pending` - Alert pending
-         *     * `alert_firing` - Alert firing
-         *     * `alert_resolved` - Alert resolved
-         *     * `alert_silenced` - Alert silenced
-         *     * `alert_inhibited` - Alert inhibited
-         *     * `acknowledged` - Acknowledged
-         *     * `resolved` - Resolved
-         *     * `reopened` - Reopened
-         *     * `notified` - Notified
-         * @enum {string}
-         */
-        EventKindEnum: "opened" | "alert_pending" | "alert_firing" | "alert_resolved" | "alert_silenced" | "alert_inhibited" | "acknowledged" | "resolved" | "reopened" | "notified";
         Finding: {
             id: number;
             source: components["schemas"]["AgentRef"];
@@ -1182,47 +1170,75 @@ export interface components {
         };
         Incident: {
             readonly id: number;
-            group_key: string;
-            title: string;
-            status?: components["schemas"]["Status7f5Enum"];
-            severity?: components["schemas"]["SeverityEnum"];
+            readonly group_key: string;
+            readonly title: string;
+            readonly status: components["schemas"]["IncidentStatusEnum"];
+            readonly severity: components["schemas"]["AlertSeverityEnum"];
             /** Format: date-time */
-            opened_at?: string;
+            readonly opened_at: string;
             /** Format: date-time */
-            acknowledged_at?: string | null;
+            readonly acknowledged_at: string | null;
             readonly acknowledged_by: string | null;
-            ack_comment?: string;
+            readonly ack_comment: string;
             /** Format: date-time */
-            resolved_at?: string | null;
+            readonly resolved_at: string | null;
             readonly resolved_by: string | null;
             /** Format: date-time */
-            last_notified_at?: string | null;
+            readonly last_notified_at: string | null;
             readonly alert_count: number;
             readonly firing_count: number;
         };
         IncidentDetail: {
             readonly id: number;
-            group_key: string;
-            title: string;
-            status?: components["schemas"]["Status7f5Enum"];
-            severity?: components["schemas"]["SeverityEnum"];
+            readonly group_key: string;
+            readonly title: string;
+            readonly status: components["schemas"]["IncidentStatusEnum"];
+            readonly severity: components["schemas"]["AlertSeverityEnum"];
             /** Format: date-time */
-            opened_at?: string;
+            readonly opened_at: string;
             /** Format: date-time */
-            acknowledged_at?: string | null;
+            readonly acknowledged_at: string | null;
             readonly acknowledged_by: string | null;
-            ack_comment?: string;
+            readonly ack_comment: string;
             /** Format: date-time */
-            resolved_at?: string | null;
+            readonly resolved_at: string | null;
             readonly resolved_by: string | null;
             /** Format: date-time */
-            last_notified_at?: string | null;
+            readonly last_notified_at: string | null;
             readonly alert_count: number;
             readonly firing_count: number;
             alerts: components["schemas"]["Alert"][];
-            events: components["schemas"]["Event"][];
+            events: components["schemas"]["IncidentEvent"][];
             deliveries: components["schemas"]["Delivery"][];
         };
+        IncidentEvent: {
+            /** Format: date-time */
+            readonly at: string;
+            readonly kind: components["schemas"]["IncidentEventKindEnum"];
+            readonly actor: string;
+            readonly text: string;
+        };
+        /**
+         * @description * `opened` - Opened
+         *     * `alert_pending` - Alert pending
+         *     * `alert_firing` - Alert firing
+         *     * `alert_resolved` - Alert resolved
+         *     * `alert_silenced` - Alert silenced
+         *     * `alert_inhibited` - Alert inhibited
+         *     * `acknowledged` - Acknowledged
+         *     * `resolved` - Resolved
+         *     * `reopened` - Reopened
+         *     * `notified` - Notified
+         * @enum {string}
+         */
+        IncidentEventKindEnum: "opened" | "alert_pending" | "alert_firing" | "alert_resolved" | "alert_silenced" | "alert_inhibited" | "acknowledged" | "resolved" | "reopened" | "notified";
+        /**
+         * @description * `open` - Open
+         *     * `acknowledged` - Acknowledged
+         *     * `resolved` - Resolved
+         * @enum {string}
+         */
+        IncidentStatusEnum: "open" | "acknowledged" | "resolved";
         IngestResponse: {
             results: components["schemas"]["ItemStatus"][];
         };
@@ -1287,12 +1303,19 @@ export interface components {
          */
         ItemStatusStatusEnum: "created" | "duplicate";
         /**
-         * @description * `email` - Email
-         *     * `slack` - Slack
-         *     * `webhook` - Webhook
+         * @description * `mesh` - mesh
+         *     * `agent` - agent
+         *     * `source` - source
+         *     * `destination` - destination
+         *     * `path` - path
+         *     * `metric` - metric
+         *     * `direction` - direction
+         *     * `severity` - severity
+         *     * `rule` - rule
+         *     * `kind` - kind
          * @enum {string}
          */
-        KindA59Enum: "email" | "slack" | "webhook";
+        LabelNameEnum: "mesh" | "agent" | "source" | "destination" | "path" | "metric" | "direction" | "severity" | "rule" | "kind";
         /**
          * @description The smallest known ceiling term, i.e. what bounds the path; unknown when no term could be computed (analysis.ceilings.Limit).
          * @enum {string}
@@ -1325,15 +1348,23 @@ export interface components {
             p_value: number;
         };
         Matcher: {
-            name: components["schemas"]["NameEnum"];
+            name: components["schemas"]["LabelNameEnum"];
             /** @default = */
-            op: components["schemas"]["OpEnum"];
+            op: components["schemas"]["MatcherOpEnum"];
             value: string;
         };
+        /**
+         * @description * `=` - =
+         *     * `!=` - !=
+         *     * `=~` - =~
+         *     * `!~` - !~
+         * @enum {string}
+         */
+        MatcherOpEnum: "=" | "!=" | "=~" | "!~";
         MatcherRequest: {
-            name: components["schemas"]["NameEnum"];
+            name: components["schemas"]["LabelNameEnum"];
             /** @default = */
-            op: components["schemas"]["OpEnum"];
+            op: components["schemas"]["MatcherOpEnum"];
             value: string;
         };
         Mesh: {
@@ -1406,32 +1437,19 @@ export interface components {
          */
         ModeVerdict: "single" | "ecmp" | "insufficient";
         /**
-         * @description * `mesh` - mesh
-         *     * `agent` - agent
-         *     * `source` - source
-         *     * `destination` - destination
-         *     * `path` - path
-         *     * `metric` - metric
-         *     * `direction` - direction
-         *     * `severity` - severity
-         *     * `rule` - rule
-         *     * `kind` - kind
+         * @description * `firing` - Firing
+         *     * `update` - Update
+         *     * `repeat` - Repeat
+         *     * `resolved` - Resolved
+         *     * `test` - Test
          * @enum {string}
          */
-        NameEnum: "mesh" | "agent" | "source" | "destination" | "path" | "metric" | "direction" | "severity" | "rule" | "kind";
+        NotificationKindEnum: "firing" | "update" | "repeat" | "resolved" | "test";
         /** @enum {unknown} */
         NullEnum: null;
-        /**
-         * @description * `=` - =
-         *     * `!=` - !=
-         *     * `=~` - =~
-         *     * `!~` - !~
-         * @enum {string}
-         */
-        OpEnum: "=" | "!=" | "=~" | "!~";
         PatchedChannelRequest: {
             name?: string;
-            kind?: components["schemas"]["KindA59Enum"];
+            kind?: components["schemas"]["ChannelKindEnum"];
             config?: unknown;
             matchers?: components["schemas"]["MatcherRequest"][];
             send_resolved?: boolean;
@@ -1460,7 +1478,7 @@ export interface components {
             k?: number;
             n?: number;
             scope?: components["schemas"]["MatcherRequest"][];
-            severity?: components["schemas"]["SeverityEnum"];
+            severity?: components["schemas"]["AlertSeverityEnum"];
             pending_s?: number;
             hold_s?: number;
             description?: string;
@@ -1629,7 +1647,7 @@ export interface components {
             k?: number;
             n?: number;
             scope?: components["schemas"]["Matcher"][];
-            severity?: components["schemas"]["SeverityEnum"];
+            severity?: components["schemas"]["AlertSeverityEnum"];
             pending_s?: number;
             hold_s?: number;
             description?: string;
@@ -1657,7 +1675,7 @@ export interface components {
             k?: number;
             n?: number;
             scope?: components["schemas"]["MatcherRequest"][];
-            severity?: components["schemas"]["SeverityEnum"];
+            severity?: components["schemas"]["AlertSeverityEnum"];
             pending_s?: number;
             hold_s?: number;
             description?: string;
@@ -1746,13 +1764,6 @@ export interface components {
             scale: number;
         };
         /**
-         * @description * `critical` - Critical
-         *     * `warning` - Warning
-         *     * `info` - Info
-         * @enum {string}
-         */
-        SeverityEnum: "critical" | "warning" | "info";
-        /**
          * @description * `a` - A
          *     * `b` - B
          * @enum {string}
@@ -1767,7 +1778,7 @@ export interface components {
             ends_at: string;
             readonly created_by: string;
             comment: string;
-            weekdays?: unknown;
+            weekdays?: number[];
             /** Format: time */
             window_start?: string | null;
             /** Format: time */
@@ -1786,7 +1797,7 @@ export interface components {
             /** Format: date-time */
             ends_at: string;
             comment: string;
-            weekdays?: unknown;
+            weekdays?: number[];
             /** Format: time */
             window_start?: string | null;
             /** Format: time */
@@ -1821,18 +1832,6 @@ export interface components {
          * @enum {string}
          */
         SlotStateEnum: "planned" | "ok" | "failed" | "missed" | "unschedulable";
-        /**
-         * @description * `open` - Open
-         *     * `acknowledged` - Acknowledged
-         *     * `resolved` - Resolved
-         * @enum {string}
-         */
-        Status7f5Enum: "open" | "acknowledged" | "resolved";
-        Summary: {
-            open: number;
-            acknowledged: number;
-            firing_alerts: number;
-        };
         /** @description The RTT modes of one flow sweep by the per-flow rule, as stored (analysis.modes.ModeAnalysis). */
         SweepAnalysis: {
             verdict: components["schemas"]["ModeVerdict"];
@@ -2635,7 +2634,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Summary"];
+                    "application/json": components["schemas"]["AlertSummary"];
                 };
             };
         };

@@ -1,13 +1,14 @@
 import { NavLink, Navigate, Outlet, useLocation, useNavigate } from "react-router-dom";
 
 import { ApiError } from "../api/client";
-import { useLogout, useMe } from "../api/queries";
+import { useAlertSummary, useLogout, useMe } from "../api/queries";
 import { ErrorBoundary } from "./ErrorBoundary";
 import { LoadError, Loading } from "./QueryState";
 
 /** The signed-in frame: navigation, the user, and a login redirect when the session ends. */
 export function AppLayout() {
   const me = useMe();
+  const alerts = useAlertSummary();
   const logout = useLogout();
   const location = useLocation();
   const navigate = useNavigate();
@@ -32,6 +33,17 @@ export function AppLayout() {
           <NavLink to="/grid">Grid</NavLink>
           <NavLink to="/agents">Agents</NavLink>
           <NavLink to="/schedule">Schedule</NavLink>
+          <NavLink to="/incidents">
+            Incidents
+            {alerts.data !== undefined && alerts.data.open + alerts.data.acknowledged > 0 && (
+              <span
+                className={alerts.data.open > 0 ? "count open" : "count"}
+                title={`${String(alerts.data.open)} open, ${String(alerts.data.acknowledged)} acknowledged`}
+              >
+                {alerts.data.open}/{alerts.data.acknowledged}
+              </span>
+            )}
+          </NavLink>
         </nav>
         <span className="user">
           {me.data.username}

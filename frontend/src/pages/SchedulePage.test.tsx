@@ -15,6 +15,10 @@ function iso(offsetMs: number): string {
 
 const CHOICES: Choices = {
   agent_status: [],
+  alert_severity: [],
+  alert_state: [],
+  delivery_status: [],
+  incident_status: [],
   token_state: [],
   run_status: [],
   slot_state: [

@@ -32,6 +32,10 @@ export const DIAGNOSES: Choice[] = [
 
 export const CHOICES: Choices = {
   agent_status: [],
+  alert_severity: [],
+  alert_state: [],
+  delivery_status: [],
+  incident_status: [],
   token_state: [],
   run_status: [],
   slot_state: [],

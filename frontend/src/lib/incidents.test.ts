@@ -1,0 +1,40 @@
+import { describe, expect, it } from "vitest";
+
+import type { IncidentAlert } from "../api/queries";
+import { matcherText, pathLink, silenceFor } from "./incidents";
+
+function alert(labels: Record<string, unknown>): IncidentAlert {
+  return {
+    id: 1, rule: "RTT shift", severity: "warning", state: "firing", silenced: false, inhibited: false,
+    summary: "RTT up 10 ms", labels, evidence: {}, advice: "", value: 10, started_at: "2026-11-24T10:00:00Z",
+    firing_at: "2026-11-24T10:00:00Z", last_true_at: "2026-11-24T10:00:00Z", resolved_at: null, finding_id: 3,
+  };
+}
+
+describe("silenceFor", () => {
+  const now = new Date("2026-11-24T12:00:00Z");
+
+  it("silences a path alert's path and metric for the hours asked", () => {
+    const silence = silenceFor(alert({ path: "athens->frankfurt", metric: "rtt", agent: ["athens", "frankfurt"] }), 2, "works", now);
+    expect(matcherText(silence.matchers)).toBe('path="athens->frankfurt", metric="rtt"');
+    expect(silence.starts_at).toBe("2026-11-24T12:00:00.000Z");
+    expect(silence.ends_at).toBe("2026-11-24T14:00:00.000Z");
+    expect(silence.comment).toBe("works");
+  });
+
+  it("silences an agent-down alert's agent", () => {
+    const silence = silenceFor(alert({ agent: ["frankfurt"], metric: "agent" }), 1, "reboot", now);
+    expect(matcherText(silence.matchers)).toBe('agent="frankfurt"');
+  });
+
+  it("ignores labels of the wrong type", () => {
+    expect(silenceFor(alert({ path: 3, agent: "x" }), 1, "", now).matchers).toEqual([]);
+  });
+});
+
+describe("pathLink", () => {
+  it("links a path alert to its path page and nothing else", () => {
+    expect(pathLink(alert({ source_id: "a", destination_id: "b" }))).toBe("/paths/a/b");
+    expect(pathLink(alert({ agent_id: "a" }))).toBeNull();
+  });
+});

@@ -1,0 +1,57 @@
+// Pure helpers of the alerting pages: what a silence "from here" covers, and readable matchers.
+import type { Schemas } from "../api/client";
+import type { IncidentAlert, Matcher, SilenceRequest } from "../api/queries";
+
+type MatcherRequest = Schemas["MatcherRequest"];
+
+/** The labels an alert carries that a silence can match (the server's label names). */
+interface AlertLabels {
+  path?: string | undefined;
+  agent?: string[];
+  metric?: string | undefined;
+}
+
+export function alertLabels(alert: IncidentAlert): AlertLabels {
+  const raw = (alert.labels ?? {}) as Record<string, unknown>;
+  const agents = Array.isArray(raw.agent) ? raw.agent.filter((a): a is string => typeof a === "string") : [];
+  return {
+    path: typeof raw.path === "string" ? raw.path : undefined,
+    agent: agents,
+    metric: typeof raw.metric === "string" ? raw.metric : undefined,
+  };
+}
+
+/**
+ * A silence for what an alert is about: its path and metric, or for an agent-down alert its
+ * agent; from now for `hours`.
+ */
+export function silenceFor(alert: IncidentAlert, hours: number, comment: string, now: Date = new Date()): SilenceRequest {
+  const labels = alertLabels(alert);
+  const matchers: MatcherRequest[] = [];
+  if (labels.path !== undefined) {
+    matchers.push({ name: "path", op: "=", value: labels.path });
+    if (labels.metric !== undefined) {
+      matchers.push({ name: "metric", op: "=", value: labels.metric });
+    }
+  } else if (labels.agent !== undefined && labels.agent.length > 0) {
+    matchers.push({ name: "agent", op: "=", value: labels.agent[0] ?? "" });
+  }
+  return {
+    matchers,
+    starts_at: now.toISOString(),
+    ends_at: new Date(now.getTime() + hours * 3_600_000).toISOString(),
+    comment,
+  };
+}
+
+export function matcherText(matchers: readonly (Matcher | MatcherRequest)[]): string {
+  return matchers.map((m) => `${m.name}${m.op}"${m.value}"`).join(", ");
+}
+
+/** The path page of an alert, if it is about a path. */
+export function pathLink(alert: IncidentAlert): string | null {
+  const raw = (alert.labels ?? {}) as Record<string, unknown>;
+  const source = raw.source_id;
+  const destination = raw.destination_id;
+  return typeof source === "string" && typeof destination === "string" ? `/paths/${source}/${destination}` : null;
+}

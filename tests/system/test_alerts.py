@@ -1,0 +1,127 @@
+"""Alerting on the real stack: a finding becomes an incident, the Celery worker delivers it
+to a local webhook receiver (signature verified by the standardwebhooks package), and the
+NOC works it in the browser: acknowledge, silence from here, resolve."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+from standardwebhooks import Webhook
+
+from .conftest import ARTIFACTS, Stack, wait_for
+
+# A far end with no measurements, so no analysis pass reconciles (clears) the finding the
+# test plants on its path.
+PLANT = """
+from datetime import timedelta
+from django.utils import timezone
+from analysis.models import Finding
+from inventory.models import Agent
+far, _ = Agent.objects.get_or_create(name="sys-far", defaults={"address": "127.0.0.9", "credential_sha256": "0" * 64})
+now = timezone.now()
+Finding.objects.create(
+    source=Agent.objects.get(name="sys-a"), destination=far, metric="throughput", direction="down",
+    started_at=now - timedelta(minutes=5), detected_at=now, baseline=9.4e8, current=5.6e8, magnitude=-0.4,
+    unit="relative",
+)
+"""
+CLEAR = """
+from django.utils import timezone
+from analysis.models import Finding
+Finding.objects.filter(destination__name="sys-far", state="open").update(state="cleared", cleared_at=timezone.now())
+"""
+
+
+class Receiver:
+    def __init__(self) -> None:
+        self.bodies: list[tuple[dict[str, str], bytes]] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                receiver.bodies.append(({k.lower(): v for k, v in self.headers.items()}, body))
+                self.send_response(204)
+                self.end_headers()
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/fathom"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+@pytest.fixture
+def receiver() -> Iterator[Receiver]:
+    receiver = Receiver()
+    yield receiver
+    receiver.server.shutdown()
+    receiver.server.server_close()
+
+
+@pytest.mark.browser
+def test_a_finding_is_delivered_once_and_worked_in_the_browser(stack: Stack, receiver: Receiver) -> None:
+    http = stack.session()
+    made = http.post(
+        f"{stack.url}/api/v1/alerts/channels/",
+        json={
+            "name": "systest-hook",
+            "kind": "webhook",
+            "config": {"url": receiver.url},
+            # Only this test's incidents: other tests' stopped agents raise their own.
+            "matchers": [{"name": "path", "op": "=", "value": "sys-a->sys-far"}],
+        },
+        timeout=10,
+    )
+    assert made.status_code == 201, made.text
+    verifier = Webhook(made.json()["secret"])
+    try:
+        stack.manage("shell", "-c", PLANT)
+
+        def incident() -> dict[str, Any] | None:
+            rows = http.get(f"{stack.url}/api/v1/alerts/incidents/?status=open", timeout=10).json()
+            return next((row for row in rows if "sys-a->sys-far" in row["title"]), None)
+
+        opened = wait_for("an incident for the planted finding", incident, 60)
+        events = wait_for("the webhook delivery", lambda: [verifier.verify(b, h) for h, b in receiver.bodies], 60)
+        assert [e["type"] for e in events] == ["incident.firing"]
+        assert events[0]["data"]["firing"][0]["summary"].startswith("Throughput down 40% on sys-a->sys-far")
+
+        seen = stack.browser_check("incident-page.mjs", FATHOM_INCIDENT_TITLE=opened["title"])
+        (ARTIFACTS / "incident-timeline.json").write_text(json.dumps(seen["timeline"], indent=1))
+        detail = http.get(f"{stack.url}/api/v1/alerts/incidents/{opened['id']}/", timeout=10).json()
+        kinds = [event["kind"] for event in detail["events"]]
+        assert "acknowledged" in kinds and kinds[-1] in ("resolved", "notified")
+        assert detail["status"] == "resolved" and detail["resolved_by"] == stack.admin_user
+        silences = http.get(f"{stack.url}/api/v1/alerts/silences/", timeout=10).json()
+        assert silences[0]["matchers"][0] == {"name": "path", "op": "=", "value": "sys-a->sys-far"}
+        assert silences[0]["state"] == "active" and silences[0]["comment"] == "maintenance on sys-b, ticket 42"
+
+        resolved = wait_for(
+            "the resolved message", lambda: len(receiver.bodies) >= 2 and verifier.verify(*receiver.bodies[1][::-1]), 60
+        )
+        assert resolved["type"] == "incident.resolved"
+        # The finding still holds: a new alert fires at the next tick, silenced, so it is
+        # recorded and nothing is sent for it.
+
+        def silenced_again() -> bool:
+            rows = http.get(f"{stack.url}/api/v1/alerts/incidents/?status=open", timeout=10).json()
+            again = [row for row in rows if "sys-a->sys-far" in row["title"] and row["id"] != opened["id"]]
+            if not again:
+                return False
+            alerts = http.get(f"{stack.url}/api/v1/alerts/incidents/{again[0]['id']}/", timeout=10).json()["alerts"]
+            return all(alert["silenced"] for alert in alerts)
+
+        wait_for("the persisting finding's new, silenced alert", silenced_again, 60)
+        assert len(receiver.bodies) == 2, "nothing is delivered for a silenced alert"
+    finally:
+        stack.manage("shell", "-c", CLEAR)
+        for silence in http.get(f"{stack.url}/api/v1/alerts/silences/", timeout=10).json():
+            http.post(f"{stack.url}/api/v1/alerts/silences/{silence['id']}/expire/", timeout=10)
+        http.delete(f"{stack.url}/api/v1/alerts/channels/{made.json()['id']}/", timeout=10)
