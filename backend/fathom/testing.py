@@ -10,6 +10,7 @@ from unittest import mock
 from django.contrib.auth.models import User
 from rest_framework.test import APIClient, APITestCase
 
+from alerts.defaults import ensure_default_rules
 from core import contract
 from inventory.models import Agent
 from inventory.services import create_enrollment_token, digest, enroll_agent, new_secret
@@ -51,6 +52,7 @@ class FathomTestCase(APITestCase):
         cls.outsider = User.objects.create_user("outsider", password="outsider-pass-1234")
         # A TransactionTestCase elsewhere may have flushed what the migrations created.
         ensure_default_mesh()
+        ensure_default_rules()
         cls.athens, cls.athens_credential = cls.enroll("athens", "198.18.1.1")
         # frankfurt carries the id the contract examples use as their peer.
         cls.frankfurt_credential = new_secret()

@@ -1,29 +1,10 @@
-"""The rules a fresh install starts with, so the demo alerts with no configuration."""
+"""The rules a fresh install starts with (alerts.defaults)."""
 
 from typing import Any
 
 from django.db import migrations
 
-DEFAULT_RULES: list[dict[str, Any]] = [
-    {"name": "Throughput regression", "kind": "finding", "metric": "throughput", "severity": "critical",
-     "hold_s": 1800, "description": "The analysis found a throughput drop (judged per ECMP member)."},
-    {"name": "RTT shift", "kind": "finding", "metric": "rtt", "severity": "warning", "hold_s": 900,
-     "description": "The analysis found the path's RTT moved (within its ECMP member)."},
-    {"name": "Loss increase", "kind": "finding", "metric": "loss", "severity": "warning", "hold_s": 900,
-     "description": "The analysis found more ping loss than the path's baseline."},
-    {"name": "Route change", "kind": "finding", "metric": "route", "severity": "info", "hold_s": 900,
-     "description": "Traceroute saw new hops on the path."},
-    {"name": "ECMP members changed", "kind": "finding", "metric": "ecmp", "severity": "info", "hold_s": 900,
-     "description": "A multipath member moved, appeared or vanished, or the hash weights shifted."},
-    {"name": "Agent down", "kind": "agent_down", "severity": "critical", "hold_s": 120,
-     "description": "No contact for three poll intervals (FATHOM_AGENT_OFFLINE_AFTER_S)."},
-    {"name": "No data", "kind": "no_data", "severity": "warning", "k": 3, "n": 3, "hold_s": 600,
-     "description": "Three of a path test's last three runs failed or were missed, or it is three intervals late."},
-    {"name": "Throughput far below ceiling", "kind": "threshold", "metric": "throughput_fraction",
-     "comparison": "lt", "value": 0.1, "k": 3, "n": 4, "severity": "warning", "hold_s": 3600, "enabled": False,
-     "description": "An example threshold rule: 3 of the last 4 runs under 10% of the path's ceiling."},
-]  # fmt: skip
-
+from alerts.defaults import DEFAULT_RULES
 
 def add_rules(apps: Any, schema_editor: Any) -> None:
     Rule = apps.get_model("alerts", "Rule")

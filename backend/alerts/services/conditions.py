@@ -100,6 +100,18 @@ def _mbit(bps: float) -> str:
     return f"{bps / 1e6:.0f} Mbit/s"
 
 
+def finding_figures(finding: Finding) -> dict[str, str]:
+    """Before, now and the change, in the units a NOC reads."""
+    b, c, m = finding.baseline, finding.current, finding.magnitude
+    if finding.metric == "throughput":
+        return {"before": _mbit(b), "now": _mbit(c), "change": f"{m:+.0%}"}
+    if finding.metric == "rtt":
+        return {"before": f"{b:.1f} ms", "now": f"{c:.1f} ms", "change": f"{m:+.1f} ms"}
+    if finding.metric == "loss":
+        return {"before": f"{b:.2%}", "now": f"{c:.2%}", "change": f"{m:+.2f} pp"}
+    return {"before": f"{b:g}", "now": f"{c:g}", "change": f"{m:+g} {finding.unit}".strip()}
+
+
 def finding_summary(finding: Finding, path: str) -> str:
     """One line a NOC reads in a subject: metric, direction, size, path."""
     m, word = finding.magnitude, finding.direction
@@ -133,13 +145,10 @@ def finding_conditions(rules: Sequence[Rule], world: World) -> Iterable[Conditio
             if not _in_scope(rule, full):
                 continue
             evidence = {
-                "baseline": finding.baseline,
-                "current": finding.current,
-                "magnitude": finding.magnitude,
-                "unit": finding.unit,
-                "rules": finding.rules,
-                "started_at": finding.started_at.isoformat(),
-                "detected_at": finding.detected_at.isoformat(),
+                **finding_figures(finding),
+                "rules": ", ".join(finding.rules) or "-",
+                "changed_at": f"{finding.started_at:%Y-%m-%d %H:%M:%S} UTC",
+                "detected_at": f"{finding.detected_at:%Y-%m-%d %H:%M:%S} UTC",
                 "detail": finding.evidence,
             }
             yield Condition(

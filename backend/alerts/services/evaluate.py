@@ -279,7 +279,8 @@ def acknowledge(incident: Incident, user: Any, comment: str, now: datetime) -> N
         incident.status, incident.acknowledged_at, incident.acknowledged_by = IncidentStatus.ACKNOWLEDGED, now, user
         incident.ack_comment = comment
         incident.save()
-        _event(incident, EventKind.ACKNOWLEDGED, comment or "Acknowledged", now, actor=user.get_username())
+        _event(incident, EventKind.ACKNOWLEDGED, f"Acknowledged: {comment}" if comment else "Acknowledged", now,
+               actor=user.get_username())  # fmt: skip
 
 
 def resolve(incident: Incident, user: Any, comment: str, now: datetime) -> None:
@@ -292,7 +293,8 @@ def resolve(incident: Incident, user: Any, comment: str, now: datetime) -> None:
         incident.alerts.exclude(state=AlertState.RESOLVED).update(state=AlertState.RESOLVED, resolved_at=now)
         incident.status, incident.resolved_at, incident.resolved_by = IncidentStatus.RESOLVED, now, user
         incident.save()
-        _event(incident, EventKind.RESOLVED, comment or "Resolved by hand", now, actor=user.get_username())
+        _event(incident, EventKind.RESOLVED, f"Resolved by hand: {comment}" if comment else "Resolved by hand", now,
+               actor=user.get_username())  # fmt: skip
 
 
 class IncidentStateError(ValueError):

@@ -40,7 +40,7 @@ export function AppLayout() {
                 className={alerts.data.open > 0 ? "count open" : "count"}
                 title={`${String(alerts.data.open)} open, ${String(alerts.data.acknowledged)} acknowledged`}
               >
-                {alerts.data.open}/{alerts.data.acknowledged}
+                {alerts.data.open > 0 ? alerts.data.open : alerts.data.acknowledged}
               </span>
             )}
           </NavLink>
