@@ -86,6 +86,8 @@ def populate() -> int:
 
 def main() -> None:
     old_name = connection.settings_dict["NAME"]
+    # Its own throwaway database, never the test suite's (pytest reuses test_<name>).
+    connection.settings_dict["TEST"]["NAME"] = f"{old_name}_bench_alerts"
     test_db = connection.creation.create_test_db(verbosity=0, autoclobber=True, keepdb=False)
     try:
         paths = populate()

@@ -16,7 +16,9 @@ DEFAULT_RULES: list[dict[str, Any]] = [
      "description": "A multipath member moved, appeared or vanished, or the hash weights shifted."},
     {"name": "Agent down", "kind": "agent_down", "severity": "critical", "hold_s": 120,
      "description": "No contact for three poll intervals (FATHOM_AGENT_OFFLINE_AFTER_S)."},
-    {"name": "No data", "kind": "no_data", "severity": "warning", "k": 3, "n": 3, "hold_s": 600,
+    # Held 2 min: an agent that went away is "agent down" (3 polls) before its paths' no-data
+    # fires, so the outage inhibits them instead of paging once per path first.
+    {"name": "No data", "kind": "no_data", "severity": "warning", "k": 3, "n": 3, "hold_s": 600, "pending_s": 120,
      "description": "Three of a path test's last three runs failed or were missed, or it is three intervals late."},
     {"name": "Throughput far below ceiling", "kind": "threshold", "metric": "throughput_fraction",
      "comparison": "lt", "value": 0.1, "k": 3, "n": 4, "severity": "warning", "hold_s": 3600, "enabled": False,

@@ -1,6 +1,7 @@
 // What the NOC does with an incident: find it in the top bar, open it, acknowledge it with a
 // comment, silence its path from there, then resolve it. Exits non-zero with a reason when
-// any step fails; saves screenshots of the list and of the incident before and after.
+// any step fails; saves screenshots of the list, of the incident before and after, and of
+// the alerting settings.
 //
 // Env: FATHOM_URL, FATHOM_USER, FATHOM_PASSWORD, FATHOM_INCIDENT_TITLE, FATHOM_ARTIFACTS
 import { join } from 'node:path';
@@ -41,5 +42,11 @@ await runCheck(artifacts, { width: 1400, height: 1000 }, 'incident-failure.png',
   await page.getByText('NIC replaced', { exact: false }).waitFor({ timeout: 15000 });
   await page.screenshot({ path: join(artifacts, 'incident-resolved.png'), fullPage: true });
   const timeline = await page.locator('ol.timeline li').allTextContents();
+
+  // The alerting settings: the rules, the silence made above, the channel that was paged.
+  await page.goto(`${baseUrl}/alerts/settings`);
+  await page.getByText('systest-hook (webhook)').waitFor({ timeout: 15000 });
+  await page.getByText('maintenance on sys-b, ticket 42').waitFor({ timeout: 15000 });
+  await page.screenshot({ path: join(artifacts, 'alert-settings.png'), fullPage: true });
   console.log(JSON.stringify({ openCount, timeline, url: page.url() }));
 });

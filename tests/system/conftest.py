@@ -85,14 +85,17 @@ class Stack:
     processes: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
     def manage(self, *args: str) -> str:
-        return subprocess.run(
+        run = subprocess.run(
             [str(VENV_BIN / "python"), "manage.py", *args],
             cwd=ROOT / "backend",
             env=self.env,
-            check=True,
+            check=False,
             capture_output=True,
             text=True,
-        ).stdout
+        )
+        if run.returncode != 0:
+            raise AssertionError(f"manage.py {args[0]} failed ({run.returncode}): {run.stderr.strip()[-1500:]}")
+        return run.stdout
 
     def start(self, name: str, argv: list[str]) -> None:
         log = open(ARTIFACTS / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process

@@ -80,6 +80,9 @@ def _title(alerts: list[Alert]) -> str:
     common = set.intersection(*(_agents(a) for a in alerts))
     metrics = Counter(str(a.labels.get("metric")) for a in alerts)
     what = ", ".join(f"{n} {m}" for m, n in metrics.most_common())
+    if len(common) == 2:
+        first, second = sorted(common)
+        return f"{len(alerts)} alerts between {first} and {second} ({what})"[:300]
     if common:
         return f"{len(alerts)} alerts on paths of {sorted(common)[0]} ({what})"[:300]
     return f"{len(alerts)} alerts ({what})"[:300]

@@ -1,7 +1,7 @@
 // Every server read and write the UI makes, as TanStack Query hooks.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
-import { apiGet, apiPost, type Schemas } from "./client";
+import { apiGet, apiPatch, apiPost, type Schemas } from "./client";
 
 export type Agent = Schemas["Agent"];
 export type AgentRef = Schemas["AgentRef"];
@@ -320,5 +320,35 @@ export function useTestChannel() {
   return useMutation({
     mutationFn: (id: number) => apiPost<Delivery>(`/alerts/channels/${id}/test/`),
     onSuccess: () => client.invalidateQueries({ queryKey: alertKeys.channels }),
+  });
+}
+
+export type ChannelRequest = Schemas["ChannelRequest"];
+
+/** Adds a channel; a webhook's signing secret is in the answer, once. */
+export function useCreateChannel() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (channel: ChannelRequest) => apiPost<CreatedChannel>("/alerts/channels/", channel),
+    onSuccess: () => client.invalidateQueries({ queryKey: alertKeys.channels }),
+  });
+}
+
+export type RuleRequest = Schemas["RuleRequest"];
+export type RulePatch = Schemas["PatchedRuleRequest"];
+
+export function useCreateRule() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (rule: RuleRequest) => apiPost<AlertRule>("/alerts/rules/", rule),
+    onSuccess: () => client.invalidateQueries({ queryKey: alertKeys.rules }),
+  });
+}
+
+export function useUpdateRule() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: ({ id, patch }: { id: number; patch: RulePatch }) => apiPatch<AlertRule>(`/alerts/rules/${id}/`, patch),
+    onSuccess: () => client.invalidateQueries({ queryKey: alertKeys.rules }),
   });
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import type { IncidentAlert } from "../api/queries";
-import { matcherText, pathLink, silenceFor } from "./incidents";
+import { channelConfig, matcherText, pathLink, silenceFor } from "./incidents";
 
 function alert(labels: Record<string, unknown>): IncidentAlert {
   return {
@@ -36,5 +36,19 @@ describe("pathLink", () => {
   it("links a path alert to its path page and nothing else", () => {
     expect(pathLink(alert({ source_id: "a", destination_id: "b" }))).toBe("/paths/a/b");
     expect(pathLink(alert({ agent_id: "a" }))).toBeNull();
+  });
+});
+
+describe("channelConfig", () => {
+  it("splits email addresses on commas, semicolons and spaces", () => {
+    expect(channelConfig("email", "a@x.org, b@x.org;c@x.org  d@x.org")).toEqual({
+      to: ["a@x.org", "b@x.org", "c@x.org", "d@x.org"],
+    });
+  });
+
+  it("takes a URL as it is, trimmed", () => {
+    expect(channelConfig("slack", " https://hooks.slack.com/services/T/B/X ")).toEqual({
+      url: "https://hooks.slack.com/services/T/B/X",
+    });
   });
 });

@@ -55,3 +55,13 @@ export function pathLink(alert: IncidentAlert): string | null {
   const destination = raw.destination_id;
   return typeof source === "string" && typeof destination === "string" ? `/paths/${source}/${destination}` : null;
 }
+
+export type ChannelKind = "email" | "slack" | "webhook";
+
+/** A channel's config from what the form asks: addresses for email, a URL otherwise. */
+export function channelConfig(kind: ChannelKind, target: string): Record<string, unknown> {
+  if (kind === "email") {
+    return { to: target.split(/[\s,;]+/).filter((address) => address !== "") };
+  }
+  return { url: target.trim() };
+}

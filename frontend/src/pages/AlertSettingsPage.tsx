@@ -4,20 +4,94 @@ import { ApiError } from "../api/client";
 import {
   useAlertRules,
   useChannels,
+  useCreateChannel,
+  useCreateRule,
   useCreateSilence,
   useExpireSilence,
   useMe,
   useSilences,
   useTestChannel,
+  useUpdateRule,
+  type Channel,
   type Delivery,
 } from "../api/queries";
 import { Panel } from "../components/Panel";
 import { LoadError, Loading } from "../components/QueryState";
 import { formatDuration, formatUtc } from "../lib/format";
-import { matcherText } from "../lib/incidents";
+import { channelConfig, matcherText, type ChannelKind } from "../lib/incidents";
 
-function Rules() {
+const COMPARISONS: Record<string, string> = { lt: "<", le: "≤", gt: ">", ge: "≥" };
+
+const THRESHOLD_METRICS = [
+  { value: "throughput_fraction", label: "throughput / ceiling" },
+  { value: "loss", label: "ping loss (fraction)" },
+  { value: "rtt_p50", label: "RTT p50 (ms)" },
+  { value: "mode_count", label: "RTT mode count" },
+] as const;
+
+/** A threshold rule: metric, comparison, value, k of the last n runs, optional scope. */
+function NewThresholdRule() {
+  const [name, setName] = useState("");
+  const [metric, setMetric] = useState<(typeof THRESHOLD_METRICS)[number]["value"]>("throughput_fraction");
+  const [comparison, setComparison] = useState<"lt" | "gt">("lt");
+  const [value, setValue] = useState("0.5");
+  const [k, setK] = useState(2);
+  const [n, setN] = useState(3);
+  const [scope, setScope] = useState("");
+  const create = useCreateRule();
+  return (
+    <form
+      className="inline-form"
+      onSubmit={(event) => {
+        event.preventDefault();
+        const [label, target] = scope.split("=").map((part) => part.trim());
+        create.mutate({
+          name,
+          kind: "threshold",
+          metric,
+          comparison,
+          value: Number(value),
+          k,
+          n,
+          scope:
+            label !== undefined && label !== "" && target !== undefined
+              ? [{ name: label as (typeof LABELS)[number], op: "=", value: target }]
+              : [],
+        });
+      }}
+    >
+      New threshold rule{" "}
+      <input aria-label="Rule name" value={name} placeholder="throughput under half" onChange={(e) => { setName(e.target.value); }} />{" "}
+      <select aria-label="Metric" value={metric} onChange={(e) => { setMetric(e.target.value as typeof metric); }}>
+        {THRESHOLD_METRICS.map((m) => (
+          <option key={m.value} value={m.value}>
+            {m.label}
+          </option>
+        ))}
+      </select>{" "}
+      <select aria-label="Comparison" value={comparison} onChange={(e) => { setComparison(e.target.value as "lt" | "gt"); }}>
+        <option value="lt">&lt;</option>
+        <option value="gt">&gt;</option>
+      </select>{" "}
+      <input aria-label="Value" className="narrow" value={value} onChange={(e) => { setValue(e.target.value); }} /> in{" "}
+      <input aria-label="k" className="narrow" type="number" min={1} value={k} onChange={(e) => { setK(Number(e.target.value)); }} /> of the last{" "}
+      <input aria-label="n" className="narrow" type="number" min={1} value={n} onChange={(e) => { setN(Number(e.target.value)); }} /> runs, where{" "}
+      <input aria-label="Scope" value={scope} placeholder="mesh=default (optional)" onChange={(e) => { setScope(e.target.value); }} />{" "}
+      <button type="submit" disabled={create.isPending}>
+        Add rule
+      </button>
+      {create.error !== null && (
+        <p className="error" role="alert">
+          {create.error instanceof ApiError ? create.error.message : "unexpected error"}
+        </p>
+      )}
+    </form>
+  );
+}
+
+function Rules({ canEdit }: { canEdit: boolean }) {
   const rules = useAlertRules();
+  const update = useUpdateRule();
   if (rules.isPending) {
     return <Loading what="rules" />;
   }
@@ -25,9 +99,17 @@ function Rules() {
     return <LoadError what="rules" error={rules.error} />;
   }
   return (
+    <>
+    {canEdit && <NewThresholdRule />}
+    {update.error !== null && (
+      <p className="error" role="alert">
+        {update.error instanceof ApiError ? update.error.message : "unexpected error"}
+      </p>
+    )}
     <table>
       <thead>
         <tr>
+          <th>On</th>
           <th>Rule</th>
           <th>Kind</th>
           <th>Condition</th>
@@ -40,6 +122,17 @@ function Rules() {
       <tbody>
         {rules.data.map((rule) => (
           <tr key={rule.id} className={rule.enabled === false ? "muted" : ""}>
+            <td>
+              <input
+                type="checkbox"
+                aria-label={`${rule.name} enabled`}
+                checked={rule.enabled !== false}
+                disabled={!canEdit || update.isPending}
+                onChange={(event) => {
+                  update.mutate({ id: rule.id, patch: { enabled: event.target.checked } });
+                }}
+              />
+            </td>
             <td title={rule.description}>
               {rule.name}
               {rule.enabled === false && " (off)"}
@@ -47,7 +140,7 @@ function Rules() {
             <td>{rule.kind}</td>
             <td>
               {rule.kind === "threshold"
-                ? `${rule.metric ?? ""} ${rule.comparison ?? ""} ${String(rule.value)} in ${String(rule.k)} of ${String(rule.n)} runs`
+                ? `${rule.metric ?? ""} ${COMPARISONS[rule.comparison ?? ""] ?? ""} ${String(rule.value)} in ${String(rule.k)} of ${String(rule.n)} runs`
                 : rule.kind === "no_data"
                   ? `${String(rule.k)} of ${String(rule.n)} runs failed, or 3 intervals late`
                   : rule.metric !== undefined && rule.metric !== ""
@@ -57,13 +150,14 @@ function Rules() {
                       : "any finding"}
             </td>
             <td>{rule.severity}</td>
-            <td>{formatDuration(rule.pending_s ?? 0)}</td>
+            <td>{rule.pending_s === undefined || rule.pending_s === 0 ? "–" : formatDuration(rule.pending_s)}</td>
             <td>{formatDuration(rule.hold_s ?? 0)}</td>
             <td>{rule.scope === undefined || rule.scope.length === 0 ? "everywhere" : matcherText(rule.scope)}</td>
           </tr>
         ))}
       </tbody>
     </table>
+    </>
   );
 }
 
@@ -112,6 +206,7 @@ function NewSilence() {
       for{" "}
       <input
         aria-label="Hours"
+        className="narrow"
         type="number"
         min={1}
         value={hours}
@@ -216,18 +311,92 @@ function TestOutcome({ delivery }: { delivery: Delivery }) {
   );
 }
 
+const TARGET_HINT: Record<ChannelKind, string> = {
+  email: "noc@example.org, oncall@example.org",
+  slack: "https://hooks.slack.com/services/…",
+  webhook: "https://tickets.example.org/fathom",
+};
+
+function NewChannel() {
+  const [kind, setKind] = useState<ChannelKind>("email");
+  const [name, setName] = useState("");
+  const [target, setTarget] = useState("");
+  const create = useCreateChannel();
+  return (
+    <form
+      className="inline-form"
+      onSubmit={(event) => {
+        event.preventDefault();
+        create.mutate({ name, kind, config: channelConfig(kind, target) });
+      }}
+    >
+      <select
+        aria-label="Kind"
+        value={kind}
+        onChange={(event) => {
+          setKind(event.target.value as ChannelKind);
+        }}
+      >
+        <option value="email">email</option>
+        <option value="slack">Slack</option>
+        <option value="webhook">webhook</option>
+      </select>{" "}
+      <input
+        aria-label="Channel name"
+        value={name}
+        placeholder="noc-mail"
+        onChange={(event) => {
+          setName(event.target.value);
+        }}
+      />{" "}
+      <input
+        aria-label="Sends to"
+        className="wide"
+        value={target}
+        placeholder={TARGET_HINT[kind]}
+        onChange={(event) => {
+          setTarget(event.target.value);
+        }}
+      />{" "}
+      <button type="submit" disabled={create.isPending}>
+        Add channel
+      </button>
+      {create.data?.secret != null && (
+        <p role="status">
+          Signing secret (shown once; the receiver verifies webhook-signature with it): <code>{create.data.secret}</code>
+        </p>
+      )}
+      {create.error !== null && (
+        <p className="error" role="alert">
+          {create.error instanceof ApiError ? create.error.message : "unexpected error"}
+        </p>
+      )}
+    </form>
+  );
+}
+
 function Channels({ canEdit }: { canEdit: boolean }) {
   const channels = useChannels();
-  const test = useTestChannel();
   if (channels.isPending) {
     return <Loading what="channels" />;
   }
   if (channels.isError) {
     return <LoadError what="channels" error={channels.error} />;
   }
-  if (channels.data.length === 0) {
-    return <p className="muted">No channels: incidents are recorded here but sent nowhere.</p>;
-  }
+  return (
+    <>
+      {canEdit && <NewChannel />}
+      {channels.data.length === 0 ? (
+        <p className="muted">No channels: incidents are recorded here but sent nowhere.</p>
+      ) : (
+        <ChannelTable channels={channels.data} canEdit={canEdit} />
+      )}
+    </>
+  );
+}
+
+function ChannelTable({ channels, canEdit }: { channels: Channel[]; canEdit: boolean }) {
+  const test = useTestChannel();
   return (
     <table>
       <thead>
@@ -241,7 +410,7 @@ function Channels({ canEdit }: { canEdit: boolean }) {
         </tr>
       </thead>
       <tbody>
-        {channels.data.map((channel) => (
+        {channels.map((channel) => (
           <tr key={channel.id}>
             <td>
               {channel.name} ({channel.kind})
@@ -287,7 +456,7 @@ export function AlertSettingsPage() {
     <>
       <h1>Alerting</h1>
       <Panel title="Rules">
-        <Rules />
+        <Rules canEdit={canEdit} />
       </Panel>
       <Panel title="Silences and maintenance windows">
         <Silences canEdit={canEdit} />
