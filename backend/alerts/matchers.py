@@ -11,7 +11,9 @@ from functools import lru_cache
 from typing import Any
 
 OPS = ("=", "!=", "=~", "!~")
-LABEL_NAMES = ("mesh", "agent", "source", "destination", "path", "metric", "direction", "severity", "rule", "kind")
+LABEL_NAMES = (
+    "mesh", "agent", "source", "destination", "path", "metric", "direction", "severity", "rule", "kind", "hop",
+)  # fmt: skip
 Labels = Mapping[str, str | Sequence[str]]
 
 

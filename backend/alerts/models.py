@@ -157,6 +157,9 @@ class Silence(models.Model):
     window_start = models.TimeField(null=True, blank=True)
     window_end = models.TimeField(null=True, blank=True)
     time_zone = models.CharField(max_length=64, default="UTC")
+    # Or a cron schedule (alerts.cron) opening a window of duration_s at each firing.
+    cron = models.CharField(max_length=100, blank=True)
+    duration_s = models.PositiveIntegerField(null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     expired_at = models.DateTimeField(null=True, blank=True)
 

@@ -270,6 +270,11 @@ def case_two_regressions(drill: Drill, ids: dict[str, str]) -> list[int]:
         "2 incidents, (1, 1, 1) each",
         len(incidents) == 2 and all(count == (1, 1, 1) for count in counts.values()),
     )
+    for row in incidents:
+        seen = stack.browser_check(
+            "incident-view.mjs", FATHOM_INCIDENT_ID=str(row["id"]), FATHOM_SHOT=f"drill-incident-{row['id']}"
+        )
+        assert seen["charts"] >= 1, seen
     return [row["id"] for row in incidents]
 
 

@@ -6,7 +6,7 @@ from django.utils import timezone
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from alerts import matchers, silences
+from alerts import cron, matchers, silences
 from alerts.choices import Comparison, RuleKind, ThresholdMetric
 from alerts.models import Alert, Channel, Delivery, DeliveryAttempt, Incident, IncidentEvent, Rule, Silence
 from alerts.transports import TRANSPORTS, ConfigError
@@ -73,7 +73,7 @@ class SilenceSerializer(serializers.ModelSerializer[Silence]):
         model = Silence
         fields = [
             "id", "matchers", "starts_at", "ends_at", "created_by", "comment", "weekdays", "window_start",
-            "window_end", "time_zone", "created_at", "expired_at", "state",
+            "window_end", "time_zone", "cron", "duration_s", "created_at", "expired_at", "state",
         ]  # fmt: skip
         read_only_fields = ["created_by", "created_at", "expired_at"]
         extra_kwargs = {"comment": {"error_messages": {"blank": "say why (a ticket, the maintenance)"}}}
@@ -106,7 +106,24 @@ class SilenceSerializer(serializers.ModelSerializer[Silence]):
             raise serializers.ValidationError(f"unknown time zone {value!r} (an IANA name like Europe/Athens)") from exc
         return value
 
+    def validate_cron(self, value: str) -> str:
+        if value.strip():
+            try:
+                cron.parse(value)
+            except cron.CronError as exc:
+                raise serializers.ValidationError(str(exc)) from exc
+        return value.strip()
+
+    def validate_duration_s(self, value: int | None) -> int | None:
+        if value is not None and not 60 <= value <= 86400:
+            raise serializers.ValidationError("a maintenance window lasts 60 s to 24 h")
+        return value
+
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if bool(attrs.get("cron")) != bool(attrs.get("duration_s")):
+            raise serializers.ValidationError({"cron": "a cron window needs both cron and duration_s"})
+        if attrs.get("cron") and attrs.get("weekdays"):
+            raise serializers.ValidationError({"cron": "either weekdays with a daily window, or cron, not both"})
         starts, ends = attrs.get("starts_at"), attrs.get("ends_at")
         if starts and ends and ends <= starts:
             raise serializers.ValidationError({"ends_at": "must be after starts_at"})

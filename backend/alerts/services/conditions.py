@@ -22,7 +22,7 @@ from analysis.choices import FindingKind, FindingState
 from analysis.models import Finding, RunAnalysis, SweepModes
 from inventory.models import Agent
 from measurements.choices import RunStatus, TestType
-from measurements.models import Run
+from measurements.models import Run, TracePath
 from meshes.models import Mesh, MeshMember
 
 # How far back threshold and no-data rules look for a path's last n runs.
@@ -128,6 +128,33 @@ def finding_summary(finding: Finding, path: str) -> str:
     return f"ECMP members changed on {path} ({', '.join(finding.rules) or 'changed'})"
 
 
+def _hop_addresses(source_id: str, destination_id: str, fingerprints: Iterable[str]) -> set[str]:
+    """The router addresses on the path's traces with these route fingerprints."""
+    found: set[str] = set()
+    traces = TracePath.objects.filter(
+        source_id=source_id, destination_id=destination_id, fingerprint__in=list(fingerprints)
+    ).order_by("-time")
+    seen: set[str] = set()
+    for fingerprint, hops in traces.values_list("fingerprint", "hops")[:50]:
+        if fingerprint in seen:
+            continue
+        seen.add(fingerprint)
+        for hop in hops:
+            found |= {p["address"] for p in hop.get("probes", []) if p.get("address")}
+    return found
+
+
+def new_hops(finding: Finding) -> list[str]:
+    """A route finding's routers that its old route did not have: the label that groups the
+    route changes of many paths through one new hop into one incident."""
+    evidence = finding.evidence or {}
+    added, old = evidence.get("added") or [], evidence.get("old_fingerprints") or []
+    if not added:
+        return []
+    src, dst = str(finding.source_id), str(finding.destination_id)
+    return sorted(_hop_addresses(src, dst, added) - _hop_addresses(src, dst, old) - {"*"})[:20]
+
+
 def finding_conditions(rules: Sequence[Rule], world: World) -> Iterable[Condition]:
     """Open alarm findings; annotated ones (a tuning or iperf3 change explains them) never page."""
     if not rules:
@@ -138,6 +165,8 @@ def finding_conditions(rules: Sequence[Rule], world: World) -> Iterable[Conditio
         if src not in world.agents or dst not in world.agents:
             continue
         labels = world.path_labels(src, dst, metric=finding.metric, direction=finding.direction)
+        if finding.metric == "route":
+            labels["hop"] = new_hops(finding)
         for rule in rules:
             if rule.metric and rule.metric != finding.metric:
                 continue

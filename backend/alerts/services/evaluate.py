@@ -54,11 +54,13 @@ def _group_key(alert: Alert) -> str:
 def _incident_for(
     alert: Alert, open_incidents: list[Incident], members: dict[int, list[Alert]], now: datetime
 ) -> Incident | None:
-    """An open incident this alert shares a cause with: one involving one of its agents, or
-    one of the same mesh and metric opened within the group window."""
-    agents = _agents(alert)
+    """An open incident this alert shares a cause with: one involving one of its agents or
+    one of the new route hops it passes, or one of the same mesh and metric opened within
+    the group window."""
+    agents, hops = _agents(alert), set(alert.labels.get("hop", []))
     for incident in open_incidents:
-        if any(_agents(other) & agents for other in members.get(incident.pk, [])):
+        others = members.get(incident.pk, [])
+        if any(_agents(other) & agents or hops & set(other.labels.get("hop", [])) for other in others):
             return incident
     window = timedelta(seconds=settings.ALERT_GROUP_WINDOW_S)
     meshes, metric = set(alert.labels.get("mesh", [])), alert.labels.get("metric")
@@ -77,6 +79,9 @@ def _title(alerts: list[Alert]) -> str:
     down = [a for a in alerts if a.rule.kind == RuleKind.AGENT_DOWN]
     if down:
         return f"{down[0].summary} ({len(alerts) - 1} path alerts held back)"[:300]
+    hops = set.intersection(*(set(a.labels.get("hop", [])) for a in alerts))
+    if hops:
+        return f"{len(alerts)} route changes through {sorted(hops)[0]}"[:300]
     common = set.intersection(*(_agents(a) for a in alerts))
     metrics = Counter(str(a.labels.get("metric")) for a in alerts)
     what = ", ".join(f"{n} {m}" for m, n in metrics.most_common())

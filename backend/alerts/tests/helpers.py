@@ -17,6 +17,7 @@ def finding(source: Agent, destination: Agent, metric: str = "throughput", at: d
         "throughput": {"direction": "down", "baseline": 3e9, "current": 1.8e9, "magnitude": -0.4, "unit": "relative"},
         "rtt": {"direction": "up", "baseline": 23.0, "current": 33.0, "magnitude": 10.0, "unit": "ms"},
         "loss": {"direction": "up", "baseline": 0.0, "current": 0.01, "magnitude": 1.0, "unit": "pp"},
+        "route": {"direction": "up", "baseline": 1.0, "current": 1.0, "magnitude": 1.0, "unit": "paths"},
     }[metric]
     return Finding.objects.create(
         source=source, destination=destination, metric=metric, started_at=at, detected_at=at, **{**values, **extra}

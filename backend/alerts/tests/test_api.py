@@ -51,6 +51,10 @@ class AlertsApiTests(FathomTestCase):
             ({**WINDOW, "matchers": [{"name": "agent", "value": "a"}], "ends_at": "2026-11-19T00:00:00Z"}, "after"),
             ({**WINDOW, "matchers": [{"name": "agent", "value": "a"}], "time_zone": "Mars/Olympus"}, "time zone"),
             ({**WINDOW, "matchers": [{"name": "agent", "value": "a"}], "weekdays": [6]}, "maintenance window needs"),
+            ({**WINDOW, "matchers": [{"name": "agent", "value": "a"}], "cron": "0 2 * *", "duration_s": 600},
+             "5 fields"),
+            ({**WINDOW, "matchers": [{"name": "agent", "value": "a"}], "cron": "0 2 * * 0"}, "needs both"),
+            ({**WINDOW, "matchers": [{"name": "agent", "value": "a"}], "cron": "0 2 * * 0", "duration_s": 10}, "60 s"),
             ({**WINDOW, "matchers": [{"name": "agent", "value": "a"}], "weekdays": [8], "window_start": "22:00",
               "window_end": "02:00"}, "ISO weekdays"),
         ]  # fmt: skip

@@ -17,7 +17,7 @@ from alerts.tests.helpers import T0, channel, finding, later, rule
 from analysis.choices import FindingKind, FindingState
 from fathom.testing import FathomTestCase
 from inventory.models import Agent
-from measurements.models import Run
+from measurements.models import Run, TracePath
 
 TIMERS = {"ALERT_GROUP_WAIT_S": 30, "ALERT_GROUP_INTERVAL_S": 300, "ALERT_REPEAT_INTERVAL_S": 4 * 3600}
 
@@ -153,6 +153,24 @@ class EvaluateTests(FathomTestCase):
         message = Delivery.objects.get(channel=self.hook).message
         assert [a["rule"] for a in message["firing"]] == ["Agent down"]
 
+    def test_route_changes_through_one_new_hop_are_one_incident(self) -> None:
+        old_hops = [{"ttl": 1, "probes": [{"address": "198.18.100.1", "rtt_ms": 1.0}]}]
+        new_hops = [{"ttl": 1, "probes": [{"address": "198.18.200.1", "rtt_ms": 9.0}]}]
+        for index, (source, destination) in enumerate(((self.athens, self.frankfurt), (self.geneva, self.newyork))):
+            for flow, (fingerprint, hops) in enumerate((("old", old_hops), ("new", new_hops))):
+                TracePath.objects.create(
+                    time=T0, run_id=f"00000000-0000-4000-8000-0000000001{index}{flow}", flow=flow,
+                    source_id=source.pk, destination_id=destination.pk, src_port=33434, reached=True,
+                    fingerprint=f"{fingerprint}-{index}", hop_count=1, hops=hops,
+                )  # fmt: skip
+            finding(source, destination, metric="route",
+                    evidence={"added": [f"new-{index}"], "old_fingerprints": [f"old-{index}"]})  # fmt: skip
+        evaluate(T0)
+        incident = Incident.objects.get()
+        assert incident.alerts.count() == 2
+        assert incident.title == "2 route changes through 198.18.200.1"
+        assert Alert.objects.filter(labels__hop=["198.18.200.1"]).count() == 2
+
     def test_no_data_names_the_reasons(self) -> None:
         for index in range(3):
             Run.objects.create(
@@ -229,3 +247,13 @@ class RecurringSilenceTests(FathomTestCase):
         assert state(window, T0 + timedelta(days=31)) == "expired"
         assert state(window, T0 - timedelta(days=31)) == "pending"
         assert timezone.is_aware(saturday_late)
+
+    def test_a_cron_window_is_active_in_its_zone(self) -> None:
+        from alerts.silences import is_active
+
+        window = Silence(
+            matchers=[], starts_at=T0 - timedelta(days=30), ends_at=T0 + timedelta(days=30), created_by="o",
+            comment="Sunday 02:00 Athens, 2 h", cron="0 2 * * 0", duration_s=7200, time_zone="Europe/Athens",
+        )  # fmt: skip
+        assert is_active(window, T0.replace(day=22, hour=0, minute=30))  # 02:30 Sunday in Athens
+        assert not is_active(window, T0.replace(day=22, hour=2, minute=0))  # 04:00: ended

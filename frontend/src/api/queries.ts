@@ -352,3 +352,15 @@ export function useUpdateRule() {
     onSuccess: () => client.invalidateQueries({ queryKey: alertKeys.rules }),
   });
 }
+
+/** RTT of a path over a fixed window (an incident's time), not one sliding with now. */
+export function useRttWindow(source: string, destination: string, start: string, end: string, maxPoints: number) {
+  return useQuery({
+    queryKey: [...queryKeys.rtt(source, destination, start, end), String(maxPoints)] as const,
+    queryFn: () => {
+      const params = new URLSearchParams({ source, destination, start, end, max_points: String(maxPoints) });
+      return apiGet<RttSeries>(`/paths/rtt/?${params.toString()}`);
+    },
+    enabled: source !== "" && destination !== "",
+  });
+}

@@ -1313,9 +1313,10 @@ export interface components {
          *     * `severity` - severity
          *     * `rule` - rule
          *     * `kind` - kind
+         *     * `hop` - hop
          * @enum {string}
          */
-        LabelNameEnum: "mesh" | "agent" | "source" | "destination" | "path" | "metric" | "direction" | "severity" | "rule" | "kind";
+        LabelNameEnum: "mesh" | "agent" | "source" | "destination" | "path" | "metric" | "direction" | "severity" | "rule" | "kind" | "hop";
         /**
          * @description The smallest known ceiling term, i.e. what bounds the path; unknown when no term could be computed (analysis.ceilings.Limit).
          * @enum {string}
@@ -1784,6 +1785,8 @@ export interface components {
             /** Format: time */
             window_end?: string | null;
             time_zone?: string;
+            cron?: string;
+            duration_s?: number | null;
             /** Format: date-time */
             readonly created_at: string;
             /** Format: date-time */
@@ -1803,6 +1806,8 @@ export interface components {
             /** Format: time */
             window_end?: string | null;
             time_zone?: string;
+            cron?: string;
+            duration_s?: number | null;
         };
         Slot: {
             /** Format: uuid */

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import type { IncidentAlert } from "../api/queries";
-import { channelConfig, matcherText, pathLink, silenceFor } from "./incidents";
+import { alertWindow, channelConfig, matcherText, pathLink, silenceFor } from "./incidents";
 
 function alert(labels: Record<string, unknown>): IncidentAlert {
   return {
@@ -50,5 +50,19 @@ describe("channelConfig", () => {
     expect(channelConfig("slack", " https://hooks.slack.com/services/T/B/X ")).toEqual({
       url: "https://hooks.slack.com/services/T/B/X",
     });
+  });
+});
+
+describe("alertWindow", () => {
+  const now = new Date("2026-11-24T12:00:00Z");
+
+  it("runs from an hour before a firing alert to now", () => {
+    const window = alertWindow(alert({}), now);
+    expect(window).toEqual({ start: "2026-11-24T09:00:00.000Z", end: "2026-11-24T12:00:00.000Z" });
+  });
+
+  it("ends ten minutes after a resolved alert", () => {
+    const resolved = { ...alert({}), resolved_at: "2026-11-24T10:30:00Z" };
+    expect(alertWindow(resolved, now).end).toBe("2026-11-24T10:40:00.000Z");
   });
 });

@@ -50,10 +50,8 @@ export function matcherText(matchers: readonly (Matcher | MatcherRequest)[]): st
 
 /** The path page of an alert, if it is about a path. */
 export function pathLink(alert: IncidentAlert): string | null {
-  const raw = (alert.labels ?? {}) as Record<string, unknown>;
-  const source = raw.source_id;
-  const destination = raw.destination_id;
-  return typeof source === "string" && typeof destination === "string" ? `/paths/${source}/${destination}` : null;
+  const ends = pathEnds(alert);
+  return ends === null ? null : `/paths/${ends.source}/${ends.destination}`;
 }
 
 export type ChannelKind = "email" | "slack" | "webhook";
@@ -64,4 +62,19 @@ export function channelConfig(kind: ChannelKind, target: string): Record<string,
     return { to: target.split(/[\s,;]+/).filter((address) => address !== "") };
   }
   return { url: target.trim() };
+}
+
+/** The two ends of a path alert (agent ids), or null for an agent alert. */
+export function pathEnds(alert: IncidentAlert): { source: string; destination: string } | null {
+  const raw = (alert.labels ?? {}) as Record<string, unknown>;
+  const source = raw.source_id;
+  const destination = raw.destination_id;
+  return typeof source === "string" && typeof destination === "string" ? { source, destination } : null;
+}
+
+/** From an hour before an alert started to 10 minutes after it resolved (or now, if sooner). */
+export function alertWindow(alert: IncidentAlert, now: Date): { start: string; end: string } {
+  const start = new Date(Date.parse(alert.started_at) - 3_600_000);
+  const resolved = alert.resolved_at === null ? now.getTime() : Date.parse(alert.resolved_at) + 600_000;
+  return { start: start.toISOString(), end: new Date(Math.min(resolved, now.getTime())).toISOString() };
 }

@@ -271,7 +271,9 @@ function Silences({ canEdit }: { canEdit: boolean }) {
                 <td>{formatUtc(silence.starts_at)}</td>
                 <td>{formatUtc(silence.ends_at)}</td>
                 <td>
-                  {silence.weekdays !== undefined && silence.weekdays.length > 0
+                  {silence.cron !== undefined && silence.cron !== ""
+                    ? `cron "${silence.cron}" for ${formatDuration(silence.duration_s ?? 0)} ${silence.time_zone ?? ""}`
+                    : silence.weekdays !== undefined && silence.weekdays.length > 0
                     ? `days ${silence.weekdays.join(",")} ${silence.window_start ?? ""}–${silence.window_end ?? ""} ${silence.time_zone ?? ""}`
                     : "–"}
                 </td>

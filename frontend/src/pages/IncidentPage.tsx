@@ -1,4 +1,4 @@
-import { useState } from "react";
+import { useMemo, useState } from "react";
 import { Link, useParams } from "react-router-dom";
 
 import { ApiError } from "../api/client";
@@ -8,15 +8,18 @@ import {
   useIncident,
   useIncidentAction,
   useMe,
+  useRttWindow,
   type Delivery,
   type IncidentAlert,
   type IncidentDetail,
 } from "../api/queries";
 import { Panel } from "../components/Panel";
+import { PlotlyChart } from "../components/PlotlyChart";
 import { LoadError, Loading } from "../components/QueryState";
 import { ChoiceBadge } from "../components/StatusBadge";
 import { formatAgo, formatUtc } from "../lib/format";
-import { matcherText, pathLink, silenceFor } from "../lib/incidents";
+import { alertWindow, matcherText, pathEnds, pathLink, silenceFor } from "../lib/incidents";
+import { rttLayout, rttTraces } from "../lib/rttTraces";
 
 function failure(error: Error | null): string | null {
   if (error === null) {
@@ -146,6 +149,28 @@ function Evidence({ alert }: { alert: IncidentAlert }) {
   );
 }
 
+/** The path's RTT from an hour before the alert to its end (or now): what it looked like then. */
+function AlertRttChart({ alert }: { alert: IncidentAlert }) {
+  const ends = pathEnds(alert);
+  const span = useMemo(() => alertWindow(alert, new Date()), [alert]);
+  const series = useRttWindow(ends?.source ?? "", ends?.destination ?? "", span.start, span.end, 400);
+  const traces = useMemo(() => (series.data === undefined ? [] : rttTraces(series.data.points, series.data.bucket_s)), [series.data]);
+  const layout = useMemo(() => rttLayout(span.start, span.end), [span]);
+  if (ends === null) {
+    return null;
+  }
+  if (series.isPending) {
+    return <Loading what="the path's RTT at the time" />;
+  }
+  if (series.isError) {
+    return <LoadError what="the path's RTT at the time" error={series.error} />;
+  }
+  if (series.data.points.length === 0) {
+    return <p className="muted">No RTT samples on this path around the alert.</p>;
+  }
+  return <PlotlyChart data={traces} layout={layout} uiRevision={String(alert.id)} height={260} testId="alert-rtt-chart" />;
+}
+
 function AlertRow({ alert, states }: { alert: IncidentAlert; states: Parameters<typeof ChoiceBadge>[0]["choices"] }) {
   const link = pathLink(alert);
   return (
@@ -165,6 +190,7 @@ function AlertRow({ alert, states }: { alert: IncidentAlert; states: Parameters<
         )}
       </p>
       <Evidence alert={alert} />
+      <AlertRttChart alert={alert} />
       {alert.advice !== "" && (
         <>
           <h3>What to do</h3>
