@@ -42,6 +42,9 @@ MAILBOX_PORT=${FATHOM_DEMO_MAILBOX_PORT:-8025}
 FATHOM_EMAIL_HOST=${FATHOM_EMAIL_HOST:-127.0.0.1}
 FATHOM_EMAIL_PORT=${FATHOM_EMAIL_PORT:-$MAILBOX_PORT}
 FATHOM_PUBLIC_URL=${FATHOM_PUBLIC_URL:-http://$HTTP_BIND}
+# RTT judged on 1-minute windows (5 min in production), so the demo has its baseline (6
+# windows) a few minutes after it starts and an injected RTT step becomes an incident soon.
+FATHOM_ANALYSIS_RTT_WINDOW_S=${FATHOM_ANALYSIS_RTT_WINDOW_S:-60}
 set +a
 
 PIDS=()
@@ -141,7 +144,8 @@ cat <<EOF
   Ping results appear within a minute on the Paths page. Ctrl-C stops everything.
   $( [ "$use_lab" -eq 1 ] && echo "Sites: athens, frankfurt, geneva, newyork (lab namespaces; fathom-lab set --state-dir $LAB_STATE LINK delay_ms=...)" )
   Alert email lands in $VAR/mail/ (one .eml per message); incidents at http://$HTTP_BIND/incidents
-  $( [ "$use_lab" -eq 1 ] && echo "See one: add 10 ms between frankfurt and geneva, and an incident with its mail follows within ~15 min:
+  $( [ "$use_lab" -eq 1 ] && echo "See one: once the demo has run ~10 minutes (the RTT baseline), add 10 ms each way between
+  frankfurt and geneva; an incident, its page and its mail follow within ~5 minutes:
     $LAB set --state-dir $LAB_STATE fg delay_ms=14.5      (undo: delay_ms=4.5)" )
 
 EOF

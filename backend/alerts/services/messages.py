@@ -4,7 +4,7 @@ the delivery row, so a retry sends what the first attempt tried to send."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlencode
 
@@ -20,6 +20,29 @@ HEADLINES = {
     NotificationKind.RESOLVED: "Resolved",
     NotificationKind.TEST: "Test message",
 }
+
+
+# Evidence is stored as jsonb, which keeps no key order: messages show it in this one.
+EVIDENCE_ORDER = (
+    "before", "now", "change", "rules", "changed_at", "detected_at", "reasons", "test", "interval_s", "values",
+    "comparison", "threshold", "last_seen_at", "silent_s",
+)  # fmt: skip
+
+
+def evidence_lines(evidence: dict[str, Any]) -> list[tuple[str, str]]:
+    """(label, value) in EVIDENCE_ORDER, then any other key; the raw detail left out."""
+    keys = [k for k in EVIDENCE_ORDER if k in evidence] + sorted(set(evidence) - set(EVIDENCE_ORDER) - {"detail"})
+    return [(key.replace("_", " "), str(evidence[key])) for key in keys]
+
+
+def readable_time(iso: str | None) -> str:
+    """An ISO time as "2026-11-24 23:58:05 UTC" (messages are read, not parsed)."""
+    if not iso:
+        return "-"
+    try:
+        return f"{datetime.fromisoformat(iso).astimezone(UTC):%Y-%m-%d %H:%M:%S} UTC"
+    except ValueError:
+        return iso
 
 
 def incident_url(incident: Incident) -> str:

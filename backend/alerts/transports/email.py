@@ -13,6 +13,7 @@ from typing import Any
 from django.conf import settings
 from django.core.mail import EmailMultiAlternatives, get_connection
 
+from alerts.services.messages import evidence_lines, readable_time
 from alerts.transports.base import ConfigError, Sent, Transport, TransportError, require_object
 
 ADDRESS = re.compile(r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$")
@@ -33,16 +34,16 @@ def text_body(message: dict[str, Any]) -> str:
     for state, items in (("FIRING", message["firing"]), ("RESOLVED", message["resolved"])):
         for alert in items:
             lines.append(f"{state}: {alert['summary']}")
-            lines.append(f"  rule {alert['rule']}, severity {alert['severity']}, since {alert['started_at']}")
-            for key, value in (alert.get("evidence") or {}).items():
-                if key != "detail":
-                    lines.append(f"  {key}: {value}")
+            since = readable_time(alert["started_at"])
+            lines.append(f"  rule {alert['rule']}, severity {alert['severity']}, since {since}")
+            lines += [f"  {key}: {value}" for key, value in evidence_lines(alert.get("evidence") or {})]
             if alert.get("advice"):
                 lines += ["  What to do:"] + [f"    {line}" for line in alert["advice"].splitlines()]
             if alert.get("url"):
                 lines.append(f"  Path page: {alert['url']}")
             lines.append("")
-    lines += [f"Incident: {message['url']}", f"Severity {message['severity']}, opened {message['opened_at']}"]
+    opened = readable_time(message["opened_at"])
+    lines += [f"Incident: {message['url']}", f"Severity {message['severity']}, opened {opened}"]
     return "\n".join(lines) + "\n"
 
 
@@ -56,14 +57,10 @@ def html_body(message: dict[str, Any]) -> str:
     for state, items in (("Firing", message["firing"]), ("Resolved", message["resolved"])):
         for alert in items:
             parts.append(f"<h3>{state}: {e(alert['summary'])}</h3>")
-            parts.append(
-                f"<p>Rule {e(alert['rule'])}, severity {e(alert['severity'])}, since {e(alert['started_at'])}</p>"
-            )
-            rows = "".join(
-                f"<tr><th align='left'>{e(str(k))}</th><td>{e(str(v))}</td></tr>"
-                for k, v in (alert.get("evidence") or {}).items()
-                if k != "detail"
-            )
+            since = readable_time(alert["started_at"])
+            parts.append(f"<p>Rule {e(alert['rule'])}, severity {e(alert['severity'])}, since {e(since)}</p>")
+            evidence = evidence_lines(alert.get("evidence") or {})
+            rows = "".join(f"<tr><th align='left'>{e(k)}</th><td>{e(v)}</td></tr>" for k, v in evidence)
             if rows:
                 parts.append(f"<table>{rows}</table>")
             if alert.get("advice"):

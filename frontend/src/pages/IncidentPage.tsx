@@ -131,9 +131,19 @@ function Actions({ incident }: { incident: IncidentDetail }) {
   );
 }
 
+// Evidence comes as jsonb, without key order: before, now and change lead.
+const EVIDENCE_ORDER = ["before", "now", "change", "rules", "changed_at", "detected_at", "reasons", "test"];
+
+function evidenceRank(key: string): number {
+  const rank = EVIDENCE_ORDER.indexOf(key);
+  return rank === -1 ? EVIDENCE_ORDER.length : rank;
+}
+
 function Evidence({ alert }: { alert: IncidentAlert }) {
   const evidence = (alert.evidence ?? {}) as Record<string, unknown>;
-  const rows = Object.entries(evidence).filter(([key]) => key !== "detail");
+  const rows = Object.entries(evidence)
+    .filter(([key]) => key !== "detail")
+    .sort(([a], [b]) => evidenceRank(a) - evidenceRank(b) || a.localeCompare(b));
   if (rows.length === 0) {
     return null;
   }
