@@ -181,8 +181,9 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         # default), so a test sees a finding reach a receiver within seconds.
         "FATHOM_ALERT_EVALUATE_EVERY_S": "3",
         "FATHOM_ALERT_GROUP_WAIT_S": "3",
-        # Agents upload every 10 s: 30 s of silence is an outage (the alert drill stops one).
-        "FATHOM_AGENT_OFFLINE_AFTER_S": "30",
+        # Three plan polls (30 s each; an agent with nothing to upload only polls): an outage
+        # the alert drill sees in 1.5 minutes rather than 3.
+        "FATHOM_AGENT_OFFLINE_AFTER_S": "90",
         "FATHOM_PUBLIC_URL": url,
     }
     password_file = tmp / "admin_password"

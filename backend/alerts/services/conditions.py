@@ -4,9 +4,7 @@ path's test) whose rule condition is true at this evaluation. Reads only."""
 from __future__ import annotations
 
 import hashlib
-import itertools
 import json
-import statistics
 from collections import defaultdict
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
@@ -24,6 +22,7 @@ from inventory.models import Agent
 from measurements.choices import RunStatus, TestType
 from measurements.models import Run, TracePath
 from meshes.models import Mesh, MeshMember
+from meshes.services import mesh_paths
 
 # How far back threshold and no-data rules look for a path's last n runs.
 LOOKBACK = timedelta(days=2)
@@ -226,16 +225,17 @@ def _recent_runs(now: datetime, test_types: Sequence[str], limit: int) -> dict[t
 
 
 def no_data_conditions(rules: Sequence[Rule], world: World) -> Iterable[Condition]:
-    """A path's test with k of its last n runs failed or missed, or overdue by three of its
-    intervals (its usual spacing, from its recent runs)."""
+    """A planned path test with k of its last n runs failed or missed, or overdue by three of
+    its intervals. Only tests the plan holds now: a paused mesh, a disabled test or an agent
+    taken out of a mesh stops measuring on purpose, which is no "no data"."""
     if not rules:
         return
+    planned = {(str(path.source.pk), path.test_id): path.test.interval_s for path in mesh_paths()}
     depth = max(max(rule.n for rule in rules), 6)
     for (src, dst, test_id), runs in _recent_runs(world.now, TestType.values, depth).items():
-        if src not in world.agents or dst not in world.agents:
+        interval_s = planned.get((src, test_id))
+        if interval_s is None or src not in world.agents or dst not in world.agents:
             continue
-        gaps = [(a.started_at - b.started_at).total_seconds() for a, b in itertools.pairwise(runs)]
-        interval_s = statistics.median(gaps) if gaps else None
         overdue_s = (world.now - runs[0].started_at).total_seconds()
         labels = world.path_labels(src, dst, metric=runs[0].test_type, test=test_id)
         for rule in rules:

@@ -45,6 +45,15 @@ def _agents(alert: Alert) -> set[str]:
     return set(alert.labels.get("agent", []))
 
 
+def _causes(alert: Alert) -> set[str]:
+    """The agents an alert can be blamed on, for grouping: a held-back alert only on the
+    down agent that holds it back, so ta's outage does not pull every other alert of a path
+    to ta into its incident through the far end."""
+    if alert.inhibited and alert.rule.kind != RuleKind.AGENT_DOWN:
+        return set(alert.labels.get("held_by", [])) or _agents(alert)
+    return _agents(alert)
+
+
 def _group_key(alert: Alert) -> str:
     if alert.rule.kind == RuleKind.AGENT_DOWN:
         return f"agent:{alert.labels['agent'][0]}"
@@ -57,10 +66,10 @@ def _incident_for(
     """An open incident this alert shares a cause with: one involving one of its agents or
     one of the new route hops it passes, or one of the same mesh and metric opened within
     the group window."""
-    agents, hops = _agents(alert), set(alert.labels.get("hop", []))
+    agents, hops = _causes(alert), set(alert.labels.get("hop", []))
     for incident in open_incidents:
         others = members.get(incident.pk, [])
-        if any(_agents(other) & agents or hops & set(other.labels.get("hop", [])) for other in others):
+        if any(_causes(other) & agents or hops & set(other.labels.get("hop", [])) for other in others):
             return incident
     window = timedelta(seconds=settings.ALERT_GROUP_WINDOW_S)
     meshes, metric = set(alert.labels.get("mesh", [])), alert.labels.get("metric")
@@ -156,8 +165,9 @@ def _mute(alerts: list[Alert], now: datetime) -> None:
     for alert in alerts:
         silence = silencing(silences, alert.labels)
         inhibited = alert.rule.kind != RuleKind.AGENT_DOWN and bool(_agents(alert) & down)
+        held_by = sorted(_agents(alert) & down) if inhibited else []
         changed = (silence is not None) != alert.silenced or inhibited != alert.inhibited
-        if not changed:
+        if not changed and alert.labels.get("held_by", []) == held_by:
             continue
         if alert.incident is not None and silence is not None and not alert.silenced:
             _event(
@@ -171,7 +181,9 @@ def _mute(alerts: list[Alert], now: datetime) -> None:
                 now,
             )
         alert.silenced, alert.inhibited = silence is not None, inhibited
-        alert.save(update_fields=["silenced", "inhibited"])
+        labels = {k: v for k, v in alert.labels.items() if k != "held_by"}
+        alert.labels = {**labels, "held_by": held_by} if held_by else labels
+        alert.save(update_fields=["silenced", "inhibited", "labels"])
 
 
 def _group(alerts: list[Alert], now: datetime, tick: Tick) -> None:

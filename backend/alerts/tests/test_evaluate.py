@@ -18,6 +18,7 @@ from analysis.choices import FindingKind, FindingState
 from fathom.testing import FathomTestCase
 from inventory.models import Agent
 from measurements.models import Run, TracePath
+from meshes.services import mesh_paths
 
 TIMERS = {"ALERT_GROUP_WAIT_S": 30, "ALERT_GROUP_INTERVAL_S": 300, "ALERT_REPEAT_INTERVAL_S": 4 * 3600}
 
@@ -171,18 +172,41 @@ class EvaluateTests(FathomTestCase):
         assert incident.title == "2 route changes through 198.18.200.1"
         assert Alert.objects.filter(labels__hop=["198.18.200.1"]).count() == 2
 
-    def test_no_data_names_the_reasons(self) -> None:
+    def failed_pings(self, test_id: str) -> None:
         for index in range(3):
             Run.objects.create(
                 id=f"00000000-0000-4000-8000-00000000000{index}", started_at=later(-300 * (3 - index)),
                 ended_at=later(-300 * (3 - index) + 10), source_id=self.athens.pk, destination_id=self.frankfurt.pk,
-                target="198.18.2.1", test_type="ping", test_id="default/ping", status="failed",
+                target="198.18.2.1", test_type="ping", test_id=test_id, status="failed",
                 error="ping: sendmsg: Network is unreachable",
             )  # fmt: skip
+
+    def test_no_data_names_the_reasons(self) -> None:
+        planned = next(
+            p.test_id for p in mesh_paths() if p.source == self.athens and p.destination == self.frankfurt
+            and p.test.test_type == "ping"
+        )  # fmt: skip
+        self.failed_pings(planned)
         evaluate(T0)
         alert = Alert.objects.get(rule__kind="no_data")
         assert "3 of the last 3 ping runs failed on athens->frankfurt" in alert.summary
         assert alert.evidence["reasons"] == ["ping: sendmsg: Network is unreachable"]
+
+    def test_a_test_no_longer_planned_is_no_no_data(self) -> None:
+        self.failed_pings("paused-mesh/ping:" + str(self.frankfurt.pk))
+        evaluate(T0)
+        assert not Alert.objects.filter(rule__kind="no_data").exists()
+
+    def test_an_outage_does_not_pull_the_far_ends_other_alerts_into_its_incident(self) -> None:
+        Agent.objects.filter(pk=self.frankfurt.pk).update(last_seen_at=T0 - timedelta(minutes=10))
+        finding(self.athens, self.frankfurt)
+        evaluate(T0)
+        held = Alert.objects.get(rule__kind="finding")
+        assert held.inhibited and held.labels["held_by"] == ["frankfurt"]
+        finding(self.athens, self.geneva, metric="rtt")
+        evaluate(later(5))
+        geneva = Alert.objects.get(labels__path="athens->geneva")
+        assert geneva.incident_id != held.incident_id, "athens's own RTT step is not frankfurt's outage"
 
     def test_acknowledged_incidents_do_not_repeat_but_resolve(self) -> None:
         found = finding(self.athens, self.frankfurt)
