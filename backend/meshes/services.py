@@ -30,6 +30,7 @@ from measurements.kinds.base import BatchError
 from measurements.models import Run
 from meshes import slots
 from meshes.choices import MemberSide, MeshKind, SlotState
+from meshes.iperf3_auth import Iperf3Auth, Iperf3User, client_auth, server_user
 from meshes.models import Mesh, MeshTest, PlannerState, Slot
 from meshes.specs import DEFAULT_TESTS, THROUGHPUT_MARGIN_S, normalize_spec, reserved_seconds
 
@@ -78,6 +79,7 @@ class PlannedSlot:
     start_at: str
     peer: Peer
     spec: dict[str, Any]
+    iperf3_auth: Iperf3Auth | None = None
 
 
 @dataclass(frozen=True)
@@ -88,6 +90,7 @@ class Plan:
     valid_until: datetime
     tests: list[PlannedTest]
     slots: list[PlannedSlot]
+    iperf3_users: list[Iperf3User] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -100,6 +103,7 @@ class Plan:
             "host_facts_interval_s": HOST_FACTS_INTERVAL_S,
             "tests": [asdict(test) for test in self.tests],
             "slots": [asdict(slot) for slot in self.slots],
+            "iperf3_users": [asdict(user) for user in self.iperf3_users],
         }
 
 
@@ -229,15 +233,38 @@ def planned_slots(agent: Agent, now: datetime, until: datetime) -> list[PlannedS
             start_at=slot.start_at.astimezone(UTC).isoformat(),
             peer=Peer(str(slot.destination.pk), slot.destination.name, slot.destination.address),
             spec=slot.spec,
+            iperf3_auth=client_auth(slot.id, slot.destination.host_facts),
         )
         for slot in rows
         if slot.mesh_test is not None
     ]
 
 
-def plan_version(tests: list[PlannedTest], planned: list[PlannedSlot]) -> str:
-    """Stable while tests and slots are unchanged, so an unchanged plan is a 304."""
-    content = {"tests": [asdict(test) for test in tests], "slots": [asdict(slot) for slot in planned]}
+def iperf3_users(agent: Agent, now: datetime, until: datetime) -> list[Iperf3User]:
+    """Who may use this agent's iperf3 server: the clients of the slots it serves, each with
+    its slot's credential, from a late start until the plan expires."""
+    slot_ids = (
+        Slot.objects.filter(
+            destination=agent,
+            state=SlotState.PLANNED,
+            mesh_test__isnull=False,
+            test_type__in=EXCLUSIVE_TEST_TYPES,
+            start_at__gte=now - timedelta(seconds=SLOT_LATE_START_S),
+            start_at__lte=until,
+        )
+        .order_by("start_at")
+        .values_list("id", flat=True)
+    )
+    return [server_user(slot_id) for slot_id in slot_ids]
+
+
+def plan_version(tests: list[PlannedTest], planned: list[PlannedSlot], users: list[Iperf3User]) -> str:
+    """Stable while tests, slots and iperf3 users are unchanged, so an unchanged plan is a 304."""
+    content = {
+        "tests": [asdict(test) for test in tests],
+        "slots": [asdict(slot) for slot in planned],
+        "iperf3_users": [asdict(user) for user in users],
+    }
     canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
@@ -247,13 +274,15 @@ def build_plan(agent: Agent, now: datetime | None = None) -> Plan:
     valid_until = now + timedelta(seconds=settings.PLAN_VALID_FOR_S)
     tests = background_tests(agent)
     planned = planned_slots(agent, now, valid_until)
+    users = iperf3_users(agent, now, valid_until)
     return Plan(
         agent_id=str(agent.pk),
-        version=plan_version(tests, planned),
+        version=plan_version(tests, planned, users),
         generated_at=now,
         valid_until=valid_until,
         tests=tests,
         slots=planned,
+        iperf3_users=users,
     )
 
 

@@ -100,17 +100,49 @@ def test_agents_report_host_facts_and_are_online(measured: Stack) -> None:
         assert facts["iperf3_version"].startswith("3.")
 
 
-def test_every_agent_runs_an_iperf3_server_for_its_peers(measured: Stack) -> None:
-    for agent in measured.agents:
-        run = subprocess.run(
-            ["iperf3", "-c", agent.address, "-p", str(agent.iperf3_port), "-t", "1", "-J"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-        report = json.loads(run.stdout)
-        assert "error" not in report, report.get("error")
-        assert report["end"]["sum_received"]["bits_per_second"] > 0
+def iperf3_client(agent: Agent, *auth: str, password: str = "") -> dict[str, Any]:
+    env = {**os.environ, "IPERF3_PASSWORD": password} if password else None
+    run = subprocess.run(
+        ["iperf3", "-c", agent.address, "-p", str(agent.iperf3_port), "-t", "1", "-J", *auth],
+        capture_output=True,
+        text=True,
+        timeout=30,
+        env=env,
+    )
+    report: dict[str, Any] = json.loads(run.stdout)
+    return report
+
+
+def test_an_agents_iperf3_server_admits_its_planned_peers_and_no_stranger(measured: Stack, tmp_path: Path) -> None:
+    """issue 17 item 2: the server authenticates clients with iperf3's RSA scheme, one
+    credential per planned slot, which only that slot's client learns from its plan."""
+    a, b = measured.agents
+    stranger = iperf3_client(a)
+    assert stranger.get("error") == "test authorization failed", stranger.get("error")
+
+    plan = requests.get(
+        f"{measured.url}/api/v1/agent/plan/",
+        headers={"Authorization": f"Agent {b.agent_id}:{b.credential}"},
+        timeout=10,
+    ).json()
+    to_a = [slot for slot in plan["slots"] if slot["peer"]["id"] == a.agent_id and slot["iperf3_auth"]]
+    assert to_a, "b's plan has no slot towards a carrying a's credential"
+    auth = to_a[0]["iperf3_auth"]
+    key = tmp_path / "a-public.pem"
+    key.write_text(auth["public_key"])
+    options = ("--username", auth["username"], "--rsa-public-key-path", str(key))
+    wrong = iperf3_client(a, *options, password=auth["password"][::-1])
+    assert wrong.get("error") == "test authorization failed", wrong.get("error")
+
+    admitted: dict[str, Any] = {}
+
+    def slot_client_admitted() -> bool:
+        # a admits the slot once its own plan (polled every 30 s) lists the slot's client.
+        admitted.update(iperf3_client(a, *options, password=auth["password"]))
+        return "error" not in admitted
+
+    wait_for("a admits the client of b's planned slot", slot_client_admitted, 90)
+    assert admitted["end"]["sum_received"]["bits_per_second"] > 0
 
 
 def test_agent_credential_cannot_use_user_endpoints(measured: Stack) -> None:

@@ -53,6 +53,8 @@ type Agent struct {
 	cache    plan.Cache
 	current  atomic.Pointer[plan.Plan]
 	version  string
+	// iperfAuth is nil when the iperf3 server is off or its iperf3 lacks authentication.
+	iperfAuth *iperfserver.Auth
 }
 
 // New prepares an agent; nothing runs until Run.
@@ -70,6 +72,17 @@ func New(cfg config.Config, client *api.Client, version string, log *slog.Logger
 		iperfPort = cfg.Iperf3.Port
 	}
 	a.facts = hostfacts.New(version, cfg.Iperf3.Binary, iperfPort)
+	if cfg.Iperf3.Enabled {
+		if iperfserver.Supported(context.Background(), cfg.Iperf3.Binary) {
+			if a.iperfAuth, err = iperfserver.PrepareAuth(cfg.StateDir); err != nil {
+				return nil, fmt.Errorf("iperf3 server authentication: %w", err)
+			}
+			a.facts.IperfPublicKey = a.iperfAuth.PublicKey
+		} else {
+			log.Warn("this iperf3 was built without authentication: its server admits anyone who reaches the port",
+				"binary", cfg.Iperf3.Binary)
+		}
+	}
 	a.uploader = upload.New(sp, client, cfg.Upload.BatchSize, log.With("component", "upload"), a.uploadInterval)
 	return a, nil
 }
@@ -129,7 +142,7 @@ func (a *Agent) Run(ctx context.Context) error {
 	var wg sync.WaitGroup
 	if a.cfg.Iperf3.Enabled {
 		server := &iperfserver.Server{
-			Binary: a.cfg.Iperf3.Binary, Port: a.cfg.Iperf3.Port, Bind: a.cfg.Iperf3.Bind,
+			Binary: a.cfg.Iperf3.Binary, Port: a.cfg.Iperf3.Port, Bind: a.cfg.Iperf3.Bind, Auth: a.iperfAuth,
 			Log: a.log.With("component", "iperf3"), MinBackoff: time.Second, MaxBackoff: time.Minute,
 		}
 		wg.Add(1)
@@ -212,6 +225,9 @@ func (a *Agent) refreshPlan(ctx context.Context, sched *schedulers, etag string)
 			a.log.Error("plan expired: probing stopped until the server is reachable", "error", usable)
 			sched.Apply(nil)
 			a.current.Store(nil)
+			if a.iperfAuth != nil {
+				_ = a.iperfAuth.WriteUsers(nil) // an expired plan's slots are over
+			}
 			etag = ""
 		}
 	}
@@ -224,6 +240,11 @@ func (a *Agent) adopt(sched *schedulers, p *plan.Plan, source string) {
 		return
 	}
 	previous := a.current.Swap(p)
+	if a.iperfAuth != nil {
+		if err := a.iperfAuth.WriteUsers(p.Iperf3Users); err != nil {
+			a.log.Error("iperf3 server's clients not updated: peers' slots will be refused", "error", err)
+		}
+	}
 	sched.Apply(p)
 	if previous == nil || previous.Version != p.Version {
 		a.log.Info("plan in force", "source", source, "version", p.Version, "tests", len(p.Tests), "slots", len(p.Slots))

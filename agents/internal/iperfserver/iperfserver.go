@@ -10,11 +10,17 @@ import (
 	"time"
 )
 
+// TimeSkewThreshold is how far (seconds) a client's clock may differ from the server's: iperf3
+// refuses older credentials as replays. Its default, 10 s, is tighter than agents' clocks.
+const TimeSkewThreshold = 60
+
 // Server supervises `iperf3 -s`.
 type Server struct {
-	Binary     string
-	Port       int
-	Bind       string
+	Binary string
+	Port   int
+	Bind   string
+	// Auth, when set, admits only the clients in its users file; nil runs the server open.
+	Auth       *Auth
 	Log        *slog.Logger
 	MinBackoff time.Duration
 	MaxBackoff time.Duration
@@ -27,6 +33,10 @@ func (s *Server) Args() []string {
 	args := []string{"-s", "-p", strconv.Itoa(s.Port)}
 	if s.Bind != "" {
 		args = append(args, "-B", s.Bind)
+	}
+	if s.Auth != nil {
+		args = append(args, "--rsa-private-key-path", s.Auth.KeyPath, "--authorized-users-path", s.Auth.UsersPath,
+			"--time-skew-threshold", strconv.Itoa(TimeSkewThreshold))
 	}
 	return args
 }
@@ -41,7 +51,8 @@ func (s *Server) Run(ctx context.Context) {
 		cmd.WaitDelay = 5 * time.Second
 		err := cmd.Start()
 		if err == nil {
-			s.Log.Info("iperf3 server started", "port", s.Port, "bind", s.Bind, "pid", cmd.Process.Pid)
+			s.Log.Info("iperf3 server started", "port", s.Port, "bind", s.Bind, "pid", cmd.Process.Pid,
+				"authentication", s.Auth != nil)
 			if s.Started != nil {
 				s.Started(cmd.Process.Pid)
 			}

@@ -20,6 +20,8 @@ func TestPlanMatchesTheContract(t *testing.T) {
 		{"planned test", defs["PlannedTest"], Test{}},
 		{"planned slot", defs["PlannedSlot"], Slot{}},
 		{"peer", defs["Peer"], Peer{}},
+		{"iperf3 user", defs["Iperf3User"], Iperf3User{}},
+		{"iperf3 auth", defs["Iperf3Auth"], Iperf3Auth{}},
 	} {
 		properties := c.schema.(map[string]any)["properties"].(map[string]any)
 		names := make([]string, 0, len(properties))

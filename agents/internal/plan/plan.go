@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"time"
 )
 
@@ -26,6 +27,22 @@ type Test struct {
 	IntervalS int             `json:"interval_s"`
 	Peer      Peer            `json:"peer"`
 	Spec      json.RawMessage `json:"spec"`
+	// Iperf3Auth is the slot's credential for the peer's iperf3 server (slots only).
+	Iperf3Auth *Iperf3Auth `json:"-"`
+}
+
+// Iperf3Auth is what a slot's client presents to the peer's iperf3 server.
+type Iperf3Auth struct {
+	Username  string `json:"username"`
+	Password  string `json:"password"`
+	PublicKey string `json:"public_key"`
+}
+
+// Iperf3User is one client this agent's iperf3 server admits: a line of its
+// authorized-users file.
+type Iperf3User struct {
+	Username       string `json:"username"`
+	PasswordSHA256 string `json:"password_sha256"`
 }
 
 // Slot is one exclusive run (throughput) the server planned for this agent at a fixed time,
@@ -37,11 +54,13 @@ type Slot struct {
 	StartAt time.Time       `json:"start_at"`
 	Peer    Peer            `json:"peer"`
 	Spec    json.RawMessage `json:"spec"`
+	// Iperf3Auth is nil when the peer's server runs without authentication.
+	Iperf3Auth *Iperf3Auth `json:"iperf3_auth"`
 }
 
 // Test is the slot as a one-off test for a prober.
 func (s Slot) Test() Test {
-	return Test{ID: s.TestID, Type: s.Type, IntervalS: 1, Peer: s.Peer, Spec: s.Spec}
+	return Test{ID: s.TestID, Type: s.Type, IntervalS: 1, Peer: s.Peer, Spec: s.Spec, Iperf3Auth: s.Iperf3Auth}
 }
 
 // Plan is what GET /api/v1/agent/plan/ returns.
@@ -55,6 +74,8 @@ type Plan struct {
 	HostFactsIntervalS int       `json:"host_facts_interval_s"`
 	Tests              []Test    `json:"tests"`
 	Slots              []Slot    `json:"slots"`
+	// Iperf3Users are the clients this agent's iperf3 server admits now.
+	Iperf3Users []Iperf3User `json:"iperf3_users"`
 }
 
 // ErrExpired is returned for a plan past its valid_until.
@@ -81,9 +102,25 @@ func Decode(data []byte) (*Plan, error) {
 		if s.ID == "" || s.Type == "" || s.StartAt.IsZero() {
 			return nil, fmt.Errorf("plan slot %d: id, type and start_at are required", i)
 		}
+		if a := s.Iperf3Auth; a != nil && (!validUsername(a.Username) || a.Password == "" || a.PublicKey == "") {
+			return nil, fmt.Errorf("plan slot %d: iperf3_auth needs a username of [A-Za-z0-9_-], a password and a public key", i)
+		}
+	}
+	for i, u := range p.Iperf3Users {
+		// They become lines "username,hash" of a file iperf3 reads: nothing else may slip in.
+		if !validUsername(u.Username) || !sha256Hex.MatchString(u.PasswordSHA256) {
+			return nil, fmt.Errorf("plan iperf3 user %d: a username of [A-Za-z0-9_-] and a sha256 hex digest are required", i)
+		}
 	}
 	return &p, nil
 }
+
+var (
+	usernamePattern = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+	sha256Hex       = regexp.MustCompile(`^[0-9a-f]{64}$`)
+)
+
+func validUsername(name string) bool { return usernamePattern.MatchString(name) }
 
 // Usable reports whether the plan may still be run at now.
 func (p *Plan) Usable(now time.Time) error {

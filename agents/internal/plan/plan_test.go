@@ -92,3 +92,38 @@ func TestDecodeSlotsAndRefuseIncompleteOnes(t *testing.T) {
 		t.Fatalf("slot without start accepted: %v", err)
 	}
 }
+
+func TestDecodeIperf3CredentialsAndRefuseOnesThatCouldInjectLines(t *testing.T) {
+	hash := strings.Repeat("ab", 32)
+	withAuth := strings.Replace(validPlan, `"tests":`, `"slots": [{"id": "s1", "test_id": "m/tput:b", "type": "throughput",
+	  "start_at": "2026-11-22T12:30:00Z", "peer": {"id": "b", "name": "frankfurt", "address": "198.18.2.2"},
+	  "spec": {"duration_s": 5}, "iperf3_auth": {"username": "slot-1", "password": "pw", "public_key": "KEY"}}],
+	  "iperf3_users": [{"username": "slot-2", "password_sha256": "`+hash+`"}], "tests":`, 1)
+	p, err := Decode([]byte(withAuth))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a := p.Slots[0].Test().Iperf3Auth; a == nil || a.Username != "slot-1" || a.PublicKey != "KEY" {
+		t.Fatalf("slot credential not carried to the probe: %+v", a)
+	}
+	if len(p.Iperf3Users) != 1 || p.Iperf3Users[0].PasswordSHA256 != hash {
+		t.Fatalf("users %+v", p.Iperf3Users)
+	}
+	cases := map[string]struct{ old, new, want string }{
+		"newline in a user":   {`"username": "slot-2"`, `"username": "slot-2,x\nroot"`, "iperf3 user 0"},
+		"comma in a user":     {`"username": "slot-2"`, `"username": "a,b"`, "iperf3 user 0"},
+		"hash not hex":        {hash, strings.Repeat("zz", 32), "iperf3 user 0"},
+		"short hash":          {hash, "ab", "iperf3 user 0"},
+		"auth without a key":  {`"public_key": "KEY"`, `"public_key": ""`, "slot 0"},
+		"auth bad username":   {`"username": "slot-1"`, `"username": "a b"`, "slot 0"},
+		"auth empty password": {`"password": "pw"`, `"password": ""`, "slot 0"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			body := strings.Replace(withAuth, tc.old, tc.new, 1)
+			if _, err := Decode([]byte(body)); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

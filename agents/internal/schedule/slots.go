@@ -31,7 +31,15 @@ type Slots struct {
 	mu        sync.Mutex
 	handled   map[string]time.Time // slot id -> start, pruned after a while
 	timers    map[string]*time.Timer
-	wg        sync.WaitGroup
+	// armed is the newest plan's word on each armed slot: a later plan may bring the
+	// peer's iperf3 credential (or new options) for a slot already waiting to start.
+	armed map[string]armedSlot
+	wg    sync.WaitGroup
+}
+
+type armedSlot struct {
+	slot    plan.Slot
+	version string
 }
 
 // ledgerKeep is how long a handled slot id is remembered: longer than any plan lists it.
@@ -40,7 +48,7 @@ const ledgerKeep = 48 * time.Hour
 // NewSlots returns a slot runner whose ledger lives at ledgerPath (empty: memory only).
 func NewSlots(ctx context.Context, run SlotFunc, ledgerPath string) *Slots {
 	s := &Slots{run: run, LateStart: 5 * time.Second, Now: time.Now, ledger: ledgerPath, ctx: ctx,
-		handled: map[string]time.Time{}, timers: map[string]*time.Timer{}}
+		handled: map[string]time.Time{}, timers: map[string]*time.Timer{}, armed: map[string]armedSlot{}}
 	if ledgerPath != "" {
 		if data, err := os.ReadFile(ledgerPath); err == nil {
 			_ = json.Unmarshal(data, &s.handled) // a damaged ledger only risks a repeated run
@@ -66,6 +74,7 @@ func (s *Slots) Apply(p *plan.Plan) {
 	for id, timer := range s.timers {
 		if _, ok := wanted[id]; !ok && timer.Stop() {
 			delete(s.timers, id)
+			delete(s.armed, id)
 			s.wg.Done()
 		}
 	}
@@ -75,6 +84,7 @@ func (s *Slots) Apply(p *plan.Plan) {
 			continue
 		}
 		if _, armed := s.timers[id]; armed {
+			s.armed[id] = armedSlot{slot, version}
 			continue
 		}
 		late := now.Sub(slot.StartAt)
@@ -89,18 +99,22 @@ func (s *Slots) Apply(p *plan.Plan) {
 			continue
 		}
 		s.wg.Add(1)
-		s.timers[id] = time.AfterFunc(max(0, -late), func() { s.fire(slot, version) })
+		s.armed[id] = armedSlot{slot, version}
+		s.timers[id] = time.AfterFunc(max(0, -late), func() { s.fire(id) })
 	}
 }
 
-func (s *Slots) fire(slot plan.Slot, version string) {
+func (s *Slots) fire(id string) {
 	defer s.wg.Done()
 	s.mu.Lock()
-	if _, armed := s.timers[slot.ID]; !armed {
+	if _, armed := s.timers[id]; !armed {
 		s.mu.Unlock()
 		return
 	}
-	delete(s.timers, slot.ID)
+	newest := s.armed[id]
+	slot, version := newest.slot, newest.version
+	delete(s.timers, id)
+	delete(s.armed, id)
 	s.markLocked(slot)
 	s.mu.Unlock()
 	if s.ctx.Err() != nil {
@@ -137,6 +151,7 @@ func (s *Slots) Stop() {
 			s.wg.Done()
 		}
 		delete(s.timers, id)
+		delete(s.armed, id)
 	}
 }
 

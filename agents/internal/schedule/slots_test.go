@@ -122,3 +122,31 @@ func TestStopDisarmsEverything(t *testing.T) {
 		t.Fatalf("runs after stop %v", ran)
 	}
 }
+
+// A slot armed from one plan runs with what the newest plan says of it: the peer's iperf3
+// credential may arrive after the slot was first listed.
+func TestAnArmedSlotRunsWithTheNewestPlansWord(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var mu sync.Mutex
+	var got plan.Slot
+	var gotVersion string
+	s := NewSlots(ctx, func(_ context.Context, slot plan.Slot, version, _ string) {
+		mu.Lock()
+		defer mu.Unlock()
+		got, gotVersion = slot, version
+	}, "")
+	first := slotAt("s", time.Now().Add(150*time.Millisecond))
+	s.Apply(&plan.Plan{Version: "v1", Slots: []plan.Slot{first}})
+	withAuth := first
+	withAuth.Iperf3Auth = &plan.Iperf3Auth{Username: "slot-s", Password: "pw", PublicKey: "KEY"}
+	s.Apply(&plan.Plan{Version: "v2", Slots: []plan.Slot{withAuth}})
+	time.Sleep(400 * time.Millisecond)
+	s.Stop()
+	s.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if got.Iperf3Auth == nil || got.Iperf3Auth.Username != "slot-s" || gotVersion != "v2" {
+		t.Fatalf("ran %+v from plan %q", got, gotVersion)
+	}
+}

@@ -8,6 +8,7 @@ from rest_framework import serializers
 from core.serializers import ChoiceSerializer, StrictSerializer
 from inventory.choices import AGENT_STATUS_COLORS, REPORTED_SYSCTLS, TOKEN_STATE_COLORS
 from inventory.models import Agent, EnrollmentToken
+from inventory.public_keys import validate_rsa_public_key_pem
 from inventory.services import AGENT_NAME_RE
 
 MIN_TOKEN_LIFETIME_S = 60
@@ -121,6 +122,13 @@ class HostFactsSerializer(StrictSerializer):
     cpus = serializers.IntegerField(min_value=1, max_value=100_000, required=False)
     iperf3_version = serializers.CharField(max_length=64, required=False, allow_blank=True)
     iperf3_port = serializers.IntegerField(min_value=1, max_value=65535, required=False, allow_null=True)
+    iperf3_public_key = serializers.CharField(
+        max_length=4096,
+        required=False,
+        allow_null=True,
+        trim_whitespace=False,
+        validators=[validate_rsa_public_key_pem],
+    )
     interfaces = InterfaceSerializer(many=True, required=False)
     sysctls = SysctlsField(required=False)
 

@@ -37,6 +37,17 @@ class PlannedTestSerializer(serializers.Serializer[Any]):
     spec = serializers.DictField()
 
 
+class Iperf3AuthSerializer(serializers.Serializer[Any]):
+    username = serializers.CharField()
+    password = serializers.CharField()
+    public_key = serializers.CharField()
+
+
+class Iperf3UserSerializer(serializers.Serializer[Any]):
+    username = serializers.CharField()
+    password_sha256 = serializers.CharField()
+
+
 class PlannedSlotSerializer(serializers.Serializer[Any]):
     id = serializers.UUIDField()
     test_id = serializers.CharField()
@@ -44,6 +55,7 @@ class PlannedSlotSerializer(serializers.Serializer[Any]):
     start_at = serializers.DateTimeField()
     peer = PeerSerializer()
     spec = serializers.DictField()
+    iperf3_auth = Iperf3AuthSerializer(allow_null=True)
 
 
 class PlanSerializer(serializers.Serializer[Any]):
@@ -56,6 +68,7 @@ class PlanSerializer(serializers.Serializer[Any]):
     host_facts_interval_s = serializers.IntegerField()
     tests = PlannedTestSerializer(many=True)
     slots = PlannedSlotSerializer(many=True)
+    iperf3_users = Iperf3UserSerializer(many=True)
 
 
 class MeshMemberSerializer(serializers.ModelSerializer[MeshMember]):

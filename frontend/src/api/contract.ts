@@ -16,6 +16,8 @@ export interface Plan {
   host_facts_interval_s: number;
   tests: PlannedTest[];
   slots: PlannedSlot[];
+  /** who may use this agent's iperf3 server: one credential per exclusive slot in which a peer tests against it, until valid_until; absent from servers older than iperf3 authentication */
+  iperf3_users?: Iperf3User[];
 }
 
 /** A test kind; each has its options schema in test-options/<kind>.v1.schema.json. */
@@ -46,6 +48,23 @@ export interface PlannedSlot {
   start_at: string;
   peer: Peer;
   spec: Record<string, unknown>;
+  /** what the client presents to the peer's iperf3 server; null when that server runs without authentication */
+  iperf3_auth?: unknown;
+}
+
+/** One line of iperf3's authorized-users file. */
+export interface Iperf3User {
+  username: string;
+  /** sha256 of "{username}password", hex, as iperf3 compares it */
+  password_sha256: string;
+}
+
+/** One slot's credential for the peer's iperf3 server (iperf3 --username, IPERF3_PASSWORD, --rsa-public-key-path). */
+export interface Iperf3Auth {
+  username: string;
+  password: string;
+  /** the peer's iperf3_public_key */
+  public_key: string;
 }
 
 // --- test-options/ping.v1.schema.json
@@ -143,6 +162,8 @@ export interface HostFacts {
   cpus?: number;
   iperf3_version?: string;
   iperf3_port?: number | null;
+  /** PEM (SubjectPublicKeyInfo) of the RSA key this agent's iperf3 server authenticates clients with: peers encrypt their per-slot credentials to it. null: its server runs without authentication (an iperf3 built without it) */
+  iperf3_public_key?: string | null;
   interfaces?: Interface[];
   /** values as the kernel prints them, whitespace collapsed */
   sysctls?: Partial<Record<ReportedSysctl, string>>;

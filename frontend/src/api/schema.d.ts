@@ -1142,6 +1142,7 @@ export interface components {
             cpus?: number;
             iperf3_version?: string;
             iperf3_port?: number | null;
+            iperf3_public_key?: string | null;
             interfaces?: components["schemas"]["InterfaceRequest"][];
             sysctls?: {
                 [key: string]: string;
@@ -1277,6 +1278,15 @@ export interface components {
         InvalidBatch: {
             detail: string;
             errors: components["schemas"]["BatchError"][];
+        };
+        Iperf3Auth: {
+            username: string;
+            password: string;
+            public_key: string;
+        };
+        Iperf3User: {
+            username: string;
+            password_sha256: string;
         };
         IssuedToken: {
             id: number;
@@ -1541,6 +1551,7 @@ export interface components {
             host_facts_interval_s: number;
             tests: components["schemas"]["PlannedTest"][];
             slots: components["schemas"]["PlannedSlot"][];
+            iperf3_users: components["schemas"]["Iperf3User"][];
         };
         PlannedSlot: {
             /** Format: uuid */
@@ -1553,6 +1564,7 @@ export interface components {
             spec: {
                 [key: string]: unknown;
             };
+            iperf3_auth: components["schemas"]["Iperf3Auth"] | null;
         };
         PlannedTest: {
             id: string;

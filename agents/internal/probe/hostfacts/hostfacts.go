@@ -43,16 +43,18 @@ type Interface struct {
 
 // Facts is the body of PUT /api/v1/agent/host-facts/.
 type Facts struct {
-	CollectedAt   time.Time         `json:"collected_at"`
-	AgentVersion  string            `json:"agent_version"`
-	Hostname      string            `json:"hostname"`
-	Kernel        string            `json:"kernel"`
-	OS            string            `json:"os"`
-	CPUs          int               `json:"cpus,omitempty"`
-	Iperf3Version string            `json:"iperf3_version"`
-	Iperf3Port    *int              `json:"iperf3_port"`
-	Interfaces    []Interface       `json:"interfaces"`
-	Sysctls       map[string]string `json:"sysctls"`
+	CollectedAt   time.Time `json:"collected_at"`
+	AgentVersion  string    `json:"agent_version"`
+	Hostname      string    `json:"hostname"`
+	Kernel        string    `json:"kernel"`
+	OS            string    `json:"os"`
+	CPUs          int       `json:"cpus,omitempty"`
+	Iperf3Version string    `json:"iperf3_version"`
+	Iperf3Port    *int      `json:"iperf3_port"`
+	// Iperf3PublicKey is nil when the server runs without authentication.
+	Iperf3PublicKey *string           `json:"iperf3_public_key"`
+	Interfaces      []Interface       `json:"interfaces"`
+	Sysctls         map[string]string `json:"sysctls"`
 }
 
 // Digest identifies the facts apart from when they were collected.
@@ -65,12 +67,14 @@ func (f Facts) Digest() string {
 
 // Collector gathers facts. Its fields are the seams tests replace.
 type Collector struct {
-	Root         string
-	IperfBinary  string
-	IperfPort    int // 0: no iperf3 server
-	AgentVersion string
-	Now          func() time.Time
-	Addresses    func(iface string) []string
+	Root        string
+	IperfBinary string
+	IperfPort   int // 0: no iperf3 server
+	// IperfPublicKey is the PEM of the server's authentication key; empty: none.
+	IperfPublicKey string
+	AgentVersion   string
+	Now            func() time.Time
+	Addresses      func(iface string) []string
 }
 
 // New returns a collector of the real host.
@@ -103,6 +107,10 @@ func (c *Collector) Collect(ctx context.Context) Facts {
 	if c.IperfPort > 0 {
 		port := c.IperfPort
 		f.Iperf3Port = &port
+	}
+	if c.IperfPublicKey != "" {
+		key := c.IperfPublicKey
+		f.Iperf3PublicKey = &key
 	}
 	return f
 }

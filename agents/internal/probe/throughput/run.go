@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"os"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -205,7 +206,7 @@ func (p *Prober) Run(ctx context.Context, test plan.Test, planVersion string) re
 		res.Fail("invalid throughput spec: " + err.Error())
 		return res
 	}
-	outcome, err := p.Measure(ctx, spec, test.Peer.Address)
+	outcome, err := p.Measure(ctx, spec, test.Peer.Address, test.Iperf3Auth)
 	res.EndedAt = p.Now().UTC()
 	if err != nil {
 		res.Fail(err.Error())
@@ -220,10 +221,11 @@ func (p *Prober) Run(ctx context.Context, test plan.Test, planVersion string) re
 	return res
 }
 
-// Measure runs one test against address. iperf3's own errors, and runs it had to stop,
-// come back as *RunError; a run refused because another is under way as ErrBusy. With an
-// error, the outcome holds the intervals measured before the run broke off, if any.
-func (p *Prober) Measure(ctx context.Context, spec Spec, address string) (result.Throughput, error) {
+// Measure runs one test against address, presenting auth to its server when not nil.
+// iperf3's own errors, and runs it had to stop, come back as *RunError; a run refused
+// because another is under way as ErrBusy. With an error, the outcome holds the intervals
+// measured before the run broke off, if any.
+func (p *Prober) Measure(ctx context.Context, spec Spec, address string, auth *plan.Iperf3Auth) (result.Throughput, error) {
 	if err := spec.Validate(); err != nil {
 		return result.Throughput{}, fmt.Errorf("invalid throughput spec: %w", err)
 	}
@@ -238,8 +240,20 @@ func (p *Prober) Measure(ctx context.Context, spec Spec, address string) (result
 	limit := time.Duration(spec.DurationS+spec.Omit())*time.Second + p.Slack
 	runCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, p.Binary, spec.Args(address, p.Bind)...)
-	cmd.Env = []string{"LC_ALL=C", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	args := spec.Args(address, p.Bind)
+	env := []string{"LC_ALL=C", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	if auth != nil {
+		keyFile, err := writePublicKey(auth.PublicKey)
+		if err != nil {
+			return result.Throughput{}, fmt.Errorf("iperf3 cannot run: the peer's public key: %w", err)
+		}
+		defer os.Remove(keyFile)
+		// The password goes by environment, never on a command line others can read.
+		args = append(args, "--username", auth.Username, "--rsa-public-key-path", keyFile)
+		env = append(env, "IPERF3_PASSWORD="+auth.Password)
+	}
+	cmd := exec.CommandContext(runCtx, p.Binary, args...)
+	cmd.Env = env
 	// Stopped with SIGTERM, iperf3 still prints its JSON with every interval so far (with
 	// SIGKILL, nothing). One that does not exit is killed after WaitDelay, which also keeps
 	// Wait from hanging on pipes a stray child kept open.
@@ -277,6 +291,20 @@ func (p *Prober) Measure(ctx context.Context, spec Spec, address string) (result
 		return outcome, err
 	}
 	return outcome, nil
+}
+
+// writePublicKey puts the peer's key where iperf3 --rsa-public-key-path reads it.
+func writePublicKey(pem string) (string, error) {
+	file, err := os.CreateTemp("", "fathom-iperf3-peer-*.pem")
+	if err != nil {
+		return "", err
+	}
+	if _, err := file.WriteString(pem); err != nil {
+		file.Close()
+		os.Remove(file.Name())
+		return "", err
+	}
+	return file.Name(), file.Close()
 }
 
 // sameFamily refuses a bind address of the other family than a literal peer address: iperf3

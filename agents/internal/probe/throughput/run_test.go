@@ -85,7 +85,7 @@ func TestArgsForIPv6Peers(t *testing.T) {
 	// "Invalid argument".
 	p := New("iperf3")
 	p.Bind = "198.18.0.1"
-	if _, err := p.Measure(context.Background(), spec, "2001:db8::1"); err == nil || !strings.Contains(err.Error(), "IPv4") {
+	if _, err := p.Measure(context.Background(), spec, "2001:db8::1", nil); err == nil || !strings.Contains(err.Error(), "IPv4") {
 		t.Fatalf("bind of the other family: %v", err)
 	}
 }
@@ -439,7 +439,7 @@ func TestASecondConcurrentRunFailsFastAndAHungRunTimesOut(t *testing.T) {
 }
 
 func TestMeasureRefusesAnInvalidSpecDirectly(t *testing.T) {
-	_, err := New("iperf3").Measure(context.Background(), Spec{DurationS: 0}, "127.0.0.1")
+	_, err := New("iperf3").Measure(context.Background(), Spec{DurationS: 0}, "127.0.0.1", nil)
 	if err == nil || errors.Is(err, ErrBusy) {
 		t.Fatalf("invalid spec: %v", err)
 	}
