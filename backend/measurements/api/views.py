@@ -4,7 +4,7 @@ from django.conf import settings
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import ParseError, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -41,7 +41,15 @@ class ResultsView(APIView):
         if length.isdigit() and int(length) > settings.INGEST_MAX_BODY_BYTES:
             return Response({"detail": "request body too large"}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         try:
-            statuses = ingest.ingest_batch(request_agent(request), request.data)
+            body = request.data
+        except ParseError as exc:
+            # Not JSON at all: the same shape as any refused batch, so the agent reads one kind of 400.
+            return Response(
+                {"detail": "invalid result batch", "errors": [{"path": "", "message": str(exc.detail)}]},
+                status=status.HTTP_400_BAD_REQUEST,
+            )
+        try:
+            statuses = ingest.ingest_batch(request_agent(request), body)
         except ingest.InvalidBatch as exc:
             return Response(
                 {"detail": "invalid result batch", "errors": [error.as_json() for error in exc.errors]},

@@ -1,0 +1,94 @@
+"""Schema fuzzing (issue 17): schemathesis generates requests for every operation of the
+committed OpenAPI schema, valid and invalid, and sends them to the real application (in
+process, on the test database) as an agent, as a signed-in viewer and as a stranger. No
+response may be a 5xx, and every response must match what the schema says of it."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import schemathesis
+from django.core import signals
+from django.db import close_old_connections
+from django.middleware.csrf import _get_new_csrf_string
+from django.test import Client
+from hypothesis import HealthCheck, settings
+from schemathesis.checks import not_a_server_error
+from schemathesis.specs.openapi.checks import content_type_conformance, response_schema_conformance
+
+from fathom.wsgi import application
+from inventory.services import create_enrollment_token, enroll_agent
+
+SCHEMA = schemathesis.openapi.from_path(Path(__file__).resolve().parents[2] / "openapi.yaml")
+SCHEMA.app = application
+CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
+EXAMPLES_PER_OPERATION = 25
+
+
+def viewer_credentials() -> dict[str, Any]:
+    """A signed-in user without staff rights: a session cookie and a CSRF pair."""
+    from django.contrib.auth import get_user_model
+
+    user = get_user_model().objects.create_user("fuzz-viewer", password="fuzz-viewer-pass-1234")
+    client = Client()
+    client.force_login(user)
+    csrf = _get_new_csrf_string()
+    return {
+        "cookies": {"sessionid": client.cookies["sessionid"].value, "csrftoken": csrf},
+        "headers": {"X-CSRFToken": csrf},
+    }
+
+
+def agent_credentials() -> dict[str, Any]:
+    issued = create_enrollment_token(3600, "fuzz")
+    enrolled = enroll_agent(issued.plaintext, "fuzz-agent", "198.18.9.1", "test")
+    return {"headers": {"Authorization": f"Agent {enrolled.agent.pk}:{enrolled.credential}"}, "cookies": {}}
+
+
+@pytest.fixture(autouse=True)
+def connections_kept_open() -> Iterator[None]:
+    """The test database lives in one transaction: a request's end must not close it (what
+    Django's own test client does, for a WSGI client it does not know)."""
+    signals.request_started.disconnect(close_old_connections)
+    signals.request_finished.disconnect(close_old_connections)
+    yield
+    signals.request_started.connect(close_old_connections)
+    signals.request_finished.connect(close_old_connections)
+
+
+@pytest.fixture
+def as_role(request: pytest.FixtureRequest, db: None) -> dict[str, Any]:
+    role: str = request.param
+    if role == "viewer":
+        return viewer_credentials()
+    if role == "agent":
+        return agent_credentials()
+    return {"headers": {}, "cookies": {}}
+
+
+@pytest.mark.parametrize("as_role", ["anonymous", "viewer", "agent"], indirect=True)
+@SCHEMA.parametrize()
+@settings(
+    max_examples=EXAMPLES_PER_OPERATION,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow, HealthCheck.filter_too_much],
+    derandomize=True,
+)
+def test_no_request_gets_a_server_error_or_an_undocumented_answer(case: Any, as_role: dict[str, Any]) -> None:
+    case.call_and_validate(headers=as_role["headers"], cookies=as_role["cookies"], checks=CHECKS)
+
+
+@pytest.mark.parametrize(
+    ("as_role", "path", "expected"),
+    [("viewer", "/api/v1/agents/", 200), ("agent", "/api/v1/agent/plan/", 200), ("anonymous", "/api/v1/agents/", 403)],
+    indirect=["as_role"],
+)
+def test_the_fuzzed_roles_are_who_they_claim(as_role: dict[str, Any], path: str, expected: int) -> None:
+    """The fuzzing above reaches past authentication: each role's credentials work."""
+    client = Client(headers=as_role["headers"])
+    for name, value in as_role["cookies"].items():
+        client.cookies[name] = value
+    assert client.get(path).status_code == expected
