@@ -57,6 +57,8 @@ type Entry struct {
 	ID     string
 	Path   string
 	Result result.Result
+	// Size is the result's encoded size on disk, about what it adds to an upload.
+	Size int
 }
 
 // StaleTempAge is how old a temporary file must be before Open removes it: a Put writes
@@ -196,7 +198,7 @@ func (s *Spool) Pending(limit int) ([]Entry, error) {
 			_ = os.Rename(path, filepath.Join(s.rejectedDir(), c.name))
 			continue
 		}
-		entries = append(entries, Entry{ID: r.ID, Path: path, Result: r})
+		entries = append(entries, Entry{ID: r.ID, Path: path, Result: r, Size: len(data)})
 	}
 	return entries, nil
 }

@@ -27,7 +27,11 @@ type Uploader struct {
 	Spool     *spool.Spool
 	Client    Poster
 	BatchSize int
-	Log       *slog.Logger
+	// MaxBatchBytes keeps uploads small: a batch ends before the result that would take it
+	// past this size, though a larger single result still goes alone (the server takes
+	// any valid result by itself).
+	MaxBatchBytes int
+	Log           *slog.Logger
 	// Interval between upload rounds when nothing kicks the uploader.
 	Interval   func() time.Duration
 	MinBackoff time.Duration
@@ -38,10 +42,13 @@ type Uploader struct {
 // New returns an uploader with the default back-off (2 s doubling to 5 min).
 func New(s *spool.Spool, client Poster, batchSize int, log *slog.Logger, interval func() time.Duration) *Uploader {
 	return &Uploader{
-		Spool: s, Client: client, BatchSize: batchSize, Log: log, Interval: interval,
+		Spool: s, Client: client, BatchSize: batchSize, MaxBatchBytes: DefaultMaxBatchBytes, Log: log, Interval: interval,
 		MinBackoff: 2 * time.Second, MaxBackoff: 5 * time.Minute, kick: make(chan struct{}, 1),
 	}
 }
+
+// DefaultMaxBatchBytes is the batch size agents aim at; the server's limit is 32 MiB.
+const DefaultMaxBatchBytes = 4 << 20
 
 // Kick asks for an upload round soon (a new result was spooled).
 func (u *Uploader) Kick() {
@@ -60,11 +67,27 @@ func (u *Uploader) Once(ctx context.Context) (int, error) {
 	if err != nil || len(entries) == 0 {
 		return 0, err
 	}
+	entries = withinBytes(entries, u.MaxBatchBytes)
 	acked, rejected, err := u.send(ctx, entries)
 	if err == nil && rejected > 0 {
 		err = ErrRejected
 	}
 	return acked, err
+}
+
+// withinBytes is the longest prefix of entries within limit bytes, and at least one entry.
+func withinBytes(entries []spool.Entry, limit int) []spool.Entry {
+	if limit <= 0 {
+		return entries
+	}
+	total := 0
+	for i, e := range entries {
+		total += e.Size
+		if total > limit && i > 0 {
+			return entries[:i]
+		}
+	}
+	return entries
 }
 
 // send posts entries; a batch the server refuses as malformed (400) or too large (413) is

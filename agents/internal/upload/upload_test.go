@@ -184,3 +184,26 @@ func TestBackoffGrowsWithJitterAndCaps(t *testing.T) {
 		t.Fatalf("backoff did not reach the cap: %v", b)
 	}
 }
+
+// Batches stay within MaxBatchBytes, a result larger than that still goes (alone), and the
+// drain delivers everything in as many batches as that takes.
+func TestBatchesStayWithinTheirByteBudget(t *testing.T) {
+	u, s, fake := setup(t, 6)
+	u.BatchSize = 100
+	entries, _ := s.Pending(100)
+	u.MaxBatchBytes = entries[0].Size*2 + entries[0].Size/2 // two results fit, a third does not
+	if sent, err := u.Once(context.Background()); err != nil || sent != 2 {
+		t.Fatalf("sent %d %v, want 2 per batch", sent, err)
+	}
+	u.MaxBatchBytes = 1 // every result is over budget: each goes alone, none is held back
+	if sent, err := u.Once(context.Background()); err != nil || sent != 1 {
+		t.Fatalf("sent %d %v, want 1", sent, err)
+	}
+	u.MaxBatchBytes = DefaultMaxBatchBytes
+	if err := u.drain(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if pending, rejected := s.Counts(); pending != 0 || rejected != 0 || fake.batches != 3 {
+		t.Fatalf("pending %d rejected %d after %d batches", pending, rejected, fake.batches)
+	}
+}

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from django.conf import settings
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -33,13 +32,10 @@ class ResultsView(APIView):
         responses={
             200: IngestResponseSerializer,
             400: InvalidBatchSerializer,
-            413: OpenApiResponse(description="body larger than 8 MiB"),
+            413: OpenApiResponse(description="body larger than 32 MiB (any single valid result fits)"),
         },
     )
     def post(self, request: Request) -> Response:
-        length = request.META.get("CONTENT_LENGTH") or "0"
-        if length.isdigit() and int(length) > settings.INGEST_MAX_BODY_BYTES:
-            return Response({"detail": "request body too large"}, status=status.HTTP_413_REQUEST_ENTITY_TOO_LARGE)
         try:
             body = request.data
         except ParseError as exc:

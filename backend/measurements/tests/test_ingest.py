@@ -108,7 +108,8 @@ class IngestBehaviourTests(FathomTestCase):
         reply = self.client_athens.post(
             RESULTS_URL, b'{"schema_version": 1, "results": [', content_type="application/json"
         )
-        assert reply.status_code == 400 and "JSON parse error" in reply.json()["detail"]
+        assert reply.status_code == 400 and reply.json()["detail"] == "invalid result batch"
+        assert "JSON parse error" in reply.json()["errors"][0]["message"]
         reply = self.client_athens.post(
             RESULTS_URL, b"schema_version=1", content_type="application/x-www-form-urlencoded"
         )
@@ -118,11 +119,17 @@ class IngestBehaviourTests(FathomTestCase):
             assert self.client_athens.post(RESULTS_URL, body, format="json").status_code == 400
         assert Run.objects.count() == 0
 
-    def test_oversized_body_is_413(self) -> None:
-        body = b'{"schema_version": 1, "results": []' + b" " * (9 * 1024 * 1024) + b"}"
+    def test_oversized_bodies_are_413_before_anything_reads_them(self) -> None:
+        body = b'{"schema_version": 1, "results": []' + b" " * (32 * 1024 * 1024) + b"}"
         reply = self.client_athens.post(RESULTS_URL, body, content_type="application/json")
         assert reply.status_code == 413
-        assert reply.json() == {"detail": "request body too large"}
+        assert reply.json() == {"detail": f"request body too large (at most {32 * 1024 * 1024} bytes here)"}
+        # Every other endpoint, the anonymous ones too, takes 1 MiB at most.
+        small = '{"token": "x"' + " " * (1024 * 1024) + "}"
+        assert self.client.post("/api/v1/agents/enroll/", small, content_type="application/json").status_code == 413
+        facts = self.client_athens.put("/api/v1/agent/host-facts/", small, content_type="application/json")
+        assert facts.status_code == 413
+        assert Run.objects.count() == 0
 
     def test_results_are_stored_as_the_authenticated_agent(self) -> None:
         # frankfurt submits the same shape: the run's source is frankfurt, whatever the body says.

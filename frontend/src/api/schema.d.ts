@@ -2048,7 +2048,7 @@ export interface operations {
                     "application/json": components["schemas"]["InvalidBatch"];
                 };
             };
-            /** @description body larger than 8 MiB */
+            /** @description body larger than 32 MiB (any single valid result fits) */
             413: {
                 headers: {
                     [name: string]: unknown;
