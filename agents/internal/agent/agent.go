@@ -143,7 +143,9 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.cfg.Iperf3.Enabled {
 		server := &iperfserver.Server{
 			Binary: a.cfg.Iperf3.Binary, Port: a.cfg.Iperf3.Port, Bind: a.cfg.Iperf3.Bind, Auth: a.iperfAuth,
-			Log: a.log.With("component", "iperf3"), MinBackoff: time.Second, MaxBackoff: time.Minute,
+			// The longest run the options allow, and a minute for set-up and the results exchange.
+			MaxTest: (throughput.MaxDurationS + throughput.MaxOmitS + 60) * time.Second,
+			Log:     a.log.With("component", "iperf3"), MinBackoff: time.Second, MaxBackoff: time.Minute,
 		}
 		wg.Add(1)
 		go func() { defer wg.Done(); server.Run(ctx) }()

@@ -3,10 +3,15 @@
 package iperfserver
 
 import (
+	"bufio"
 	"context"
+	"io"
 	"log/slog"
+	"os"
 	"os/exec"
 	"strconv"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -20,7 +25,10 @@ type Server struct {
 	Port   int
 	Bind   string
 	// Auth, when set, admits only the clients in its users file; nil runs the server open.
-	Auth       *Auth
+	Auth *Auth
+	// MaxTest stops a test that runs longer (the server is restarted): iperf3's server has
+	// no limit of its own on a client's -t. Zero: no limit.
+	MaxTest    time.Duration
 	Log        *slog.Logger
 	MinBackoff time.Duration
 	MaxBackoff time.Duration
@@ -41,21 +49,69 @@ func (s *Server) Args() []string {
 	return args
 }
 
+// watch follows the server's output until it closes, stopping the server when one test
+// outlasts MaxTest: iperf3 prints "Accepted connection" as a test starts and "Server
+// listening" when it is ready for the next.
+func (s *Server) watch(stdout io.Reader, process *os.Process) {
+	var mu sync.Mutex
+	var testSince time.Time
+	done := make(chan struct{})
+	defer close(done)
+	if s.MaxTest > 0 {
+		go func() {
+			tick := time.NewTicker(min(s.MaxTest/4, 5*time.Second))
+			defer tick.Stop()
+			for {
+				select {
+				case <-done:
+					return
+				case <-tick.C:
+				}
+				mu.Lock()
+				overdue := !testSince.IsZero() && time.Since(testSince) > s.MaxTest
+				mu.Unlock()
+				if overdue {
+					s.Log.Warn("a test outlasted the longest planned slot; restarting the iperf3 server", "max_test", s.MaxTest)
+					_ = process.Kill()
+					return
+				}
+			}
+		}()
+	}
+	scanner := bufio.NewScanner(stdout)
+	for scanner.Scan() {
+		line := scanner.Text()
+		mu.Lock()
+		switch {
+		case strings.Contains(line, "Accepted connection from"):
+			testSince = time.Now()
+		case strings.Contains(line, "Server listening on"):
+			testSince = time.Time{}
+		}
+		mu.Unlock()
+	}
+	_, _ = io.Copy(io.Discard, stdout)
+}
+
 // Run keeps the server alive until ctx ends, then stops it.
 func (s *Server) Run(ctx context.Context) {
 	backoff := s.MinBackoff
 	for ctx.Err() == nil {
 		began := time.Now()
-		cmd := exec.CommandContext(ctx, s.Binary, s.Args()...)
+		cmd := exec.CommandContext(ctx, s.Binary, append(s.Args(), "--forceflush")...)
 		cmd.Env = []string{"LC_ALL=C", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
 		cmd.WaitDelay = 5 * time.Second
-		err := cmd.Start()
+		stdout, err := cmd.StdoutPipe()
+		if err == nil {
+			err = cmd.Start()
+		}
 		if err == nil {
 			s.Log.Info("iperf3 server started", "port", s.Port, "bind", s.Bind, "pid", cmd.Process.Pid,
-				"authentication", s.Auth != nil)
+				"authentication", s.Auth != nil, "max_test", s.MaxTest)
 			if s.Started != nil {
 				s.Started(cmd.Process.Pid)
 			}
+			s.watch(stdout, cmd.Process)
 			err = cmd.Wait()
 		}
 		if ctx.Err() != nil {

@@ -24,6 +24,13 @@ import (
 // TestType is the plan's name for this probe.
 const TestType = "throughput"
 
+// MaxDurationS and MaxOmitS bound a run (the contract's throughput options): the longest
+// test a peer's server ever has to serve.
+const (
+	MaxDurationS = 300
+	MaxOmitS     = 60
+)
+
 // DefaultPort is where a peer agent's iperf3 server listens unless the spec says otherwise.
 const DefaultPort = 5201
 
@@ -74,9 +81,9 @@ func DecodeSpec(raw json.RawMessage) (Spec, error) {
 // Validate refuses options iperf3 would reject or that would make a run unbounded.
 func (s Spec) Validate() error {
 	switch {
-	case s.DurationS < 1 || s.DurationS > 300:
-		return fmt.Errorf("duration_s %d out of range 1..300", s.DurationS)
-	case s.OmitS < 0 || s.OmitS > 60:
+	case s.DurationS < 1 || s.DurationS > MaxDurationS:
+		return fmt.Errorf("duration_s %d out of range 1..%d", s.DurationS, MaxDurationS)
+	case s.OmitS < 0 || s.OmitS > MaxOmitS:
 		return fmt.Errorf("omit_s %d out of range 0..60 (0: derived from path_rtt_ms)", s.OmitS)
 	case s.Parallel < 1 || s.Parallel > MaxParallel:
 		return fmt.Errorf("parallel %d out of range 1..%d", s.Parallel, MaxParallel)
