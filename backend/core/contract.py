@@ -14,7 +14,9 @@ from datetime import datetime
 from functools import cache
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
+import jsonschema_rs
 from jsonschema import Draft202012Validator, FormatChecker
 from referencing import Registry, Resource
 
@@ -57,7 +59,7 @@ def load(name: str) -> dict[str, Any]:
 def _registry() -> Registry[Any]:
     """Every schema of the contract under its $id, so documents can $ref each other."""
     resources = []
-    for path in sorted(CONTRACT_DIR.rglob("*.schema.json")):
+    for path in _schema_paths():
         document = json.loads(path.read_text())
         resources.append((document["$id"], Resource.from_contents(document)))
     return Registry().with_resources(resources)
@@ -70,6 +72,42 @@ def validator(name: str, definition: str | None = None) -> Draft202012Validator:
     schema: dict[str, Any] = document if definition is None else {"$ref": f"{document['$id']}#/$defs/{definition}"}
     Draft202012Validator.check_schema(document)
     return Draft202012Validator(schema, registry=_registry(), format_checker=FORMATS)
+
+
+def _is_format(check: Any) -> Any:
+    """One of jsonschema's format checks as the yes/no function jsonschema-rs calls."""
+
+    def holds(value: str) -> bool:
+        try:
+            return bool(check(value))
+        except ValueError:
+            return False
+
+    return holds
+
+
+def _is_uuid(value: str) -> bool:
+    """jsonschema's "uuid" check: a UUID in its hyphenated form."""
+    UUID(value)
+    return all(value[position] == "-" for position in (8, 13, 18, 23))
+
+
+@cache
+def fast_validator(name: str) -> jsonschema_rs.Validator:
+    """The document compiled by jsonschema-rs, with the same format checks: a hundred times
+    faster on a large batch, but it only says yes or no. Callers run `validator` for the
+    errors a person reads when it says no; a test holds the two to the same verdicts."""
+    documents = [json.loads(path.read_text()) for path in _schema_paths()]
+    return jsonschema_rs.Draft202012Validator(
+        load(name),
+        registry=jsonschema_rs.Registry([(document["$id"], document) for document in documents]),
+        formats={"date-time": _is_format(is_date_time), "uuid": _is_format(_is_uuid)},
+        validate_formats=True,
+    )
+
+
+def _schema_paths() -> list[Path]:
+    return sorted(CONTRACT_DIR.rglob("*.schema.json"))
 
 
 def example(relative: str) -> Any:

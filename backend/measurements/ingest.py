@@ -30,6 +30,7 @@ from jsonschema.exceptions import best_match
 
 from core import contract
 from inventory.models import Agent
+from measurements.copy_rows import copy_rows
 from measurements.kinds import REGISTRY
 from measurements.kinds.base import BatchError, KindIngest, RunKeys, timestamp
 from measurements.models import PathLatestRun, Run
@@ -67,6 +68,10 @@ def batch_validator() -> Draft202012Validator:
 
 
 def schema_errors(payload: Any) -> list[BatchError]:
+    # jsonschema-rs says whether the batch is valid a hundred times faster than jsonschema
+    # (46,208 throughput intervals: 0.08 s against 11 s); jsonschema explains a refusal.
+    if contract.fast_validator(SCHEMA_NAME).is_valid(payload):
+        return []
     errors = sorted(batch_validator().iter_errors(payload), key=lambda error: list(error.absolute_path))
     return [
         BatchError("/".join(str(part) for part in error.absolute_path) or "(batch)", _message(error))
@@ -191,7 +196,7 @@ def _store(agent: Agent, results: list[dict[str, Any]]) -> list[ItemStatus]:
         new = [result for result in results if uuid.UUID(result["id"]) not in stored]
         Run.objects.bulk_create(_run_row(agent, result, received_at) for result in new)
         for kind in REGISTRY.values():
-            kind.model._default_manager.bulk_create(_sample_rows(kind, agent, new), batch_size=kind.batch_size)
+            copy_rows(kind.model, _sample_rows(kind, agent, new))
         _update_latest_runs(agent, new)
         # In the same transaction: what listens (the slot ledger) commits or fails with the batch.
         results_stored.send(sender=Run, agent=agent, results=new)

@@ -47,7 +47,6 @@ class KindIngest:
     params_and_summary: Callable[[dict[str, Any]], tuple[dict[str, Any], dict[str, Any]]]
     model: type[models.Model]
     rows: Callable[[RunKeys, dict[str, Any]], Iterable[models.Model]]
-    batch_size: int = 5000
     times: Callable[[str, datetime, dict[str, Any]], Iterable[tuple[str, datetime]]] = lambda *_: ()
 
 

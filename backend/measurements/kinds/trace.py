@@ -51,4 +51,4 @@ def rows(keys: RunKeys, trace: dict[str, Any]) -> Iterable[TracePath]:
         )
 
 
-INGEST = KindIngest("trace", errors, params_and_summary, TracePath, rows, batch_size=1000)
+INGEST = KindIngest("trace", errors, params_and_summary, TracePath, rows)

@@ -77,7 +77,7 @@ class IntegerBoundsTests(IngestBoundsTestCase):
         body = json.dumps(self.throughput()).replace('"bits_per_s": 1200000000.0', '"bits_per_s": 1e400', 1)
         assert "1e400" in body
         reply = self.client_athens.post(RESULTS_URL, body, content_type="application/json")
-        assert reply.status_code == 400 and "beyond the range of a double" in reply.json()["detail"]
+        assert reply.status_code == 400 and "beyond the range of a double" in reply.json()["errors"][0]["message"]
         assert Run.objects.count() == 0
 
 
