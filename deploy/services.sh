@@ -3,7 +3,7 @@
 # their state under ./var (nothing is configured system-wide), so `make demo`, `make test`
 # and CI need no service manager and a second run reuses the same data.
 #
-# Usage: deploy/services.sh start|stop|status|env
+# Usage: deploy/services.sh start|stop|status|env|restart-postgres [down_s]|restart-redis [down_s]
 # `env` prints the FATHOM_* variables that point the backend at these instances.
 set -euo pipefail
 
@@ -117,5 +117,12 @@ case "${1:-}" in
   status) pg_running && echo "postgresql: running" || echo "postgresql: stopped"
           redis_running && echo "redis: running" || echo "redis: stopped" ;;
   env) print_env ;;
-  *) echo "usage: $0 start|stop|status|env" >&2; exit 2 ;;
+  # Fault tests (tests/system/test_faults.py): one service down and up again, data kept.
+  restart-postgres)
+    if pg_running; then as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -m fast -w stop >/dev/null; fi
+    sleep "${2:-0}"; start_postgres ;;
+  restart-redis)
+    if redis_running; then kill "$(cat "$RUN_DIR/redis.pid")"; for _ in $(seq 50); do redis_running || break; sleep 0.1; done; fi
+    sleep "${2:-0}"; start_redis ;;
+  *) echo "usage: $0 start|stop|status|env|restart-postgres [down_s]|restart-redis [down_s]" >&2; exit 2 ;;
 esac

@@ -53,8 +53,13 @@ suite_frontend() {
   cd frontend && npm run -s check:api && npm run -s typecheck && npm run -s lint && npm test --silent &&
     npm run -s build
 }
+# The frontend suite has just built the UI; build it again only when its sources are newer.
+frontend_is_built() {
+  [ -f frontend/dist/index.html ] &&
+    [ -z "$(find frontend/src frontend/index.html frontend/package.json -newer frontend/dist/index.html | head -1)" ]
+}
 suite_system() {
-  make -s agents frontend &&
+  make -s agents && { frontend_is_built || make -s frontend; } &&
     FATHOM_ARTIFACTS=$ROOT/tests/artifacts "$VENV/bin/pytest" -q -p no:cacheprovider -c tests/pytest.ini tests/system
 }
 suite_lab() {

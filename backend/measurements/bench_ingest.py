@@ -41,7 +41,6 @@ from django.utils import timezone  # noqa: E402
 from inventory.models import Agent  # noqa: E402
 from inventory.services import digest  # noqa: E402
 from measurements.models import PingSample  # noqa: E402
-from meshes.services import ensure_default_mesh  # noqa: E402
 
 RESULTS_PER_BATCH = 20
 SAMPLES_PER_RESULT = 1000
@@ -73,7 +72,6 @@ def make_agents(count: int) -> list[BenchAgent]:
             last_seen_at=timezone.now(),
         )
         made.append(BenchAgent(agent, credential))
-    ensure_default_mesh()
     return made
 
 

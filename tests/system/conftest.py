@@ -98,8 +98,15 @@ class Stack:
         return run.stdout
 
     def start(self, name: str, argv: list[str]) -> None:
-        log = open(ARTIFACTS / f"{name}.log", "wb")  # noqa: SIM115 - closed with the process
+        log = open(ARTIFACTS / f"{name}.log", "ab")  # noqa: SIM115 - closed with the process
         self.processes[name] = subprocess.Popen(argv, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
+
+    def start_agent(self, agent: Agent) -> None:
+        self.start(
+            f"agent-{agent.name}",
+            [str(AGENT_BIN), "run", "--state-dir", str(agent.state_dir), "--iperf3-port", str(agent.iperf3_port),
+             "--iperf3-bind", agent.address, "--echo-bind", agent.address],
+        )  # fmt: skip
 
     def assert_running(self) -> None:
         dead = {name: proc.returncode for name, proc in self.processes.items() if proc.poll() is not None}
@@ -237,11 +244,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             )  # fmt: skip
             credential = json.loads((agent.state_dir / "credential.json").read_text())
             agent.agent_id, agent.credential = credential["agent_id"], credential["credential"]
-            stack.start(
-                f"agent-{agent.name}",
-                [str(AGENT_BIN), "run", "--state-dir", str(agent.state_dir), "--iperf3-port", str(agent.iperf3_port),
-                 "--iperf3-bind", agent.address, "--echo-bind", agent.address],
-            )  # fmt: skip
+            stack.start_agent(agent)
         yield stack
     finally:
         for proc in stack.processes.values():

@@ -113,36 +113,55 @@ def iperf3_client(agent: Agent, *auth: str, password: str = "") -> dict[str, Any
     return report
 
 
+AUTH_MESH = {
+    "name": "iperf3-auth",
+    "kind": "mesh",
+    "members": [{"agent": "sys-a"}, {"agent": "sys-b"}],
+    # Hourly: each direction's first slot is planned at once, within the hour; the mesh is
+    # deleted again before it matters whether that slot has run.
+    "tests": [{"name": "tput", "test_type": "throughput", "interval_s": 3600, "spec": {"duration_s": 1}}],
+}
+
+
 def test_an_agents_iperf3_server_admits_its_planned_peers_and_no_stranger(measured: Stack, tmp_path: Path) -> None:
     """issue 17 item 2: the server authenticates clients with iperf3's RSA scheme, one
-    credential per planned slot, which only that slot's client learns from its plan."""
+    credential per planned slot, which only that slot's client learns from its plan (the lab
+    tests' throughput runs go through the same authentication)."""
     a, b = measured.agents
     stranger = iperf3_client(a)
     assert stranger.get("error") == "test authorization failed", stranger.get("error")
 
-    plan = requests.get(
-        f"{measured.url}/api/v1/agent/plan/",
-        headers={"Authorization": f"Agent {b.agent_id}:{b.credential}"},
-        timeout=10,
-    ).json()
-    to_a = [slot for slot in plan["slots"] if slot["peer"]["id"] == a.agent_id and slot["iperf3_auth"]]
-    assert to_a, "b's plan has no slot towards a carrying a's credential"
-    auth = to_a[0]["iperf3_auth"]
-    key = tmp_path / "a-public.pem"
-    key.write_text(auth["public_key"])
-    options = ("--username", auth["username"], "--rsa-public-key-path", str(key))
-    wrong = iperf3_client(a, *options, password=auth["password"][::-1])
-    assert wrong.get("error") == "test authorization failed", wrong.get("error")
+    mesh_file = tmp_path / "mesh.json"
+    mesh_file.write_text(json.dumps(AUTH_MESH))
+    measured.manage("apply_mesh", str(mesh_file))
+    http = measured.session()
+    try:
+        plan = requests.get(
+            f"{measured.url}/api/v1/agent/plan/",
+            headers={"Authorization": f"Agent {b.agent_id}:{b.credential}"},
+            timeout=10,
+        ).json()
+        to_a = [slot for slot in plan["slots"] if slot["peer"]["id"] == a.agent_id]
+        assert to_a and all(slot["iperf3_auth"] for slot in to_a), to_a[:1]
+        auth = to_a[0]["iperf3_auth"]
+        key = tmp_path / "a-public.pem"
+        key.write_text(auth["public_key"])
+        options = ("--username", auth["username"], "--rsa-public-key-path", str(key))
+        wrong = iperf3_client(a, *options, password=auth["password"][::-1])
+        assert wrong.get("error") == "test authorization failed", wrong.get("error")
 
-    admitted: dict[str, Any] = {}
+        admitted: dict[str, Any] = {}
 
-    def slot_client_admitted() -> bool:
-        # a admits the slot once its own plan (polled every 30 s) lists the slot's client.
-        admitted.update(iperf3_client(a, *options, password=auth["password"]))
-        return "error" not in admitted
+        def slot_client_admitted() -> bool:
+            # a admits the slot's client once its own plan (polled every 30 s) lists it.
+            admitted.clear()
+            admitted.update(iperf3_client(a, *options, password=auth["password"]))
+            return "error" not in admitted
 
-    wait_for("a admits the client of b's planned slot", slot_client_admitted, 90)
-    assert admitted["end"]["sum_received"]["bits_per_second"] > 0
+        wait_for("a admitting the client of b's planned slot", slot_client_admitted, 90, 5)
+        assert admitted["end"]["sum_received"]["bits_per_second"] > 0
+    finally:
+        http.delete(f"{measured.url}/api/v1/meshes/iperf3-auth/", timeout=10)
 
 
 def test_agent_credential_cannot_use_user_endpoints(measured: Stack) -> None:
