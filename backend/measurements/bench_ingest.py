@@ -134,11 +134,11 @@ def start_gunicorn(database: str) -> tuple[subprocess.Popen[bytes], str]:
         stderr=subprocess.DEVNULL,
     )
     base = f"http://127.0.0.1:{port}"
-    for _ in range(100):
+    for _ in range(300):
         try:
-            requests.get(f"{base}/api/v1/auth/csrf/", timeout=1)
+            requests.get(f"{base}/api/v1/auth/csrf/", timeout=5).raise_for_status()
             return server, base
-        except requests.ConnectionError:
+        except requests.RequestException:
             time.sleep(0.1)
     server.kill()
     raise RuntimeError("gunicorn did not start")
@@ -154,10 +154,11 @@ def post_batches(base: str, sender: BenchAgent, peer: Agent, bodies: list[bytes]
 
 def through_api(base: str, senders: list[BenchAgent], peer: Agent, batches_each: int) -> tuple[int, float, list[str]]:
     """Samples stored and seconds taken, with every client posting its batches at once."""
-    now = timezone.now() - timedelta(hours=2)
+    # A batch spans 20 x 11 s; batches 5 minutes apart, all within the last few hours.
+    now = timezone.now() - timedelta(hours=5)
     plans = [
         [
-            batch_body(peer, now + timedelta(minutes=10 * (client * batches_each + index)))
+            batch_body(peer, now + timedelta(minutes=5 * (client * batches_each + index)))
             for index in range(batches_each)
         ]
         for client in range(len(senders))

@@ -22,7 +22,7 @@ from functools import cache
 from typing import Any, cast
 
 from django.conf import settings
-from django.db import connection, models, transaction
+from django.db import connection, transaction
 from django.db.models import Q
 from django.utils import timezone
 from jsonschema import Draft202012Validator, ValidationError
@@ -211,7 +211,7 @@ def _params_and_summary(result: dict[str, Any]) -> tuple[dict[str, Any], dict[st
     return {}, {}
 
 
-def _sample_rows(kind: KindIngest, agent: Agent, results: list[dict[str, Any]]) -> Iterable[models.Model]:
+def _sample_rows(kind: KindIngest, agent: Agent, results: list[dict[str, Any]]) -> Iterable[dict[str, Any]]:
     for result in results:
         if (section := result.get(kind.section)) is None:
             continue

@@ -46,7 +46,8 @@ class KindIngest:
     errors: Callable[[str, dict[str, Any]], list[BatchError]]
     params_and_summary: Callable[[dict[str, Any]], tuple[dict[str, Any], dict[str, Any]]]
     model: type[models.Model]
-    rows: Callable[[RunKeys, dict[str, Any]], Iterable[models.Model]]
+    # Sample rows as {attname: value}, as COPY writes them; a field left out takes its default.
+    rows: Callable[[RunKeys, dict[str, Any]], Iterable[dict[str, Any]]]
     times: Callable[[str, datetime, dict[str, Any]], Iterable[tuple[str, datetime]]] = lambda *_: ()
 
 

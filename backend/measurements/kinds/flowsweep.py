@@ -44,20 +44,20 @@ def params_and_summary(sweep: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
     return {key: value for key, value in sweep.items() if key != "samples"}, summary
 
 
-def rows(keys: RunKeys, sweep: dict[str, Any]) -> Iterable[FlowSample]:
+def rows(keys: RunKeys, sweep: dict[str, Any]) -> Iterable[dict[str, Any]]:
     for index, sample in enumerate(sweep["samples"]):
-        yield FlowSample(
-            time=timestamp(sample["time"]),
-            run_id=keys.run_id,
-            sample_index=index,
-            source_id=keys.source_id,
-            destination_id=keys.destination_id,
-            flow=sample["flow"],
-            src_port=sample["src_port"],
-            seq=sample["seq"],
-            rtt_ms=sample["rtt_ms"],
-            error=sample.get("error", ""),
-        )
+        yield {
+            "time": timestamp(sample["time"]),
+            "run_id": keys.run_id,
+            "sample_index": index,
+            "source_id": keys.source_id,
+            "destination_id": keys.destination_id,
+            "flow": sample["flow"],
+            "src_port": sample["src_port"],
+            "seq": sample["seq"],
+            "rtt_ms": sample["rtt_ms"],
+            "error": sample.get("error", ""),
+        }
 
 
 def times(where: str, started_at: datetime, sweep: dict[str, Any]) -> Iterable[tuple[str, datetime]]:

@@ -48,20 +48,20 @@ def params_and_summary(ping: dict[str, Any]) -> tuple[dict[str, Any], dict[str, 
     return params, summary
 
 
-def rows(keys: RunKeys, ping: dict[str, Any]) -> Iterable[PingSample]:
+def rows(keys: RunKeys, ping: dict[str, Any]) -> Iterable[dict[str, Any]]:
     for index, sample in enumerate(ping["samples"]):
-        yield PingSample(
-            time=timestamp(sample["time"]),
-            run_id=keys.run_id,
-            sample_index=index,
-            source_id=keys.source_id,
-            destination_id=keys.destination_id,
-            seq=sample["seq"],
-            rtt_ms=sample["rtt_ms"],
-            ttl=sample["ttl"],
-            duplicate=sample["duplicate"],
-            error=sample.get("error", ""),
-        )
+        yield {
+            "time": timestamp(sample["time"]),
+            "run_id": keys.run_id,
+            "sample_index": index,
+            "source_id": keys.source_id,
+            "destination_id": keys.destination_id,
+            "seq": sample["seq"],
+            "rtt_ms": sample["rtt_ms"],
+            "ttl": sample["ttl"],
+            "duplicate": sample["duplicate"],
+            "error": sample.get("error", ""),
+        }
 
 
 def times(where: str, started_at: datetime, ping: dict[str, Any]) -> Iterable[tuple[str, datetime]]:

@@ -36,31 +36,31 @@ def times(where: str, started_at: datetime, throughput: dict[str, Any]) -> Itera
         yield f"{where}/intervals/{index}/end_s", interval_time(started_at, throughput["omit_s"], interval)
 
 
-def rows(keys: RunKeys, throughput: dict[str, Any]) -> Iterable[ThroughputInterval]:
+def rows(keys: RunKeys, throughput: dict[str, Any]) -> Iterable[dict[str, Any]]:
     for index, interval in enumerate(throughput["intervals"]):
-        yield ThroughputInterval(
-            time=interval_time(keys.started_at, throughput["omit_s"], interval),
-            run_id=keys.run_id,
-            interval_index=index,
-            source_id=keys.source_id,
-            destination_id=keys.destination_id,
-            stream=interval["stream"],
-            start_s=interval["start_s"],
-            end_s=interval["end_s"],
-            omitted=interval["omitted"],
-            sender=interval["sender"],
-            bytes=interval["bytes"],
-            bits_per_s=interval["bits_per_s"],
-            retransmits=interval["retransmits"],
-            snd_cwnd_bytes=interval["snd_cwnd"],
-            snd_wnd_bytes=interval["snd_wnd"],
-            rtt_us=interval["rtt_us"],
-            rttvar_us=interval["rttvar_us"],
-            pmtu=interval["pmtu"],
-            packets=interval["packets"],
-            jitter_ms=interval["jitter_ms"],
-            lost_packets=interval["lost_packets"],
-        )
+        yield {
+            "time": interval_time(keys.started_at, throughput["omit_s"], interval),
+            "run_id": keys.run_id,
+            "interval_index": index,
+            "source_id": keys.source_id,
+            "destination_id": keys.destination_id,
+            "stream": interval["stream"],
+            "start_s": interval["start_s"],
+            "end_s": interval["end_s"],
+            "omitted": interval["omitted"],
+            "sender": interval["sender"],
+            "bytes": interval["bytes"],
+            "bits_per_s": interval["bits_per_s"],
+            "retransmits": interval["retransmits"],
+            "snd_cwnd_bytes": interval["snd_cwnd"],
+            "snd_wnd_bytes": interval["snd_wnd"],
+            "rtt_us": interval["rtt_us"],
+            "rttvar_us": interval["rttvar_us"],
+            "pmtu": interval["pmtu"],
+            "packets": interval["packets"],
+            "jitter_ms": interval["jitter_ms"],
+            "lost_packets": interval["lost_packets"],
+        }
 
 
 INGEST = KindIngest("throughput", errors, params_and_summary, ThroughputInterval, rows, times=times)

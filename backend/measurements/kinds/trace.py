@@ -35,20 +35,20 @@ def params_and_summary(trace: dict[str, Any]) -> tuple[dict[str, Any], dict[str,
     return {key: value for key, value in trace.items() if key != "flows"}, summary
 
 
-def rows(keys: RunKeys, trace: dict[str, Any]) -> Iterable[TracePath]:
+def rows(keys: RunKeys, trace: dict[str, Any]) -> Iterable[dict[str, Any]]:
     for flow in trace["flows"]:
-        yield TracePath(
-            time=keys.started_at,
-            run_id=keys.run_id,
-            flow=flow["flow"],
-            source_id=keys.source_id,
-            destination_id=keys.destination_id,
-            src_port=flow["src_port"],
-            reached=flow["reached"],
-            fingerprint=flow["fingerprint"],
-            hop_count=len(flow["hops"]),
-            hops=flow["hops"],
-        )
+        yield {
+            "time": keys.started_at,
+            "run_id": keys.run_id,
+            "flow": flow["flow"],
+            "source_id": keys.source_id,
+            "destination_id": keys.destination_id,
+            "src_port": flow["src_port"],
+            "reached": flow["reached"],
+            "fingerprint": flow["fingerprint"],
+            "hop_count": len(flow["hops"]),
+            "hops": flow["hops"],
+        }
 
 
 INGEST = KindIngest("trace", errors, params_and_summary, TracePath, rows)
