@@ -260,7 +260,7 @@ def case_two_regressions(drill: Drill, ids: dict[str, str]) -> list[int]:
         return sent if len(sent) >= 2 else None
 
     wait_for("two incidents, each sent by email, Slack and webhook", both_sent, 300, interval_s=3)
-    time.sleep(15)  # more ticks: a third incident or a second message would show now
+    time.sleep(9)  # three more ticks: a third incident or a second message would show now
     incidents = open_drill_incidents(drill)
     counts = {row["id"]: drill.received(row["id"], "firing") for row in incidents}
     titles = "; ".join(f"#{row['id']} {row['title']}" for row in incidents)
@@ -286,7 +286,7 @@ def case_cleared(drill: Drill, incident_ids: list[int]) -> None:
         return all(drill.received(i, "resolved") == (1, 1, 1) for i in incident_ids)
 
     wait_for("a resolved message for each incident", all_resolved_sent, 480, interval_s=5)
-    time.sleep(10)
+    time.sleep(6)
     counts = [drill.received(i, "resolved") for i in incident_ids]
     drill.row(
         "both cleared",
@@ -325,7 +325,7 @@ def case_silenced(drill: Drill, ids: dict[str, str]) -> None:
         return None
 
     incident = wait_for("a new incident whose alerts are silenced", silenced_incident, 300, interval_s=3)
-    time.sleep(15)
+    time.sleep(9)
     deliveries = drill.deliveries_of(incident["id"])
     posts_after = (len(drill.mail.messages), len(drill.slack.posts), len(drill.hook.posts))
     drill.row(
@@ -413,7 +413,7 @@ def case_agent_down(drill: Drill) -> None:
         return alerts or None
 
     no_data = wait_for("no-data alerts of tb's paths", no_data_held, 300, interval_s=3)
-    time.sleep(10)
+    time.sleep(6)
     others = [row for row in drill.incidents() if row["id"] not in before and row["id"] != incident["id"]]
     other_deliveries = sum(len(drill.deliveries_of(row["id"])) for row in others)
     listed = [

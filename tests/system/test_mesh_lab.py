@@ -1,6 +1,6 @@
 """Every probe on a real long fat network, scheduled by the server: the lab's grnet-ecmp
 scenario (seed 000: ECMP between two data centres, one member slower) with an agent in each
-of its three sites, a full mesh on short schedules for about five minutes. Needs root (the
+of its three sites, a full mesh on short schedules for about four minutes. Needs root (the
 lab's namespaces); CI runs as root.
 
 What must hold: every test type landed on every path in both directions; no agent ever took
@@ -34,7 +34,7 @@ from .lab_agents import lab_with_agents, path_report
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the lab needs root (network namespaces)")
 
 RUN_S = 300
-MIN_RUN_S = 240
+MIN_RUN_S = 180
 TEST_TYPES = ("ping", "throughput", "flowsweep", "trace")
 # Seed 000's receive buffer (tcp_rmem max 6 MiB) scaled by this; see the module docstring.
 BUFFER_SCALE = 0.25

@@ -25,7 +25,7 @@ from inventory.services import create_enrollment_token, enroll_agent
 SCHEMA = schemathesis.openapi.from_path(Path(__file__).resolve().parents[2] / "openapi.yaml")
 SCHEMA.app = application
 CHECKS = [not_a_server_error, response_schema_conformance, content_type_conformance]
-EXAMPLES_PER_OPERATION = 10
+EXAMPLES_PER_OPERATION = 5
 
 
 def viewer_credentials() -> dict[str, Any]:
