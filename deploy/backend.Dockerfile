@@ -1,7 +1,10 @@
 # The web, worker and beat image: Django + Celery with the built UI, served by whitenoise.
-# Built with the same make targets as `make demo` and CI.
+# Built with the same make targets as `make demo` and CI. The base images are build arguments
+# (the public ones by default, or a local one where no registry can be reached).
+ARG NODE_IMAGE=node:20-bookworm
+ARG PYTHON_IMAGE=python:3.11-slim-bookworm
 
-FROM node:20-bookworm AS frontend
+FROM ${NODE_IMAGE} AS frontend
 WORKDIR /src
 COPY Makefile ./
 COPY frontend/package.json frontend/package-lock.json frontend/
@@ -9,7 +12,7 @@ RUN cd frontend && npm ci --no-audit --no-fund
 COPY frontend/ frontend/
 RUN make frontend
 
-FROM python:3.11-slim-bookworm
+FROM ${PYTHON_IMAGE}
 ENV PYTHONDONTWRITEBYTECODE=1 PYTHONUNBUFFERED=1 \
     FATHOM_FRONTEND_DIST=/app/frontend/dist FATHOM_STATIC_ROOT=/app/static
 WORKDIR /app/backend
@@ -24,4 +27,5 @@ RUN FATHOM_SECRET_KEY=build-only FATHOM_DATABASE_URL=postgresql://build@localhos
 RUN useradd --system --uid 10001 fathom && mkdir -p /data && chown fathom /data
 USER fathom
 EXPOSE 8000
-CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--workers", "3", "--access-logfile", "-", "fathom.wsgi"]
+# Threaded workers: a slow request holds a thread, not a worker (compose sets the same).
+CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--workers", "3", "--threads", "8", "--timeout", "120", "--access-logfile", "-", "fathom.wsgi"]

@@ -110,6 +110,11 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = INGEST_MAX_BODY_BYTES
 # How many reverse proxies in front of the web process append to X-Forwarded-For. 0 (no
 # proxy): the header is ignored, so a client cannot pick the address it is counted under.
 TRUSTED_PROXIES = env_int("FATHOM_TRUSTED_PROXIES", 0, minimum=0, maximum=5)
+# Behind a trusted TLS-terminating proxy (compose's Caddy), the proxy says whether the client
+# spoke HTTPS; without this Django would take every request for plain HTTP and refuse the
+# UI's https Origin on sign-in (CSRF). Never trusted without a proxy: a client could claim it.
+if TRUSTED_PROXIES:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 # Failed sign-ins allowed per client address and per username (API and admin).
 LOGIN_FAILURES_PER_ADDRESS = env_str("FATHOM_LOGIN_FAILURES_PER_ADDRESS", "10/min")
 LOGIN_FAILURES_PER_USERNAME = env_str("FATHOM_LOGIN_FAILURES_PER_USERNAME", "30/hour")
@@ -137,6 +142,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {
+        "HealthStateEnum": "core.api.health.STATES",
         "AgentStatusEnum": "inventory.choices.AgentStatus",
         "TokenStateEnum": "inventory.choices.TokenState",
         "LabelNameEnum": "alerts.matchers.LABEL_NAMES",

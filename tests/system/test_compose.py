@@ -1,7 +1,8 @@
-"""docker-compose.yml cannot run here (no Docker engine), so its structure is checked instead:
-the services users expect, every file it and its Dockerfiles reference exists, every variable
-it reads is documented in deploy/.env.example, and the images build with the Makefile's own
-targets."""
+"""docker-compose.yml's structure: the services users expect, every file it and its Dockerfiles
+reference exists, every variable it reads is documented in deploy/.env.example, the images
+build with the Makefile's own targets, and the hardening of issue 17 item 10 holds (TLS proxy
+in front, the web service never published, threaded workers, unprivileged containers, each
+given only the secrets it needs, health checks)."""
 
 from __future__ import annotations
 
@@ -15,6 +16,9 @@ from .conftest import ROOT
 
 COMPOSE = ROOT / "docker-compose.yml"
 ENV_EXAMPLE = ROOT / "deploy" / ".env.example"
+AGENT_ENV_EXAMPLE = ROOT / "deploy" / "agent.env.example"
+BACKEND_SERVICES = ("web", "worker", "alerts", "beat")
+SERVER_SECRETS = ("FATHOM_SECRET_KEY", "POSTGRES_PASSWORD", "REDIS_PASSWORD", "FATHOM_EMAIL_PASSWORD")
 
 
 @pytest.fixture(scope="module")
@@ -33,9 +37,9 @@ def documented_variables() -> set[str]:
 
 
 def test_compose_has_every_service(compose: dict[str, Any]) -> None:
-    assert set(compose["services"]) == {"timescaledb", "redis", "web", "worker", "alerts", "beat", "agent"}
-    assert compose["services"]["timescaledb"]["image"].startswith("timescale/timescaledb:")
-    for name in ("web", "worker", "alerts", "beat"):
+    assert set(compose["services"]) == {"proxy", "timescaledb", "redis", "web", "worker", "alerts", "beat", "agent"}
+    assert "timescale/timescaledb:" in compose["services"]["timescaledb"]["image"]
+    for name in BACKEND_SERVICES:
         service = compose["services"][name]
         assert service["build"]["dockerfile"] == "deploy/backend.Dockerfile"
         assert service["depends_on"]["timescaledb"]["condition"] == "service_healthy"
@@ -82,3 +86,67 @@ def test_every_backend_setting_is_documented() -> None:
     read = set(re.findall(r"[\"'](FATHOM_[A-Z0-9_]+)[\"']", settings_source))
     missing = read - documented_variables()
     assert not missing, f"backend settings not documented in deploy/.env.example: {sorted(missing)}"
+
+
+def test_only_the_tls_proxy_is_published(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    published = {name for name, service in services.items() if service.get("ports")}
+    assert published == {"proxy"}
+    assert [port.split(":")[-1] for port in services["proxy"]["ports"]] == ["80", "443"]
+    assert "./deploy/Caddyfile:/etc/caddy/Caddyfile:ro" in services["proxy"]["volumes"]
+    caddyfile = (ROOT / "deploy" / "Caddyfile").read_text()
+    assert "reverse_proxy web:8000" in caddyfile
+    assert "admin off" in caddyfile
+    assert re.search(r"request_buffers \d+MiB", caddyfile), "the proxy must buffer request bodies"
+    for timeout in ("read_header", "read_body"):
+        assert re.search(rf"^\s*{timeout} \d+s$", caddyfile, re.MULTILINE), f"no {timeout} timeout for clients"
+    web = services["web"]
+    assert web["environment"]["FATHOM_TRUSTED_PROXIES"] == "1"
+    assert web["environment"]["FATHOM_SECURE_COOKIES"] == "1"
+
+
+def test_web_workers_are_threaded_and_bounded(compose: dict[str, Any]) -> None:
+    command = " ".join(compose["services"]["web"]["command"])
+    assert "--worker-class gthread" in command and "--threads" in command and "--timeout" in command
+    dockerfile_cmd = (ROOT / "deploy" / "backend.Dockerfile").read_text()
+    assert '"--worker-class", "gthread"' in dockerfile_cmd
+
+
+def test_every_container_is_unprivileged(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    for name in (*BACKEND_SERVICES, "agent"):
+        assert services[name]["user"] == "10001:10001", name
+        assert services[name]["cap_drop"] == ["ALL"], name
+    for name in BACKEND_SERVICES:
+        assert "no-new-privileges:true" in services[name]["security_opt"], name
+    # The agent keeps NET_RAW for ping's file capability, and nothing else.
+    assert services["agent"]["cap_add"] == ["NET_RAW"]
+    assert services["proxy"]["cap_add"] == ["NET_BIND_SERVICE"]
+    for dockerfile in ("backend.Dockerfile", "agent.Dockerfile"):
+        text = (ROOT / "deploy" / dockerfile).read_text()
+        assert re.search(r"^USER fathom$", text, re.MULTILINE), f"{dockerfile} runs as root"
+
+
+def test_each_container_gets_only_the_secrets_it_needs(compose: dict[str, Any]) -> None:
+    services = compose["services"]
+    for name in BACKEND_SERVICES:
+        assert services[name]["env_file"] == "deploy/.env"
+    assert services["agent"]["env_file"] == "deploy/agent.env"
+    agent_settings = AGENT_ENV_EXAMPLE.read_text()
+    for secret in SERVER_SECRETS:
+        assert secret not in agent_settings
+        assert secret not in str(services["agent"])
+        assert secret not in str(services["proxy"])
+    for volume in services["agent"]["volumes"]:
+        assert not volume.startswith("./deploy:"), "the agent must not see the server's deploy/.env"
+
+
+def test_every_long_running_service_has_a_health_check(compose: dict[str, Any]) -> None:
+    missing = [
+        name
+        for name, service in compose["services"].items()
+        if name not in ("beat", "agent") and "healthcheck" not in service
+    ]
+    assert not missing, f"no health check: {missing}"
+    assert "/api/v1/health/" in " ".join(compose["services"]["web"]["healthcheck"]["test"])
+    assert compose["services"]["proxy"]["depends_on"]["web"]["condition"] == "service_healthy"

@@ -546,6 +546,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/health/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description 200 when the web process reaches its database and Redis, 503 naming what is down. */
+        get: operations["health_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/meshes/": {
         parameters: {
             query?: never;
@@ -1131,6 +1148,17 @@ export interface components {
             rtt_mode_verdict: components["schemas"]["ModeVerdict"] | null;
             open_findings: number;
         };
+        Health: {
+            status: components["schemas"]["HealthStateEnum"];
+            database: components["schemas"]["HealthStateEnum"];
+            redis: components["schemas"]["HealthStateEnum"];
+        };
+        /**
+         * @description * `ok` - ok
+         *     * `down` - down
+         * @enum {string}
+         */
+        HealthStateEnum: "ok" | "down";
         /** @description Refuses unknown keys instead of silently dropping them: a typo is an error. */
         HostFactsRequest: {
             /** Format: date-time */
@@ -2912,6 +2940,33 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+        };
+    };
+    health_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Health"];
+                };
             };
         };
     };
