@@ -1,5 +1,6 @@
 """Faults on the real stack (issue 17): an agent killed with SIGKILL while its upload is in
-flight, PostgreSQL down while agents upload, Redis restarted, a Celery worker killed.
+flight, PostgreSQL down while agents upload, Redis restarted, a Celery worker killed, the
+spool's disk full while the server does not answer.
 Each proves that no result the agent measured is lost, none is stored twice, and that
 everything recovers by itself: nobody restarts an agent's upload or replays anything.
 
@@ -67,6 +68,40 @@ def web_frozen(stack: Stack) -> Iterator[None]:
     finally:
         for pid in pids:
             os.kill(pid, signal.SIGCONT)
+
+
+@contextmanager
+def spool_on_a_tiny_disk(stack: Stack, agent: Agent, size: str) -> Iterator[Path]:
+    """The agent restarted with its spool on a tmpfs of `size` (a real ENOSPC, far below the
+    spool's own byte cap); afterwards the agent runs on its usual disk again."""
+    spool = agent.state_dir / "spool"
+    process = stack.processes[f"agent-{agent.name}"]
+    process.terminate()
+    process.wait(timeout=15)
+    aside = agent.state_dir / "spool-aside"
+    spool.rename(aside)
+    spool.mkdir()
+    subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(spool)], check=True)
+    try:
+        stack.start_agent(agent)
+        yield spool
+    finally:
+        process = stack.processes[f"agent-{agent.name}"]
+        process.terminate()
+        process.wait(timeout=15)
+        # Whatever is still pending goes back with the rest, to be uploaded as usual.
+        for left in (spool / "pending").glob("*.json"):
+            (aside / "pending").mkdir(parents=True, exist_ok=True)
+            left.rename(aside / "pending" / left.name)
+        subprocess.run(["umount", str(spool)], check=True)
+        spool.rmdir()
+        aside.rename(spool)
+        stack.start_agent(agent)
+
+
+def disk_full(spool: Path) -> bool:
+    usage = os.statvfs(spool)
+    return usage.f_bavail * usage.f_frsize < 4096
 
 
 def services(*args: str) -> None:
@@ -162,3 +197,40 @@ def test_a_redis_restart_and_a_killed_worker_recover_by_themselves(uploading: St
     wait_for("results stored across the Redis restart", stored_again, 120)
     wait_for("the queued analysis run by the replacement worker", lambda: analyses_done() > before, 90, 2)
     stack.assert_running()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
+def test_a_full_spool_disk_drops_only_what_did_not_fit_and_recovers(uploading: Stack) -> None:
+    """The server frozen while the agent measures, its spool on a 24 KiB tmpfs: the disk
+    fills (ENOSPC), the agent keeps running and drops only the results that did not fit,
+    saying so; nothing half-written stays behind. When the server answers again, everything
+    that was spooled is stored once, and results flow again."""
+    stack = uploading
+    agent = stack.agents[1]
+    log = ARTIFACTS / f"agent-{agent.name}.log"
+    with spool_on_a_tiny_disk(stack, agent, "24k") as spool:
+        wait_for(f"{agent.name} uploading from its tiny spool", lambda: not spooled(agent), 60)
+        with web_frozen(stack):
+            wait_for("the spool's disk full", lambda: disk_full(spool), 180, 1)
+            logged_before = log.read_text(errors="replace").count("no space left on device")
+            # Measure on for a while with the disk full: each new result is refused by the disk.
+            wait_for(
+                "a result dropped for want of disk",
+                lambda: log.read_text(errors="replace").count("no space left on device") > logged_before,
+                60,
+                1,
+            )
+            in_spool = spooled(agent)
+            assert in_spool, "nothing was spooled before the disk filled"
+            assert stack.processes[f"agent-{agent.name}"].poll() is None, "the agent died of a full disk"
+            assert not [p.name for p in (spool / "pending").iterdir() if not p.name.endswith(".json")], (
+                "a half-written file was left in the spool"
+            )
+        thawed_at = datetime.now(UTC)
+        wait_for(
+            "every result spooled on the full disk stored once",
+            lambda: all_stored_once(stack, agent, in_spool),
+            RECOVERY_TIMEOUT_S,
+        )
+        assert not stored_twice(stack, agent)
+        wait_for("new results once the disk has room", lambda: new_results_after(stack, agent, thawed_at), 120)
