@@ -12,7 +12,7 @@ BACKEND_ENV = set -a && eval "$$(bash deploy/services.sh env)" && set +a && cd b
 
 .PHONY: help demo test install install-system services-start services-stop \
         frontend agents migrate openapi openapi-check contract contract-check \
-        lab-test lab-bench lab-noise bench-scheduler bench-analysis bench-alerts bench-ingest alert-drill clean
+        lab-test lab-bench lab-noise bench-scheduler bench-analysis bench-alerts bench-ingest bench-load alert-drill clean
 
 help:
 	@echo "make demo          run Fathom with a demo mesh (Ctrl-C stops everything)"
@@ -26,6 +26,7 @@ help:
 	@echo "make bench-analysis   detection delay and false alarms of every regression rule, per path case on lab noise"
 	@echo "make bench-alerts  the cost of one alert evaluation at 500 paths, as a fraction of its interval"
 	@echo "make bench-ingest  per-packet RTT samples per second through the result API beside a raw COPY"
+	@echo "make bench-load    500 simulated agents against the real stack for 10 minutes: errors, latency, backlog"
 	@echo "make alert-drill   alerting end to end on the lab: regressions, clearing, silence, killed worker, agent down (root)"
 	@echo "make openapi       regenerate backend/openapi.yaml and the UI's types from it"
 	@echo "make contract      regenerate the UI's types from the JSON Schemas in contract/"
@@ -96,6 +97,9 @@ bench-alerts: install services-start
 
 bench-ingest: install services-start
 	$(BACKEND_ENV) && $(PYTHON) -m measurements.bench_ingest
+
+bench-load: install services-start
+	$(BACKEND_ENV) && $(PYTHON) -m fathom.bench_load
 
 bench-scheduler: install
 	cd backend && $(PYTHON) -m meshes.bench_scheduler
