@@ -60,7 +60,7 @@ frontend_is_built() {
 }
 suite_system() {
   make -s agents && { frontend_is_built || make -s frontend; } &&
-    FATHOM_ARTIFACTS=$ROOT/tests/artifacts "$VENV/bin/pytest" -q -p no:cacheprovider -c tests/pytest.ini tests/system
+    FATHOM_ARTIFACTS=$ROOT/tests/artifacts "$VENV/bin/pytest" -q -p no:cacheprovider --durations=12 -c tests/pytest.ini tests/system
 }
 suite_lab() {
   # The lab needs network namespaces and TUN devices: root. CI runs as root.

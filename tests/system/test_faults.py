@@ -208,8 +208,9 @@ def test_a_full_spool_disk_drops_only_what_did_not_fit_and_recovers(uploading: S
     stack = uploading
     agent = stack.agents[1]
     log = ARTIFACTS / f"agent-{agent.name}.log"
+    moved_at = datetime.now(UTC)
     with spool_on_a_tiny_disk(stack, agent, "24k") as spool:
-        wait_for(f"{agent.name} uploading from its tiny spool", lambda: not spooled(agent), 60)
+        wait_for(f"{agent.name} uploading from its tiny spool", lambda: new_results_after(stack, agent, moved_at), 120)
         with web_frozen(stack):
             wait_for("the spool's disk full", lambda: disk_full(spool), 180, 1)
             logged_before = log.read_text(errors="replace").count("no space left on device")

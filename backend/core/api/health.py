@@ -1,8 +1,8 @@
 """Liveness and readiness for load balancers, container health checks and monitoring.
 
-Anonymous on purpose (a health check carries no credentials) and cheap: one `SELECT 1` and
-one Redis PING, each bounded, and nothing about the deployment beyond "ok" or "down" per
-dependency, so a stranger learns no more than that Fathom is there.
+Anonymous on purpose (a health check carries no credentials) and cheap: one `SELECT 1`
+(bounded at 2 s) and one read of the shared cache, and nothing about the deployment beyond
+"ok" or "down" per dependency, so a stranger learns no more than that Fathom is there.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import logging
 from typing import Literal
 
 from django.core.cache import cache
-from django.db import connection
+from django.db import connection, transaction
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers
 from rest_framework.permissions import AllowAny
@@ -27,7 +27,8 @@ STATES = ["ok", "down"]
 
 def database_state() -> State:
     try:
-        with connection.cursor() as cursor:
+        # SET LOCAL holds only inside a transaction; in autocommit it would bound nothing.
+        with transaction.atomic(), connection.cursor() as cursor:
             cursor.execute("SET LOCAL statement_timeout = 2000")
             cursor.execute("SELECT 1")
             cursor.fetchone()
