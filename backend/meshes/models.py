@@ -111,3 +111,23 @@ class PlannerState(models.Model):
 
     def __str__(self) -> str:
         return f"planned until {self.planned_until}"
+
+
+class IssuedPlan(models.Model):
+    """A plan version as served to an agent, with the background paths it asked for, so a
+    result measured under it is judged by it: an agent spools results through outages and a
+    mesh edit in between must not turn what it was asked to measure into refused results."""
+
+    agent = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    version = models.CharField(max_length=64)
+    # [[peer agent id or "", external target or "", test type], ...]
+    paths = models.JSONField(default=list)
+    issued_at = models.DateTimeField(default=timezone.now)
+    last_served_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["agent", "version"], name="issued_plan_unique")]
+        indexes = [models.Index(fields=["last_served_at"], name="issued_plan_served")]
+
+    def __str__(self) -> str:
+        return f"plan {self.version} of {self.agent_id}"

@@ -31,7 +31,7 @@ from measurements.models import Run
 from meshes import slots
 from meshes.choices import MemberSide, MeshKind, SlotState
 from meshes.iperf3_auth import Iperf3Auth, Iperf3User, client_auth, server_user
-from meshes.models import Mesh, MeshTest, PlannerState, Slot
+from meshes.models import IssuedPlan, Mesh, MeshTest, PlannerState, Slot
 from meshes.specs import DEFAULT_TESTS, THROUGHPUT_MARGIN_S, normalize_spec, reserved_seconds
 
 PLAN_SCHEMA_VERSION = 1
@@ -40,9 +40,6 @@ HOST_FACTS_INTERVAL_S = 300
 # Slots already started this long ago are still listed, so an agent that fetches its plan
 # just after a start learns of the slot and reports it missed rather than never.
 SLOT_LATE_START_S = 30
-# New slots start at least this far ahead, so every agent has fetched them (plans are
-# polled every 30 s) before they start: a run started late would overrun its reservation.
-SLOT_PLANNING_LEAD_S = 90
 
 
 def slot_key(test_id: Any, source_id: Any, destination_id: Any) -> str:
@@ -312,7 +309,9 @@ def plan_exclusive_slots(now: datetime | None = None, seed: int | None = None) -
     plan the same period twice or place two slots on one agent's time.
     """
     now = (now or timezone.now()).replace(microsecond=0)
-    start = now + timedelta(seconds=SLOT_PLANNING_LEAD_S)
+    # Every agent must have fetched a new slot before it starts: one started late would
+    # overrun its reservation.
+    start = now + timedelta(seconds=settings.SLOT_PLANNING_LEAD_S)
     until = now + timedelta(seconds=settings.SLOT_HORIZON_S)
     rng = random.Random(seed)  # noqa: S311 - start jitter, not secrets
     with transaction.atomic():
@@ -445,16 +444,69 @@ def record_slot_outcomes(agent: Agent, results: Iterable[dict[str, Any]]) -> Non
         )
 
 
+PathKey = tuple[str, str, str]  # (peer agent id or "", external target or "", test type)
+
+# A result may start a little before the plan that asked for it reached the server's clock.
+ISSUED_PLAN_CLOCK_SKEW = timedelta(minutes=5)
+# Issued plans older than this (since last served) are forgotten; a result measured under
+# one is older than anything the agent's spool keeps.
+ISSUED_PLAN_RETENTION = timedelta(days=30)
+
+
+def _plan_paths(plan: Plan) -> list[PathKey]:
+    return sorted({(test.peer.id or "", "" if test.peer.id else test.peer.address, test.type) for test in plan.tests})
+
+
+def record_issued_plan(agent: Agent, plan: Plan) -> None:
+    """Remembers that this agent holds this plan version (one upsert per plan poll)."""
+    now = timezone.now()
+    IssuedPlan.objects.bulk_create(
+        [IssuedPlan(agent=agent, version=plan.version, paths=_plan_paths(plan), issued_at=now, last_served_at=now)],
+        update_conflicts=True,
+        unique_fields=["agent", "version"],
+        update_fields=["last_served_at"],
+    )
+
+
+def forget_old_issued_plans(now: datetime | None = None) -> int:
+    cutoff = (now or timezone.now()) - ISSUED_PLAN_RETENTION
+    deleted, _ = IssuedPlan.objects.filter(last_served_at__lt=cutoff).delete()
+    return deleted
+
+
+def _issued_paths(agent: Agent, results: list[dict[str, Any]]) -> dict[str, tuple[set[PathKey], datetime, datetime]]:
+    """The plans the batch's results name, as issued to this agent: paths and the span of
+    time in which a result measured under each is believable."""
+    versions = {result.get("plan_version") or "" for result in results} - {""}
+    if not versions:
+        return {}
+    valid_for = timedelta(seconds=settings.PLAN_VALID_FOR_S)
+    return {
+        plan.version: (
+            {(str(peer), str(target), str(kind)) for peer, target, kind in plan.paths},
+            plan.issued_at - ISSUED_PLAN_CLOCK_SKEW,
+            plan.last_served_at + valid_for,
+        )
+        for plan in IssuedPlan.objects.filter(agent=agent, version__in=versions)
+    }
+
+
 def unplanned_results(agent: Agent, results: list[dict[str, Any]]) -> list[BatchError]:
-    """Results on paths the agent was not asked to measure: not in its plan (its meshes'
-    enabled tests, from it, of that test type) nor in a slot planned for it. An agent
-    reports on its own paths only; a revoked peer is in no plan."""
-    planned: set[tuple[str, str, str]] = set()  # (peer id, external target, test type)
+    """Results on paths the agent was not asked to measure: in neither its plan now (its
+    meshes' enabled tests, from it, of that test type) nor the plan it was measured under,
+    nor in a slot planned for it. An agent reports on its own paths only; a revoked peer is
+    in no plan now and its results are refused whatever plan they were measured under."""
+    planned: set[PathKey] = set()
     for path in mesh_paths(source=agent):
         if path.destination is not None:
             planned.add((str(path.destination.pk), "", path.test.test_type))
         else:
             planned.add(("", path.target, path.test.test_type))
+    issued = _issued_paths(agent, results)
+    peer_ids = {result["peer_id"] for result in results if result.get("peer_id")}
+    revoked = {
+        str(pk) for pk in Agent.objects.filter(pk__in=peer_ids, revoked_at__isnull=False).values_list("pk", flat=True)
+    }
     slot_ids = {result["slot_id"] for result in results if result.get("slot_id")}
     # A slot stays the agent's after its test is edited away: its run is still the agent's.
     slots = {
@@ -463,23 +515,26 @@ def unplanned_results(agent: Agent, results: list[dict[str, Any]]) -> list[Batch
             "pk", "destination_id", "test_type"
         )
     }
+
+    def measured_under_its_plan(key: PathKey, result: dict[str, Any]) -> bool:
+        paths, since, until = issued.get(result.get("plan_version") or "", (set(), None, None))
+        if key not in paths or since is None or until is None:
+            return False
+        return bool(since <= datetime.fromisoformat(result["started_at"]) <= until)
+
     errors = []
     for index, result in enumerate(results):
-        peer_id, test_type = result.get("peer_id"), result["test_type"]
-        if peer_id:
-            in_slot = slots.get(result.get("slot_id") or "") == (peer_id, test_type)
-            if (peer_id, "", test_type) not in planned and not in_slot:
-                errors.append(
-                    BatchError(
-                        f"results/{index}/peer_id",
-                        f"path {agent.name} -> {peer_id}: no {test_type} test on it in this agent's plan",
-                    )
-                )
-        elif ("", result["target"], test_type) not in planned:
+        peer_id, test_type = result.get("peer_id") or "", result["test_type"]
+        key = (peer_id, "" if peer_id else result["target"], test_type)
+        in_slot = bool(peer_id) and slots.get(result.get("slot_id") or "") == (peer_id, test_type)
+        if peer_id in revoked:
+            errors.append(BatchError(f"results/{index}/peer_id", f"path {agent.name} -> {peer_id}: peer is revoked"))
+        elif key not in planned and not in_slot and not measured_under_its_plan(key, result):
+            field_name, far_end = ("peer_id", peer_id) if peer_id else ("target", result["target"])
             errors.append(
                 BatchError(
-                    f"results/{index}/target",
-                    f"path {agent.name} -> {result['target']}: no {test_type} test on it in this agent's plan",
+                    f"results/{index}/{field_name}",
+                    f"path {agent.name} -> {far_end}: no {test_type} test on it in this agent's plan",
                 )
             )
     return errors

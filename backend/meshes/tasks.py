@@ -13,3 +13,8 @@ def plan_exclusive_slots() -> int:
 @shared_task
 def expire_overdue_slots() -> int:
     return services.expire_overdue_slots()
+
+
+@shared_task
+def forget_old_issued_plans() -> int:
+    return services.forget_old_issued_plans()

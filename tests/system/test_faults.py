@@ -122,9 +122,11 @@ def new_results_after(stack: Stack, agent: Agent, moment: datetime) -> bool:
 
 @pytest.fixture
 def uploading(stack: Stack) -> Stack:
-    """The stack with both agents' results arriving."""
+    """The stack with both agents' results arriving now: fresh ones, not only stored earlier
+    (a lab module before may have paused the agents' mesh, and a plan poll brings it back)."""
+    since = datetime.now(UTC)
     for agent in stack.agents:
-        wait_for(f"results of {agent.name}", functools.partial(stored, stack, agent), 120)
+        wait_for(f"fresh results of {agent.name}", functools.partial(new_results_after, stack, agent, since), 180)
     return stack
 
 

@@ -22,7 +22,7 @@ from meshes.api.serializers import (
     UtilizationSerializer,
 )
 from meshes.models import Mesh, Slot
-from meshes.services import build_plan, exclusive_utilization, replan_mesh
+from meshes.services import build_plan, exclusive_utilization, record_issued_plan, replan_mesh
 
 
 class PlanView(APIView):
@@ -36,7 +36,9 @@ class PlanView(APIView):
         responses={200: PlanSerializer, 304: OpenApiResponse(description="plan unchanged")},
     )
     def get(self, request: Request) -> Response:
-        plan = build_plan(request_agent(request))
+        agent = request_agent(request)
+        plan = build_plan(agent)
+        record_issued_plan(agent, plan)
         etag = f'"{plan.version}"'
         if etag in (tag.strip() for tag in request.headers.get("If-None-Match", "").split(",")):
             response = Response(status=status.HTTP_304_NOT_MODIFIED)

@@ -6,13 +6,16 @@ from __future__ import annotations
 import copy
 import json
 import uuid
+from datetime import timedelta
 from typing import Any, ClassVar
+
+from django.utils import timezone
 
 from fathom.testing import EXAMPLES_RECORDED_AT, FathomTestCase, load_example
 from inventory.models import Agent
 from measurements.models import PingSample, Run
 from meshes.choices import MeshKind
-from meshes.models import Mesh, MeshMember, MeshTest
+from meshes.models import IssuedPlan, Mesh, MeshMember, MeshTest
 from meshes.tests.test_slot_service import EXAMPLE_SLOT_OK, throughput_slot
 
 RESULTS_URL = "/api/v1/agent/results/"
@@ -75,3 +78,67 @@ class ResultPathTests(FathomTestCase):
     def test_a_path_to_itself_is_refused(self) -> None:
         reply = self.post(ping_to(str(self.athens.pk)))
         assert reply.status_code == 400 and reply.json()["errors"][0]["path"] == "results/0/peer_id"
+
+
+class ResultsUnderAnEarlierPlanTests(ResultPathTests):
+    """A result is judged by the plan it was measured under (its plan_version, as issued to
+    this agent), not only by the plan in force when it arrives: an agent that spooled results
+    through an outage or a mesh edit loses none of what it was asked to measure."""
+
+    def serve_plan(self, issued_at: Any = EXAMPLES_RECORDED_AT - timedelta(hours=3)) -> str:
+        reply = self.agent_client(self.athens, self.athens_credential).get("/api/v1/agent/plan/")
+        assert reply.status_code == 200, reply.content
+        version: str = reply.json()["version"]
+        IssuedPlan.objects.filter(agent=self.athens, version=version).update(
+            issued_at=issued_at, last_served_at=issued_at
+        )
+        return version
+
+    def measured_under(self, version: str, peer_id: str | None, target: str = "198.18.1.2") -> dict[str, Any]:
+        return {**ping_to(peer_id, target), "plan_version": version}
+
+    def test_a_result_measured_before_its_test_was_removed_is_stored(self) -> None:
+        version = self.serve_plan()
+        Mesh.objects.filter(name__in=["pair", "web"]).update(enabled=False)
+        reply = self.post(
+            self.measured_under(version, str(self.frankfurt.pk)), self.measured_under(version, None, "192.0.2.80")
+        )
+        assert reply.status_code == 200, reply.content
+        assert Run.objects.count() == 2
+
+    def test_serving_the_same_plan_again_records_it_once(self) -> None:
+        first = self.serve_plan(timezone.now())
+        assert self.serve_plan(timezone.now()) == first
+        assert IssuedPlan.objects.filter(agent=self.athens).count() == 1
+
+    def test_a_plan_version_never_issued_to_the_agent_does_not_vouch(self) -> None:
+        self.serve_plan()
+        Mesh.objects.filter(name="pair").update(enabled=False)
+        reply = self.post(self.measured_under("f" * 32, str(self.frankfurt.pk)))
+        assert reply.status_code == 400 and "no ping test on it" in reply.json()["errors"][0]["message"]
+
+    def test_another_agents_plan_does_not_vouch(self) -> None:
+        version = self.serve_plan()
+        IssuedPlan.objects.filter(agent=self.athens).update(agent=self.frankfurt)
+        Mesh.objects.filter(name="pair").update(enabled=False)
+        reply = self.post(self.measured_under(version, str(self.frankfurt.pk)))
+        assert reply.status_code == 400
+
+    def test_a_result_from_before_the_plan_was_issued_is_refused(self) -> None:
+        version = self.serve_plan(issued_at=EXAMPLES_RECORDED_AT - timedelta(hours=1))
+        Mesh.objects.filter(name="pair").update(enabled=False)
+        reply = self.post(self.measured_under(version, str(self.frankfurt.pk)))
+        assert reply.status_code == 400 and Run.objects.count() == 0
+
+    def test_a_path_the_plan_never_had_is_refused(self) -> None:
+        version = self.serve_plan()
+        reply = self.post(self.measured_under(version, str(self.geneva.pk)))
+        assert reply.status_code == 400 and reply.json()["errors"][0]["path"] == "results/0/peer_id"
+
+    def test_a_revoked_peer_is_refused_whatever_plan_the_result_was_measured_under(self) -> None:
+        version = self.serve_plan()
+        Agent.objects.filter(pk=self.frankfurt.pk).update(revoked_at=timezone.now())
+        reply = self.post(self.measured_under(version, str(self.frankfurt.pk)))
+        assert reply.status_code == 400
+        assert reply.json()["errors"][0]["message"].endswith("is revoked")
+        assert Run.objects.count() == 0
