@@ -35,6 +35,30 @@ def lab_state(state_dir: str | Path) -> dict[str, Any]:
     return state
 
 
+@dataclass(frozen=True)
+class Lateness:
+    """Departures counted by how late the emulator sent them against their schedule:
+    counts[i] no later than bounds_us[i] µs, the last count later than every bound."""
+
+    bounds_us: tuple[int, ...]
+    counts: tuple[int, ...]
+
+    def __sub__(self, earlier: Lateness) -> Lateness:
+        return Lateness(self.bounds_us, tuple(a - b for a, b in zip(self.counts, earlier.counts, strict=True)))
+
+    def later_than(self, bound_us: int) -> int:
+        """Departures later than bound_us (one of the bounds)."""
+        return sum(self.counts[self.bounds_us.index(bound_us) + 1 :])
+
+    def share_later_than(self, bound_us: int) -> float:
+        total = sum(self.counts)
+        return self.later_than(bound_us) / total if total else 0.0
+
+    def describe(self) -> str:
+        total = sum(self.counts)
+        return f"emulator: {self.later_than(1000)} of {total} departures >1 ms late, {self.later_than(3000)} >3 ms"
+
+
 @dataclass
 class Lab:
     scenario: dict[str, Any]
@@ -63,6 +87,16 @@ class Lab:
     def set(self, link: str, **values: float) -> None:
         pairs = [f"{key.replace('__', '.')}={value}" for key, value in values.items()]
         subprocess.run(lab_command("set", self.state_dir, link, *pairs), check=True, capture_output=True)
+
+    def lateness(self) -> Lateness:
+        """The emulator's departures so far, by how late they left, summed over every link."""
+        out = subprocess.run(lab_command("stats", self.state_dir, "--json"), check=True, capture_output=True, text=True)
+        body = json.loads(out.stdout)
+        counts = [0] * (len(body["late_bounds_us"]) + 1)
+        for direction in body["stats"]:
+            for index, count in enumerate(direction["counters"].get("Late") or []):
+                counts[index] += int(count)
+        return Lateness(tuple(int(bound) for bound in body["late_bounds_us"]), tuple(counts))
 
     def routers(self, link: str) -> tuple[list[str], list[str]]:
         """The router addresses of a link's ECMP members, a->b and b->a (empty without ECMP)."""

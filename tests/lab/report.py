@@ -19,6 +19,8 @@ class Row:
     # Not judged: the least CPU steal any attempt of a failed measurement saw, when that
     # starved the emulator (see attempts.record_attempts).
     starved_steal_percent: float | None = None
+    # Not judged: a paced run that failed while the emulator itself left packets late.
+    emulator_late: str | None = None
 
 
 ROWS: list[Row] = []
@@ -27,7 +29,9 @@ ROWS: list[Row] = []
 def add(row: Row) -> None:
     """Keeps a row for the table and prints it at once, so a long run shows its progress."""
     ROWS.append(row)
-    status = ("PASS" if row.ok else "FAIL") if row.asserted else ("STARVED" if not_judged(row) else "SHOW")
+    status = "PASS" if row.ok else "FAIL"
+    if not row.asserted:
+        status = "STARVED" if row.starved_steal_percent is not None else "LATE" if row.emulator_late else "SHOW"
     print(f"  {status}  {row.check}: configured {row.configured}, measured {row.measured} ({row.bound})", flush=True)
 
 
@@ -45,12 +49,14 @@ def record(
 
 
 def not_judged(row: Row) -> bool:
-    return row.starved_steal_percent is not None
+    return row.starved_steal_percent is not None or row.emulator_late is not None
 
 
 def verdict(row: Row) -> str:
     if row.starved_steal_percent is not None:
         return f"NOT JUDGED (steal >= {row.starved_steal_percent:.0f} % in every attempt)"
+    if row.emulator_late is not None:
+        return f"NOT JUDGED (the emulator was late: {row.emulator_late})"
     if not row.asserted:
         return "shown"
     return "yes" if row.ok else f"NO ({row.bound})"
@@ -73,6 +79,7 @@ def print_table(steal_limit_percent: float) -> int:
     shown = sum(not r.asserted for r in ROWS) - starved
     print(
         f"lab checks: {len(ROWS) - failed - shown - starved} passed, {failed} failed, {shown} shown without a bound,"
-        f" {starved} not judged (the machine was starved: steal >= {steal_limit_percent:g} %)"
+        f" {starved} not judged (the machine starved the emulator, steal >= {steal_limit_percent:g} %, or it"
+        " left paced packets late)"
     )
     return failed

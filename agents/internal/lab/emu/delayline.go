@@ -16,7 +16,7 @@ type DelayLine struct {
 	items  packetHeap
 	seq    uint64
 	wake   chan struct{}
-	out    func(pkt []byte)
+	out    func(pkt []byte, late time.Duration)
 	closed bool
 }
 
@@ -44,8 +44,10 @@ func (h *packetHeap) Pop() any {
 	return item
 }
 
-// NewDelayLine starts the line's sender; Close stops it.
-func NewDelayLine(out func(pkt []byte)) *DelayLine {
+// NewDelayLine starts the line's sender; Close stops it. out gets each packet when it
+// leaves, with how late that is against its departure time: the emulator's own pacing
+// error, which the lab reports beside every paced check.
+func NewDelayLine(out func(pkt []byte, late time.Duration)) *DelayLine {
 	l := &DelayLine{wake: make(chan struct{}, 1), out: out}
 	go l.run()
 	return l
@@ -106,7 +108,7 @@ func (l *DelayLine) run() {
 		if wait <= 0 {
 			item := heap.Pop(&l.items).(timedPacket)
 			l.mu.Unlock()
-			l.out(item.pkt)
+			l.out(item.pkt, -wait)
 			continue
 		}
 		l.mu.Unlock()

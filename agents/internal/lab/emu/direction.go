@@ -64,6 +64,24 @@ type Counters struct {
 	DroppedPolicer, DroppedLoss, DroppedQueue uint64
 	Expired                                   uint64 // TTL ran out at a member's router
 	PerMember                                 []uint64
+	// Late counts departures by how late they left against their schedule: Late[i] those
+	// no later than LateBoundsUs[i] µs (and later than the bound before), the last entry
+	// those later than every bound. A late emulator turns a paced flow into bursts.
+	Late []uint64
+}
+
+// LateBoundsUs are the upper bounds of Counters.Late's buckets, in microseconds.
+var LateBoundsUs = []int64{100, 300, 1000, 3000, 10000}
+
+// LateBucket is the index in Counters.Late of a departure that late.
+func LateBucket(late time.Duration) int {
+	us := late.Microseconds()
+	for i, bound := range LateBoundsUs {
+		if us <= bound {
+			return i
+		}
+	}
+	return len(LateBoundsUs)
 }
 
 // Direction holds one direction's parameters and state. Admit is called by one reader
@@ -115,7 +133,18 @@ func (d *Direction) Counters() Counters {
 	defer d.mu.Unlock()
 	c := d.counters
 	c.PerMember = append([]uint64(nil), d.counters.PerMember...)
+	c.Late = append([]uint64(nil), d.counters.Late...)
 	return c
+}
+
+// RecordLateness counts one departure that left late after its schedule.
+func (d *Direction) RecordLateness(late time.Duration) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.counters.Late == nil {
+		d.counters.Late = make([]uint64, len(LateBoundsUs)+1)
+	}
+	d.counters.Late[LateBucket(late)]++
 }
 
 // Admit decides a packet's fate at now: dropped (and why), forwarded through a member (at

@@ -2,6 +2,7 @@ package emu
 
 import (
 	"encoding/binary"
+	"fmt"
 	"math"
 	"sync"
 	"testing"
@@ -219,14 +220,15 @@ func TestECMPMembersHaveTheirOwnDelays(t *testing.T) {
 func TestDelayLineReleasesInTimeOrderAndOnTime(t *testing.T) {
 	var mu sync.Mutex
 	var got []byte
-	var lateness []time.Duration
+	var lateness, reported []time.Duration
 	due := map[byte]time.Time{}
 	done := make(chan struct{})
-	line := NewDelayLine(func(pkt []byte) {
+	line := NewDelayLine(func(pkt []byte, late time.Duration) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, pkt[0])
 		lateness = append(lateness, time.Since(due[pkt[0]]))
+		reported = append(reported, late)
 		if len(got) == 3 {
 			close(done)
 		}
@@ -257,5 +259,20 @@ func TestDelayLineReleasesInTimeOrderAndOnTime(t *testing.T) {
 		if late < 0 || late > 50*time.Millisecond {
 			t.Errorf("packet %d released %v after its time", i, late)
 		}
+		// What the line reports is what the packet saw, measured a moment earlier.
+		if reported[i] < 0 || reported[i] > late {
+			t.Errorf("packet %d: line reported %v late, seen %v", i, reported[i], late)
+		}
+	}
+}
+
+func TestLatenessIsCountedInItsBucket(t *testing.T) {
+	d := NewDirection(Params{}, 1)
+	for _, late := range []time.Duration{0, 100 * time.Microsecond, 101 * time.Microsecond, 2 * time.Millisecond, time.Second} {
+		d.RecordLateness(late)
+	}
+	want := []uint64{2, 1, 0, 1, 0, 1}
+	if got := d.Counters().Late; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("late buckets %v, want %v (bounds %v µs)", got, want, LateBoundsUs)
 	}
 }

@@ -27,9 +27,10 @@ func NewPumps(ab, ba *Direction, a, b TUN) (forward, reverse *Pump) {
 
 func newPump(dir *Direction, from, to TUN) *Pump {
 	p := &Pump{Dir: dir, from: from, to: to}
-	p.line = NewDelayLine(func(pkt []byte) {
+	p.line = NewDelayLine(func(pkt []byte, late time.Duration) {
 		// A full TUN queue on the far side drops the packet, as a full NIC ring would.
 		_ = p.to.Write(pkt)
+		p.Dir.RecordLateness(late)
 	})
 	return p
 }

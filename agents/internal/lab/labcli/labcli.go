@@ -2,6 +2,7 @@
 package labcli
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -19,6 +20,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/fathom-net/fathom/agents/internal/lab/emu"
 	"github.com/fathom-net/fathom/agents/internal/lab/scenario"
 	"github.com/fathom-net/fathom/agents/internal/lab/topo"
 )
@@ -36,7 +38,7 @@ const usage = `usage:
   fathom-lab set [--state-dir D] LINK [a_to_b.|b_to_a.]KEY=VALUE...
                                                KEY: delay_ms jitter_ms loss rate_mbps queue_bytes
                                                     policer_rate_mbps policer_burst_bytes
-  fathom-lab stats [--state-dir D]             packets, drops, ECMP members and their routers
+  fathom-lab stats [--state-dir D] [--json]    packets, drops, late departures, ECMP members and their routers
                                                per link direction
   fathom-lab hosts [--state-dir D]             "NAME ADDRESS [MANAGEMENT-ADDRESS]" per host
 The state directory defaults to $FATHOM_LAB_STATE, else /run/fathom-lab.
@@ -380,7 +382,10 @@ func set(args []string, stdout, _ io.Writer) error {
 }
 
 func stats(args []string, stdout, _ io.Writer) error {
-	dir, _, _, err := flags("stats", args, nil)
+	var asJSON bool
+	dir, _, _, err := flags("stats", args, func(fs *flag.FlagSet) {
+		fs.BoolVar(&asJSON, "json", false, "print the counters as JSON, with the late buckets' bounds")
+	})
 	if err != nil {
 		return err
 	}
@@ -388,22 +393,36 @@ func stats(args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if asJSON {
+		return json.NewEncoder(stdout).Encode(map[string]any{"late_bounds_us": emu.LateBoundsUs, "stats": reply.Stats})
+	}
 	st, err := topo.LoadState(dir)
 	if err != nil {
 		return err
 	}
 	w := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "link\tdirection\tpackets\tbytes\tforwarded\tpolicer drops\tloss drops\tqueue drops\tTTL expired\tper member\tmember routers\t")
+	fmt.Fprintln(w, "link\tdirection\tpackets\tbytes\tforwarded\tpolicer drops\tloss drops\tqueue drops\tTTL expired\tleft >1 ms late\tper member\tmember routers\t")
 	for _, s := range reply.Stats {
 		c := s.Counters
 		routers := "-"
 		if names := st.Routers[s.Link][directionIndex(s.Direction)]; len(names) > 0 {
 			routers = strings.Join(names, " ")
 		}
-		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%v\t%s\t\n", s.Link, s.Direction, c.Packets, c.Bytes, c.Forwarded,
-			c.DroppedPolicer, c.DroppedLoss, c.DroppedQueue, c.Expired, c.PerMember, routers)
+		fmt.Fprintf(w, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%v\t%s\t\n", s.Link, s.Direction, c.Packets, c.Bytes, c.Forwarded,
+			c.DroppedPolicer, c.DroppedLoss, c.DroppedQueue, c.Expired, lateOver(c.Late, time.Millisecond), c.PerMember, routers)
 	}
 	return w.Flush()
+}
+
+// lateOver sums the late buckets whose departures were all later than limit.
+func lateOver(buckets []uint64, limit time.Duration) uint64 {
+	var total uint64
+	for i, count := range buckets {
+		if i > 0 && emu.LateBoundsUs[i-1] >= limit.Microseconds() {
+			total += count
+		}
+	}
+	return total
 }
 
 // directionIndex is 0 for "a_to_b", 1 for "b_to_a", as topo's pairs are ordered.
