@@ -100,11 +100,25 @@ install_go() {
   (cd "$ROOT/agents" && go mod download)
 }
 
+# The TimescaleDB build is CPU-bound and the package fetches wait on the network: run them
+# side by side (a fresh machine saves minutes), and fail if any of them failed.
+install_in_parallel() {
+  local step pids=() failed=0
+  for step in "$@"; do
+    "$step" &
+    pids+=("$!")
+  done
+  for step in "${!pids[@]}"; do
+    wait "${pids[$step]}" || { log "${*:$((step + 1)):1} failed"; failed=1; }
+  done
+  return "$failed"
+}
+
 case "${1:-all}" in
   system) install_apt_packages; install_timescaledb ;;
   python) install_python ;;
   node) install_node ;;
   go) install_go ;;
-  all) install_apt_packages; install_timescaledb; install_python; install_node; install_go ;;
+  all) install_apt_packages; install_in_parallel install_timescaledb install_python install_node install_go ;;
   *) echo "usage: $0 [system|python|node|go|all]" >&2; exit 2 ;;
 esac

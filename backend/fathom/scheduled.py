@@ -17,7 +17,7 @@ def register(app: Celery) -> None:
     from analysis.tasks import analyze_recent, purge_expired_analysis
     from inventory.tasks import purge_stale_enrollment_tokens
     from measurements.tasks import drop_expired_measurements
-    from meshes.tasks import expire_overdue_slots, plan_exclusive_slots
+    from meshes.tasks import expire_overdue_slots, forget_old_issued_plans, plan_exclusive_slots
 
     app.add_periodic_task(
         crontab(minute="17", hour="3"),
@@ -44,10 +44,18 @@ def register(app: Celery) -> None:
         expires=60,
     )
     app.add_periodic_task(
-        crontab(minute="*"),
+        crontab(minute="29", hour="3"),
+        forget_old_issued_plans.s(),
+        name="forget plan versions no agent has been served for the spool's lifetime",
+        expires=6 * HOUR_S,
+    )
+    # On an interval, settable: a beat restart delaying one run by up to an interval is
+    # harmless, and a test stack analyses every few seconds rather than every minute.
+    app.add_periodic_task(
+        float(settings.ANALYSIS_EVERY_S),
         analyze_recent.s(),
         name="analyse new throughput runs and flow sweeps; re-run the regression rules",
-        expires=60,
+        expires=float(settings.ANALYSIS_EVERY_S),
     )
     app.add_periodic_task(
         crontab(minute="23", hour="3"),

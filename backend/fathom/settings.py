@@ -193,6 +193,9 @@ AGENT_ADDRESS_NETWORKS = env_networks("FATHOM_AGENT_ADDRESS_NETWORKS", [])
 RAW_RETENTION_DAYS = env_int("FATHOM_RAW_RETENTION_DAYS", 180, minimum=1)
 PLAN_VALID_FOR_S = 24 * 3600
 # Exclusive (throughput) slots are planned this far ahead; the beat task extends the plan.
+# New throughput slots start at least this far ahead, so every agent has fetched them before
+# they start: longer than two of the agents' plan polls (plan_poll_interval_s, 30 s by default).
+SLOT_PLANNING_LEAD_S = env_int("FATHOM_SLOT_PLANNING_LEAD_S", 90, minimum=10, maximum=3600)
 SLOT_HORIZON_S = env_int("FATHOM_SLOT_HORIZON_S", 6 * 3600, minimum=600, maximum=7 * 86400)
 # A planned slot with no result this long after its end is recorded as missed.
 SLOT_RESULT_GRACE_S = env_int("FATHOM_SLOT_RESULT_GRACE_S", 900, minimum=60)
@@ -204,6 +207,8 @@ ANALYSIS_RTT_BASELINE_S = env_int("FATHOM_ANALYSIS_RTT_BASELINE_S", 86400, minim
 # A run is analysed this long after it ended: agents upload every 10 s, so by then the
 # other agent's pings and sweeps from before the run have landed and a recompute finds the
 # same inputs.
+# How often new runs are analysed and the regression rules re-run.
+ANALYSIS_EVERY_S = env_int("FATHOM_ANALYSIS_EVERY_S", 60, minimum=5, maximum=3600)
 ANALYSIS_SETTLE_S = env_int("FATHOM_ANALYSIS_SETTLE_S", 120, minimum=20, maximum=3600)
 # Seed 001: the daily volume capacity plans are made for (13 TiB of Copernicus products).
 ANALYSIS_DAILY_VOLUME_BYTES = env_int("FATHOM_ANALYSIS_DAILY_VOLUME_BYTES", 13 * 2**40, minimum=1)

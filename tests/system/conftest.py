@@ -182,15 +182,21 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         "FATHOM_STATIC_ROOT": str(tmp / "static"),
         # Lab tests inject regressions minutes, not days, into a run: judge RTT on 10 s windows.
         "FATHOM_ANALYSIS_RTT_WINDOW_S": "10",
-        # Agents upload every 10 s: half a minute settles a run here (the default is 2 min).
-        "FATHOM_ANALYSIS_SETTLE_S": "30",
+        # Agents upload every 10 s: 20 s settles a run here (the default is 2 min), and new
+        # runs are analysed every 10 s rather than every minute.
+        "FATHOM_ANALYSIS_SETTLE_S": "20",
+        "FATHOM_ANALYSIS_EVERY_S": "10",
         # Alerts: evaluate every 3 s and send an incident's first message after 3 s (30 s by
         # default), so a test sees a finding reach a receiver within seconds.
         "FATHOM_ALERT_EVALUATE_EVERY_S": "3",
         "FATHOM_ALERT_GROUP_WAIT_S": "3",
-        # Three plan polls (30 s each; an agent with nothing to upload only polls): an outage
-        # the alert drill sees in 1.5 minutes rather than 3.
-        "FATHOM_AGENT_OFFLINE_AFTER_S": "90",
+        # Agents (which read this environment too) poll their plan every 5 s, so a new
+        # throughput slot can start 25 s after a mesh change instead of 90, and an agent
+        # silent for 30 s (six polls) is down: the alert drill sees an outage in half a
+        # minute rather than 3.
+        "FATHOM_PLAN_POLL_INTERVAL_S": "5",
+        "FATHOM_SLOT_PLANNING_LEAD_S": "25",
+        "FATHOM_AGENT_OFFLINE_AFTER_S": "30",
         "FATHOM_PUBLIC_URL": url,
     }
     password_file = tmp / "admin_password"

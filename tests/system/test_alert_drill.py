@@ -472,12 +472,12 @@ def drill(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dr
         channels.append(made.json())
     rules = {r["name"]: r for r in http.get(f"{stack.url}/api/v1/alerts/rules/", timeout=10).json()}
     # Faster than the defaults, in proportion: resolve 20 s after clearing; no data is held
-    # 150 s, still longer than an agent takes to count as down here (90 s).
+    # 60 s, still longer than an agent takes to count as down here (30 s).
     drill_rules = {
         "Throughput regression": {"hold_s": 20},
         "RTT shift": {"hold_s": 20},
         "Loss increase": {"hold_s": 20},
-        "No data": {"pending_s": 150},
+        "No data": {"pending_s": 60},
     }
     saved = {name: {key: rules[name][key] for key in patch} for name, patch in drill_rules.items()}
     for name, patch in drill_rules.items():

@@ -104,7 +104,7 @@ def measured_runs(stack: Stack, ids: dict[str, str], pair: tuple[str, str]) -> i
 def cut_rate(stack: Stack, lab: Lab, ids: dict[str, str]) -> datetime:
     """Cuts the control's rate once it has a baseline; waits for the finding and the ECMP runs.
 
-    Throughput slots begin 90 s after the plan (the planner's lead), a run every 11 s after.
+    Throughput slots begin 25 s after the plan (the stack's planning lead), a run every 11 s after.
     """
     wait_for(
         f"{BASELINE_RUNS} runs on {CONTROL[0]} -> {CONTROL[1]}",

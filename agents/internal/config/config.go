@@ -147,17 +147,18 @@ type Flags struct {
 
 // Env lists the environment variables `run` reads, with the field each sets.
 var Env = map[string]string{
-	"FATHOM_SERVER":              "server",
-	"FATHOM_STATE_DIR":           "state_dir",
-	"FATHOM_ALLOW_INSECURE_HTTP": "allow_insecure_http",
-	"FATHOM_IPERF3_PORT":         "iperf3.port",
-	"FATHOM_IPERF3_BIND":         "iperf3.bind",
-	"FATHOM_IPERF3_ENABLED":      "iperf3.enabled",
-	"FATHOM_ECHO_PORT":           "echo.port",
-	"FATHOM_ECHO_BIND":           "echo.bind",
-	"FATHOM_ECHO_ENABLED":        "echo.enabled",
-	"FATHOM_LOG_LEVEL":           "log.level",
-	"FATHOM_LOG_FORMAT":          "log.format",
+	"FATHOM_SERVER":               "server",
+	"FATHOM_STATE_DIR":            "state_dir",
+	"FATHOM_PLAN_POLL_INTERVAL_S": "plan_poll_interval_s",
+	"FATHOM_ALLOW_INSECURE_HTTP":  "allow_insecure_http",
+	"FATHOM_IPERF3_PORT":          "iperf3.port",
+	"FATHOM_IPERF3_BIND":          "iperf3.bind",
+	"FATHOM_IPERF3_ENABLED":       "iperf3.enabled",
+	"FATHOM_ECHO_PORT":            "echo.port",
+	"FATHOM_ECHO_BIND":            "echo.bind",
+	"FATHOM_ECHO_ENABLED":         "echo.enabled",
+	"FATHOM_LOG_LEVEL":            "log.level",
+	"FATHOM_LOG_FORMAT":           "log.format",
 }
 
 func setters(c *Config) map[string]func(string) error {
@@ -183,33 +184,35 @@ func setters(c *Config) map[string]func(string) error {
 		}
 	}
 	return map[string]func(string) error{
-		"server":              str(&c.Server),
-		"state_dir":           str(&c.StateDir),
-		"allow_insecure_http": boolean(&c.AllowInsecureHTTP),
-		"iperf3.port":         num(&c.Iperf3.Port),
-		"iperf3.bind":         str(&c.Iperf3.Bind),
-		"iperf3.enabled":      boolean(&c.Iperf3.Enabled),
-		"echo.port":           num(&c.Echo.Port),
-		"echo.bind":           str(&c.Echo.Bind),
-		"echo.enabled":        boolean(&c.Echo.Enabled),
-		"log.level":           str(&c.Log.Level),
-		"log.format":          str(&c.Log.Format),
+		"server":               str(&c.Server),
+		"state_dir":            str(&c.StateDir),
+		"plan_poll_interval_s": num(&c.PlanPollIntervalS),
+		"allow_insecure_http":  boolean(&c.AllowInsecureHTTP),
+		"iperf3.port":          num(&c.Iperf3.Port),
+		"iperf3.bind":          str(&c.Iperf3.Bind),
+		"iperf3.enabled":       boolean(&c.Iperf3.Enabled),
+		"echo.port":            num(&c.Echo.Port),
+		"echo.bind":            str(&c.Echo.Bind),
+		"echo.enabled":         boolean(&c.Echo.Enabled),
+		"log.level":            str(&c.Log.Level),
+		"log.format":           str(&c.Log.Format),
 	}
 }
 
 // flagNames maps flags to config fields.
 var flagNames = map[string]string{
-	"server":              "server",
-	"state-dir":           "state_dir",
-	"allow-insecure-http": "allow_insecure_http",
-	"iperf3-port":         "iperf3.port",
-	"iperf3-bind":         "iperf3.bind",
-	"iperf3-enabled":      "iperf3.enabled",
-	"echo-port":           "echo.port",
-	"echo-bind":           "echo.bind",
-	"echo-enabled":        "echo.enabled",
-	"log.level":           "log.level",
-	"log.format":          "log.format",
+	"server":               "server",
+	"state-dir":            "state_dir",
+	"plan-poll-interval-s": "plan_poll_interval_s",
+	"allow-insecure-http":  "allow_insecure_http",
+	"iperf3-port":          "iperf3.port",
+	"iperf3-bind":          "iperf3.bind",
+	"iperf3-enabled":       "iperf3.enabled",
+	"echo-port":            "echo.port",
+	"echo-bind":            "echo.bind",
+	"echo-enabled":         "echo.enabled",
+	"log.level":            "log.level",
+	"log.format":           "log.format",
 }
 
 // Load resolves defaults < file < environment < flags and validates the result.
