@@ -156,10 +156,10 @@ def throughput_fast_rule(
     `started_at` is the first confirming point, moved back over directly preceding points that
     were already below the open threshold (a drop confirmed late still starts where it began).
     The baseline is then frozen; the episode clears after confirm_n consecutive points above
-    median - 1.5 sigma_r (`cleared_at` is the first of them) and the rule carries on, so there
-    is at most one open episode. Only drops (DOWN) are detected: the reference describes drops,
-    and a faster path is not a regression. Zero, negative and non-finite rates are skipped and
-    counted in the evidence.
+    median - max(1.5 sigma_r, min_drop_ln / 2) (`cleared_at` is the first of them) and the
+    rule carries on, so there is at most one open episode. Only drops (DOWN) are detected:
+    the reference describes drops, and a faster path is not a regression. Zero, negative and
+    non-finite rates are skipped and counted in the evidence.
     """
     if confirm_n < 1 or deep_confirm_n < 1 or baseline_n < 2 or min_baseline < 2 or prior_min_baseline < 1:
         raise ValueError("confirm_n must be >= 1, baseline_n and min_baseline >= 2, prior_min_baseline >= 1")
@@ -219,8 +219,12 @@ def throughput_fast_rule(
                 position -= 1
             baseline_first = entries[0][0]
             del history[position + 1 :]
-            # A short baseline's MAD may be 0: the prior's own margin keeps the clear hysteresis.
-            clear_margin = 1.5 * sigma_ln if prior is None else max(1.5 * sigma_ln, prior_drop_ln / 3)
+            # Recovered within 1.5 sigma of the median or half the smallest drop that opens an
+            # episode: a steady path's MAD is a percent or two, and a margin that narrow kept
+            # a path back at its rate "down" for as long as one run in two was a hair low. A
+            # short baseline's MAD may be 0: the prior's own margin keeps the hysteresis.
+            floor = min_drop_ln / 2 if prior is None else prior_drop_ln / 3
+            clear_margin = max(1.5 * sigma_ln, floor)
             return _FastOpen(
                 started=started,
                 detected=i,

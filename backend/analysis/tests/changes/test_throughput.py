@@ -51,6 +51,16 @@ def test_fast_rule_clears_after_recovery_and_carries_on() -> None:
     assert episodes[1].baseline == pytest.approx(RATE_BPS, rel=0.05)
 
 
+def test_fast_rule_clears_a_steady_path_back_within_half_the_smallest_drop() -> None:
+    """A lab-steady path (0.5 % spread) back at its rate, every other run 2 % low: recovered.
+    A clear margin of 1.5 sigma alone (under 1 %) kept it "down" for as long as one run in
+    two came in a hair low; the alert drill's incident took 4.5 minutes to resolve."""
+    values = noisy_rates(3, 30, sigma=0.005, steps={15: 0.6})
+    values[20:] = [RATE_BPS * (0.98 if i % 2 else 1.0) for i in range(20, 30)]
+    (episode,) = throughput_fast_rule(rates(values))
+    assert (episode.started_at, episode.cleared_at) == (at(15), at(20))
+
+
 def test_fast_rule_does_not_clear_while_recovery_is_unconfirmed() -> None:
     values = noisy_rates(2, 52, steps={40: 0.6, 50: 1 / 0.6})  # two recovered points only
     (episode,) = throughput_fast_rule(rates(values))
