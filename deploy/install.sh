@@ -103,13 +103,13 @@ install_go() {
 # The TimescaleDB build is CPU-bound and the package fetches wait on the network: run them
 # side by side (a fresh machine saves minutes), and fail if any of them failed.
 install_in_parallel() {
-  local step pids=() failed=0
-  for step in "$@"; do
-    "$step" &
-    pids+=("$!")
+  local steps=("$@") pids=() i failed=0
+  for i in "${!steps[@]}"; do
+    "${steps[$i]}" &
+    pids[i]=$!
   done
-  for step in "${!pids[@]}"; do
-    wait "${pids[$step]}" || { log "${*:$((step + 1)):1} failed"; failed=1; }
+  for i in "${!steps[@]}"; do
+    wait "${pids[$i]}" || { log "${steps[$i]} failed"; failed=1; }
   done
   return "$failed"
 }

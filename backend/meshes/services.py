@@ -26,7 +26,7 @@ from django.utils import timezone
 
 from inventory.models import Agent
 from measurements.choices import EXCLUSIVE_TEST_TYPES, RunStatus
-from measurements.kinds.base import BatchError
+from measurements.kinds.base import BatchError, timestamp
 from measurements.models import Run
 from meshes import slots
 from meshes.choices import MemberSide, MeshKind, SlotState
@@ -453,15 +453,17 @@ ISSUED_PLAN_CLOCK_SKEW = timedelta(minutes=5)
 ISSUED_PLAN_RETENTION = timedelta(days=30)
 
 
-def _plan_paths(plan: Plan) -> list[PathKey]:
-    return sorted({(test.peer.id or "", "" if test.peer.id else test.peer.address, test.type) for test in plan.tests})
+def _path_key(peer_id: str | None, target: str, test_type: str) -> PathKey:
+    """A directed path as plans and results name it: the peer agent, or else the target."""
+    return (peer_id, "", test_type) if peer_id else ("", target, test_type)
 
 
 def record_issued_plan(agent: Agent, plan: Plan) -> None:
     """Remembers that this agent holds this plan version (one upsert per plan poll)."""
     now = timezone.now()
+    paths = sorted({_path_key(test.peer.id, test.peer.address, test.type) for test in plan.tests})
     IssuedPlan.objects.bulk_create(
-        [IssuedPlan(agent=agent, version=plan.version, paths=_plan_paths(plan), issued_at=now, last_served_at=now)],
+        [IssuedPlan(agent=agent, version=plan.version, paths=paths, issued_at=now, last_served_at=now)],
         update_conflicts=True,
         unique_fields=["agent", "version"],
         update_fields=["last_served_at"],
@@ -474,16 +476,28 @@ def forget_old_issued_plans(now: datetime | None = None) -> int:
     return deleted
 
 
-def _issued_paths(agent: Agent, results: list[dict[str, Any]]) -> dict[str, tuple[set[PathKey], datetime, datetime]]:
-    """The plans the batch's results name, as issued to this agent: paths and the span of
-    time in which a result measured under each is believable."""
+@dataclass(frozen=True)
+class _HeldPlan:
+    """A plan version as issued to one agent: its paths, and the span in which a result
+    measured under it is believable."""
+
+    paths: frozenset[PathKey]
+    since: datetime
+    until: datetime
+
+    def covers(self, key: PathKey, started_at: datetime) -> bool:
+        return key in self.paths and self.since <= started_at <= self.until
+
+
+def _held_plans(agent: Agent, results: list[dict[str, Any]]) -> dict[str, _HeldPlan]:
+    """The plans the batch's results name, as issued to this agent, by version."""
     versions = {result.get("plan_version") or "" for result in results} - {""}
     if not versions:
         return {}
     valid_for = timedelta(seconds=settings.PLAN_VALID_FOR_S)
     return {
-        plan.version: (
-            {(str(peer), str(target), str(kind)) for peer, target, kind in plan.paths},
+        plan.version: _HeldPlan(
+            frozenset((str(peer), str(target), str(kind)) for peer, target, kind in plan.paths),
             plan.issued_at - ISSUED_PLAN_CLOCK_SKEW,
             plan.last_served_at + valid_for,
         )
@@ -494,19 +508,13 @@ def _issued_paths(agent: Agent, results: list[dict[str, Any]]) -> dict[str, tupl
 def unplanned_results(agent: Agent, results: list[dict[str, Any]]) -> list[BatchError]:
     """Results on paths the agent was not asked to measure: in neither its plan now (its
     meshes' enabled tests, from it, of that test type) nor the plan it was measured under,
-    nor in a slot planned for it. An agent reports on its own paths only; a revoked peer is
-    in no plan now and its results are refused whatever plan they were measured under."""
-    planned: set[PathKey] = set()
-    for path in mesh_paths(source=agent):
-        if path.destination is not None:
-            planned.add((str(path.destination.pk), "", path.test.test_type))
-        else:
-            planned.add(("", path.target, path.test.test_type))
-    issued = _issued_paths(agent, results)
-    peer_ids = {result["peer_id"] for result in results if result.get("peer_id")}
-    revoked = {
-        str(pk) for pk in Agent.objects.filter(pk__in=peer_ids, revoked_at__isnull=False).values_list("pk", flat=True)
+    nor in a slot planned for it. An agent reports on its own paths only. (Revoked peers are
+    refused by ingest before this, whatever plan a result was measured under.)"""
+    planned = {
+        _path_key(str(path.destination.pk) if path.destination else None, path.target, path.test.test_type)
+        for path in mesh_paths(source=agent)
     }
+    held = _held_plans(agent, results)
     slot_ids = {result["slot_id"] for result in results if result.get("slot_id")}
     # A slot stays the agent's after its test is edited away: its run is still the agent's.
     slots = {
@@ -515,21 +523,14 @@ def unplanned_results(agent: Agent, results: list[dict[str, Any]]) -> list[Batch
             "pk", "destination_id", "test_type"
         )
     }
-
-    def measured_under_its_plan(key: PathKey, result: dict[str, Any]) -> bool:
-        paths, since, until = issued.get(result.get("plan_version") or "", (set(), None, None))
-        if key not in paths or since is None or until is None:
-            return False
-        return bool(since <= datetime.fromisoformat(result["started_at"]) <= until)
-
     errors = []
     for index, result in enumerate(results):
-        peer_id, test_type = result.get("peer_id") or "", result["test_type"]
-        key = (peer_id, "" if peer_id else result["target"], test_type)
+        peer_id, test_type = result.get("peer_id"), result["test_type"]
+        key = _path_key(peer_id, result["target"], test_type)
         in_slot = bool(peer_id) and slots.get(result.get("slot_id") or "") == (peer_id, test_type)
-        if peer_id in revoked:
-            errors.append(BatchError(f"results/{index}/peer_id", f"path {agent.name} -> {peer_id}: peer is revoked"))
-        elif key not in planned and not in_slot and not measured_under_its_plan(key, result):
+        plan = held.get(result.get("plan_version") or "")
+        measured_under_plan = plan is not None and plan.covers(key, timestamp(result["started_at"]))
+        if key not in planned and not in_slot and not measured_under_plan:
             field_name, far_end = ("peer_id", peer_id) if peer_id else ("target", result["target"])
             errors.append(
                 BatchError(

@@ -45,8 +45,12 @@ logger = logging.getLogger(__name__)
 
 # The incremental task looks this far back for runs without analysis.
 INCREMENTAL_LOOKBACK = timedelta(days=2)
-# Paths with results received this recently get their regression rules re-run.
-NEW_DATA_WINDOW = timedelta(minutes=2)
+
+
+def new_data_window() -> timedelta:
+    """Paths with results received this recently get their regression rules re-run: two of
+    the task's intervals (at least 2 min), so a late or skipped run misses no path."""
+    return max(timedelta(minutes=2), 2 * timedelta(seconds=settings.ANALYSIS_EVERY_S))
 
 
 def analyze_throughput_run(run: Run, agents: dict[uuid.UUID, Agent] | None = None) -> RunAnalysis | None:
@@ -158,7 +162,7 @@ def analyze_range(
         (run.source_id, run.destination_id) for run in runs if run.destination_id
     }
     paths |= {(result.source_id, result.destination_id) for result in analysed}
-    paths |= recently_received_paths((now or timezone.now()) - NEW_DATA_WINDOW)
+    paths |= recently_received_paths((now or timezone.now()) - new_data_window())
     opened = 0
     for source_id, destination_id in sorted(paths):
         if source_id in agents and destination_id in agents:

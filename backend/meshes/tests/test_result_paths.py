@@ -6,7 +6,7 @@ from __future__ import annotations
 import copy
 import json
 import uuid
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any, ClassVar
 
 from django.utils import timezone
@@ -27,7 +27,7 @@ def ping_to(peer_id: str | None, target: str = "198.18.1.2") -> dict[str, Any]:
     return {**result, "id": str(uuid.uuid4()), "peer_id": peer_id, "target": target}
 
 
-class ResultPathTests(FathomTestCase):
+class ResultPathsCase(FathomTestCase):
     geneva: ClassVar[Agent]
 
     @classmethod
@@ -48,6 +48,8 @@ class ResultPathTests(FathomTestCase):
         client = self.agent_client(self.athens, self.athens_credential)
         return client.post(RESULTS_URL, {"schema_version": 1, "results": list(results)}, format="json")
 
+
+class ResultPathTests(ResultPathsCase):
     def test_results_on_planned_paths_are_stored(self) -> None:
         reply = self.post(ping_to(str(self.frankfurt.pk)), ping_to(None, "192.0.2.80"))
         assert reply.status_code == 200, reply.content
@@ -80,12 +82,13 @@ class ResultPathTests(FathomTestCase):
         assert reply.status_code == 400 and reply.json()["errors"][0]["path"] == "results/0/peer_id"
 
 
-class ResultsUnderAnEarlierPlanTests(ResultPathTests):
+class ResultsUnderAnEarlierPlanTests(ResultPathsCase):
     """A result is judged by the plan it was measured under (its plan_version, as issued to
     this agent), not only by the plan in force when it arrives: an agent that spooled results
     through an outage or a mesh edit loses none of what it was asked to measure."""
 
-    def serve_plan(self, issued_at: Any = EXAMPLES_RECORDED_AT - timedelta(hours=3)) -> str:
+    # ping-ok.json's run started 2 h before EXAMPLES_RECORDED_AT.
+    def serve_plan(self, issued_at: datetime = EXAMPLES_RECORDED_AT - timedelta(hours=3)) -> str:
         reply = self.agent_client(self.athens, self.athens_credential).get("/api/v1/agent/plan/")
         assert reply.status_code == 200, reply.content
         version: str = reply.json()["version"]

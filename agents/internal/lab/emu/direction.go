@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -71,7 +72,9 @@ type Counters struct {
 }
 
 // LateBoundsUs are the upper bounds of Counters.Late's buckets, in microseconds.
-var LateBoundsUs = []int64{100, 300, 1000, 3000, 10000}
+var LateBoundsUs = [lateBounds]int64{100, 300, 1000, 3000, 10000}
+
+const lateBounds = 5
 
 // LateBucket is the index in Counters.Late of a departure that late.
 func LateBucket(late time.Duration) int {
@@ -96,6 +99,9 @@ type Direction struct {
 	txEnd    time.Time   // when the rate limiter finishes sending what it holds
 	lastOut  []time.Time // per member: the latest departure, to keep FIFO order
 	counters Counters
+	// Counted by the delay line's sender for every departure: atomics, so the sender never
+	// waits for the reader's lock.
+	late [lateBounds + 1]atomic.Uint64
 }
 
 // NewDirection starts with a full policer bucket.
@@ -133,18 +139,16 @@ func (d *Direction) Counters() Counters {
 	defer d.mu.Unlock()
 	c := d.counters
 	c.PerMember = append([]uint64(nil), d.counters.PerMember...)
-	c.Late = append([]uint64(nil), d.counters.Late...)
+	c.Late = make([]uint64, len(d.late))
+	for i := range d.late {
+		c.Late[i] = d.late[i].Load()
+	}
 	return c
 }
 
 // RecordLateness counts one departure that left late after its schedule.
 func (d *Direction) RecordLateness(late time.Duration) {
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if d.counters.Late == nil {
-		d.counters.Late = make([]uint64, len(LateBoundsUs)+1)
-	}
-	d.counters.Late[LateBucket(late)]++
+	d.late[LateBucket(late)].Add(1)
 }
 
 // Admit decides a packet's fate at now: dropped (and why), forwarded through a member (at

@@ -14,7 +14,7 @@ from analysis.choices import Diagnosis, RttModeVerdict
 from analysis.models import RunAnalysis, SweepModes
 from analysis.services import runs as run_service
 from analysis.services.inputs import path_loss
-from analysis.services.runs import analyze_range, analyze_recent
+from analysis.services.runs import analyze_range, analyze_recent, new_data_window
 from analysis.tests.services.fixtures import MIB, T0, facts, flow_sweep, pings, snapshot, throughput_run
 from fathom.testing import FathomTestCase
 from inventory.models import Agent, HostFactsSnapshot
@@ -214,3 +214,14 @@ class RunInputTests(FathomTestCase):
         Run.objects.filter(id=run.id).update(summary={**run.summary, "retransmits": 120, "sender_bytes": 125_000_000})
         stats = self.analyse(run).interval_stats
         assert stats["retransmits"] == 120 and stats["retransmit_rate"] > 0
+
+
+@override_settings(ANALYSIS_EVERY_S=600)
+def test_paths_with_new_data_are_looked_back_on_over_two_task_intervals() -> None:
+    """Analysis every 10 min must not look back only 2: paths in between would be skipped."""
+    assert new_data_window() == timedelta(minutes=20)
+
+
+@override_settings(ANALYSIS_EVERY_S=10)
+def test_a_frequent_task_still_looks_back_two_minutes() -> None:
+    assert new_data_window() == timedelta(minutes=2)
