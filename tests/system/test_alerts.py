@@ -8,15 +8,18 @@ import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import pytest
 from standardwebhooks import Webhook
 
 from .conftest import ARTIFACTS, Stack, wait_for
+from .lab_agents import apply_meshes
 
 # A far end with no measurements, so no analysis pass reconciles (clears) the finding the
-# test plants on its path.
+# test plants on its path. The default mesh takes in every agent, sys-far too, and sys-a
+# would start measuring it within a plan poll: the test pauses that mesh meanwhile.
 PLANT = """
 from datetime import timedelta
 from django.utils import timezone
@@ -65,7 +68,15 @@ def receiver() -> Iterator[Receiver]:
     receiver.server.server_close()
 
 
+@pytest.fixture
+def default_mesh_paused(stack: Stack, tmp_path: Path) -> Iterator[None]:
+    apply_meshes(stack, tmp_path, [{"name": "default", "enabled": False}])
+    yield
+    apply_meshes(stack, tmp_path, [{"name": "default", "enabled": True}])
+
+
 @pytest.mark.browser
+@pytest.mark.usefixtures("default_mesh_paused")
 def test_a_finding_is_delivered_once_and_worked_in_the_browser(stack: Stack, receiver: Receiver) -> None:
     http = stack.session()
     made = http.post(
