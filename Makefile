@@ -11,14 +11,15 @@ GO_LDFLAGS := -X main.version=$(VERSION)
 BACKEND_ENV = set -a && eval "$$(bash deploy/services.sh env)" && set +a && cd backend
 
 .PHONY: help demo test install install-system services-start services-stop \
-        frontend agents migrate openapi openapi-check contract contract-check \
-        lab-test lab-bench lab-noise bench-scheduler bench-analysis bench-alerts bench-ingest bench-load alert-drill clean
+        frontend agents agents-testclock migrate openapi openapi-check contract contract-check \
+        lab-test lab-bench lab-noise bench-scheduler bench-analysis bench-alerts bench-ingest bench-load bench-agent alert-drill clean
 
 help:
 	@echo "make demo          run Fathom with a demo mesh (Ctrl-C stops everything)"
 	@echo "make test          install what is missing and run every test suite"
 	@echo "make frontend      build the web UI into frontend/dist"
 	@echo "make agents        build the static fathom-agent and fathom-lab binaries"
+	@echo "make agents-testclock  build fathom-agent-testclock, whose waits a test can speed up (never deploy it)"
 	@echo "make lab-test      check every lab scenario: configured against measured (root)"
 	@echo "make lab-bench     the lab emulator's throughput, added RTT and CPU profile (root)"
 	@echo "make bench-scheduler  plan exclusive throughput slots for full meshes up to 200 agents"
@@ -27,6 +28,7 @@ help:
 	@echo "make bench-alerts  the cost of one alert evaluation at 500 paths, as a fraction of its interval"
 	@echo "make bench-ingest  per-packet RTT samples per second through the result API beside a raw COPY"
 	@echo "make bench-load    500 simulated agents against the real stack for 10 minutes: errors, latency, backlog"
+	@echo "make bench-agent   the agent's footprint: binary size, idle RSS and CPU, RSS during a throughput test"
 	@echo "make alert-drill   alerting end to end on the lab: regressions, clearing, silence, killed worker, agent down (root)"
 	@echo "make openapi       regenerate backend/openapi.yaml and the UI's types from it"
 	@echo "make contract      regenerate the UI's types from the JSON Schemas in contract/"
@@ -50,6 +52,12 @@ frontend:
 agents:
 	cd agents && CGO_ENABLED=0 go build -trimpath -ldflags "$(GO_LDFLAGS)" -o bin/fathom-agent ./cmd/fathom-agent
 	cd agents && CGO_ENABLED=0 go build -trimpath -ldflags "$(GO_LDFLAGS)" -o bin/fathom-lab ./cmd/fathom-lab
+
+# The agent whose waits FATHOM_AGENT_TEST_CLOCK_RATE speeds up (agents/internal/clock), for
+# the system tests' hour-long outage; `make agents` never builds it.
+agents-testclock:
+	cd agents && CGO_ENABLED=0 go build -trimpath -tags fathomtestclock -ldflags "-X main.version=$(VERSION)-testclock" \
+	  -o bin/fathom-agent-testclock ./cmd/fathom-agent
 
 migrate: services-start
 	$(BACKEND_ENV) && FATHOM_DEBUG=1 $(PYTHON) manage.py migrate --no-input
@@ -100,6 +108,11 @@ bench-ingest: install services-start
 
 bench-load: install services-start
 	$(BACKEND_ENV) && $(PYTHON) -m fathom.bench_load
+
+# Its own database and Redis database, so it may run beside the system tests.
+bench-agent: install services-start agents
+	FATHOM_ARTIFACTS=$(ROOT)/tests/artifacts/bench-agent FATHOM_SYSTEST_DB=fathom_bench_agent FATHOM_SYSTEST_REDIS_DB=6 \
+	  $(VENV)/bin/pytest -q -s -p no:cacheprovider -c tests/pytest.ini tests/system/bench_agent.py
 
 bench-scheduler: install
 	cd backend && $(PYTHON) -m meshes.bench_scheduler

@@ -1,6 +1,7 @@
 """Faults on the real stack (issue 17): an agent killed with SIGKILL while its upload is in
 flight, PostgreSQL down while agents upload, Redis restarted, a Celery worker killed, the
-spool's disk full while the server does not answer.
+spool's disk full while the server does not answer, the server gone for an hour of an
+agent's time (a test build whose waits pass 60 times faster).
 Each proves that no result the agent measured is lost, none is stored twice, and that
 everything recovers by itself: nobody restarts an agent's upload or replays anything.
 
@@ -11,12 +12,17 @@ up stored, once each, and new results keep arriving afterwards.
 from __future__ import annotations
 
 import functools
+import itertools
+import json
 import os
+import re
 import signal
+import socket
 import subprocess
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import cast
@@ -24,7 +30,8 @@ from typing import cast
 import pytest
 import requests
 
-from .conftest import ARTIFACTS, ROOT, Agent, Stack, wait_for
+from .conftest import AGENT_BIN, ARTIFACTS, ROOT, VENV_BIN, Agent, Stack, free_port, wait_for
+from .lab_agents import apply_meshes
 
 RECOVERY_TIMEOUT_S = 180
 
@@ -237,3 +244,208 @@ def test_a_full_spool_disk_drops_only_what_did_not_fit_and_recovers(uploading: S
         )
         assert not stored_twice(stack, agent)
         wait_for("new results once the disk has room", lambda: new_results_after(stack, agent, thawed_at), 120)
+
+
+# The outage test's agent: a test build (`make agents-testclock`) whose waits pass
+# CLOCK_RATE times faster than real time. Its results keep wall-clock timestamps.
+CLOCKED_AGENT_BIN = ROOT / "agents" / "bin" / "fathom-agent-testclock"
+CLOCK_RATE = 60
+OUTAGE_AGENT_S = 3600
+# The uploader's back-off (agents/internal/upload New): 2 s doubling to 5 min, +-20%.
+MIN_BACKOFF_S, MAX_BACKOFF_S, JITTER = 2.0, 300.0, 0.2
+UPLOAD_INTERVAL_S = 10  # between rounds while the server answers (meshes/services.py)
+PLAN_POLL_S = 30  # the agent's default, in its own time
+UPLOAD_FAILED = "upload failed; results stay spooled"
+
+
+@dataclass
+class ClockedAgent:
+    agent: Agent
+    web_argv: list[str]  # its own web process, so only this agent loses the server
+    port: int
+    log: Path
+    log_offset: int  # where this run's lines start in the appended log
+
+    def log_lines(self) -> list[str]:
+        return self.log.read_bytes()[self.log_offset :].decode(errors="replace").splitlines()
+
+
+def refusing(port: int) -> bool:
+    with socket.socket() as sock:
+        sock.settimeout(1)
+        return sock.connect_ex(("127.0.0.1", port)) != 0
+
+
+def serving(stack: Stack, port: int) -> bool:
+    stack.assert_running()
+    return requests.get(f"http://127.0.0.1:{port}/api/v1/auth/csrf/", timeout=2).ok
+
+
+@pytest.fixture
+def clocked_agent(stack: Stack, tmp_path: Path) -> Iterator[ClockedAgent]:
+    """sys-clocked on 127.0.0.4, a test build at CLOCK_RATE talking to a web process of its
+    own, in a ping-only mesh with sys-a (the default mesh paused): a ping every 60 s of its
+    time, one a second. Revoked afterwards, so no later test meets it."""
+    subprocess.run(["make", "-s", "agents-testclock"], cwd=ROOT, check=True, timeout=600)
+    port = free_port()
+    web_argv = [str(VENV_BIN / "gunicorn"), "--chdir", "backend", "--bind", f"127.0.0.1:{port}", "--workers", "2",
+                "fathom.wsgi"]  # fmt: skip
+    stack.start("web-clocked", web_argv)
+    agent = Agent("sys-clocked", "127.0.0.4", 0, tmp_path / "agent-clocked")
+    log = ARTIFACTS / f"agent-{agent.name}.log"
+    try:
+        wait_for("the clocked agent's web server", lambda: serving(stack, port), 30, 0.3)
+        token = stack.manage("create_enrollment_token", "--note", f"system test {agent.name}").strip()
+        subprocess.run(
+            [str(CLOCKED_AGENT_BIN), "enroll", "--server", f"http://127.0.0.1:{port}", "--token", token,
+             "--name", agent.name, "--address", agent.address, "--state-dir", str(agent.state_dir)],
+            check=True, capture_output=True, text=True,
+        )  # fmt: skip
+        agent.agent_id = json.loads((agent.state_dir / "credential.json").read_text())["agent_id"]
+        ping = {"name": "ping", "test_type": "ping", "interval_s": 60, "spec": {"count": 3, "interval_s": 0.2}}
+        members = [{"agent": agent.name}, {"agent": stack.agents[0].name}]
+        apply_meshes(
+            stack,
+            tmp_path,
+            [{"name": "default", "enabled": False}, {"name": "clocked", "kind": "mesh", "members": members,
+             "tests": [ping]}],
+        )  # fmt: skip
+        offset = log.stat().st_size if log.exists() else 0
+        env = {**stack.env, "FATHOM_AGENT_TEST_CLOCK_RATE": str(CLOCK_RATE),
+               "FATHOM_PLAN_POLL_INTERVAL_S": str(PLAN_POLL_S)}  # fmt: skip
+        with open(log, "ab") as out:
+            stack.processes[f"agent-{agent.name}"] = subprocess.Popen(
+                [str(CLOCKED_AGENT_BIN), "run", "--state-dir", str(agent.state_dir), "--iperf3-enabled", "false",
+                 "--echo-bind", agent.address],
+                cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
+            )  # fmt: skip
+        yield ClockedAgent(agent, web_argv, port, log, offset)
+    finally:
+        for name in (f"agent-{agent.name}", "web-clocked"):
+            process = stack.processes.pop(name, None)
+            if process is not None:
+                process.terminate()
+                try:
+                    process.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+        apply_meshes(stack, tmp_path, [{"name": "clocked", "enabled": False}, {"name": "default", "enabled": True}])
+        if agent.agent_id:
+            stack.session().post(f"{stack.url}/api/v1/agents/{agent.agent_id}/revoke/", timeout=10).raise_for_status()
+
+
+def crash(process: subprocess.Popen[bytes]) -> None:
+    """gunicorn and its workers killed with SIGKILL: the port refuses connections at once."""
+    for pid in [process.pid, *children(process.pid)]:
+        os.kill(pid, signal.SIGKILL)
+    process.wait(timeout=10)
+
+
+@dataclass
+class Attempt:
+    at: datetime  # wall clock, as the agent logged it
+    retry_in_s: float  # the back-off it announced, in its own time
+
+
+def go_duration_s(text: str) -> float:
+    """A Go duration as the agent logs it rounded to seconds: 2s, 1m4s, 5m0s."""
+    match = re.fullmatch(r"(?:(\d+)h)?(?:(\d+)m)?(?:(\d+(?:\.\d+)?)s)?", text)
+    assert match and text, f"not a duration: {text!r}"
+    hours, minutes, seconds = (float(group or 0) for group in match.groups())
+    return hours * 3600 + minutes * 60 + seconds
+
+
+def logged_at(line: str) -> datetime:
+    """The time of an agent's log line (slog's text format starts with time=...)."""
+    return datetime.fromisoformat(line.removeprefix("time=").split(" ", 1)[0])
+
+
+def failed_uploads(lines: list[str], since: datetime, until: datetime) -> list[Attempt]:
+    return [
+        Attempt(logged_at(line), go_duration_s(line.rsplit("retry_in=", 1)[1].split()[0]))
+        for line in lines
+        if f'msg="{UPLOAD_FAILED}"' in line and since <= logged_at(line) <= until
+    ]
+
+
+def backoff_attempts(span_s: float, jitter: float) -> int:
+    """Upload attempts in span_s of failures (the first at 0) when every back-off takes its
+    jitter to one side: -JITTER gives the most attempts the back-off allows, +JITTER the fewest."""
+    attempts, elapsed, wait = 1, 0.0, 0.0
+    while True:
+        wait = min(max(2 * wait, MIN_BACKOFF_S), MAX_BACKOFF_S) * (1 + jitter)
+        if elapsed + wait > span_s:
+            return attempts
+        elapsed += wait
+        attempts += 1
+
+
+def test_an_hour_without_the_server_is_backed_off_and_loses_nothing(stack: Stack, clocked_agent: ClockedAgent) -> None:
+    """The server gone (its port refusing) for an hour of the agent's time, a minute of real
+    time: the agent spools what it measures meanwhile, retries its upload as its back-off says
+    (2 s doubling to 5 min, not at every new result), and when the server is back, without a
+    restart, stores every spooled result once and goes on."""
+    assert b"FATHOM_AGENT_TEST_CLOCK_RATE" not in AGENT_BIN.read_bytes(), "the production agent reads the test clock"
+    clocked = clocked_agent
+    agent = clocked.agent
+    process = stack.processes[f"agent-{agent.name}"]
+    wait_for("sys-clocked's first results stored", lambda: stored(stack, agent), 60, 0.5)
+    assert any("test build" in line and f"rate={CLOCK_RATE}" in line for line in clocked.log_lines()), "no test clock"
+
+    crash(stack.processes.pop("web-clocked"))
+    wait_for("the server's port refusing", lambda: refusing(clocked.port), 5, 0.05)
+    down_at = datetime.now(UTC)
+    time.sleep(OUTAGE_AGENT_S / CLOCK_RATE)
+    in_spool = spooled(agent)
+    assert process.poll() is None, "the agent died without its server"
+    stack.start("web-clocked", clocked.web_argv)
+    wait_for("the clocked agent's web server back", lambda: serving(stack, clocked.port), 30, 0.1)
+    up_at = datetime.now(UTC)
+    wait_for("every result spooled in the outage stored once", lambda: all_stored_once(stack, agent, in_spool), 60, 0.2)
+    recovered_s = (datetime.now(UTC) - up_at).total_seconds()
+    assert not stored_twice(stack, agent)
+    wait_for("new results after the outage", lambda: new_results_after(stack, agent, up_at), 30, 0.5)
+    assert process.poll() is None and stack.processes[f"agent-{agent.name}"] is process, "the agent was restarted"
+
+    lines = clocked.log_lines()
+    attempts = failed_uploads(lines, down_at, up_at)
+    assert attempts, "no upload failed while the server was gone"
+    span_s = (up_at - attempts[0].at).total_seconds() * CLOCK_RATE
+    waits = [a.retry_in_s for a in attempts]
+    gaps = [(b.at - a.at).total_seconds() * CLOCK_RATE for a, b in itertools.pairwise(attempts)]
+    plan_failures, facts_failures = (
+        sum(message in line and down_at <= logged_at(line) <= up_at for line in lines)
+        for message in ("plan fetch failed", "host facts not reported")
+    )
+    figures = {
+        "outage_agent_s": round((up_at - down_at).total_seconds() * CLOCK_RATE),
+        "spooled_in_outage": len(in_spool),
+        "upload_attempts": len(attempts),
+        "attempts_the_backoff_allows": [backoff_attempts(span_s, JITTER), backoff_attempts(span_s, -JITTER)],
+        "attempts_without_backoff": round(span_s / UPLOAD_INTERVAL_S),
+        "retry_in_s": waits,
+        "gaps_agent_s": [round(gap, 1) for gap in gaps],
+        "plan_fetch_failures": plan_failures,
+        "host_facts_failures": facts_failures,
+        "recovered_real_s": round(recovered_s, 1),
+    }
+    (ARTIFACTS / "outage-backoff.json").write_text(json.dumps(figures, indent=1))
+    print(f"an hour without the server: {json.dumps(figures)}")
+
+    # The back-off starts at 2 s and doubles (+-20%; logged in whole seconds) up to the 5 min cap.
+    assert waits[0] <= MIN_BACKOFF_S * (1 + JITTER) + 0.5, figures
+    for before, after in itertools.pairwise(waits):
+        doubled = 2 * before * (1 - JITTER) - 2 <= after <= 2 * before * (1 + JITTER) + 2
+        capped = MAX_BACKOFF_S * (1 - JITTER) - 1 <= after <= MAX_BACKOFF_S * (1 + JITTER) + 1
+        assert doubled or capped, figures
+    assert max(waits) >= MAX_BACKOFF_S * (1 - JITTER) - 1, f"the back-off never reached its cap: {figures}"
+    # Each retry waits what it announced: a new result neither cuts the back-off short nor
+    # starts it over. (A minute of the agent's time is a second here: 6 s of slack is 0.1 s.)
+    for wait, gap in zip(waits, gaps, strict=False):
+        assert wait - 1.5 <= gap <= wait * 1.05 + 6, figures
+    most, fewest = backoff_attempts(span_s, -JITTER), backoff_attempts(span_s, JITTER)
+    assert fewest - 1 <= len(attempts) <= most, figures
+    # Plan polls go on at their interval: no faster than one per PLAN_POLL_S of the agent's time.
+    assert plan_failures <= span_s / PLAN_POLL_S + 2, figures
+    # Everything stored within one capped back-off of the server's return (6 s here).
+    assert recovered_s <= MAX_BACKOFF_S * (1 + JITTER) / CLOCK_RATE + 5, figures

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fathom-net/fathom/agents/internal/api"
+	"github.com/fathom-net/fathom/agents/internal/clock"
 	"github.com/fathom-net/fathom/agents/internal/config"
 	"github.com/fathom-net/fathom/agents/internal/echo"
 	"github.com/fathom-net/fathom/agents/internal/iperfserver"
@@ -45,6 +46,7 @@ func Probes(cfg config.Config) probe.Registry {
 type Agent struct {
 	cfg      config.Config
 	client   *api.Client
+	clock    clock.Clock
 	log      *slog.Logger
 	probes   probe.Registry
 	spool    *spool.Spool
@@ -57,14 +59,15 @@ type Agent struct {
 	iperfAuth *iperfserver.Auth
 }
 
-// New prepares an agent; nothing runs until Run.
-func New(cfg config.Config, client *api.Client, version string, log *slog.Logger) (*Agent, error) {
+// New prepares an agent; nothing runs until Run. clk times its waits (clock.Real but in a
+// test build).
+func New(cfg config.Config, client *api.Client, version string, clk clock.Clock, log *slog.Logger) (*Agent, error) {
 	sp, err := spool.Open(filepath.Join(cfg.StateDir, "spool"), cfg.Spool.MaxBytes)
 	if err != nil {
 		return nil, err
 	}
 	a := &Agent{
-		cfg: cfg, client: client, log: log, probes: Probes(cfg), spool: sp, version: version,
+		cfg: cfg, client: client, clock: clk, log: log, probes: Probes(cfg), spool: sp, version: version,
 		cache: plan.Cache{Path: filepath.Join(cfg.StateDir, "plan.json")},
 	}
 	iperfPort := 0
@@ -84,6 +87,7 @@ func New(cfg config.Config, client *api.Client, version string, log *slog.Logger
 		}
 	}
 	a.uploader = upload.New(sp, client, cfg.Upload.BatchSize, log.With("component", "upload"), a.uploadInterval)
+	a.uploader.Clock = clk
 	return a, nil
 }
 
@@ -158,10 +162,13 @@ func (a *Agent) Run(ctx context.Context) error {
 	wg.Add(1)
 	go func() { defer wg.Done(); a.uploader.Run(ctx) }()
 
+	// Tests repeat at intervals of the agent's clock; slots start at the server's absolute
+	// times, on the wall clock.
 	sched := &schedulers{
 		tests: schedule.New(ctx, a.runTest),
 		slots: schedule.NewSlots(ctx, a.runSlot, filepath.Join(a.cfg.StateDir, "slots.json")),
 	}
+	sched.tests.Clock = a.clock
 	if cached, err := a.cache.Load(); err != nil {
 		a.log.Warn("cached plan unreadable; waiting for the server", "error", err)
 	} else if cached != nil {
@@ -181,7 +188,7 @@ func (a *Agent) Run(ctx context.Context) error {
 			pending, rejected := a.spool.Counts()
 			a.log.Info("stopped", "spooled_results", pending, "rejected_results", rejected)
 			return nil
-		case <-time.After(poll):
+		case <-a.clock.After(poll):
 		}
 	}
 }
@@ -259,7 +266,7 @@ func (a *Agent) reportFacts(ctx context.Context) {
 	var lastSent time.Time
 	for {
 		facts := a.facts.Collect(ctx)
-		if digest := facts.Digest(); digest != lastDigest || time.Since(lastSent) > time.Hour {
+		if digest := facts.Digest(); digest != lastDigest || time.Since(lastSent) > a.clock.Scale(time.Hour) {
 			if _, err := a.client.PutHostFacts(ctx, facts); err != nil {
 				if ctx.Err() == nil {
 					a.log.Warn("host facts not reported", "error", err)
@@ -278,7 +285,7 @@ func (a *Agent) reportFacts(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(interval):
+		case <-a.clock.After(interval):
 		}
 	}
 }

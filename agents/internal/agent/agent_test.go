@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fathom-net/fathom/agents/internal/clock"
 	"github.com/fathom-net/fathom/agents/internal/config"
 	"github.com/fathom-net/fathom/agents/internal/contract"
 	"github.com/fathom-net/fathom/agents/internal/plan"
@@ -43,7 +44,7 @@ func TestEveryProbeTypeIsRegisteredWithItsConfiguredBinary(t *testing.T) {
 func TestSlotsAreSpooledWithTheirIDMissedOrRun(t *testing.T) {
 	cfg := config.Defaults()
 	cfg.StateDir = t.TempDir()
-	a, err := New(cfg, nil, "test", slog.New(slog.NewTextHandler(io.Discard, nil)))
+	a, err := New(cfg, nil, "test", clock.Real, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fathom-net/fathom/agents/internal/agent"
 	"github.com/fathom-net/fathom/agents/internal/api"
+	"github.com/fathom-net/fathom/agents/internal/clock"
 	"github.com/fathom-net/fathom/agents/internal/config"
 	"github.com/fathom-net/fathom/agents/internal/credential"
 )
@@ -119,8 +120,15 @@ func run(args []string, version string, getenv func(string) string, stdout, stde
 	if err != nil {
 		return err
 	}
+	clk, err := clock.FromEnv(getenv)
+	if err != nil {
+		return err
+	}
+	if clk != clock.Real {
+		log.Warn("test build: the agent's waits pass faster than real time; never deploy it", "rate", clk.Rate())
+	}
 	client := api.New(base, cred.AgentID, cred.Credential, version)
-	a, err := agent.New(cfg, client, version, log.With("agent", cred.Name))
+	a, err := agent.New(cfg, client, version, clk, log.With("agent", cred.Name))
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fathom-net/fathom/agents/internal/clock"
 	"github.com/fathom-net/fathom/agents/internal/plan"
 )
 
@@ -19,6 +20,9 @@ type RunFunc func(ctx context.Context, test plan.Test, planVersion string)
 // Scheduler keeps one loop per planned test.
 type Scheduler struct {
 	run RunFunc
+	// Clock times the intervals (Real unless a test build speeds it up); the probes stamp
+	// their runs with the wall clock.
+	Clock clock.Clock
 	// MaxFirstDelay bounds the random offset of a test's first run, so a new mesh shows data
 	// quickly while agents still spread their probes out.
 	MaxFirstDelay time.Duration
@@ -88,8 +92,8 @@ func (s *Scheduler) Wait() { s.wg.Wait() }
 
 func (s *Scheduler) every(ctx context.Context, t plan.Test, version string) {
 	defer s.wg.Done()
-	interval := time.Duration(t.IntervalS) * time.Second
-	first := min(interval, s.MaxFirstDelay)
+	interval := s.Clock.Scale(time.Duration(t.IntervalS) * time.Second)
+	first := min(interval, s.Clock.Scale(s.MaxFirstDelay))
 	next := time.Now().Add(time.Duration(rand.Int64N(int64(first) + 1)))
 	for {
 		select {

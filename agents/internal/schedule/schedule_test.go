@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fathom-net/fathom/agents/internal/clock"
 	"github.com/fathom-net/fathom/agents/internal/plan"
 )
 
@@ -94,4 +95,23 @@ func waitFor(t *testing.T, cond func() bool) {
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+// A test build's clock shortens the intervals: an hourly test at rate 3600 runs every second.
+func TestTheClockTimesTheIntervals(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	rec := &recorder{runs: map[string]int{}}
+	s := New(ctx, rec.run)
+	s.Clock = clock.Scaled(3600)
+	s.Apply(&plan.Plan{Version: "1", Tests: []plan.Test{test("hourly", 3600)}})
+	deadline := time.Now().Add(5 * time.Second)
+	for rec.count("hourly") < 3 && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := rec.count("hourly"); n < 3 {
+		t.Fatalf("%d runs of an hourly test in 5 s at rate 3600, want 3 or more", n)
+	}
+	s.Apply(nil)
+	s.Wait()
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/fathom-net/fathom/agents/internal/api"
+	"github.com/fathom-net/fathom/agents/internal/clock"
 	"github.com/fathom-net/fathom/agents/internal/result"
 	"github.com/fathom-net/fathom/agents/internal/spool"
 )
@@ -36,7 +37,9 @@ type Uploader struct {
 	Interval   func() time.Duration
 	MinBackoff time.Duration
 	MaxBackoff time.Duration
-	kick       chan struct{}
+	// Clock times the rounds and back-offs (Real unless a test build speeds it up).
+	Clock clock.Clock
+	kick  chan struct{}
 }
 
 // New returns an uploader with the default back-off (2 s doubling to 5 min).
@@ -144,20 +147,21 @@ func (u *Uploader) Run(ctx context.Context) {
 		} else {
 			backoff = 0
 		}
-		timer := time.NewTimer(wait)
+		timer := u.Clock.NewTimer(wait)
 		select {
 		case <-ctx.Done():
 			timer.Stop()
 			return
 		case <-u.kick:
-			timer.Stop()
-			if backoff > 0 { // a kick does not cut a back-off short
+			if backoff > 0 { // a kick neither cuts a back-off short nor starts it over
 				select {
 				case <-ctx.Done():
+					timer.Stop()
 					return
-				case <-time.After(backoff):
+				case <-timer.C:
 				}
 			}
+			timer.Stop()
 		case <-timer.C:
 		}
 	}

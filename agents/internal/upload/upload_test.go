@@ -1,6 +1,8 @@
 package upload
 
 import (
+	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/fathom-net/fathom/agents/internal/api"
+	"github.com/fathom-net/fathom/agents/internal/clock"
 	"github.com/fathom-net/fathom/agents/internal/result"
 	"github.com/fathom-net/fathom/agents/internal/spool"
 )
@@ -205,5 +208,61 @@ func TestBatchesStayWithinTheirByteBudget(t *testing.T) {
 	}
 	if pending, rejected := s.Counts(); pending != 0 || rejected != 0 || fake.batches != 3 {
 		t.Fatalf("pending %d rejected %d after %d batches", pending, rejected, fake.batches)
+	}
+}
+
+// lockedBuffer collects log lines written from the uploader's goroutine.
+type lockedBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *lockedBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// An hour of the uploader's time against a server that answers 503, in one real second, with
+// new results kicking it all the while: it retries as the back-off says (2 s doubling to
+// 5 min, +-20%), so 16 to 25 attempts, never once per kick; and it logs each wait.
+func TestRunBacksOffToTheCapThroughAnHourOfErrorsWhateverTheKicks(t *testing.T) {
+	u, _, fake := setup(t, 3)
+	fake.status = http.StatusServiceUnavailable
+	logs := &lockedBuffer{}
+	u.Log = slog.New(slog.NewJSONHandler(logs, nil))
+	u.Clock = clock.Scaled(3600)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { defer close(done); u.Run(ctx) }()
+	for end := time.Now().Add(time.Second); time.Now().Before(end); time.Sleep(5 * time.Millisecond) {
+		u.Kick() // a new result every 18 s of the uploader's time
+	}
+	cancel()
+	<-done
+
+	fake.mu.Lock()
+	attempts := fake.batches
+	fake.mu.Unlock()
+	t.Logf("%d attempts", attempts)
+	if attempts < 13 || attempts > 26 {
+		t.Fatalf("%d upload attempts in an hour of errors, want 16..25 (13 allows for a slow machine)", attempts)
+	}
+	var waits []time.Duration
+	scanner := bufio.NewScanner(bytes.NewReader(logs.buf.Bytes()))
+	for scanner.Scan() {
+		var line struct {
+			Msg     string        `json:"msg"`
+			RetryIn time.Duration `json:"retry_in"`
+		}
+		if err := json.Unmarshal(scanner.Bytes(), &line); err == nil && line.RetryIn > 0 {
+			waits = append(waits, line.RetryIn)
+		}
+	}
+	if len(waits) != attempts {
+		t.Fatalf("%d attempts but %d logged waits", attempts, len(waits))
+	}
+	if first, last := waits[0], waits[len(waits)-1]; first > 3*time.Second || last < 4*time.Minute || last > 6*time.Minute {
+		t.Fatalf("waits %v: want about 2 s first and the 5 min cap last", waits)
 	}
 }
