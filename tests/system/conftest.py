@@ -2,7 +2,9 @@
 beat, and two real fathom-agent processes on loopback (127.0.0.2 and 127.0.0.3).
 
 The stack uses its own database (fathom_systest), recreated per session, so tests never
-touch the demo's data. Process logs are kept under tests/artifacts/ for post-mortems.
+touch the demo's data; a bench running beside the suite names another database and Redis
+database (FATHOM_SYSTEST_DB, FATHOM_SYSTEST_REDIS_DB) so the two stacks share nothing.
+Process logs are kept under tests/artifacts/ for post-mortems.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = ROOT / "var" / "venv" / "bin"
 AGENT_BIN = ROOT / "agents" / "bin" / "fathom-agent"
 ARTIFACTS = Path(os.environ.get("FATHOM_ARTIFACTS", ROOT / "tests" / "artifacts"))
-SYSTEST_DB = "fathom_systest"
+SYSTEST_DB = os.environ.get("FATHOM_SYSTEST_DB", "fathom_systest")
 SPINE_PING = {"name": "ping", "test_type": "ping", "interval_s": 10, "spec": {"count": 10, "interval_s": 0.2}}
 
 
@@ -173,6 +175,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         **os.environ,
         **base,
         "FATHOM_DATABASE_URL": with_database(base["FATHOM_DATABASE_URL"], SYSTEST_DB),
+        "FATHOM_REDIS_URL": with_database(base["FATHOM_REDIS_URL"], os.environ.get("FATHOM_SYSTEST_REDIS_DB", "0")),
         "FATHOM_SECRET_KEY": secrets.token_urlsafe(48),
         "FATHOM_DEBUG": "0",
         "FATHOM_ALLOWED_HOSTS": "127.0.0.1,localhost",
