@@ -16,7 +16,7 @@ eval "$(bash deploy/services.sh env)"
 FATHOM_DEBUG=1
 set +a
 
-ALL_SUITES="ruff mypy migrations openapi contract pytest go frontend system lab"
+ALL_SUITES="ruff mypy migrations openapi contract pytest go frontend compose system lab"
 SUITES=${FATHOM_SUITES:-$ALL_SUITES}
 declare -a SUMMARY=()
 passed=0
@@ -26,7 +26,7 @@ suite_ruff() {
   cd backend && "$VENV/bin/ruff" check . ../tests ../contract && "$VENV/bin/ruff" format --check . ../tests ../contract
 }
 suite_mypy() {
-  (cd backend && "$VENV/bin/mypy" . ../contract/codegen.py) && (cd tests && "$VENV/bin/mypy" --config-file mypy.ini system lab)
+  (cd backend && "$VENV/bin/mypy" . ../contract/codegen.py) && (cd tests && "$VENV/bin/mypy" --config-file mypy.ini system lab compose)
 }
 suite_migrations() { cd backend && "$VENV/bin/python" manage.py makemigrations --check --dry-run; }
 suite_openapi() { make -s openapi-check; }
@@ -62,6 +62,23 @@ suite_system() {
   make -s agents && { frontend_is_built || make -s frontend; } &&
     FATHOM_ARTIFACTS=$ROOT/tests/artifacts "$VENV/bin/pytest" -q -p no:cacheprovider --durations=12 -c tests/pytest.ini tests/system
 }
+# The compose deployment built and run for real (tests/compose): its images were being
+# built in the background since the start (compose_prepare below).
+suite_compose() {
+  if [ "$(id -u)" -ne 0 ]; then echo "compose: skipped, needs root (Docker engine, debootstrap)"; return 0; fi
+  local rc=0 waited=0
+  if [ -n "${COMPOSE_PREPARE_PID:-}" ]; then
+    echo "waiting for the image builds (log: var/test-logs/compose-prepare.log)"
+    # Not this subshell's child: wait for the exit status it leaves.
+    while [ ! -f "$LOGS/compose-prepare.rc" ] && [ "$waited" -lt 1800 ]; do sleep 5; waited=$((waited + 5)); done
+    [ "$(cat "$LOGS/compose-prepare.rc" 2>/dev/null)" = 0 ] || { tail -40 "$LOGS/compose-prepare.log"; rc=1; }
+    tail -1 "$LOGS/compose-prepare.log"
+  fi
+  [ "$rc" -eq 0 ] && { make -s agents && FATHOM_ARTIFACTS=$ROOT/tests/artifacts "$VENV/bin/pytest" -q -s \
+    -p no:cacheprovider -c tests/pytest.ini tests/compose || rc=$?; }
+  bash tests/compose/dockerd.sh stop
+  return "$rc"
+}
 suite_lab() {
   # The lab needs network namespaces and TUN devices: root. CI runs as root.
   if [ "$(id -u)" -ne 0 ]; then echo "lab: skipped, needs root"; return 0; fi
@@ -74,6 +91,14 @@ suite_count() {
   grep -Eo '[0-9]+ passed[^|]*|no issues found in [0-9]+ source files|[0-9]+ files already formatted' "$log" |
     tail -1 | cut -c1-60 || true
 }
+
+# Docker image builds take minutes and mostly wait on downloads: start them now, beside the
+# quick suites, niced (tests/compose/dockerd.sh).
+if [[ " $SUITES " == *" compose "* ]] && [ "$(id -u)" -eq 0 ]; then
+  rm -f "$LOGS/compose-prepare.rc"
+  { bash tests/compose/prepare.sh >"$LOGS/compose-prepare.log" 2>&1; echo $? >"$LOGS/compose-prepare.rc"; } &
+  COMPOSE_PREPARE_PID=$!
+fi
 
 for suite in $SUITES; do
   log=$LOGS/$suite.log

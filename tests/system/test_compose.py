@@ -27,6 +27,12 @@ def compose() -> dict[str, Any]:
     return loaded
 
 
+def default_of(value: str) -> str:
+    """What `${VAR:-default}` stands for when VAR is not set."""
+    match = re.fullmatch(r"\$\{[A-Z0-9_]+:-([^}]*)\}(.*)", value)
+    return match.group(1) + match.group(2) if match else value
+
+
 def documented_variables() -> set[str]:
     names = set()
     for line in ENV_EXAMPLE.read_text().splitlines():
@@ -53,10 +59,10 @@ def test_every_referenced_file_exists(compose: dict[str, Any]) -> None:
             context = ROOT / build["context"]
             assert (context / build["dockerfile"]).is_file(), f"{name}: missing {build['dockerfile']}"
         for volume in service.get("volumes", []):
-            source = volume.split(":", 1)[0]
+            source = default_of(volume).split(":", 1)[0]
             if source.startswith((".", "/")):
                 assert (ROOT / source).exists(), f"{name}: volume source {source} missing"
-        env_file = service.get("env_file")
+        env_file = default_of(service.get("env_file", ""))
         if env_file:
             # Users copy the example; the example itself must exist.
             assert (ROOT / f"{env_file}.example").is_file() or (ROOT / env_file).is_file()
@@ -132,8 +138,8 @@ def test_every_container_is_unprivileged(compose: dict[str, Any]) -> None:
 def test_each_container_gets_only_the_secrets_it_needs(compose: dict[str, Any]) -> None:
     services = compose["services"]
     for name in BACKEND_SERVICES:
-        assert services[name]["env_file"] == "deploy/.env"
-    assert services["agent"]["env_file"] == "deploy/agent.env"
+        assert default_of(services[name]["env_file"]) == "deploy/.env"
+    assert default_of(services["agent"]["env_file"]) == "deploy/agent.env"
     agent_settings = AGENT_ENV_EXAMPLE.read_text()
     for secret in SERVER_SECRETS:
         assert secret not in agent_settings
