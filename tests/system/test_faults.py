@@ -55,6 +55,14 @@ def stored_twice(stack: Stack, agent: Agent) -> list[tuple[object, ...]]:
     )
 
 
+def alive(pid: int) -> bool:
+    """Running, not a zombie waiting for its new parent to reap it."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(")")[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
 def children(pid: int) -> list[int]:
     found = []
     for task in Path(f"/proc/{pid}/task").iterdir():
@@ -145,8 +153,14 @@ def test_an_agent_killed_with_its_upload_in_flight_loses_nothing_and_repeats_not
         wait_for("a result spooled behind the frozen server", lambda: spooled(agent), 60, 0.5)
         time.sleep(4)  # the kicked upload has sent its batch into the frozen server
         in_spool = spooled(agent)
-        stack.processes[f"agent-{agent.name}"].kill()
-        stack.processes[f"agent-{agent.name}"].wait(timeout=10)
+        killed = stack.processes[f"agent-{agent.name}"]
+        tools = children(killed.pid)
+        assert tools, "the agent runs its iperf3 server as a child"
+        killed.kill()
+        killed.wait(timeout=10)
+        # Its tools die with it (the kernel's parent-death signal): no orphaned iperf3 server
+        # keeps the agent's port.
+        wait_for("the killed agent's tools to die with it", lambda: not any(alive(pid) for pid in tools), 10, 0.2)
     # The server now answers the batch the dead agent sent: stored, but never acknowledged.
     restarted_at = datetime.now(UTC)
     stack.start_agent(agent)

@@ -8,11 +8,12 @@ import (
 	"io"
 	"log/slog"
 	"os"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/fathom-net/fathom/agents/internal/childproc"
 )
 
 // TimeSkewThreshold is how far (seconds) a client's clock may differ from the server's: iperf3
@@ -98,8 +99,7 @@ func (s *Server) Run(ctx context.Context) {
 	backoff := s.MinBackoff
 	for ctx.Err() == nil {
 		began := time.Now()
-		cmd := exec.CommandContext(ctx, s.Binary, append(s.Args(), "--forceflush")...)
-		cmd.Env = []string{"LC_ALL=C", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+		cmd := childproc.Command(ctx, s.Binary, append(s.Args(), "--forceflush")...)
 		cmd.WaitDelay = 5 * time.Second
 		stdout, err := cmd.StdoutPipe()
 		if err == nil {

@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fathom-net/fathom/agents/internal/childproc"
 	"github.com/fathom-net/fathom/agents/internal/plan"
 	"github.com/fathom-net/fathom/agents/internal/probe"
 	"github.com/fathom-net/fathom/agents/internal/result"
@@ -100,8 +101,7 @@ func (p *Prober) Run(ctx context.Context, test plan.Test, planVersion string) re
 	deadline := time.Duration(spec.Count)*interval + p.ReplyWait + 10*time.Second
 	runCtx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, p.Binary, Args(spec, test.Peer.Address, p.ReplyWait)...)
-	cmd.Env = []string{"LC_ALL=C", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	cmd := childproc.Command(runCtx, p.Binary, Args(spec, test.Peer.Address, p.ReplyWait)...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	runErr := cmd.Run()

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/fathom-net/fathom/agents/internal/childproc"
 	"github.com/fathom-net/fathom/agents/internal/plan"
 	"github.com/fathom-net/fathom/agents/internal/probe"
 	"github.com/fathom-net/fathom/agents/internal/result"
@@ -248,7 +249,7 @@ func (p *Prober) Measure(ctx context.Context, spec Spec, address string, auth *p
 	runCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	args := spec.Args(address, p.Bind)
-	env := []string{"LC_ALL=C", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	env := childproc.Env()
 	if auth != nil {
 		keyFile, err := writePublicKey(auth.PublicKey)
 		if err != nil {
@@ -259,7 +260,7 @@ func (p *Prober) Measure(ctx context.Context, spec Spec, address string, auth *p
 		args = append(args, "--username", auth.Username, "--rsa-public-key-path", keyFile)
 		env = append(env, "IPERF3_PASSWORD="+auth.Password)
 	}
-	cmd := exec.CommandContext(runCtx, p.Binary, args...)
+	cmd := childproc.Command(runCtx, p.Binary, args...)
 	cmd.Env = env
 	// Stopped with SIGTERM, iperf3 still prints its JSON with every interval so far (with
 	// SIGKILL, nothing). One that does not exit is killed after WaitDelay, which also keeps

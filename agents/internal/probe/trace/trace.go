@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/fathom-net/fathom/agents/internal/childproc"
 	"github.com/fathom-net/fathom/agents/internal/plan"
 	"github.com/fathom-net/fathom/agents/internal/probe"
 	"github.com/fathom-net/fathom/agents/internal/result"
@@ -217,8 +218,7 @@ func (p *Prober) traceFlow(ctx context.Context, spec Spec, flow int, address str
 
 	runCtx, cancel := context.WithTimeout(ctx, spec.worstFlow()+10*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(runCtx, p.Binary, spec.Args(flow, address)...)
-	cmd.Env = []string{"LC_ALL=C", "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"}
+	cmd := childproc.Command(runCtx, p.Binary, spec.Args(flow, address)...)
 	cmd.WaitDelay = 2 * time.Second
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
