@@ -28,14 +28,13 @@ import contextlib
 import os
 import signal
 import struct
-import subprocess
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .conftest import AGENT_BIN, ARTIFACTS, Agent, Stack, wait_for
+from .conftest import AGENT_BIN, ARTIFACTS, Agent, Stack, stop_process, wait_for
 from .lab_agents import apply_meshes
 
 IDLE_S = float(os.environ.get("FATHOM_BENCH_AGENT_IDLE_S", "60"))
@@ -161,13 +160,7 @@ def peak(children: dict[tuple[int, int], Child], role: str) -> int:
 def stop_agents(stack: Stack, children: dict[tuple[int, int], Child]) -> int:
     """SIGTERM to the agents; kills and counts their children still running afterwards."""
     for name in [name for name in stack.processes if name.startswith("agent-")]:
-        process = stack.processes.pop(name)
-        process.terminate()
-        try:
-            process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop_process(stack.processes.pop(name))
     time.sleep(1)
     left = [child for child in children.values() if alive(child)]
     for child in left:

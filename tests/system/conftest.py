@@ -156,6 +156,18 @@ class Stack:
         return seen
 
 
+def stop_process(process: subprocess.Popen[bytes], timeout_s: float = 15) -> bool:
+    """SIGTERM, then SIGKILL after timeout_s; False if it needed the SIGKILL."""
+    process.terminate()
+    try:
+        process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+        return False
+    return True
+
+
 def recreate_database(admin_url: str) -> None:
     with psycopg.connect(with_database(admin_url, "postgres"), autocommit=True) as conn:
         conn.execute(f"DROP DATABASE IF EXISTS {SYSTEST_DB} WITH (FORCE)")

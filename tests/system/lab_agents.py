@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import socket
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -13,7 +12,7 @@ from typing import Any
 
 from lab.lab import LAB_BIN, MANAGEMENT_ADDRESS, Lab, lab_up
 
-from .conftest import AGENT_BIN, VENV_BIN, Stack, free_port, wait_for
+from .conftest import AGENT_BIN, VENV_BIN, Stack, free_port, stop_process, wait_for
 
 
 def apply_meshes(stack: Stack, tmp: Path, meshes: list[dict[str, Any]]) -> None:
@@ -84,12 +83,7 @@ def lab_with_agents(
                 yield lab, ids
             finally:
                 for key in started:
-                    process = stack.processes.pop(key)
-                    process.terminate()
-                    try:
-                        process.wait(timeout=15)
-                    except subprocess.TimeoutExpired:
-                        process.kill()
+                    stop_process(stack.processes.pop(key))
                 apply_meshes(stack, tmp, [{"name": mesh["name"], "enabled": False}])
     finally:
         apply_meshes(stack, tmp, [{"name": "default", "enabled": True}])
