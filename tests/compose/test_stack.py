@@ -17,16 +17,16 @@ import os
 import re
 import secrets
 import shutil
-import socket
 import subprocess
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
+from system.conftest import free_port, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 HERE = ROOT / "tests" / "compose"
@@ -50,28 +50,6 @@ RUNS_OF_AGENT = (
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("docker") is None, reason="needs root and a Docker engine"
 )
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def wait_for(what: str, check: Callable[[], Any], timeout_s: float, interval_s: float = 2.0) -> Any:
-    deadline = time.monotonic() + timeout_s
-    last: Any = None
-    while time.monotonic() < deadline:
-        try:
-            last = check()
-        except (requests.RequestException, subprocess.CalledProcessError) as error:
-            last = error
-        else:
-            if last:
-                return last
-        time.sleep(interval_s)
-    raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what} (last: {last!r})")
 
 
 def caddyfile_for(image: str, work: Path) -> Path:
