@@ -7,6 +7,7 @@ transaction, so a batch is still stored whole or not at all.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterable
 from typing import Any
 
@@ -16,7 +17,12 @@ from psycopg.types.json import Jsonb
 
 def copy_rows(model: type[models.Model], rows: Iterable[dict[str, Any]]) -> int:
     """Writes rows of model, each {attname: value} (a field left out takes its default),
-    with COPY in the current transaction; returns how many."""
+    with COPY in the current transaction; returns how many. No rows, no COPY: most batches
+    hold one kind of result, and each COPY costs round trips."""
+    iterator = iter(rows)
+    first = next(iterator, None)
+    if first is None:
+        return 0
     fields = [field for field in model._meta.concrete_fields if field.column]
     table = connection.ops.quote_name(model._meta.db_table)
     columns = ", ".join(connection.ops.quote_name(field.column) for field in fields)
@@ -30,7 +36,7 @@ def copy_rows(model: type[models.Model], rows: Iterable[dict[str, Any]]) -> int:
     with connection.cursor() as cursor:
         raw = cursor.cursor  # psycopg's own cursor, beneath Django's wrapper
         with raw.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-            for row in rows:
+            for row in itertools.chain([first], iterator):
                 values = [row[name] if name in row else defaults[name] for name in attnames]
                 for index in as_json:
                     values[index] = Jsonb(values[index])

@@ -31,7 +31,7 @@ from measurements.models import Run
 from meshes import slots
 from meshes.choices import MemberSide, MeshKind, SlotState
 from meshes.iperf3_auth import Iperf3Auth, Iperf3User, client_auth, server_user
-from meshes.models import IssuedPlan, Mesh, MeshTest, PlannerState, Slot
+from meshes.models import IssuedPlan, Mesh, MeshMember, MeshTest, PlannerState, Slot
 from meshes.specs import DEFAULT_TESTS, THROUGHPUT_MARGIN_S, normalize_spec, reserved_seconds
 
 PLAN_SCHEMA_VERSION = 1
@@ -170,13 +170,24 @@ def mesh_pairs(
 
 
 def mesh_paths(source: Agent | None = None, exclusive: bool | None = None) -> list[Path]:
-    """Every enabled test's paths, optionally only one source's, or only (non-)exclusive tests."""
-    agents = {agent.pk: agent for agent in active_agents()}
-    tests = MeshTest.objects.filter(enabled=True, mesh__enabled=True).select_related("mesh")
+    """Every enabled test's paths, optionally only one source's, or only (non-)exclusive tests.
+
+    One source's paths (its plan, checking its results: every poll and upload) read only the
+    meshes it is in and their members, not the whole fleet.
+    """
+    query = MeshTest.objects.filter(enabled=True, mesh__enabled=True).select_related("mesh")
     if exclusive is not None:
         type_filter = Q(test_type__in=EXCLUSIVE_TEST_TYPES)
-        tests = tests.filter(type_filter if exclusive else ~type_filter)
-    tests = tests.prefetch_related("mesh__members").order_by("mesh__name", "name")
+        query = query.filter(type_filter if exclusive else ~type_filter)
+    if source is not None:
+        its_meshes = MeshMember.objects.filter(agent=source).values("mesh_id")
+        query = query.filter(Q(mesh__all_agents=True) | Q(mesh_id__in=its_meshes))
+    tests = list(query.prefetch_related("mesh__members").order_by("mesh__name", "name"))
+    if source is None or any(test.mesh.all_agents for test in tests):
+        agents = {agent.pk: agent for agent in active_agents()}
+    else:
+        members = {member.agent_id for test in tests for member in test.mesh.members.all()}
+        agents = {agent.pk: agent for agent in Agent.objects.filter(pk__in=members, revoked_at__isnull=True)}
     paths: list[Path] = []
     for test in tests:
         paths.extend(Path(test, src, dst, target) for src, dst, target in mesh_pairs(test.mesh, agents, source))
@@ -510,10 +521,6 @@ def unplanned_results(agent: Agent, results: list[dict[str, Any]]) -> list[Batch
     meshes' enabled tests, from it, of that test type) nor the plan it was measured under,
     nor in a slot planned for it. An agent reports on its own paths only. (Revoked peers are
     refused by ingest before this, whatever plan a result was measured under.)"""
-    planned = {
-        _path_key(str(path.destination.pk) if path.destination else None, path.target, path.test.test_type)
-        for path in mesh_paths(source=agent)
-    }
     held = _held_plans(agent, results)
     slot_ids = {result["slot_id"] for result in results if result.get("slot_id")}
     # A slot stays the agent's after its test is edited away: its run is still the agent's.
@@ -523,14 +530,27 @@ def unplanned_results(agent: Agent, results: list[dict[str, Any]]) -> list[Batch
             "pk", "destination_id", "test_type"
         )
     }
-    errors = []
-    for index, result in enumerate(results):
+
+    def vouched_for(result: dict[str, Any]) -> bool:
+        """Measured under a plan issued to this agent with the path in it, or in its slot."""
         peer_id, test_type = result.get("peer_id"), result["test_type"]
-        key = _path_key(peer_id, result["target"], test_type)
-        in_slot = bool(peer_id) and slots.get(result.get("slot_id") or "") == (peer_id, test_type)
+        if peer_id and slots.get(result.get("slot_id") or "") == (peer_id, test_type):
+            return True
         plan = held.get(result.get("plan_version") or "")
-        measured_under_plan = plan is not None and plan.covers(key, timestamp(result["started_at"]))
-        if key not in planned and not in_slot and not measured_under_plan:
+        key = _path_key(peer_id, result["target"], test_type)
+        return plan is not None and plan.covers(key, timestamp(result["started_at"]))
+
+    unvouched = [(index, result) for index, result in enumerate(results) if not vouched_for(result)]
+    if not unvouched:
+        return []  # the usual batch: the agent's mesh need not be read at all
+    planned = {
+        _path_key(str(path.destination.pk) if path.destination else None, path.target, path.test.test_type)
+        for path in mesh_paths(source=agent)
+    }
+    errors = []
+    for index, result in unvouched:
+        peer_id, test_type = result.get("peer_id"), result["test_type"]
+        if _path_key(peer_id, result["target"], test_type) not in planned:
             field_name, far_end = ("peer_id", peer_id) if peer_id else ("target", result["target"])
             errors.append(
                 BatchError(

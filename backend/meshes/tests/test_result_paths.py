@@ -8,6 +8,7 @@ import json
 import uuid
 from datetime import datetime, timedelta
 from typing import Any, ClassVar
+from unittest import mock
 
 from django.utils import timezone
 
@@ -145,3 +146,10 @@ class ResultsUnderAnEarlierPlanTests(ResultPathsCase):
         assert reply.status_code == 400
         assert reply.json()["errors"][0]["message"].endswith("is revoked")
         assert Run.objects.count() == 0
+
+    def test_a_batch_its_plan_vouches_for_does_not_read_the_agents_meshes(self) -> None:
+        # Every upload of a 500-agent fleet takes this path: the issued plan answers it.
+        version = self.serve_plan()
+        with mock.patch("meshes.services.mesh_paths", side_effect=AssertionError("the mesh was read")):
+            reply = self.post(self.measured_under(version, str(self.frankfurt.pk)))
+        assert reply.status_code == 200, reply.content
