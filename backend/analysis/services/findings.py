@@ -90,8 +90,34 @@ def trace_route_sets(source: Agent, destination: Agent, since: datetime) -> list
     return sorted((time, frozenset(prints)) for time, prints in by_run.values())
 
 
-def path_episodes(source: Agent, destination: Agent, now: datetime) -> dict[FindingMetric, list[Episode]]:
-    """Every rule over the path's history: what the stored findings must match."""
+ALL_METRICS = frozenset(FindingMetric)
+
+
+def path_episodes(
+    source: Agent, destination: Agent, now: datetime, metrics: frozenset[FindingMetric] = ALL_METRICS
+) -> dict[FindingMetric, list[Episode]]:
+    """The rules of the given metrics (all by default) over the path's history: what the
+    stored findings of those metrics must match. Each metric reads only its own inputs."""
+    episodes: dict[FindingMetric, list[Episode]] = {}
+    if FindingMetric.THROUGHPUT in metrics:
+        episodes[FindingMetric.THROUGHPUT] = throughput_episodes(source, destination, now)
+    if metrics & {FindingMetric.RTT, FindingMetric.LOSS}:
+        baseline = timedelta(seconds=settings.ANALYSIS_RTT_BASELINE_S)
+        windows = rtt_windows(source, destination, now - 2 * baseline, now)
+        if FindingMetric.RTT in metrics:
+            # RTT is compared within the ECMP member each ping ran on; loss is the same on every member.
+            judged = within_member(windows, ecmp_modes_at(source, destination, windows))
+            episodes[FindingMetric.RTT] = rtt_cusum(judged, baseline_s=settings.ANALYSIS_RTT_BASELINE_S)
+        if FindingMetric.LOSS in metrics:
+            episodes[FindingMetric.LOSS] = loss_rule(windows, baseline_s=settings.ANALYSIS_RTT_BASELINE_S)
+    if FindingMetric.ROUTE in metrics:
+        episodes[FindingMetric.ROUTE] = route_changes(trace_route_sets(source, destination, now - TRACE_HISTORY))
+    if FindingMetric.ECMP in metrics:
+        episodes[FindingMetric.ECMP] = ecmp_changes(sweep_observations(source, destination, now - ECMP_HISTORY, now))
+    return episodes
+
+
+def throughput_episodes(source: Agent, destination: Agent, now: datetime) -> list[Episode]:
     history = RunAnalysis.objects.filter(
         source=source, destination=destination, started_at__gte=now - THROUGHPUT_HISTORY, rate_bps__isnull=False
     ).order_by("started_at")
@@ -106,26 +132,11 @@ def path_episodes(source: Agent, destination: Agent, now: datetime) -> dict[Find
             series[row.options_key].append(point)
             scaled[row.options_key] += scale < 1
     # One series per option set: 1 stream and 8 streams are different levels, not a change.
-    throughput = [
+    return [
         replace(episode, evidence={**episode.evidence, "member_scaled": scaled[key]})
         for key, points in series.items()
         for episode in (*throughput_fast_rule(points), *throughput_slow_rule(points))
     ]
-    baseline = timedelta(seconds=settings.ANALYSIS_RTT_BASELINE_S)
-    windows = rtt_windows(source, destination, now - 2 * baseline, now)
-    # RTT is compared within the ECMP member each ping ran on; loss is the same on every member.
-    judged = within_member(windows, ecmp_modes_at(source, destination, windows))
-    rtt = rtt_cusum(judged, baseline_s=settings.ANALYSIS_RTT_BASELINE_S)
-    loss = loss_rule(windows, baseline_s=settings.ANALYSIS_RTT_BASELINE_S)
-    route = route_changes(trace_route_sets(source, destination, now - TRACE_HISTORY))
-    ecmp = ecmp_changes(sweep_observations(source, destination, now - ECMP_HISTORY, now))
-    return {
-        FindingMetric.THROUGHPUT: throughput,
-        FindingMetric.RTT: rtt,
-        FindingMetric.LOSS: loss,
-        FindingMetric.ROUTE: route,
-        FindingMetric.ECMP: ecmp,
-    }
 
 
 def sweep_observations(source: Agent, destination: Agent, since: datetime, until: datetime) -> list[SweepObservation]:
@@ -309,8 +320,11 @@ def reconcile_findings(
     return opened
 
 
-def detect_findings(source: Agent, destination: Agent, now: datetime | None = None) -> int:
-    """Runs every rule on one path and stores the result; returns findings newly opened.
+def detect_findings(
+    source: Agent, destination: Agent, now: datetime | None = None, metrics: frozenset[FindingMetric] = ALL_METRICS
+) -> int:
+    """Runs the rules of the given metrics (every rule by default) on one path and stores
+    what they find; returns findings newly opened.
 
     The rules run under the path's lock and on data up to the moment the lock is held, so
     the task and a recompute cannot store findings from different views of the data.
@@ -321,7 +335,7 @@ def detect_findings(source: Agent, destination: Agent, now: datetime | None = No
             key = f"findings:{source.pk}:{destination.pk}"
             cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [key])
         now = now or timezone.now()
-        episodes = path_episodes(source, destination, now)
+        episodes = path_episodes(source, destination, now, metrics)
         for metric, found in episodes.items():
             opened += reconcile_findings(source, destination, metric, found, now)
     return opened

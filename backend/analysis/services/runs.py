@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -18,15 +19,16 @@ from typing import TypeVar
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import Min
 from django.utils import timezone
 
-from analysis.choices import FindingState
+from analysis.choices import FindingMetric, FindingState
 from analysis.diagnosis import NEAR_FRACTION, diagnose
 from analysis.intervals import interval_stats
 from analysis.models import ANALYSIS_VERSION, Finding, RunAnalysis, SweepModes
 from analysis.payloads import checked
 from analysis.runs import RunInputs, options_key, run_ceilings
-from analysis.services.findings import detect_findings
+from analysis.services.findings import ALL_METRICS, detect_findings
 from analysis.services.inputs import (
     as_dict,
     data_direction,
@@ -158,18 +160,29 @@ def analyze_range(
         for run in throughput
         if (result := _guarded(f"throughput run {run.id}", partial(analyze_throughput_run, run, agents))) is not None
     ]
-    paths: set[tuple[uuid.UUID, uuid.UUID]] = {
-        (run.source_id, run.destination_id) for run in runs if run.destination_id
-    }
-    paths |= {(result.source_id, result.destination_id) for result in analysed}
-    paths |= recently_received_paths((now or timezone.now()) - new_data_window())
+    # Each path re-runs only the rules its new data can change.
+    checks: dict[PathKey, set[FindingMetric]] = defaultdict(set)
+    for run in runs:
+        if run.destination_id:
+            path = (run.source_id, run.destination_id)
+            if not only_missing:  # a recompute of the range: every rule
+                checks[path] |= ALL_METRICS
+            elif run.test_type == TestType.FLOWSWEEP:
+                checks[path] |= METRICS_OF_TEST[TestType.FLOWSWEEP]
+                # RTT is judged within the members of the reverse path's sweep where the forward has none.
+                checks[(run.destination_id, run.source_id)].add(FindingMetric.RTT)
+    for result in analysed:  # stored in the data's direction (a reverse run is the far end's)
+        checks[(result.source_id, result.destination_id)].add(FindingMetric.THROUGHPUT)
+    now = now or timezone.now()
+    for path, metrics in recently_received_metrics(now - new_data_window(), now).items():
+        checks[path] |= metrics
     opened = 0
-    for source_id, destination_id in sorted(paths):
-        if source_id in agents and destination_id in agents:
+    for (source_id, destination_id), metrics in sorted(checks.items()):
+        if metrics and source_id in agents and destination_id in agents:
             source, destination = agents[source_id], agents[destination_id]
-            work = partial(detect_findings, source, destination, now=now)
+            work = partial(detect_findings, source, destination, now=now, metrics=frozenset(metrics))
             opened += _guarded(f"path {source} -> {destination}", work) or 0
-    return Progress(len(throughput), len(sweeps), len(paths), opened)
+    return Progress(len(throughput), len(sweeps), len(checks), opened)
 
 
 T = TypeVar("T")
@@ -186,16 +199,48 @@ def _guarded(what: str, work: Callable[[], T]) -> T | None:
         return None
 
 
-def recently_received_paths(since: datetime) -> set[tuple[uuid.UUID, uuid.UUID]]:
-    """Paths with results received since a moment: the ones whose rules may now say more."""
+PathKey = tuple[uuid.UUID, uuid.UUID]
+
+# The metrics whose rules read each test type's data (a flow sweep's modes also place each
+# ping on its ECMP member).
+METRICS_OF_TEST: dict[str, frozenset[FindingMetric]] = {
+    TestType.PING: frozenset({FindingMetric.RTT, FindingMetric.LOSS}),
+    TestType.THROUGHPUT: frozenset({FindingMetric.THROUGHPUT}),
+    TestType.FLOWSWEEP: frozenset({FindingMetric.ECMP, FindingMetric.RTT}),
+    TestType.TRACE: frozenset({FindingMetric.ROUTE}),
+}
+
+
+def rtt_windows_changed(first_ping_started: datetime, since: datetime, now: datetime) -> bool:
+    """Whether pings received since a moment can change the path's RTT and loss rules, which
+    read complete windows only: a window closed since then, or one of those pings began
+    before the newest window boundary (late data into a closed window). Otherwise they all
+    fall in the window still filling, and re-running the rules would find what they found.
+    """
+    width = settings.ANALYSIS_RTT_WINDOW_S
+    boundary = datetime.fromtimestamp(now.timestamp() // width * width, tz=now.tzinfo)
+    return boundary > since or first_ping_started < boundary
+
+
+def recently_received_metrics(since: datetime, now: datetime) -> dict[PathKey, set[FindingMetric]]:
+    """Paths with results received since a moment, each with the metrics whose rules those
+    results may change."""
     rows = (
         Run.objects.filter(
             started_at__gte=since - timedelta(hours=1), received_at__gte=since, destination_id__isnull=False
         )
-        .values_list("source_id", "destination_id")
-        .distinct()
+        .order_by()
+        .values_list("source_id", "destination_id", "test_type")
+        .annotate(first_started=Min("started_at"))
     )
-    return {(source, destination) for source, destination in rows if destination is not None}
+    found: dict[PathKey, set[FindingMetric]] = defaultdict(set)
+    for source_id, destination_id, test_type, first_started in rows:
+        if destination_id is None:
+            continue
+        if test_type == TestType.PING and not rtt_windows_changed(first_started, since, now):
+            continue
+        found[(source_id, destination_id)] |= METRICS_OF_TEST.get(test_type, ALL_METRICS)
+    return found
 
 
 def analyze_recent(now: datetime | None = None) -> Progress:

@@ -183,3 +183,17 @@ class FindingTests(FathomTestCase):
     def test_stable_ecmp_members_give_no_finding(self) -> None:
         self._sweeps(T0, 200, [(23.0, 12), (31.0, 4)])
         assert detect_findings(self.athens, self.frankfurt, now=T0 + timedelta(days=2, hours=2)) == 0
+
+
+class MetricSubsetTests(FathomTestCase):
+    def test_rules_of_other_metrics_neither_run_nor_touch_their_findings(self) -> None:
+        for index, rate in enumerate([3.8e9, 3.85e9, 2.2e9, 2.25e9]):
+            analysis_row(self.athens, self.frankfurt, T0 + timedelta(hours=6 * index), rate, ceiling_bps=4e9)
+        now = T0 + timedelta(days=1)
+        assert detect_findings(self.athens, self.frankfurt, now=now, metrics=frozenset({FindingMetric.RTT})) == 0
+        assert not Finding.objects.exists()
+        assert detect_findings(self.athens, self.frankfurt, now=now) == 1
+        # An RTT-only pass leaves the open throughput finding as it is.
+        ping_rules = frozenset({FindingMetric.RTT, FindingMetric.LOSS})
+        detect_findings(self.athens, self.frankfurt, now=now, metrics=ping_rules)
+        assert Finding.objects.get().state == FindingState.OPEN

@@ -4,17 +4,18 @@ host-facts history, what each run's inputs rest on, and the incremental task."""
 from __future__ import annotations
 
 import uuid
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from unittest import mock
 
 from django.test import override_settings
 
-from analysis.choices import Diagnosis, RttModeVerdict
+from analysis.choices import Diagnosis, FindingMetric, RttModeVerdict
 from analysis.models import RunAnalysis, SweepModes
 from analysis.services import runs as run_service
+from analysis.services.findings import ALL_METRICS
 from analysis.services.inputs import path_loss
-from analysis.services.runs import analyze_range, analyze_recent, new_data_window
+from analysis.services.runs import analyze_range, analyze_recent, new_data_window, recently_received_metrics
 from analysis.tests.services.fixtures import MIB, T0, facts, flow_sweep, pings, snapshot, throughput_run
 from fathom.testing import FathomTestCase
 from inventory.models import Agent, HostFactsSnapshot
@@ -225,3 +226,57 @@ def test_paths_with_new_data_are_looked_back_on_over_two_task_intervals() -> Non
 @override_settings(ANALYSIS_EVERY_S=10)
 def test_a_frequent_task_still_looks_back_two_minutes() -> None:
     assert new_data_window() == timedelta(minutes=2)
+
+
+@override_settings(ANALYSIS_RTT_WINDOW_S=300, ANALYSIS_EVERY_S=60)
+class RecheckedMetricsTests(FathomTestCase):
+    """Each pass re-runs on a path only the rules its new data can change: at 500 agents
+    every path has a new ping each minute, and the RTT and loss rules read complete 5-minute
+    windows, so most passes need not run them at all."""
+
+    BOUNDARY = datetime.fromtimestamp(T0.timestamp() // 300 * 300 + 3000, tz=UTC)
+
+    def received(self, test_type: str, started: datetime, received: datetime) -> None:
+        Run.objects.create(
+            id=uuid.uuid4(), started_at=started, ended_at=started + timedelta(seconds=10), source_id=self.athens.pk,
+            destination_id=self.frankfurt.pk, target=self.frankfurt.address, test_type=test_type, test_id=test_type,
+            status="ok", received_at=received,
+        )  # fmt: skip
+
+    def metrics(self, now: datetime) -> set[FindingMetric]:
+        found = recently_received_metrics(now - new_data_window(), now)
+        return found.get((self.athens.pk, self.frankfurt.pk), set())
+
+    def test_pings_in_the_window_still_filling_change_nothing(self) -> None:
+        now = self.BOUNDARY + timedelta(seconds=200)
+        self.received("ping", now - timedelta(seconds=15), now - timedelta(seconds=5))
+        assert self.metrics(now) == set()
+
+    def test_a_window_closing_reruns_rtt_and_loss(self) -> None:
+        now = self.BOUNDARY + timedelta(seconds=60)
+        self.received("ping", now - timedelta(seconds=15), now - timedelta(seconds=5))
+        assert self.metrics(now) == {FindingMetric.RTT, FindingMetric.LOSS}
+
+    def test_a_late_ping_into_a_closed_window_reruns_rtt_and_loss(self) -> None:
+        now = self.BOUNDARY + timedelta(seconds=200)
+        self.received("ping", self.BOUNDARY - timedelta(hours=0.5), now - timedelta(seconds=5))
+        assert self.metrics(now) == {FindingMetric.RTT, FindingMetric.LOSS}
+
+    def test_each_test_type_reruns_its_own_rules(self) -> None:
+        now = self.BOUNDARY + timedelta(seconds=200)
+        self.received("trace", now - timedelta(seconds=30), now - timedelta(seconds=5))
+        assert self.metrics(now) == {FindingMetric.ROUTE}
+        self.received("throughput", now - timedelta(seconds=30), now - timedelta(seconds=5))
+        assert self.metrics(now) == {FindingMetric.ROUTE, FindingMetric.THROUGHPUT}
+
+    def test_a_recompute_runs_every_rule_on_its_paths(self) -> None:
+        throughput_run(self.athens, self.frankfurt, T0, 1e9)
+        checked: list[frozenset[FindingMetric]] = []
+
+        def record(*args: Any, metrics: frozenset[FindingMetric], **kwargs: Any) -> int:
+            checked.append(metrics)
+            return 0
+
+        with mock.patch.object(run_service, "detect_findings", record):
+            analyze_range(T0 - timedelta(hours=1), T0 + timedelta(hours=1), only_missing=False)
+        assert checked == [ALL_METRICS]
