@@ -117,3 +117,13 @@ class Finding(models.Model):
 
     def __str__(self) -> str:
         return f"{self.metric} {self.direction} on {self.source_id} -> {self.destination_id} ({self.state})"
+
+
+class AnalysisPass(models.Model):
+    """The moment the last completed per-minute pass judged the data at (one row): an RTT
+    window that closed before it has been judged, so the next pass need not judge it again."""
+
+    judged_at = models.DateTimeField()
+
+    def __str__(self) -> str:
+        return f"analysis pass at {self.judged_at:%Y-%m-%d %H:%M:%S}"

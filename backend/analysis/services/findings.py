@@ -20,6 +20,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import connection, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from analysis.changes.ecmp import ModeObservation, SweepObservation, ecmp_changes
@@ -168,17 +169,20 @@ def ecmp_modes_at(source: Agent, destination: Agent, windows: Sequence[RttWindow
     if not windows:
         return []
     since, until = windows[0].start - MODES_LOOKBACK, windows[-1].end
-    sweeps: list[tuple[datetime, tuple[float, ...]]] = []
-    for src, dst in ((source, destination), (destination, source)):
-        rows = SweepModes.objects.filter(
-            source=src, destination=dst, verdict=RttModeVerdict.ECMP, started_at__gte=since, started_at__lte=until
-        ).order_by("started_at")
-        for row in rows.only("started_at", "analysis"):
-            modes = as_dict(row.analysis).get("modes")
-            rtts = [mode.get("rtt_ms") for mode in modes if isinstance(mode, dict)] if isinstance(modes, list) else []
-            sweeps.append((row.started_at, tuple(float(rtt) for rtt in rtts if isinstance(rtt, int | float))))
-        if sweeps:
-            break
+    both_ways = SweepModes.objects.filter(
+        Q(source=source, destination=destination) | Q(source=destination, destination=source),
+        verdict=RttModeVerdict.ECMP,
+        started_at__gte=since,
+        started_at__lte=until,
+    ).order_by("started_at")
+    by_direction: dict[bool, list[tuple[datetime, tuple[float, ...]]]] = {True: [], False: []}
+    for row in both_ways.only("source_id", "started_at", "analysis"):
+        modes = as_dict(row.analysis).get("modes")
+        rtts = [mode.get("rtt_ms") for mode in modes if isinstance(mode, dict)] if isinstance(modes, list) else []
+        forward = row.source_id == source.pk
+        member_rtts = tuple(float(rtt) for rtt in rtts if isinstance(rtt, int | float))
+        by_direction[forward].append((row.started_at, member_rtts))
+    sweeps = by_direction[True] or by_direction[False]
     starts = [started for started, _ in sweeps]
     found: list[tuple[float, ...]] = []
     for window in windows:
@@ -274,17 +278,26 @@ def _finding_fields(episode: MergedEpisode, metric: FindingMetric, annotation: s
 
 
 def reconcile_findings(
-    source: Agent, destination: Agent, metric: FindingMetric, episodes: Sequence[Episode], now: datetime
+    source: Agent,
+    destination: Agent,
+    metric: FindingMetric,
+    episodes: Sequence[Episode],
+    now: datetime,
+    existing: list[Finding] | None = None,
 ) -> int:
     """Makes the stored findings of one path and metric match the rules' episodes.
 
     A stored finding is matched by overlapping periods, so a start estimate that moves as
     data arrives updates the finding rather than adding one. An open finding no rule still
-    sees is cleared. Returns how many findings were opened.
+    sees is cleared. Returns how many findings were opened. `existing` is the path's stored
+    findings of this metric when the caller has read them already.
     """
     merged = merge_episodes(episodes)
     opened = 0
-    existing = list(Finding.objects.filter(source=source, destination=destination, metric=metric))
+    if existing is None:
+        existing = list(Finding.objects.filter(source=source, destination=destination, metric=metric))
+    if not merged and not existing:
+        return 0  # the usual path: nothing found, nothing stored
     by_key = {finding.pk: finding for finding in existing}
     stored = [StoredPeriod(finding.pk, finding.started_at, finding.cleared_at) for finding in existing]
     matched: set[int] = set()
@@ -330,12 +343,17 @@ def detect_findings(
     the task and a recompute cannot store findings from different views of the data.
     """
     opened = 0
-    with transaction.atomic():
+    # No savepoint when nested (the per-minute pass runs each path in its own transaction):
+    # an error still rolls the path back whole, and a pass over 4,500 paths saves 9,000 queries.
+    with transaction.atomic(savepoint=False):
         with connection.cursor() as cursor:
             key = f"findings:{source.pk}:{destination.pk}"
             cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [key])
         now = now or timezone.now()
         episodes = path_episodes(source, destination, now, metrics)
+        stored: dict[str, list[Finding]] = defaultdict(list)
+        for finding in Finding.objects.filter(source=source, destination=destination, metric__in=list(episodes)):
+            stored[finding.metric].append(finding)
         for metric, found in episodes.items():
-            opened += reconcile_findings(source, destination, metric, found, now)
+            opened += reconcile_findings(source, destination, metric, found, now, stored[metric])
     return opened

@@ -19,13 +19,13 @@ from typing import TypeVar
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import Min
+from django.db.models import Min, Q
 from django.utils import timezone
 
 from analysis.choices import FindingMetric, FindingState
 from analysis.diagnosis import NEAR_FRACTION, diagnose
 from analysis.intervals import interval_stats
-from analysis.models import ANALYSIS_VERSION, Finding, RunAnalysis, SweepModes
+from analysis.models import ANALYSIS_VERSION, AnalysisPass, Finding, RunAnalysis, SweepModes
 from analysis.payloads import checked
 from analysis.runs import RunInputs, options_key, run_ceilings
 from analysis.services.findings import ALL_METRICS, detect_findings
@@ -174,7 +174,9 @@ def analyze_range(
     for result in analysed:  # stored in the data's direction (a reverse run is the far end's)
         checks[(result.source_id, result.destination_id)].add(FindingMetric.THROUGHPUT)
     now = now or timezone.now()
-    for path, metrics in recently_received_metrics(now - new_data_window(), now).items():
+    since = now - new_data_window()
+    judged_until = windows_judged_until(since, now) if only_missing else since
+    for path, metrics in recently_received_metrics(since, now, judged_until).items():
         checks[path] |= metrics
     opened = 0
     for (source_id, destination_id), metrics in sorted(checks.items()):
@@ -211,34 +213,49 @@ METRICS_OF_TEST: dict[str, frozenset[FindingMetric]] = {
 }
 
 
-def rtt_windows_changed(first_ping_started: datetime, since: datetime, now: datetime) -> bool:
-    """Whether pings received since a moment can change the path's RTT and loss rules, which
-    read complete windows only: a window closed since then, or one of those pings began
-    before the newest window boundary (late data into a closed window). Otherwise they all
-    fall in the window still filling, and re-running the rules would find what they found.
+# A ping stamped received this long before the last pass's moment may have committed after
+# that pass read its path (an upload's transaction takes milliseconds, seconds under load):
+# it counts as unseen. Longer margins re-judge more paths that straddled the boundary.
+COMMIT_MARGIN = timedelta(seconds=5)
+
+
+def windows_judged_until(since: datetime, now: datetime) -> datetime:
+    """Until when closed RTT windows have been judged: the last completed pass's moment, or
+    the start of the new-data window when that pass is unknown or outside it."""
+    last = AnalysisPass.objects.filter(pk=1).values_list("judged_at", flat=True).first()
+    return last if last is not None and since <= last <= now else since
+
+
+def recently_received_metrics(
+    since: datetime, now: datetime, judged_until: datetime | None = None
+) -> dict[PathKey, set[FindingMetric]]:
+    """Paths with results received since a moment, each with the metrics whose rules those
+    results may change.
+
+    The RTT and loss rules read complete windows only, so pings re-run them only when a
+    window closed after `judged_until` (default: `since`), or when a ping not yet seen began
+    before the newest window boundary (late data into a closed window). Pings that all fall
+    in the window still filling would find what the rules found before.
     """
+    judged_until = judged_until or since
     width = settings.ANALYSIS_RTT_WINDOW_S
     boundary = datetime.fromtimestamp(now.timestamp() // width * width, tz=now.tzinfo)
-    return boundary > since or first_ping_started < boundary
-
-
-def recently_received_metrics(since: datetime, now: datetime) -> dict[PathKey, set[FindingMetric]]:
-    """Paths with results received since a moment, each with the metrics whose rules those
-    results may change."""
     rows = (
         Run.objects.filter(
             started_at__gte=since - timedelta(hours=1), received_at__gte=since, destination_id__isnull=False
         )
         .order_by()
         .values_list("source_id", "destination_id", "test_type")
-        .annotate(first_started=Min("started_at"))
+        .annotate(first_unseen=Min("started_at", filter=Q(received_at__gte=judged_until - COMMIT_MARGIN)))
     )
     found: dict[PathKey, set[FindingMetric]] = defaultdict(set)
-    for source_id, destination_id, test_type, first_started in rows:
+    for source_id, destination_id, test_type, first_unseen in rows:
         if destination_id is None:
             continue
-        if test_type == TestType.PING and not rtt_windows_changed(first_started, since, now):
-            continue
+        if test_type == TestType.PING:
+            late = first_unseen is not None and first_unseen < boundary
+            if not (boundary > judged_until or late):
+                continue
         found[(source_id, destination_id)] |= METRICS_OF_TEST.get(test_type, ALL_METRICS)
     return found
 
@@ -246,9 +263,11 @@ def recently_received_metrics(since: datetime, now: datetime) -> dict[PathKey, s
 def analyze_recent(now: datetime | None = None) -> Progress:
     """The incremental task: runs of the last two days without a current analysis."""
     now = now or timezone.now()
-    return analyze_range(
+    progress = analyze_range(
         now - INCREMENTAL_LOOKBACK, now + timedelta(minutes=5), only_missing=True, now=now, settled=True
     )
+    AnalysisPass.objects.update_or_create(pk=1, defaults={"judged_at": now})
+    return progress
 
 
 def purge_expired(now: datetime | None = None) -> int:

@@ -11,7 +11,7 @@ from unittest import mock
 from django.test import override_settings
 
 from analysis.choices import Diagnosis, FindingMetric, RttModeVerdict
-from analysis.models import RunAnalysis, SweepModes
+from analysis.models import AnalysisPass, RunAnalysis, SweepModes
 from analysis.services import runs as run_service
 from analysis.services.findings import ALL_METRICS
 from analysis.services.inputs import path_loss
@@ -280,3 +280,34 @@ class RecheckedMetricsTests(FathomTestCase):
         with mock.patch.object(run_service, "detect_findings", record):
             analyze_range(T0 - timedelta(hours=1), T0 + timedelta(hours=1), only_missing=False)
         assert checked == [ALL_METRICS]
+
+    def checked_by_pass(self, now: datetime) -> list[frozenset[FindingMetric]]:
+        checked: list[frozenset[FindingMetric]] = []
+
+        def record(*args: Any, metrics: frozenset[FindingMetric], **kwargs: Any) -> int:
+            checked.append(metrics)
+            return 0
+
+        with mock.patch.object(run_service, "detect_findings", record):
+            analyze_recent(now=now)
+        return checked
+
+    def test_a_closed_window_is_judged_by_one_pass_not_every_pass_that_sees_it(self) -> None:
+        ping_rules = frozenset({FindingMetric.RTT, FindingMetric.LOSS})
+        first = self.BOUNDARY + timedelta(seconds=30)
+        self.received("ping", first - timedelta(seconds=25), first - timedelta(seconds=12))
+        assert self.checked_by_pass(first) == [ping_rules]
+        second = first + timedelta(seconds=60)
+        self.received("ping", second - timedelta(seconds=25), second - timedelta(seconds=12))
+        assert self.checked_by_pass(second) == []  # the window closed at BOUNDARY was judged at `first`
+        # A ping into that closed window arriving after `first` is new to it: judged again.
+        self.received("ping", self.BOUNDARY - timedelta(seconds=40), second + timedelta(seconds=20))
+        assert self.checked_by_pass(second + timedelta(seconds=60)) == [ping_rules]
+
+    def test_without_a_known_last_pass_the_new_data_window_decides(self) -> None:
+        now = self.BOUNDARY + timedelta(seconds=90)
+        self.received("ping", now - timedelta(seconds=25), now - timedelta(seconds=12))
+        assert self.checked_by_pass(now) == [frozenset({FindingMetric.RTT, FindingMetric.LOSS})]
+        # A last pass from the future (a clock stepped back) is not trusted either.
+        AnalysisPass.objects.update_or_create(pk=1, defaults={"judged_at": now + timedelta(hours=1)})
+        assert self.checked_by_pass(now) == [frozenset({FindingMetric.RTT, FindingMetric.LOSS})]
