@@ -250,8 +250,6 @@ def recently_received_metrics(
     )
     found: dict[PathKey, set[FindingMetric]] = defaultdict(set)
     for source_id, destination_id, test_type, first_unseen in rows:
-        if destination_id is None:
-            continue
         if test_type == TestType.PING:
             late = first_unseen is not None and first_unseen < boundary
             if not (boundary > judged_until or late):

@@ -4,7 +4,9 @@ host-facts history, what each run's inputs rest on, and the incremental task."""
 from __future__ import annotations
 
 import uuid
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
+from functools import partial
 from typing import Any
 from unittest import mock
 
@@ -271,6 +273,11 @@ class RecheckedMetricsTests(FathomTestCase):
 
     def test_a_recompute_runs_every_rule_on_its_paths(self) -> None:
         throughput_run(self.athens, self.frankfurt, T0, 1e9)
+        recompute = partial(analyze_range, T0 - timedelta(hours=1), T0 + timedelta(hours=1), only_missing=False)
+        assert self.rules_run_by(recompute) == [ALL_METRICS]
+
+    def rules_run_by(self, work: Callable[[], object]) -> list[frozenset[FindingMetric]]:
+        """The metrics each path's detect_findings was asked for while `work` ran."""
         checked: list[frozenset[FindingMetric]] = []
 
         def record(*args: Any, metrics: frozenset[FindingMetric], **kwargs: Any) -> int:
@@ -278,19 +285,11 @@ class RecheckedMetricsTests(FathomTestCase):
             return 0
 
         with mock.patch.object(run_service, "detect_findings", record):
-            analyze_range(T0 - timedelta(hours=1), T0 + timedelta(hours=1), only_missing=False)
-        assert checked == [ALL_METRICS]
+            work()
+        return checked
 
     def checked_by_pass(self, now: datetime) -> list[frozenset[FindingMetric]]:
-        checked: list[frozenset[FindingMetric]] = []
-
-        def record(*args: Any, metrics: frozenset[FindingMetric], **kwargs: Any) -> int:
-            checked.append(metrics)
-            return 0
-
-        with mock.patch.object(run_service, "detect_findings", record):
-            analyze_recent(now=now)
-        return checked
+        return self.rules_run_by(partial(analyze_recent, now=now))
 
     def test_a_closed_window_is_judged_by_one_pass_not_every_pass_that_sees_it(self) -> None:
         ping_rules = frozenset({FindingMetric.RTT, FindingMetric.LOSS})
