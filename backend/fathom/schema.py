@@ -12,9 +12,10 @@ from typing import Any
 
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.views import SpectacularAPIView
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
+
+from accounts.permissions import SignedIn
 
 
 @cache
@@ -24,7 +25,7 @@ def built_schema() -> dict[str, Any]:
 
 
 class SchemaView(SpectacularAPIView):
-    permission_classes = [IsAuthenticated]
+    permission_classes = [SignedIn]
 
     def _get_schema_response(self, request: Request) -> Response:
         return Response(data=built_schema(), headers={"Content-Disposition": 'inline; filename="fathom-api.yaml"'})

@@ -31,6 +31,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "core",
     "accounts",
+    "audit",
     "inventory",
     "meshes",
     "measurements",
@@ -120,8 +121,12 @@ LOGIN_FAILURES_PER_ADDRESS = env_str("FATHOM_LOGIN_FAILURES_PER_ADDRESS", "10/mi
 LOGIN_FAILURES_PER_USERNAME = env_str("FATHOM_LOGIN_FAILURES_PER_USERNAME", "30/hour")
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["rest_framework.authentication.SessionAuthentication"],
-    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    # Sessions first: an anonymous request gets 403, as the UI expects; then personal API tokens.
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "accounts.authentication.SessionOrBearerAuthentication",
+        "accounts.authentication.ApiTokenAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["accounts.permissions.SignedIn"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["core.api.parsers.StrictJSONParser"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
@@ -155,6 +160,11 @@ SPECTACULAR_SETTINGS = {
         "AlertStateEnum": "alerts.choices.AlertState",
         "AlertSeverityEnum": "alerts.choices.Severity",
         "ComparisonEnum": "alerts.choices.Comparison",
+        "RoleEnum": "accounts.choices.Role",
+        "TokenScopeEnum": "accounts.choices.TokenScope",
+        "ApiTokenStateEnum": "accounts.choices.API_TOKEN_STATES",
+        "AuditObjectEnum": "audit.choices.AuditObject",
+        "AuditActionEnum": "audit.choices.AuditAction",
     },
     # The analysis payloads (ceilings, evidence, inputs, time modes) are defined once, in
     # contract/analysis.v1.schema.json: its $defs become components that the analysis

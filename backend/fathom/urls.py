@@ -9,6 +9,7 @@ from fathom.schema import SchemaView
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("core.api.urls")),
     path("", include("accounts.api.urls")),
+    path("", include("audit.api.urls")),
     path("", include("inventory.api.urls")),
     path("", include("meshes.api.urls")),
     path("", include("measurements.api.urls")),

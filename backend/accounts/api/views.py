@@ -3,17 +3,40 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import authenticate, login, logout
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.db.models import QuerySet
 from django.middleware.csrf import get_token
 from django.utils.decorators import method_decorator
 from django.views.decorators.csrf import csrf_protect, ensure_csrf_cookie
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import permissions, status
+from rest_framework import mixins, permissions, status, viewsets
+from rest_framework.exceptions import PermissionDenied, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.api.serializers import CsrfSerializer, LoginSerializer, UserSerializer
+from accounts import services
+from accounts.api.serializers import (
+    ApiTokenCreateSerializer,
+    ApiTokenQuerySerializer,
+    ApiTokenSerializer,
+    CsrfSerializer,
+    IssuedApiTokenSerializer,
+    LoginSerializer,
+    PersonCreateSerializer,
+    PersonSerializer,
+    PersonUpdateSerializer,
+    UserSerializer,
+)
+from accounts.choices import Role, TokenScope
 from accounts.login_guard import LoginGuard, throttled_message
+from accounts.models import ApiToken
+from accounts.permissions import AdminOnly
+from accounts.roles import flag_role, has_role, role_of
+from accounts.services import AccountError
+from audit.choices import AuditAction, AuditObject
+from audit.services import Actor, record
 
 
 @method_decorator(ensure_csrf_cookie, name="dispatch")
@@ -30,8 +53,10 @@ class CsrfView(APIView):
 @method_decorator(csrf_protect, name="dispatch")
 class LoginView(APIView):
     """Signs a user in. CSRF-protected although anonymous, against login CSRF; failed
-    sign-ins are limited per client address and per username (accounts.login_guard)."""
+    sign-ins are limited per client address and per username (accounts.login_guard). It reads
+    no credentials: a script's API token has no say in signing a person in."""
 
+    authentication_classes: list[type[Any]] = []
     permission_classes = [permissions.AllowAny]
 
     @extend_schema(
@@ -60,7 +85,7 @@ class LoginView(APIView):
             guard.record_failure()
             return Response({"detail": "invalid username or password"}, status=status.HTTP_400_BAD_REQUEST)
         login(request._request, user)
-        return Response({"username": user.get_username(), "is_staff": bool(getattr(user, "is_staff", False))})
+        return Response(UserSerializer(me(user)).data)
 
 
 class LogoutView(APIView):
@@ -73,5 +98,159 @@ class LogoutView(APIView):
 class MeView(APIView):
     @extend_schema(responses={200: UserSerializer})
     def get(self, request: Request) -> Response:
-        user: Any = request.user
-        return Response({"username": user.get_username(), "is_staff": bool(user.is_staff)})
+        return Response(UserSerializer(me(request.user)).data)
+
+
+def me(user: Any) -> dict[str, Any]:
+    return {
+        "username": user.get_username(),
+        "email": getattr(user, "email", ""),
+        "is_staff": bool(user.is_staff),
+        "role": role_of(user),
+    }
+
+
+def _audited_person(user: User) -> dict[str, Any]:
+    return {"username": user.username, "email": user.email, "role": flag_role(user), "is_active": user.is_active}
+
+
+def _field_error(exc: AccountError) -> ValidationError:
+    return ValidationError({exc.field: [str(exc)]})
+
+
+class PersonViewSet(
+    mixins.ListModelMixin, mixins.RetrieveModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet[User]
+):
+    """People and their roles (admins). Nobody is deleted: a person who leaves is disabled, so
+    the audit log keeps naming them; the last active admin can be neither demoted nor disabled."""
+
+    permission_classes = [AdminOnly]
+    serializer_class = PersonSerializer
+    queryset = User.objects.order_by("username")
+
+    @extend_schema(request=PersonCreateSerializer, responses={201: PersonSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        params = PersonCreateSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        data = params.validated_data
+        with transaction.atomic():
+            try:
+                user = services.create_person(data["username"], data["password"], Role(data["role"]), data["email"])
+            except AccountError as exc:
+                raise _field_error(exc) from exc
+            record(
+                Actor.of(request),
+                AuditAction.CREATE,
+                AuditObject.PERSON,
+                user.pk,
+                user.username,
+                None,
+                _audited_person(user),
+            )
+        return Response(PersonSerializer(user).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=PersonUpdateSerializer, responses={200: PersonSerializer})
+    def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        user = self.get_object()
+        params = PersonUpdateSerializer(data=request.data, context={"user": user})
+        params.is_valid(raise_exception=True)
+        data = params.validated_data
+        with transaction.atomic():
+            before = _audited_person(user)
+            try:
+                services.update_person(
+                    user,
+                    role=Role(data["role"]) if "role" in data else None,
+                    is_active=data.get("is_active"),
+                    email=data.get("email"),
+                    password=data.get("password"),
+                )
+            except AccountError as exc:
+                raise _field_error(exc) from exc
+            after = _audited_person(user)
+            if "password" in data:
+                after["password_changed"] = True  # the log shows that it changed, never what to
+            record(Actor.of(request), AuditAction.UPDATE, AuditObject.PERSON, user.pk, user.username, before, after)
+        return Response(PersonSerializer(user).data)
+
+
+class ApiTokenViewSet(mixins.ListModelMixin, mixins.CreateModelMixin, viewsets.GenericViewSet[ApiToken]):
+    """Personal API tokens for scripts: each person manages their own; admins see and revoke
+    everyone's. The token is shown once, in the create response."""
+
+    serializer_class = ApiTokenSerializer
+
+    def get_queryset(self) -> QuerySet[ApiToken]:
+        tokens = ApiToken.objects.select_related("user")
+        if self.action == "list":
+            query = ApiTokenQuerySerializer(data=self.request.query_params)
+            query.is_valid(raise_exception=True)
+            if query.validated_data["all"]:
+                if not has_role(self.request.user, Role.ADMIN):
+                    raise PermissionDenied("only admins list everyone's tokens")
+                return tokens
+        elif has_role(self.request.user, Role.ADMIN):
+            return tokens
+        return tokens.filter(user=self.request.user.pk)
+
+    @extend_schema(parameters=[ApiTokenQuerySerializer])
+    def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().list(request, *args, **kwargs)
+
+    @extend_schema(request=ApiTokenCreateSerializer, responses={201: IssuedApiTokenSerializer})
+    def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        params = ApiTokenCreateSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        data = params.validated_data
+        user = request.user
+        assert isinstance(user, User)
+        with transaction.atomic():
+            try:
+                issued = services.create_api_token(user, data["name"], TokenScope(data["scope"]), data["expires_at"])
+            except AccountError as exc:
+                raise _field_error(exc) from exc
+            token = issued.token
+            record(
+                Actor.of(request),
+                AuditAction.CREATE,
+                AuditObject.API_TOKEN,
+                token.pk,
+                _token_repr(token),
+                None,
+                _audited_token(token),
+            )
+        body = IssuedApiTokenSerializer(token, context={"plaintext": issued.plaintext}).data
+        return Response(body, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses={204: None})
+    def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Revokes the token; it stays listed, as revoked."""
+        token = self.get_object()
+        with transaction.atomic():
+            before = _audited_token(token)
+            services.revoke_api_token(token)
+            record(
+                Actor.of(request),
+                AuditAction.REVOKE,
+                AuditObject.API_TOKEN,
+                token.pk,
+                _token_repr(token),
+                before,
+                _audited_token(token),
+            )
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+def _token_repr(token: ApiToken) -> str:
+    return f"{token.name} ({token.prefix}…, {token.user.username})"
+
+
+def _audited_token(token: ApiToken) -> dict[str, Any]:
+    return {
+        "name": token.name,
+        "prefix": token.prefix,
+        "owner": token.user.username,
+        "scope": token.scope,
+        "expires_at": token.expires_at,
+        "revoked_at": token.revoked_at,
+    }

@@ -21,7 +21,8 @@ class LoginTests(FathomTestCase):
             format="json",
             HTTP_X_CSRFTOKEN=csrf,
         )
-        assert reply.status_code == 200 and reply.json() == {"username": "operator", "is_staff": True}
+        assert reply.status_code == 200
+        assert reply.json() == {"username": "operator", "email": "", "is_staff": True, "role": "operator"}
         assert client.get("/api/v1/auth/me/").json()["username"] == "operator"
         token = client.cookies["csrftoken"].value  # rotated at login
         assert client.post("/api/v1/auth/logout/", HTTP_X_CSRFTOKEN=token).status_code == 204
@@ -39,7 +40,8 @@ class LoginTests(FathomTestCase):
 
     def test_choices_carry_labels_and_colours(self) -> None:
         choices = self.user_client(self.outsider).get("/api/v1/choices/").json()
-        assert {c["value"] for c in choices["agent_status"]} == {"online", "offline", "never_seen", "revoked"}
+        statuses = {c["value"] for c in choices["agent_status"]}
+        assert statuses == {"online", "offline", "never_seen", "revoked", "decommissioned"}
         assert all(c["label"] and c["color"].startswith("#") for group in choices.values() for c in group)
 
 
