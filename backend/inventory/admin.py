@@ -14,7 +14,7 @@ class AgentAdminForm(forms.ModelForm[Agent]):
 
     class Meta:
         model = Agent
-        fields = ("name", "address", "enrolled_at", "last_seen_at", "revoked_at", "agent_version")
+        fields = ("name", "address", "enrolled_at", "last_seen_at", "revoked_at", "decommissioned_at", "agent_version")
 
     def clean_address(self) -> str:
         value: Any = self.cleaned_data["address"]
@@ -27,7 +27,7 @@ class AgentAdminForm(forms.ModelForm[Agent]):
 @admin.register(Agent)
 class AgentAdmin(admin.ModelAdmin[Agent]):
     form = AgentAdminForm
-    list_display = ("name", "address", "last_seen_at", "revoked_at", "agent_version")
+    list_display = ("name", "address", "last_seen_at", "revoked_at", "decommissioned_at", "agent_version")
     readonly_fields = ("credential_sha256", "host_facts", "host_facts_at")
 
 

@@ -47,7 +47,9 @@ class AgentAuthentication(BaseAuthentication):
             raise exceptions.AuthenticationFailed("malformed Agent credentials: expected 'Agent <agent_id>:<secret>'")
         agent = authenticate_agent(agent_id, secret)
         if agent is None:
-            raise exceptions.AuthenticationFailed("unknown agent, wrong credential or revoked agent")
+            raise exceptions.AuthenticationFailed(
+                "unknown agent, wrong credential, or a revoked or decommissioned agent"
+            )
         touch_last_seen(agent)
         return AgentPrincipal(agent), agent
 

@@ -11,6 +11,7 @@ class AgentStatus(models.TextChoices):
     OFFLINE = "offline", "Offline"
     NEVER_SEEN = "never_seen", "Never seen"
     REVOKED = "revoked", "Revoked"
+    DECOMMISSIONED = "decommissioned", "Decommissioned"
 
 
 AGENT_STATUS_COLORS = {
@@ -18,6 +19,7 @@ AGENT_STATUS_COLORS = {
     AgentStatus.OFFLINE: "#cf222e",
     AgentStatus.NEVER_SEEN: "#6e7781",
     AgentStatus.REVOKED: "#8250df",
+    AgentStatus.DECOMMISSIONED: "#424a53",
 }
 
 

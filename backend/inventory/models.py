@@ -25,12 +25,22 @@ class Agent(models.Model):
     enrolled_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
+    # Retired for good: its results and history stay, its name stays taken, it is in no mesh.
+    # Decommissioning also revokes, so every query that leaves revoked agents out leaves it out.
+    decommissioned_at = models.DateTimeField(null=True, blank=True)
     agent_version = models.CharField(max_length=64, blank=True)
     host_facts = models.JSONField(null=True, blank=True)
     host_facts_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["name"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(decommissioned_at__isnull=True) | models.Q(revoked_at__isnull=False),
+                name="agent_decommissioned_is_revoked",
+                violation_error_message="a decommissioned agent stays revoked",
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -40,6 +50,8 @@ class Agent(models.Model):
         return self.revoked_at is None
 
     def status(self, now: datetime | None = None) -> AgentStatus:
+        if self.decommissioned_at is not None:
+            return AgentStatus.DECOMMISSIONED
         if self.revoked_at is not None:
             return AgentStatus.REVOKED
         if self.last_seen_at is None:

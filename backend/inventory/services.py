@@ -14,7 +14,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from inventory.addresses import AddressError, agent_address
@@ -65,16 +65,19 @@ def create_enrollment_token(
     for that enrolled, unrevoked agent and replaces its credential."""
     if agent_name and not AGENT_NAME_RE.match(agent_name):
         raise TokenRequestError("an agent name is 1-63 characters of a-z, 0-9, '.', '-'")
+    named = Agent.objects.filter(name=agent_name).first() if agent_name else None
+    if named is not None and named.decommissioned_at is not None:
+        raise TokenRequestError(decommissioned_name_message(agent_name))
     rekey_agent = None
     if rekey:
         if not agent_name:
             raise TokenRequestError("a re-key token names the agent it re-keys")
-        rekey_agent = Agent.objects.filter(name=agent_name).first()
+        rekey_agent = named
         if rekey_agent is None:
             raise TokenRequestError(f"no enrolled agent named {agent_name!r} to re-key")
         if rekey_agent.revoked_at is not None:
             raise TokenRequestError(f"agent {agent_name!r} is revoked, and a revoked agent is never re-enrolled")
-    elif agent_name and Agent.objects.filter(name=agent_name).exists():
+    elif named is not None:
         raise TokenRequestError(f"agent {agent_name!r} is already enrolled: a token for it must be a re-key token")
     plaintext = TOKEN_PREFIX + new_secret()
     now = timezone.now()
@@ -91,10 +94,20 @@ def create_enrollment_token(
     return IssuedToken(token, plaintext)
 
 
-def revoke_enrollment_token(token: EnrollmentToken) -> None:
-    if token.revoked_at is None:
-        token.revoked_at = timezone.now()
-        token.save(update_fields=["revoked_at"])
+def revoke_enrollment_token(token: EnrollmentToken) -> bool:
+    """Revokes the token; False when it already was (nothing changed)."""
+    if token.revoked_at is not None:
+        return False
+    token.revoked_at = timezone.now()
+    token.save(update_fields=["revoked_at"])
+    return True
+
+
+def decommissioned_name_message(name: str) -> str:
+    return (
+        f"{name!r} is the name of a decommissioned agent: its results keep the name, so it is never"
+        " used again; choose another name"
+    )
 
 
 @dataclass(frozen=True)
@@ -151,6 +164,8 @@ def enroll_agent(token_plaintext: str, name: str, address: str, agent_version: s
 
 def _check_replacement(token: EnrollmentToken, agent: Agent | None, name: str, address: str) -> None:
     """Raises EnrollmentError unless this token may enrol `name` as things stand."""
+    if agent is not None and agent.decommissioned_at is not None:
+        raise EnrollmentError(decommissioned_name_message(name))
     if token.rekey_agent_id is None:
         if agent is None:
             return
@@ -177,7 +192,7 @@ def authenticate_agent(agent_id: str, secret: str) -> Agent | None:
         key = uuid.UUID(agent_id)
     except ValueError:
         return None
-    agent = Agent.objects.filter(pk=key, revoked_at__isnull=True).first()
+    agent = Agent.objects.filter(pk=key, revoked_at__isnull=True, decommissioned_at__isnull=True).first()
     if agent is None or not hmac.compare_digest(agent.credential_sha256, digest(secret)):
         return None
     return agent
@@ -190,10 +205,58 @@ def touch_last_seen(agent: Agent, now: datetime | None = None) -> None:
         agent.last_seen_at = now
 
 
-def revoke_agent(agent: Agent) -> None:
-    if agent.revoked_at is None:
-        agent.revoked_at = timezone.now()
-        agent.save(update_fields=["revoked_at"])
+def revoke_agent(agent: Agent) -> bool:
+    """Refuses the agent's credential from now on; False when it already was revoked."""
+    if agent.revoked_at is not None:
+        return False
+    agent.revoked_at = timezone.now()
+    agent.save(update_fields=["revoked_at"])
+    return True
+
+
+def decommission_agent(agent: Agent) -> bool:
+    """Retires the agent for good: revoked (if it was not), out of every mesh, its name kept
+    taken. Its results and host-facts history stay. False when it already was decommissioned.
+
+    The caller holds the transaction, so the agent, its memberships and the audit row change
+    together. Saving revoked_at re-plans the exclusive slots (meshes.signals), dropping its own.
+    """
+    if agent.decommissioned_at is not None:
+        return False
+    now = timezone.now()
+    agent.mesh_memberships.all().delete()  # meshes' table, reached through its relation
+    agent.revoked_at = agent.revoked_at or now
+    agent.decommissioned_at = now
+    agent.save(update_fields=["revoked_at", "decommissioned_at"])
+    return True
+
+
+class AgentNameError(Exception):
+    """The agent cannot take this name; the message says why."""
+
+
+def rename_agent(agent: Agent, name: str) -> bool:
+    """Gives the agent a new name (same id, results and memberships); False when it already
+    had it. A decommissioned agent keeps its name, and no agent takes one of theirs."""
+    if name == agent.name:
+        return False
+    if not AGENT_NAME_RE.match(name):
+        raise AgentNameError("an agent name is 1-63 characters of a-z, 0-9, '.', '-'")
+    if agent.decommissioned_at is not None:
+        raise AgentNameError("a decommissioned agent keeps its name")
+    holder = Agent.objects.filter(name=name).exclude(pk=agent.pk).first()
+    if holder is not None:
+        if holder.decommissioned_at is not None:
+            raise AgentNameError(decommissioned_name_message(name))
+        raise AgentNameError(f"an agent named {name!r} already exists")
+    try:
+        with transaction.atomic():
+            agent.name = name
+            agent.save(update_fields=["name"])
+    except IntegrityError as exc:  # taken meanwhile by a concurrent enrolment
+        agent.refresh_from_db(fields=["name"])
+        raise AgentNameError(f"an agent named {name!r} already exists") from exc
+    return True
 
 
 def facts_digest(facts: dict[str, Any]) -> str:

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import Any
 
+from django.db import transaction
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import mixins, permissions, status, viewsets
+from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -13,6 +16,7 @@ from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
+from accounts.permissions import AdminWrites, OperatorWrites
 from alerts.api.serializers import (
     AlertSummarySerializer,
     ChannelSerializer,
@@ -28,16 +32,32 @@ from alerts.choices import AlertState, IncidentStatus, NotificationKind
 from alerts.models import Alert, Channel, Delivery, Incident, Rule, Silence
 from alerts.services import delivery as outbox
 from alerts.services import evaluate, messages
+from audit.choices import AuditAction, AuditObject
+from audit.services import Actor, record
 
 
-class ReadOrStaff(permissions.BasePermission):
-    """Everyone signed in reads; staff (operators) change."""
+def rule_snapshot(rule: Rule) -> dict[str, Any]:
+    """A rule as the audit log keeps it: as its API writes it, without the save time that would
+    make every save look like a change."""
+    data = dict(RuleSerializer(rule).data)
+    data.pop("updated_at", None)
+    return data
 
-    def has_permission(self, request: Request, view: Any) -> bool:
-        user = request.user
-        if not (user and user.is_authenticated):
-            return False
-        return request.method in permissions.SAFE_METHODS or bool(user.is_staff)
+
+def silence_snapshot(silence: Silence) -> dict[str, Any]:
+    return dict(SilenceSerializer(silence).data)
+
+
+def channel_snapshot(channel: Channel) -> dict[str, Any]:
+    """A channel as the audit log keeps it. Its config (addresses, URLs, secrets) is never
+    read back: only the masked target and a fingerprint, so a changed secret still shows as
+    a change. Delivery state (last_error may quote a URL) is not a change anyone made."""
+    data = dict(ChannelSerializer(channel).data)
+    for key in ("config", "secret", "last_error", "last_success_at"):
+        data.pop(key, None)
+    canonical = json.dumps(channel.config, sort_keys=True, separators=(",", ":")).encode()
+    data["config_fingerprint"] = hashlib.sha256(canonical).hexdigest()[:12]
+    return data
 
 
 def _counted(queryset: QuerySet[Incident]) -> QuerySet[Incident]:
@@ -50,7 +70,7 @@ def _counted(queryset: QuerySet[Incident]) -> QuerySet[Incident]:
 class IncidentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Incident]):
     """Incidents, newest first; acknowledge and resolve them."""
 
-    permission_classes = [ReadOrStaff]
+    permission_classes = [OperatorWrites]
 
     def get_serializer_class(self) -> type[IncidentSerializer]:
         return IncidentDetailSerializer if self.action == "retrieve" else IncidentSerializer
@@ -131,9 +151,43 @@ class SummaryView(APIView):
 class RuleViewSet(viewsets.ModelViewSet[Rule]):
     """Alert rules: the defaults a fresh install has, and any a user writes."""
 
-    permission_classes = [ReadOrStaff]
+    permission_classes = [AdminWrites]
     serializer_class = RuleSerializer
     queryset = Rule.objects.all()
+
+    def perform_create(self, serializer: BaseSerializer[Rule]) -> None:
+        with transaction.atomic():
+            rule = serializer.save()
+            record(
+                Actor.of(self.request),
+                AuditAction.CREATE,
+                AuditObject.RULE,
+                rule.pk,
+                rule.name,
+                after=rule_snapshot(rule),
+            )
+
+    def perform_update(self, serializer: BaseSerializer[Rule]) -> None:
+        assert serializer.instance is not None
+        with transaction.atomic():
+            before = rule_snapshot(serializer.instance)
+            rule = serializer.save()
+            record(
+                Actor.of(self.request),
+                AuditAction.UPDATE,
+                AuditObject.RULE,
+                rule.pk,
+                rule.name,
+                before=before,
+                after=rule_snapshot(rule),
+            )
+
+    def perform_destroy(self, instance: Rule) -> None:
+        with transaction.atomic():
+            before = rule_snapshot(instance)
+            pk = instance.pk
+            instance.delete()
+            record(Actor.of(self.request), AuditAction.DELETE, AuditObject.RULE, pk, before["name"], before=before)
 
 
 class SilenceViewSet(
@@ -141,20 +195,42 @@ class SilenceViewSet(
 ):
     """Silences and recurring maintenance windows. Expired, never deleted: history stays."""
 
-    permission_classes = [ReadOrStaff]
+    permission_classes = [OperatorWrites]
     serializer_class = SilenceSerializer
     queryset = Silence.objects.all()
 
     def perform_create(self, serializer: BaseSerializer[Silence]) -> None:
-        serializer.save(created_by=self.request.user.get_username())
+        with transaction.atomic():
+            silence = serializer.save(created_by=self.request.user.get_username())
+            record(
+                Actor.of(self.request),
+                AuditAction.CREATE,
+                AuditObject.SILENCE,
+                silence.pk,
+                str(silence),
+                after=silence_snapshot(silence),
+            )
 
     @extend_schema(request=None, responses={200: SilenceSerializer})
     @action(detail=True, methods=["post"])
     def expire(self, request: Request, pk: str | None = None) -> Response:
-        silence = self.get_object()
-        if silence.expired_at is None:
-            silence.expired_at = timezone.now()
-            silence.save(update_fields=["expired_at"])
+        """Ends the silence now; it stays listed. Expiring an expired silence changes nothing."""
+        found = self.get_object()
+        with transaction.atomic():
+            silence = Silence.objects.select_for_update().get(pk=found.pk)
+            if silence.expired_at is None:
+                before = silence_snapshot(silence)
+                silence.expired_at = timezone.now()
+                silence.save(update_fields=["expired_at"])
+                record(
+                    Actor.of(request),
+                    AuditAction.EXPIRE,
+                    AuditObject.SILENCE,
+                    silence.pk,
+                    str(silence),
+                    before=before,
+                    after=silence_snapshot(silence),
+                )
         return Response(SilenceSerializer(silence).data)
 
 
@@ -162,7 +238,7 @@ class ChannelViewSet(viewsets.ModelViewSet[Channel]):
     """Where incidents go. Config (addresses, URLs, secrets) is written, never read back;
     a webhook's signing secret is shown once, in the create response."""
 
-    permission_classes = [ReadOrStaff]
+    permission_classes = [AdminWrites]
     serializer_class = ChannelSerializer
     queryset = Channel.objects.all()
 
@@ -170,15 +246,43 @@ class ChannelViewSet(viewsets.ModelViewSet[Channel]):
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = ChannelSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        channel = serializer.save()
+        with transaction.atomic():
+            channel = serializer.save()
+            record(
+                Actor.of(request),
+                AuditAction.CREATE,
+                AuditObject.CHANNEL,
+                channel.pk,
+                channel.name,
+                after=channel_snapshot(channel),
+            )
         return Response(CreatedChannelSerializer(channel).data, status=status.HTTP_201_CREATED)
 
     def perform_update(self, serializer: BaseSerializer[Channel]) -> None:
-        # Editing a channel is how its owner fixes it: a permanent failure's block lifts.
-        if serializer.validated_data.get("enabled", True):
-            serializer.save(disabled_reason="")
-        else:
-            serializer.save()
+        assert serializer.instance is not None
+        with transaction.atomic():
+            before = channel_snapshot(serializer.instance)
+            # Editing a channel is how its owner fixes it: a permanent failure's block lifts.
+            if serializer.validated_data.get("enabled", True):
+                channel = serializer.save(disabled_reason="")
+            else:
+                channel = serializer.save()
+            record(
+                Actor.of(self.request),
+                AuditAction.UPDATE,
+                AuditObject.CHANNEL,
+                channel.pk,
+                channel.name,
+                before=before,
+                after=channel_snapshot(channel),
+            )
+
+    def perform_destroy(self, instance: Channel) -> None:
+        with transaction.atomic():
+            before = channel_snapshot(instance)
+            pk = instance.pk
+            instance.delete()
+            record(Actor.of(self.request), AuditAction.DELETE, AuditObject.CHANNEL, pk, before["name"], before=before)
 
     @extend_schema(request=None, responses={200: DeliverySerializer})
     @action(detail=True, methods=["post"])

@@ -80,15 +80,17 @@ class AlertsApiTests(FathomTestCase):
         ]  # fmt: skip
         before = Rule.objects.count()
         for body, message in bad:
-            reply = self.post("rules/", body)
+            reply = self.post("rules/", body, self.owner)
             assert reply.status_code == 400 and message in str(reply.json()), (body, reply.json())
         assert Rule.objects.count() == before
         ok = self.post(
             "rules/",
             {"name": "Lossy", "kind": "threshold", "metric": "loss", "comparison": "gt", "value": 0.01, "k": 2, "n": 3},
+            self.owner,
         )
         assert ok.status_code == 201, ok.json()
-        assert self.post("rules/", {"name": "y", "kind": "finding"}, self.outsider).status_code == 403
+        for user in (self.outsider, self.operator):
+            assert self.post("rules/", {"name": "y", "kind": "finding"}, user).status_code == 403
 
     def test_channels_hide_their_secrets_and_test_sends_show_the_outcome(self) -> None:
         bad: list[tuple[dict[str, Any], str]] = [
@@ -99,19 +101,22 @@ class AlertsApiTests(FathomTestCase):
             ({"name": "a", "kind": "webhook", "config": {"url": "http://x/", "extra": 1}}, "unknown config keys"),
         ]  # fmt: skip
         for body, message in bad:
-            reply = self.post("channels/", body)
+            reply = self.post("channels/", body, self.owner)
             assert reply.status_code == 400 and message in str(reply.json()), (body, reply.json())
         assert Channel.objects.count() == 0
         with HttpReceiver(Reply(200, "ok"), Reply(500, "rollup_error")) as receiver:
-            made = self.post("channels/", {"name": "hook", "kind": "webhook", "config": {"url": receiver.url}})
+            made = self.post(
+                "channels/", {"name": "hook", "kind": "webhook", "config": {"url": receiver.url}}, self.owner
+            )
             assert made.status_code == 201 and made.json()["secret"].startswith("whsec_")
             pk = made.json()["id"]
             self.client.force_login(self.outsider)
             listed = self.client.get("/api/v1/alerts/channels/").json()[0]
             assert "config" not in listed and "secret" not in listed and listed["target"].endswith("/…")
-            sent = self.post(f"channels/{pk}/test/", None).json()
+            assert self.post(f"channels/{pk}/test/", None, self.operator).status_code == 403
+            sent = self.post(f"channels/{pk}/test/", None, self.owner).json()
             assert sent["status"] == "sent" and sent["attempt_log"][0]["status_code"] == 200
-            failed = self.post(f"channels/{pk}/test/", None).json()
+            failed = self.post(f"channels/{pk}/test/", None, self.owner).json()
             assert failed["status"] == "failed" and "HTTP 500: rollup_error" in failed["last_error"]
         assert Channel.objects.get().enabled, "a failed test does not disable the channel"
 

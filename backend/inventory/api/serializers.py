@@ -137,6 +137,14 @@ class HostFactsResponseSerializer(serializers.Serializer[Any]):
     changed = serializers.BooleanField()
 
 
+class AgentRenameSerializer(StrictSerializer):
+    """What PATCH may change of an agent: its name (its address is the admin's, its credential its own)."""
+
+    name = serializers.RegexField(
+        AGENT_NAME_RE, max_length=63, error_messages={"invalid": "1-63 characters of a-z, 0-9, '.', '-'"}
+    )
+
+
 class AgentRefSerializer(serializers.Serializer[Any]):
     """An agent as other responses name it: a path's source or destination."""
 
@@ -157,6 +165,7 @@ class AgentSerializer(serializers.ModelSerializer[Agent]):
             "last_seen_at",
             "enrolled_at",
             "revoked_at",
+            "decommissioned_at",
             "agent_version",
             "host_facts",
             "host_facts_at",

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth.models import User
+from django.db import transaction
 from django.db.models import QuerySet
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import mixins, permissions, status, viewsets
@@ -13,8 +15,12 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
+from accounts.permissions import OperatorOnly, OperatorWrites
+from audit.choices import AuditAction, AuditObject
+from audit.services import Actor, record
 from inventory import services
 from inventory.api.serializers import (
+    AgentRenameSerializer,
     AgentSerializer,
     EnrollmentTokenCreateSerializer,
     EnrollmentTokenSerializer,
@@ -27,31 +33,61 @@ from inventory.api.serializers import (
 from inventory.authentication import AgentAuthentication, IsAgent, request_agent
 from inventory.models import Agent, EnrollmentToken
 
+TOKEN_AUDIT_FIELDS = ("prefix", "note", "agent_name", "rekey", "expires_at", "revoked_at")
+AGENT_AUDIT_FIELDS = ("name", "address", "revoked_at", "decommissioned_at")
+
+
+def token_snapshot(token: EnrollmentToken) -> dict[str, Any]:
+    """An enrolment token as the audit log keeps it (as the API writes it): never the token
+    itself, only its prefix."""
+    data = EnrollmentTokenSerializer(token).data
+    return {key: data[key] for key in TOKEN_AUDIT_FIELDS}
+
+
+def agent_snapshot(agent: Agent) -> dict[str, Any]:
+    """An agent as the audit log keeps it: what an operator changes of it, as the API writes it."""
+    data = AgentSerializer(agent).data
+    return {key: data[key] for key in AGENT_AUDIT_FIELDS}
+
 
 class EnrollmentTokenViewSet(
     mixins.ListModelMixin, mixins.CreateModelMixin, mixins.DestroyModelMixin, viewsets.GenericViewSet[EnrollmentToken]
 ):
-    """Enrolment tokens: staff create them (the secret is shown once), list them, revoke them."""
+    """Enrolment tokens: operators create them (the secret is shown once), list them, revoke them."""
 
-    permission_classes = [permissions.IsAdminUser]
+    permission_classes = [OperatorOnly]
     serializer_class = EnrollmentTokenSerializer
 
     def get_queryset(self) -> QuerySet[EnrollmentToken]:
         return EnrollmentToken.objects.select_related("used_by")
 
-    @extend_schema(request=EnrollmentTokenCreateSerializer, responses={201: IssuedTokenSerializer})
+    @extend_schema(
+        request=EnrollmentTokenCreateSerializer,
+        responses={
+            201: IssuedTokenSerializer,
+            400: OpenApiResponse(
+                description="bad lifetime or name; agent_name enrolled without rekey, unknown or revoked for a"
+                " re-key, or the name of a decommissioned agent"
+            ),
+        },
+    )
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         params = EnrollmentTokenCreateSerializer(data=request.data)
         params.is_valid(raise_exception=True)
         creator = request.user if isinstance(request.user, User) else None
         data = params.validated_data
-        try:
-            issued = services.create_enrollment_token(
-                data["expires_in_s"], data["note"], creator, agent_name=data["agent_name"], rekey=data["rekey"]
+        with transaction.atomic():
+            try:
+                issued = services.create_enrollment_token(
+                    data["expires_in_s"], data["note"], creator, agent_name=data["agent_name"], rekey=data["rekey"]
+                )
+            except services.TokenRequestError as exc:
+                raise ValidationError({"agent_name": [str(exc)]}) from exc
+            token = issued.token
+            verb = AuditAction.REKEY if token.rekey_agent_id is not None else AuditAction.CREATE
+            record(
+                Actor.of(request), verb, AuditObject.ENROLLMENT_TOKEN, token.pk, str(token), after=token_snapshot(token)
             )
-        except services.TokenRequestError as exc:
-            raise ValidationError({"agent_name": [str(exc)]}) from exc
-        token = issued.token
         body = {
             "id": token.pk,
             "token": issued.plaintext,
@@ -66,7 +102,20 @@ class EnrollmentTokenViewSet(
 
     @extend_schema(responses={204: None})
     def destroy(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        services.revoke_enrollment_token(self.get_object())
+        found = self.get_object()
+        with transaction.atomic():
+            token = EnrollmentToken.objects.select_for_update().get(pk=found.pk)
+            before = token_snapshot(token)
+            if services.revoke_enrollment_token(token):
+                record(
+                    Actor.of(request),
+                    AuditAction.REVOKE,
+                    AuditObject.ENROLLMENT_TOKEN,
+                    token.pk,
+                    str(token),
+                    before=before,
+                    after=token_snapshot(token),
+                )
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -104,18 +153,69 @@ class EnrollView(APIView):
         return Response(EnrollResponseSerializer(body).data, status=status.HTTP_201_CREATED)
 
 
-class AgentViewSet(viewsets.ReadOnlyModelViewSet[Agent]):
-    """Agents with their status, last contact and latest host facts."""
+class AgentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Agent]):
+    """Agents with their status, last contact and latest host facts. Operators rename, revoke
+    and decommission them; every change is in the audit log."""
 
+    permission_classes = [OperatorWrites]
     serializer_class = AgentSerializer
     queryset = Agent.objects.all()
 
-    @extend_schema(request=None, responses={200: AgentSerializer})
-    @action(detail=True, methods=["post"], permission_classes=[permissions.IsAdminUser])
-    def revoke(self, request: Request, pk: str | None = None) -> Response:
-        agent = self.get_object()
-        services.revoke_agent(agent)
+    def _change(self, request: Request, verb: AuditAction, change: Callable[[Agent], bool]) -> Response:
+        """Applies `change` to the locked agent and records it, in one transaction; a change
+        that changed nothing (a second revoke) records nothing."""
+        found = self.get_object()
+        with transaction.atomic():
+            agent = Agent.objects.select_for_update().get(pk=found.pk)
+            before = agent_snapshot(agent)
+            if change(agent):
+                record(
+                    Actor.of(request),
+                    verb,
+                    AuditObject.AGENT,
+                    agent.pk,
+                    agent.name,
+                    before=before,
+                    after=agent_snapshot(agent),
+                )
         return Response(AgentSerializer(agent).data)
+
+    @extend_schema(
+        request=AgentRenameSerializer,
+        responses={
+            200: AgentSerializer,
+            400: OpenApiResponse(
+                description="an invalid or taken name (a decommissioned agent's too), a decommissioned agent, or an"
+                " unknown field: {field: [messages]}"
+            ),
+        },
+    )
+    def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """Renames the agent: same id, results, memberships and credential."""
+        params = AgentRenameSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        name: str = params.validated_data["name"]
+
+        def rename(agent: Agent) -> bool:
+            try:
+                return services.rename_agent(agent, name)
+            except services.AgentNameError as exc:
+                raise ValidationError({"name": [str(exc)]}) from exc
+
+        return self._change(request, AuditAction.RENAME, rename)
+
+    @extend_schema(request=None, responses={200: AgentSerializer})
+    @action(detail=True, methods=["post"])
+    def revoke(self, request: Request, pk: str | None = None) -> Response:
+        """Refuses the agent's credential from now on; it can be re-keyed no more. Idempotent."""
+        return self._change(request, AuditAction.REVOKE, services.revoke_agent)
+
+    @extend_schema(request=None, responses={200: AgentSerializer})
+    @action(detail=True, methods=["post"])
+    def decommission(self, request: Request, pk: str | None = None) -> Response:
+        """Retires the agent: revoked, out of every mesh and plan, its name never reused; its
+        results and history stay. Idempotent."""
+        return self._change(request, AuditAction.DECOMMISSION, services.decommission_agent)
 
 
 class HostFactsView(APIView):

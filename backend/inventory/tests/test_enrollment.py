@@ -13,12 +13,19 @@ from django.core.management import call_command
 from django.core.management.base import CommandError
 from django.utils import timezone
 
+from audit.models import AuditEntry
 from fathom.testing import FathomTestCase
 from inventory.models import Agent, EnrollmentToken
-from inventory.services import TokenRequestError, create_enrollment_token, digest, revoke_agent
+from inventory.services import TokenRequestError, create_enrollment_token, decommission_agent, digest, revoke_agent
 
 ENROLL_URL = "/api/v1/agents/enroll/"
 TOKENS_URL = "/api/v1/enrollment-tokens/"
+
+
+def state(value: Any) -> dict[str, Any]:
+    """An audit entry's before or after, which the test expects to be there."""
+    assert isinstance(value, dict), value
+    return value
 
 
 class EnrollmentTokenApiTests(FathomTestCase):
@@ -52,6 +59,47 @@ class EnrollmentTokenApiTests(FathomTestCase):
         body = {"token": issued.plaintext, "name": "x", "address": "198.18.3.9"}
         reply = self.client.post(ENROLL_URL, body, format="json")
         assert reply.status_code == 403 and reply.json()["detail"] == "enrolment token revoked"
+
+    def test_viewers_may_not_even_list_tokens(self) -> None:
+        assert self.user_client(self.outsider).get(TOKENS_URL).status_code == 403
+        assert self.user_client(self.owner).get(TOKENS_URL).status_code == 200
+
+    def test_issuing_and_revoking_tokens_is_audited_without_the_token(self) -> None:
+        client = self.user_client(self.operator)
+        made = client.post(TOKENS_URL, {"expires_in_s": 600, "note": "geneva", "agent_name": "geneva"}, format="json")
+        rekey = client.post(TOKENS_URL, {"agent_name": "athens", "rekey": True}, format="json")
+        assert made.status_code == rekey.status_code == 201
+        created, rekeyed = AuditEntry.objects.filter(object_type="enrollment_token").order_by("id")
+        assert (created.action, created.object_key, created.before) == ("create", str(made.json()["id"]), None)
+        assert created.after == {
+            "prefix": made.json()["prefix"],
+            "note": "geneva",
+            "agent_name": "geneva",
+            "rekey": False,
+            "expires_at": made.json()["expires_at"],
+            "revoked_at": None,
+        }
+        assert (rekeyed.action, state(rekeyed.after)["rekey"], state(rekeyed.after)["agent_name"]) == (
+            "rekey",
+            True,
+            "athens",
+        )
+        for entry in (created, rekeyed):
+            assert made.json()["token"] not in str(entry.after) and rekey.json()["token"] not in str(entry.after)
+        for _ in range(2):
+            assert client.delete(f"{TOKENS_URL}{made.json()['id']}/").status_code == 204
+        [revoked] = AuditEntry.objects.filter(object_type="enrollment_token", action="revoke")
+        assert revoked.object_key == str(made.json()["id"]) and list(revoked.changes) == ["revoked_at"]
+
+    def test_no_token_for_a_decommissioned_name(self) -> None:
+        decommission_agent(self.athens)
+        tokens = EnrollmentToken.objects.count()
+        client = self.user_client(self.operator)
+        for body in ({"agent_name": "athens"}, {"agent_name": "athens", "rekey": True}):
+            reply = client.post(TOKENS_URL, body, format="json")
+            assert reply.status_code == 400, body
+            assert "decommissioned agent" in reply.json()["agent_name"][0]
+        assert EnrollmentToken.objects.count() == tokens and not AuditEntry.objects.exists()
 
     def test_token_list_query_count_is_flat(self) -> None:
         for index in range(5):
