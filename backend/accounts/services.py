@@ -6,6 +6,7 @@ import hashlib
 import secrets
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -75,8 +76,9 @@ def authenticate_api_token(plaintext: str, now: datetime | None = None) -> ApiTo
     return token
 
 
-def active_admins() -> int:
-    return User.objects.filter(is_active=True, is_superuser=True).count()
+def person_snapshot(user: User) -> dict[str, Any]:
+    """A person as the audit log keeps them: never a password or its hash."""
+    return {"username": user.username, "email": user.email, "role": flag_role(user), "is_active": user.is_active}
 
 
 def _check_keeps_an_admin(user: User, new_role: Role | None, active: bool) -> None:

@@ -3,6 +3,8 @@ so a change and its audit row commit together or not at all."""
 
 from __future__ import annotations
 
+import getpass
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -34,9 +36,10 @@ class Actor:
         return cls(user, user.get_username() if user else "anonymous", via)
 
     @classmethod
-    def command(cls, name: str) -> Actor:
-        """A change made from the shell (a management command) by `name`."""
-        return cls(None, name, "command")
+    def command(cls, name: str | None = None) -> Actor:
+        """A change made from the server's shell (a management command): by `name`, or by the
+        system user who ran it (the one behind sudo, where it was used)."""
+        return cls(None, name or os.environ.get("SUDO_USER") or getpass.getuser(), "command")
 
 
 def plain(value: Any) -> Any:

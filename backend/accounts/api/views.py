@@ -33,8 +33,8 @@ from accounts.choices import Role, TokenScope
 from accounts.login_guard import LoginGuard, throttled_message
 from accounts.models import ApiToken
 from accounts.permissions import AdminOnly
-from accounts.roles import flag_role, has_role, role_of
-from accounts.services import AccountError
+from accounts.roles import has_role, role_of
+from accounts.services import AccountError, person_snapshot
 from audit.choices import AuditAction, AuditObject
 from audit.services import Actor, record
 
@@ -110,10 +110,6 @@ def me(user: Any) -> dict[str, Any]:
     }
 
 
-def _audited_person(user: User) -> dict[str, Any]:
-    return {"username": user.username, "email": user.email, "role": flag_role(user), "is_active": user.is_active}
-
-
 def _field_error(exc: AccountError) -> ValidationError:
     return ValidationError({exc.field: [str(exc)]})
 
@@ -145,7 +141,7 @@ class PersonViewSet(
                 user.pk,
                 user.username,
                 None,
-                _audited_person(user),
+                person_snapshot(user),
             )
         return Response(PersonSerializer(user).data, status=status.HTTP_201_CREATED)
 
@@ -156,7 +152,7 @@ class PersonViewSet(
         params.is_valid(raise_exception=True)
         data = params.validated_data
         with transaction.atomic():
-            before = _audited_person(user)
+            before = person_snapshot(user)
             try:
                 services.update_person(
                     user,
@@ -167,7 +163,7 @@ class PersonViewSet(
                 )
             except AccountError as exc:
                 raise _field_error(exc) from exc
-            after = _audited_person(user)
+            after = person_snapshot(user)
             if "password" in data:
                 after["password_changed"] = True  # the log shows that it changed, never what to
             record(Actor.of(request), AuditAction.UPDATE, AuditObject.PERSON, user.pk, user.username, before, after)

@@ -175,3 +175,20 @@ class AgentSerializer(serializers.ModelSerializer[Agent]):
     def get_status(self, agent: Agent) -> dict[str, str]:
         status = agent.status()
         return {"value": status.value, "label": status.label, "color": AGENT_STATUS_COLORS[status]}
+
+
+TOKEN_AUDIT_FIELDS = ("prefix", "note", "agent_name", "rekey", "expires_at", "revoked_at")
+AGENT_AUDIT_FIELDS = ("name", "address", "revoked_at", "decommissioned_at")
+
+
+def token_snapshot(token: EnrollmentToken) -> dict[str, Any]:
+    """An enrolment token as the audit log keeps it (as the API writes it): never the token
+    itself, only its prefix."""
+    data = EnrollmentTokenSerializer(token).data
+    return {key: data[key] for key in TOKEN_AUDIT_FIELDS}
+
+
+def agent_snapshot(agent: Agent) -> dict[str, Any]:
+    """An agent as the audit log keeps it: what an operator changes of it, as the API writes it."""
+    data = AgentSerializer(agent).data
+    return {key: data[key] for key in AGENT_AUDIT_FIELDS}

@@ -29,25 +29,11 @@ from inventory.api.serializers import (
     HostFactsResponseSerializer,
     HostFactsSerializer,
     IssuedTokenSerializer,
+    agent_snapshot,
+    token_snapshot,
 )
 from inventory.authentication import AgentAuthentication, IsAgent, request_agent
 from inventory.models import Agent, EnrollmentToken
-
-TOKEN_AUDIT_FIELDS = ("prefix", "note", "agent_name", "rekey", "expires_at", "revoked_at")
-AGENT_AUDIT_FIELDS = ("name", "address", "revoked_at", "decommissioned_at")
-
-
-def token_snapshot(token: EnrollmentToken) -> dict[str, Any]:
-    """An enrolment token as the audit log keeps it (as the API writes it): never the token
-    itself, only its prefix."""
-    data = EnrollmentTokenSerializer(token).data
-    return {key: data[key] for key in TOKEN_AUDIT_FIELDS}
-
-
-def agent_snapshot(agent: Agent) -> dict[str, Any]:
-    """An agent as the audit log keeps it: what an operator changes of it, as the API writes it."""
-    data = AgentSerializer(agent).data
-    return {key: data[key] for key in AGENT_AUDIT_FIELDS}
 
 
 class EnrollmentTokenViewSet(

@@ -5,8 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
 
-from inventory.api.serializers import MAX_TOKEN_LIFETIME_S, MIN_TOKEN_LIFETIME_S
+from audit.choices import AuditAction, AuditObject
+from audit.services import Actor, record
+from inventory.api.serializers import MAX_TOKEN_LIFETIME_S, MIN_TOKEN_LIFETIME_S, token_snapshot
 from inventory.services import TokenRequestError, create_enrollment_token
 
 
@@ -30,8 +33,14 @@ class Command(BaseCommand):
         note: str = options["note"]
         if len(note) > 200:
             raise CommandError("--note must be at most 200 characters")
-        try:
-            issued = create_enrollment_token(expires_in_s, note, agent_name=options["name"], rekey=options["rekey"])
-        except TokenRequestError as exc:
-            raise CommandError(str(exc)) from exc
+        with transaction.atomic():
+            try:
+                issued = create_enrollment_token(expires_in_s, note, agent_name=options["name"], rekey=options["rekey"])
+            except TokenRequestError as exc:
+                raise CommandError(str(exc)) from exc
+            token = issued.token
+            verb = AuditAction.REKEY if token.rekey_agent_id is not None else AuditAction.CREATE
+            record(
+                Actor.command(), verb, AuditObject.ENROLLMENT_TOKEN, token.pk, str(token), after=token_snapshot(token)
+            )
         self.stdout.write(issued.plaintext)

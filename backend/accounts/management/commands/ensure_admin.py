@@ -11,8 +11,15 @@ import secrets
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth import get_user_model
+from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandParser
+from django.db import transaction
+
+from accounts.choices import Role
+from accounts.roles import apply_role
+from accounts.services import person_snapshot
+from audit.choices import AuditAction, AuditObject
+from audit.services import Actor, record
 
 
 class Command(BaseCommand):
@@ -33,11 +40,14 @@ class Command(BaseCommand):
             fd = os.open(password_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             with os.fdopen(fd, "w") as handle:
                 handle.write(password + "\n")
-        user_model = get_user_model()
-        user, _ = user_model.objects.get_or_create(username=username)
-        user.is_staff = True
-        user.is_superuser = True
-        user.is_active = True
-        user.set_password(password)
-        user.save()
+        with transaction.atomic():
+            user = User.objects.select_for_update().filter(username=username).first()
+            before = person_snapshot(user) if user else None
+            user = user or User(username=username)
+            apply_role(user, Role.ADMIN)
+            user.is_active = True
+            user.set_password(password)
+            user.save()
+            verb = AuditAction.UPDATE if before else AuditAction.CREATE
+            record(Actor.command(), verb, AuditObject.PERSON, user.pk, username, before, person_snapshot(user))
         self.stdout.write(f"username: {username}  password: {password}")
