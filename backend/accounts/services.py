@@ -12,9 +12,9 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
-from accounts.choices import Role, TokenScope
+from accounts.choices import TokenScope
 from accounts.models import ApiToken
-from accounts.roles import apply_role, flag_role, role_of
+from core.roles import Role, apply_role, flag_role, role_of
 
 API_TOKEN_PREFIX = "fpt_"  # noqa: S105 - a marker, not a secret
 # last_used_at is written at most this often per token, not on every request.

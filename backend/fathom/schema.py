@@ -15,7 +15,7 @@ from drf_spectacular.views import SpectacularAPIView
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from accounts.permissions import SignedIn
+from core.api.permissions import SignedIn
 
 
 @cache

@@ -219,12 +219,12 @@ def decommission_agent(agent: Agent) -> bool:
     taken. Its results and host-facts history stay. False when it already was decommissioned.
 
     The caller holds the transaction, so the agent, its memberships and the audit row change
-    together. Saving revoked_at re-plans the exclusive slots (meshes.signals), dropping its own.
+    together: saving decommissioned_at takes it out of its meshes and re-plans the exclusive
+    slots (meshes.signals), dropping its own.
     """
     if agent.decommissioned_at is not None:
         return False
     now = timezone.now()
-    agent.mesh_memberships.all().delete()  # meshes' table, reached through its relation
     agent.revoked_at = agent.revoked_at or now
     agent.decommissioned_at = now
     agent.save(update_fields=["revoked_at", "decommissioned_at"])

@@ -143,29 +143,38 @@ def mesh_pairs(
         members: list[tuple[Agent, str]] = [(agent, MemberSide.A) for agent in agents.values()]
     else:
         members = [(agents[m.agent_id], m.side) for m in mesh.members.all() if m.agent_id in agents]
+    return member_pairs(mesh.kind, mesh.unidirectional, mesh.targets, members, source)
+
+
+def member_pairs(
+    kind: str, unidirectional: bool, targets: list[str], members: list[tuple[Agent, str]], source: Agent | None = None
+) -> Iterator[tuple[Agent, Agent | None, str]]:
+    """The directed (source, destination, target) pairs of a group of (agent, side) members:
+    every ordered pair of a mesh, A to B (and back) of a disjoint mesh, each member to each
+    target of a list; optionally only those from one source."""
 
     def wanted(agent: Agent) -> bool:
         return source is None or agent.pk == source.pk
 
-    if mesh.kind == MeshKind.MESH:
+    if kind == MeshKind.MESH:
         for src, _ in members:
             if wanted(src):
                 for dst, _ in members:
                     if src.pk != dst.pk:
                         yield src, dst, dst.address
-    elif mesh.kind == MeshKind.DISJOINT:
+    elif kind == MeshKind.DISJOINT:
         a_side = [agent for agent, side in members if side == MemberSide.A]
         b_side = [agent for agent, side in members if side == MemberSide.B]
         for a in a_side:
             for b in b_side:
                 if wanted(a):
                     yield a, b, b.address
-                if not mesh.unidirectional and wanted(b):
+                if not unidirectional and wanted(b):
                     yield b, a, a.address
     else:  # list: every member to every external target
         for src, _ in members:
             if wanted(src):
-                for target in mesh.targets:
+                for target in targets:
                     yield src, None, str(target)
 
 
@@ -334,36 +343,16 @@ def plan_exclusive_slots(now: datetime | None = None, seed: int | None = None) -
         requests, by_key = [], {}
         for path in paths:
             assert path.destination is not None
-            spec = normalize_spec(path.test.test_type, path.test.spec)
-            rtt = rtts.get((path.source.pk, path.destination.pk))
-            spec["path_rtt_ms"] = rtt or 0
-            if reserved_seconds(spec, rtt) > path.test.interval_s:
-                # A long path's derived slow-start omit would outgrow the interval: omit what fits.
-                spec["omit_s"] = max(0, path.test.interval_s - spec["duration_s"] - THROUGHPUT_MARGIN_S)
-            duration = reserved_seconds(spec, rtt)
-            requests.append(
-                slots.SlotRequest(
-                    key=path.slot_key,
-                    source=str(path.source.pk),
-                    destination=str(path.destination.pk),
-                    interval_s=path.test.interval_s,
-                    duration_s=duration,
-                    slip_s=min(path.test.slip_s, path.test.interval_s),
-                )
+            request, spec = exclusive_request(
+                path.slot_key,
+                path.source.pk,
+                path.destination.pk,
+                path.test,
+                rtts.get((path.source.pk, path.destination.pk)),
             )
+            requests.append(request)
             by_key[path.slot_key] = (path, spec)
-        existing = Slot.objects.filter(end_at__gt=now).exclude(state=SlotState.UNSCHEDULABLE)
-        planned = [
-            slots.Placement(
-                key=slot_key(slot.mesh_test_id, slot.source_id, slot.destination_id),
-                source=str(slot.source_id),
-                destination=str(slot.destination_id),
-                period_start=_epoch(slot.period_start),
-                start=_epoch(slot.start_at),
-                end=_epoch(slot.end_at),
-            )
-            for slot in existing
-        ]
+        planned = placements_of(Slot.objects.filter(end_at__gt=now).exclude(state=SlotState.UNSCHEDULABLE))
         result = slots.plan_slots(requests, _epoch(start), _epoch(until), rng, planned=planned)
         new_rows = [_slot_row(by_key[p.key], p.period_start, p.start, p.end) for p in result.placements]
         failed_rows = [
@@ -372,7 +361,7 @@ def plan_exclusive_slots(now: datetime | None = None, seed: int | None = None) -
         names = {str(path.source.pk): path.source.name for path in paths}
         names.update({str(path.destination.pk): path.destination.name for path in paths if path.destination})
         for row, unplaceable in zip(failed_rows, result.unplaceable, strict=True):
-            row.state, row.reason = SlotState.UNSCHEDULABLE, _with_names(unplaceable.reason, names)
+            row.state, row.reason = SlotState.UNSCHEDULABLE, with_names(unplaceable.reason, names)
         # A period that once found no time and now does: the placement replaces the record.
         for row in new_rows:
             Slot.objects.filter(
@@ -387,7 +376,44 @@ def plan_exclusive_slots(now: datetime | None = None, seed: int | None = None) -
     return SlotPlanning(len(new_rows), len(failed_rows), now, until)
 
 
-def _with_names(reason: str, names: dict[str, str]) -> str:
+def exclusive_request(
+    key: str, source_id: Any, destination_id: Any, test: MeshTest, rtt_ms: float | None
+) -> tuple[slots.SlotRequest, dict[str, Any]]:
+    """One exclusive test on one directed path as the planner asks for it, and the spec its runs
+    get (with the path's RTT, from which the agent derives the slow start to omit). The test
+    need not be saved: a mesh's preview plans tests that do not exist yet."""
+    spec = normalize_spec(test.test_type, test.spec)
+    spec["path_rtt_ms"] = rtt_ms or 0
+    if reserved_seconds(spec, rtt_ms) > test.interval_s:
+        # A long path's derived slow-start omit would outgrow the interval: omit what fits.
+        spec["omit_s"] = max(0, test.interval_s - spec["duration_s"] - THROUGHPUT_MARGIN_S)
+    request = slots.SlotRequest(
+        key=key,
+        source=str(source_id),
+        destination=str(destination_id),
+        interval_s=test.interval_s,
+        duration_s=reserved_seconds(spec, rtt_ms),
+        slip_s=min(test.slip_s, test.interval_s),
+    )
+    return request, spec
+
+
+def placements_of(rows: Iterable[Slot]) -> list[slots.Placement]:
+    """Slots as the planner keeps them: busy time of both agents, and periods already planned."""
+    return [
+        slots.Placement(
+            key=slot_key(slot.mesh_test_id, slot.source_id, slot.destination_id),
+            source=str(slot.source_id),
+            destination=str(slot.destination_id),
+            period_start=_epoch(slot.period_start),
+            start=_epoch(slot.start_at),
+            end=_epoch(slot.end_at),
+        )
+        for slot in rows
+    ]
+
+
+def with_names(reason: str, names: dict[str, str]) -> str:
     """The planner speaks of agent ids; an operator reads names."""
     for agent_id, name in names.items():
         reason = reason.replace(agent_id, name)

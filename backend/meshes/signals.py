@@ -1,8 +1,8 @@
 """Changes that alter the meshes' paths outside a mesh edit: an agent joining or leaving
-re-plans exclusive slots at once (not at the next beat run), so a new agent's throughput
-tests start within minutes and a revoked agent's slots never start; a deleted test's slots
-go with it; a stored result that names a slot settles it; results on paths outside the
-agent's plan are refused."""
+(a decommissioned one leaves its meshes' member lists too) re-plans exclusive slots at once
+(not at the next beat run), so a new agent's throughput tests start within minutes and a
+revoked agent's slots never start; a deleted test's slots go with it; a stored result that
+names a slot settles it; results on paths outside the agent's plan are refused."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from measurements.kinds.base import BatchError
 from measurements.models import Run
 from measurements.signals import results_received, results_stored
 from meshes.choices import SlotState
-from meshes.models import MeshTest, Slot
+from meshes.models import MeshMember, MeshTest, Slot
 from meshes.services import lock_planner, plan_exclusive_slots, record_slot_outcomes, unplanned_results
 
 
@@ -27,9 +27,13 @@ from meshes.services import lock_planner, plan_exclusive_slots, record_slot_outc
 def replan_on_agent_change(sender: type[Agent], instance: Agent, created: bool, **kwargs: Any) -> None:
     update_fields = kwargs.get("update_fields")
     # Enrolment saves the whole agent (new, or re-enrolled with a new address); revocation
-    # saves revoked_at. Host facts and last-seen updates change no path.
+    # saves revoked_at, decommissioning decommissioned_at too. Host facts and last-seen
+    # updates change no path.
     if not (created or update_fields is None or "revoked_at" in update_fields):
         return
+    if instance.decommissioned_at is not None:
+        # Retired for good: out of every mesh that lists it, so no edit can bring it back.
+        MeshMember.objects.filter(agent=instance).delete()
     if instance.revoked_at is not None:
         lock_planner()
         involved = Q(source=instance) | Q(destination=instance)

@@ -8,9 +8,9 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from accounts.choices import API_TOKEN_STATES, Role, TokenScope
+from accounts.choices import API_TOKEN_STATES, TokenScope
 from accounts.models import ApiToken
-from accounts.roles import flag_role
+from core.roles import Role, flag_role
 from core.serializers import StrictSerializer
 
 USERNAME_RE = r"^[\w.@+-]{1,150}$"

@@ -29,14 +29,14 @@ from accounts.api.serializers import (
     PersonUpdateSerializer,
     UserSerializer,
 )
-from accounts.choices import Role, TokenScope
+from accounts.choices import TokenScope
 from accounts.login_guard import LoginGuard, throttled_message
 from accounts.models import ApiToken
-from accounts.permissions import AdminOnly
-from accounts.roles import has_role, role_of
 from accounts.services import AccountError, person_snapshot
 from audit.choices import AuditAction, AuditObject
 from audit.services import Actor, record
+from core.api.permissions import AdminOnly
+from core.roles import Role, has_role, role_of
 
 
 @method_decorator(ensure_csrf_cookie, name="dispatch")

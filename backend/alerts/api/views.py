@@ -16,7 +16,6 @@ from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
-from accounts.permissions import AdminWrites, OperatorWrites
 from alerts.api.serializers import (
     AlertSummarySerializer,
     ChannelSerializer,
@@ -34,6 +33,7 @@ from alerts.services import delivery as outbox
 from alerts.services import evaluate, messages
 from audit.choices import AuditAction, AuditObject
 from audit.services import Actor, record
+from core.api.permissions import AdminWrites, OperatorWrites
 
 
 def rule_snapshot(rule: Rule) -> dict[str, Any]:

@@ -7,9 +7,9 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from accounts.permissions import AdminOnly
 from audit.api.serializers import AuditEntrySerializer, AuditQuerySerializer
 from audit.models import AuditEntry
+from core.api.permissions import AdminOnly
 
 
 def filtered_entries(params: dict[str, object]) -> QuerySet[AuditEntry]:

@@ -15,9 +15,9 @@ from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 from rest_framework.views import APIView
 
-from accounts.permissions import OperatorOnly, OperatorWrites
 from audit.choices import AuditAction, AuditObject
 from audit.services import Actor, record
+from core.api.permissions import OperatorOnly, OperatorWrites
 from inventory import services
 from inventory.api.serializers import (
     AgentRenameSerializer,

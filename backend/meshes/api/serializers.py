@@ -7,8 +7,10 @@ import re
 from typing import Any
 
 from django.db import transaction
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
+from core.serializers import StrictSerializer
 from inventory.models import Agent
 from measurements.choices import EXCLUSIVE_TEST_TYPES, TestType
 from meshes.choices import MemberSide, MeshKind, SlotState
@@ -20,6 +22,8 @@ HOSTNAME = re.compile(
     r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
 )
 MIN_INTERVAL_S = 10
+# /meshes/<these>/ are endpoints, not meshes.
+RESERVED_NAMES = frozenset({"preview"})
 MAX_INTERVAL_S = 7 * 86400
 
 
@@ -71,6 +75,19 @@ class PlanSerializer(serializers.Serializer[Any]):
     iperf3_users = Iperf3UserSerializer(many=True)
 
 
+def require_whole(serializer: serializers.Serializer[Any], data: Any) -> None:
+    """A member or a test is written whole, in a PATCH too: under a partial root DRF would
+    skip its missing required fields, and the checks after it would meet a half object."""
+    if isinstance(data, dict):
+        missing = {
+            name: [field.error_messages["required"]]
+            for name, field in serializer.fields.items()
+            if field.required and not field.read_only and name not in data
+        }
+        if missing:
+            raise serializers.ValidationError(missing)
+
+
 class MeshMemberSerializer(serializers.ModelSerializer[MeshMember]):
     agent = serializers.SlugRelatedField(slug_field="name", queryset=Agent.objects.filter(revoked_at__isnull=True))
     side = serializers.ChoiceField(choices=MemberSide.choices, default=MemberSide.A)
@@ -78,6 +95,10 @@ class MeshMemberSerializer(serializers.ModelSerializer[MeshMember]):
     class Meta:
         model = MeshMember
         fields = ["agent", "side"]
+
+    def to_internal_value(self, data: Any) -> Any:
+        require_whole(self, data)
+        return super().to_internal_value(data)
 
 
 class MeshTestSerializer(serializers.ModelSerializer[MeshTest]):
@@ -89,6 +110,10 @@ class MeshTestSerializer(serializers.ModelSerializer[MeshTest]):
     class Meta:
         model = MeshTest
         fields = ["name", "test_type", "spec", "interval_s", "slip_s", "enabled"]
+
+    def to_internal_value(self, data: Any) -> Any:
+        require_whole(self, data)
+        return super().to_internal_value(data)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         test_type = attrs["test_type"]
@@ -134,6 +159,11 @@ class MeshSerializer(serializers.ModelSerializer[Mesh]):
             "members",
             "tests",
         ]
+
+    def validate_name(self, value: str) -> str:
+        if value in RESERVED_NAMES:
+            raise serializers.ValidationError(f"{value!r} names an endpoint under /meshes/: choose another name")
+        return value
 
     def validate_targets(self, value: list[str]) -> list[str]:
         return [valid_target(target) for target in value]
@@ -267,3 +297,56 @@ class UtilizationSerializer(serializers.Serializer[Any]):
     planned_until = serializers.DateTimeField()
     horizon_s = serializers.FloatField()
     agents = AgentUtilizationSerializer(many=True)
+
+
+@extend_schema_field(MeshSerializer)
+class MeshBodyField(serializers.DictField):
+    """A mesh as a create or a full update writes it; the view validates it with
+    MeshSerializer (as an update of the mesh it replaces, if any)."""
+
+
+class MeshDraftSerializer(StrictSerializer):
+    """A mesh to preview, new or in place of an existing one."""
+
+    mesh = MeshBodyField(help_text="the mesh as it would be saved: the body of a create or of a full update (PUT)")
+    replaces = serializers.SlugRelatedField(
+        slug_field="name",
+        queryset=Mesh.objects.all(),
+        allow_null=True,
+        default=None,
+        help_text="the name of the mesh this one would replace (an update); null: a new mesh",
+    )
+
+
+class AgentPlanEffectSerializer(serializers.Serializer[Any]):
+    agent = serializers.CharField()
+    slots = serializers.IntegerField(help_text="exclusive runs it would take part in within the planning horizon")
+    exclusive_s = serializers.FloatField(help_text="their seconds within the planning horizon")
+    demand_before = serializers.FloatField(help_text="share of its time its exclusive tests ask for now")
+    demand = serializers.FloatField(help_text="the same with the change, all meshes; above 1 it is overbooked")
+    overbooked = serializers.BooleanField()
+
+
+class PlanConflictSerializer(serializers.Serializer[Any]):
+    test = serializers.CharField(help_text="<mesh>/<test>")
+    # DRF moves declared fields off the class, so this name does not clash with Field.source.
+    source = serializers.CharField()  # type: ignore[assignment]
+    destination = serializers.CharField()
+    reason = serializers.CharField()
+
+
+class MeshPreviewSerializer(serializers.Serializer[Any]):
+    """What saving a mesh would do to the exclusive plan."""
+
+    ok = serializers.BooleanField(help_text="saving the mesh would be accepted")
+    horizon_s = serializers.FloatField(help_text="the planning horizon the slot counts cover")
+    agents = AgentPlanEffectSerializer(many=True, help_text="agents the mesh includes or whose demand changes")
+    conflicts = PlanConflictSerializer(many=True, help_text="runs the change would leave without a slot, by path")
+
+
+class MeshRevertSerializer(StrictSerializer):
+    """Which change of the mesh to undo."""
+
+    entry = serializers.IntegerField(
+        min_value=1, max_value=2**63 - 1, help_text="the audit entry whose before state to restore"
+    )

@@ -1,28 +1,36 @@
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import asdict
 
-from django.db import transaction
 from django.db.models import Q, QuerySet
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import permissions, status, viewsets
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.serializers import BaseSerializer
 from rest_framework.views import APIView
 
+from audit.api.serializers import AuditEntrySerializer
+from audit.services import Actor
+from core.api.permissions import OperatorWrites
 from inventory.authentication import AgentAuthentication, IsAgent, request_agent
 from meshes.api.serializers import (
+    MeshDraftSerializer,
+    MeshPreviewSerializer,
+    MeshRevertSerializer,
     MeshSerializer,
     PlanSerializer,
     SlotQuerySerializer,
     SlotSerializer,
     UtilizationSerializer,
 )
+from meshes.history import delete_mesh, mesh_history, revert_mesh, save_mesh
 from meshes.models import Mesh, Slot
-from meshes.services import build_plan, exclusive_utilization, record_issued_plan, replan_mesh
+from meshes.preview import draft_mesh, preview_mesh
+from meshes.services import build_plan, exclusive_utilization, record_issued_plan
 
 
 class PlanView(APIView):
@@ -49,35 +57,74 @@ class PlanView(APIView):
         return response
 
 
-class IsStaffOrReadOnly(permissions.BasePermission):
-    """Everyone logged in reads; operators (staff) change meshes."""
-
-    def has_permission(self, request: Request, view: Any) -> bool:
-        if request.method in permissions.SAFE_METHODS:
-            return bool(request.user and request.user.is_authenticated)
-        return bool(request.user and request.user.is_staff)
-
-
 class MeshViewSet(viewsets.ModelViewSet[Mesh]):
-    """Meshes with their members and tests. A change re-plans the mesh's exclusive slots at once."""
+    """Meshes with their members and tests. A change that would overbook an agent's exclusive
+    time is refused (400 {"tests": [...]}); an accepted one re-plans the mesh's exclusive
+    slots at once and is recorded in the audit log."""
 
     serializer_class = MeshSerializer
-    permission_classes = [IsStaffOrReadOnly]
+    permission_classes = [OperatorWrites]
     lookup_field = "name"
 
     def get_queryset(self) -> QuerySet[Mesh]:
         return Mesh.objects.prefetch_related("members__agent", "tests")
 
     def perform_create(self, serializer: BaseSerializer[Mesh]) -> None:
-        with transaction.atomic():
-            replan_mesh(serializer.save())
+        assert isinstance(serializer, MeshSerializer)
+        save_mesh(serializer, Actor.of(self.request))
 
     def perform_update(self, serializer: BaseSerializer[Mesh]) -> None:
-        with transaction.atomic():
-            replan_mesh(serializer.save())
+        assert isinstance(serializer, MeshSerializer)
+        save_mesh(serializer, Actor.of(self.request))
 
     def perform_destroy(self, instance: Mesh) -> None:
-        instance.delete()  # its tests' future slots go with them (meshes.signals)
+        delete_mesh(instance, Actor.of(self.request))
+
+    @extend_schema(
+        request=MeshDraftSerializer,
+        responses={
+            200: MeshPreviewSerializer,
+            400: OpenApiResponse(description="field errors of the mesh, as saving it would give them"),
+        },
+    )
+    @action(detail=False, methods=["post"])
+    def preview(self, request: Request) -> Response:
+        """What saving a mesh would do to the exclusive plan: each agent's slots and share of
+        its time, and the runs that would find no slot. Writes nothing."""
+        params = MeshDraftSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        replaces = params.validated_data["replaces"]
+        mesh = MeshSerializer(replaces, data=params.validated_data["mesh"])
+        mesh.is_valid(raise_exception=True)
+        result = preview_mesh(draft_mesh(mesh.validated_data, replaces), replaces)
+        return Response(
+            MeshPreviewSerializer(
+                {
+                    "ok": result.ok,
+                    "horizon_s": result.horizon_s,
+                    "agents": [asdict(row) for row in result.agents],
+                    "conflicts": [asdict(conflict) for conflict in result.conflicts],
+                }
+            ).data
+        )
+
+    @extend_schema(responses={200: AuditEntrySerializer(many=True)})
+    @action(detail=True, methods=["get"])
+    def history(self, request: Request, name: str) -> Response:
+        """Every recorded change of the mesh, newest first, each with its diff."""
+        return Response(AuditEntrySerializer(mesh_history(self.get_object()), many=True).data)
+
+    @extend_schema(
+        request=MeshRevertSerializer,
+        responses={200: MeshSerializer, 400: OpenApiResponse(description='{"entry": ["why it cannot be restored"]}')},
+    )
+    @action(detail=True, methods=["post"])
+    def revert(self, request: Request, name: str) -> Response:
+        """Restores the mesh as it was before one of its audit entries (recorded as a revert)."""
+        params = MeshRevertSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        mesh = revert_mesh(self.get_object(), params.validated_data["entry"], Actor.of(request))
+        return Response(MeshSerializer(self.get_queryset().get(pk=mesh.pk)).data)
 
 
 class SlotListView(APIView):

@@ -95,6 +95,10 @@ class MeshApiTests(FathomTestCase):
         assert Mesh.objects.filter(name="default").exists()
 
     def test_editing_a_mesh_replans_its_future_slots(self) -> None:
+        # Alone, the pair's two tight windows always fit; the default mesh's runs, planned at
+        # random, could take a window's only gap, and an edit that leaves a run without a
+        # slot is refused.
+        Mesh.objects.filter(name="default").delete()
         client = self.user_client(self.operator)
         client.post(MESHES_URL, throughput_mesh(), format="json")
         before = set(Slot.objects.filter(mesh_test__mesh__name="lab").values_list("id", flat=True))
@@ -123,8 +127,11 @@ class MeshApiTests(FathomTestCase):
 
     def test_mesh_list_query_count_does_not_grow_with_meshes(self) -> None:
         client = self.user_client(self.owner)
+        tput, ping = throughput_mesh()["tests"]
         for name in ("a", "b", "c"):
-            client.post(MESHES_URL, throughput_mesh(name=name), format="json")
+            # Hourly runs: three meshes of the same two agents fit their exclusive time.
+            data = throughput_mesh(name=name, tests=[tput | {"interval_s": 3600, "slip_s": 1800}, ping])
+            assert client.post(MESHES_URL, data, format="json").status_code == 201
         with self.assertNumQueries(6):  # session, user, meshes, members, their agents, tests
             reply = client.get(MESHES_URL)
         assert len(reply.json()) == 4

@@ -15,11 +15,10 @@ from django.contrib.auth.models import User
 from django.core.management.base import BaseCommand, CommandParser
 from django.db import transaction
 
-from accounts.choices import Role
-from accounts.roles import apply_role
 from accounts.services import person_snapshot
 from audit.choices import AuditAction, AuditObject
 from audit.services import Actor, record
+from core.roles import Role, apply_role
 
 
 class Command(BaseCommand):

@@ -1,5 +1,6 @@
-"""Creates or updates meshes from a JSON file, the way the API does (same validation), and
-re-plans their slots. For scripted set-ups: the demo, system tests, configuration management.
+"""Creates or updates meshes from a JSON file, the way the API does (same validation, the
+same refusal of a change that overbooks an agent, an audit row each), and re-plans their
+slots. For scripted set-ups: the demo, system tests, configuration management.
 
     python manage.py apply_mesh meshes.json      # one mesh object or a list of them
     python manage.py apply_mesh - < meshes.json
@@ -13,10 +14,12 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
+from rest_framework.exceptions import ValidationError
 
+from audit.services import Actor
 from meshes.api.serializers import MeshSerializer
+from meshes.history import save_mesh
 from meshes.models import Mesh
-from meshes.services import replan_mesh
 
 
 class Command(BaseCommand):
@@ -33,6 +36,7 @@ class Command(BaseCommand):
             except json.JSONDecodeError as error:
                 raise CommandError(f"{options['file']} is not JSON: {error}") from error
         meshes = document if isinstance(document, list) else [document]
+        actor = Actor.command()
         with transaction.atomic():
             for index, data in enumerate(meshes):
                 name = data.get("name") if isinstance(data, dict) else None
@@ -40,6 +44,8 @@ class Command(BaseCommand):
                 serializer = MeshSerializer(instance, data=data, partial=instance is not None)
                 if not serializer.is_valid():
                     raise CommandError(f"mesh {index} ({name or 'unnamed'}): {json.dumps(serializer.errors)}")
-                mesh = serializer.save()
-                replan_mesh(mesh)
+                try:
+                    mesh = save_mesh(serializer, actor)
+                except ValidationError as error:
+                    raise CommandError(f"mesh {index} ({name or 'unnamed'}): {json.dumps(error.detail)}") from error
                 self.stdout.write(f"{'updated' if instance else 'created'} mesh {mesh.name}")

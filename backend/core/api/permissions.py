@@ -12,8 +12,7 @@ from typing import Any
 from rest_framework import permissions
 from rest_framework.request import Request
 
-from accounts.choices import Role
-from accounts.roles import has_role
+from core.roles import Role, has_role
 
 
 class RolePermission(permissions.BasePermission):
