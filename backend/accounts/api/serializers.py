@@ -42,6 +42,20 @@ def _checked_password(value: str, user: User | None = None) -> str:
     return value
 
 
+class PasswordChangeSerializer(StrictSerializer):
+    current_password = serializers.CharField(max_length=4096, trim_whitespace=False)
+    new_password = serializers.CharField(max_length=4096, trim_whitespace=False)
+
+    def validate_current_password(self, value: str) -> str:
+        user = self.context["user"]
+        if not user.check_password(value):
+            raise serializers.ValidationError("this is not your current password")
+        return value
+
+    def validate_new_password(self, value: str) -> str:
+        return _checked_password(value, self.context["user"])
+
+
 class PersonSerializer(serializers.ModelSerializer[User]):
     role = serializers.SerializerMethodField()
 

@@ -12,5 +12,6 @@ urlpatterns = [
     path("auth/login/", views.LoginView.as_view(), name="auth-login"),
     path("auth/logout/", views.LogoutView.as_view(), name="auth-logout"),
     path("auth/me/", views.MeView.as_view(), name="auth-me"),
+    path("auth/password/", views.PasswordView.as_view(), name="auth-password"),
     *router.urls,
 ]

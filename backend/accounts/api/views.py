@@ -2,7 +2,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import authenticate, login, logout
+from django.contrib.auth import authenticate, login, logout, update_session_auth_hash
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import QuerySet
@@ -24,11 +24,13 @@ from accounts.api.serializers import (
     CsrfSerializer,
     IssuedApiTokenSerializer,
     LoginSerializer,
+    PasswordChangeSerializer,
     PersonCreateSerializer,
     PersonSerializer,
     PersonUpdateSerializer,
     UserSerializer,
 )
+from accounts.authentication import SessionOrBearerAuthentication
 from accounts.choices import TokenScope
 from accounts.login_guard import LoginGuard, throttled_message
 from accounts.models import ApiToken
@@ -99,6 +101,28 @@ class MeView(APIView):
     @extend_schema(responses={200: UserSerializer})
     def get(self, request: Request) -> Response:
         return Response(UserSerializer(me(request.user)).data)
+
+
+class PasswordView(APIView):
+    """Changes the signed-in person's own password (not a token's: a script cannot lock its
+    owner out). The session stays signed in; other sessions of the person end."""
+
+    authentication_classes = [SessionOrBearerAuthentication]
+
+    @extend_schema(request=PasswordChangeSerializer, responses={204: None})
+    def post(self, request: Request) -> Response:
+        user = request.user
+        assert isinstance(user, User)
+        params = PasswordChangeSerializer(data=request.data, context={"user": user})
+        params.is_valid(raise_exception=True)
+        with transaction.atomic():
+            before = person_snapshot(user)
+            user.set_password(params.validated_data["new_password"])
+            user.save(update_fields=["password"])
+            after = {**person_snapshot(user), "password_changed": True}
+            record(Actor.of(request), AuditAction.UPDATE, AuditObject.PERSON, user.pk, user.username, before, after)
+        update_session_auth_hash(request._request, user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
 
 def me(user: Any) -> dict[str, Any]:

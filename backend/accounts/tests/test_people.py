@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import User
+from rest_framework.test import APIClient
 
 from accounts.choices import TokenScope
 from accounts.services import create_api_token
@@ -86,3 +87,33 @@ class PeopleTests(FathomTestCase):
             assert client.patch(f"/api/v1/people/{user.pk}/", {"role": "admin"}, format="json").status_code == 403
         self.operator.refresh_from_db()
         assert not self.operator.is_superuser
+
+
+class OwnPasswordTests(FathomTestCase):
+    def test_a_person_changes_their_own_password_and_stays_signed_in(self) -> None:
+        client = self.user_client(self.outsider)
+        body = {"current_password": "outsider-pass-1234", "new_password": "a-new-long-pass-5"}
+        assert client.post("/api/v1/auth/password/", body, format="json").status_code == 204
+        assert client.get("/api/v1/auth/me/").status_code == 200
+        self.outsider.refresh_from_db()
+        assert self.outsider.check_password("a-new-long-pass-5")
+        entry = AuditEntry.objects.get(object_type="person")
+        assert entry.changes == {"password_changed": [None, True]} and entry.actor_name == "outsider"
+
+    def test_wrong_current_password_weak_new_one_and_tokens_are_refused(self) -> None:
+        client = self.user_client(self.outsider)
+        for body, field in (
+            ({"current_password": "nope", "new_password": "a-new-long-pass-5"}, "current_password"),
+            ({"current_password": "outsider-pass-1234", "new_password": "123"}, "new_password"),
+            ({"current_password": "outsider-pass-1234"}, "new_password"),
+            ({"current_password": "outsider-pass-1234", "new_password": "a-new-long-pass-5", "x": 1}, "x"),
+        ):
+            reply = client.post("/api/v1/auth/password/", body, format="json")
+            assert reply.status_code == 400 and field in reply.json(), (body, reply.json())
+        token = create_api_token(self.outsider, "t", TokenScope.WRITE, None).plaintext
+        scripted = APIClient()
+        scripted.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+        body = {"current_password": "outsider-pass-1234", "new_password": "a-new-long-pass-5"}
+        assert scripted.post("/api/v1/auth/password/", body, format="json").status_code in (401, 403)
+        self.outsider.refresh_from_db()
+        assert self.outsider.check_password("outsider-pass-1234") and not AuditEntry.objects.exists()

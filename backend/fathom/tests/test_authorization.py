@@ -24,7 +24,7 @@ from fathom.schema import built_schema
 from fathom.testing import FathomTestCase
 from inventory.services import create_enrollment_token
 
-PUBLIC, AGENT, VIEWER, OPERATOR, ADMIN = "public", "agent", "viewer", "operator", "admin"
+PUBLIC, AGENT, SESSION, VIEWER, OPERATOR, ADMIN = "public", "agent", "session", "viewer", "operator", "admin"
 
 # (path, method) -> the least role that may call it. "agent": agent credentials only.
 ACCESS: dict[tuple[str, str], str] = {
@@ -37,6 +37,8 @@ ACCESS: dict[tuple[str, str], str] = {
     ("/api/v1/agent/results/", "POST"): AGENT,
     ("/api/v1/auth/logout/", "POST"): VIEWER,
     ("/api/v1/auth/me/", "GET"): VIEWER,
+    # A session's own password: an API token may not change it (refused as if signed out).
+    ("/api/v1/auth/password/", "POST"): SESSION,
     ("/api/v1/choices/", "GET"): VIEWER,
     ("/api/v1/paths/", "GET"): VIEWER,
     ("/api/v1/paths/rtt/", "GET"): VIEWER,
@@ -187,6 +189,8 @@ class AuthorizationTableTests(FathomTestCase):
             return needed == role
         if role is None:
             return False
+        if needed == SESSION:
+            return "token" not in caller
         if caller.startswith("read token") and method not in SAFE:
             return False
         return RANK[role] >= RANK[needed]
