@@ -3,14 +3,19 @@ import { Navigate, Route, Routes } from "react-router-dom";
 import { AppLayout } from "./components/AppLayout";
 import { AgentsPage } from "./pages/AgentsPage";
 import { AlertSettingsPage } from "./pages/AlertSettingsPage";
+import { AuditPage } from "./pages/AuditPage";
 import { GridPage } from "./pages/GridPage";
 import { IncidentPage } from "./pages/IncidentPage";
 import { IncidentsPage } from "./pages/IncidentsPage";
 import { LoginPage } from "./pages/LoginPage";
+import { MeshEditorPage } from "./pages/MeshEditorPage";
+import { MeshesPage } from "./pages/MeshesPage";
 import { NotFoundPage } from "./pages/NotFoundPage";
 import { PathPage } from "./pages/PathPage";
 import { PathsPage } from "./pages/PathsPage";
+import { PeoplePage } from "./pages/PeoplePage";
 import { SchedulePage } from "./pages/SchedulePage";
+import { TokensPage } from "./pages/TokensPage";
 
 export function App() {
   return (
@@ -21,11 +26,17 @@ export function App() {
         <Route path="/paths" element={<PathsPage />} />
         <Route path="/paths/:source/:destination" element={<PathPage />} />
         <Route path="/grid" element={<GridPage />} />
+        <Route path="/meshes" element={<MeshesPage />} />
+        <Route path="/meshes/new" element={<MeshEditorPage />} />
+        <Route path="/meshes/:name" element={<MeshEditorPage />} />
         <Route path="/agents" element={<AgentsPage />} />
         <Route path="/schedule" element={<SchedulePage />} />
         <Route path="/incidents" element={<IncidentsPage />} />
         <Route path="/incidents/:id" element={<IncidentPage />} />
         <Route path="/alerts/settings" element={<AlertSettingsPage />} />
+        <Route path="/people" element={<PeoplePage />} />
+        <Route path="/tokens" element={<TokensPage />} />
+        <Route path="/audit" element={<AuditPage />} />
         <Route path="*" element={<NotFoundPage />} />
       </Route>
     </Routes>

@@ -39,3 +39,16 @@ describe("ApiError", () => {
     expect(new ApiError(400, "no").isUnauthenticated).toBe(false);
   });
 });
+
+describe("ApiError.fieldErrors", () => {
+  it("reads a 400 body field by field", () => {
+    const error = new ApiError(400, "x", { name: ["too long", "taken"], expires_at: "in the past", detail: "d" });
+    expect(error.fieldErrors).toEqual({ name: "too long taken", expires_at: "in the past" });
+  });
+
+  it("is empty for other statuses and odd bodies", () => {
+    expect(new ApiError(403, "x", { name: ["no"] }).fieldErrors).toEqual({});
+    expect(new ApiError(400, "x", "plain text").fieldErrors).toEqual({});
+    expect(new ApiError(400, "x", [1, 2]).fieldErrors).toEqual({});
+  });
+});

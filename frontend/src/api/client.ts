@@ -9,11 +9,19 @@ const CSRF_COOKIE = "csrftoken";
 
 export class ApiError extends Error {
   readonly status: number;
+  /** The parsed error body, for forms that show each field's complaint beside the field. */
+  readonly responseBody: unknown;
 
-  constructor(status: number, message: string) {
+  constructor(status: number, message: string, body: unknown = null) {
     super(message);
     this.name = "ApiError";
     this.status = status;
+    this.responseBody = body;
+  }
+
+  /** A 400's per-field messages ({"role": ["..."]} -> {role: "..."}); empty for other errors. */
+  get fieldErrors(): Record<string, string> {
+    return this.status === 400 ? fieldErrors(this.responseBody) : {};
   }
 
   /** The session is missing or expired: the UI sends the user to the login page. */
@@ -40,6 +48,28 @@ export function errorMessage(status: number, body: unknown): string {
     return body.trim();
   }
   return `the server answered HTTP ${status}`;
+}
+
+/** DRF's validation body as one message per field; "detail" and non-field errors stay out. */
+export function fieldErrors(body: unknown): Record<string, string> {
+  if (typeof body !== "object" || body === null || Array.isArray(body)) {
+    return {};
+  }
+  const errors: Record<string, string> = {};
+  for (const [field, value] of Object.entries(body as Record<string, unknown>)) {
+    if (field === "detail") {
+      continue;
+    }
+    if (Array.isArray(value)) {
+      const texts = value.filter((item): item is string => typeof item === "string");
+      if (texts.length > 0) {
+        errors[field] = texts.join(" ");
+      }
+    } else if (typeof value === "string") {
+      errors[field] = value;
+    }
+  }
+  return errors;
 }
 
 export function readCookie(cookieHeader: string, name: string): string | null {
@@ -95,7 +125,7 @@ async function request<T>(method: string, path: string, body?: unknown): Promise
   }
   const parsed = await parseBody(response);
   if (!response.ok) {
-    throw new ApiError(response.status, errorMessage(response.status, parsed));
+    throw new ApiError(response.status, errorMessage(response.status, parsed), parsed);
   }
   return parsed as T;
 }
@@ -110,4 +140,8 @@ export function apiPost<T>(path: string, body?: unknown): Promise<T> {
 
 export function apiPatch<T>(path: string, body: unknown): Promise<T> {
   return request<T>("PATCH", path, body);
+}
+
+export function apiDelete<T = null>(path: string): Promise<T> {
+  return request<T>("DELETE", path);
 }

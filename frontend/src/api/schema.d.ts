@@ -62,7 +62,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Agents with their status, last contact and latest host facts. */
+        /**
+         * @description Agents with their status, last contact and latest host facts. Operators rename, revoke
+         *     and decommission them; every change is in the audit log.
+         */
         get: operations["agents_list"];
         put?: never;
         post?: never;
@@ -79,10 +82,34 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Agents with their status, last contact and latest host facts. */
+        /**
+         * @description Agents with their status, last contact and latest host facts. Operators rename, revoke
+         *     and decommission them; every change is in the audit log.
+         */
         get: operations["agents_retrieve"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** @description Renames the agent: same id, results, memberships and credential. */
+        patch: operations["agents_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/agents/{id}/decommission/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Retires the agent: revoked, out of every mesh and plan, its name never reused; its
+         *     results and history stay. Idempotent.
+         */
+        post: operations["agents_decommission_create"];
         delete?: never;
         options?: never;
         head?: never;
@@ -98,7 +125,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Agents with their status, last contact and latest host facts. */
+        /** @description Refuses the agent's credential from now on; it can be re-keyed no more. Idempotent. */
         post: operations["agents_revoke_create"];
         delete?: never;
         options?: never;
@@ -346,7 +373,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Silences and recurring maintenance windows. Expired, never deleted: history stays. */
+        /** @description Ends the silence now; it stays listed. Expiring an expired silence changes nothing. */
         post: operations["alerts_silences_expire_create"];
         delete?: never;
         options?: never;
@@ -425,6 +452,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/api-tokens/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Personal API tokens for scripts: each person manages their own; admins see and revoke
+         *     everyone's. The token is shown once, in the create response.
+         */
+        get: operations["api_tokens_list"];
+        put?: never;
+        /**
+         * @description Personal API tokens for scripts: each person manages their own; admins see and revoke
+         *     everyone's. The token is shown once, in the create response.
+         */
+        post: operations["api_tokens_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/api-tokens/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description Revokes the token; it stays listed, as revoked. */
+        delete: operations["api_tokens_destroy"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/audit/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The audit log, newest first: every change with who, when, how and its diff (admins). */
+        get: operations["audit_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/auth/csrf/": {
         parameters: {
             query?: never;
@@ -453,7 +538,8 @@ export interface paths {
         put?: never;
         /**
          * @description Signs a user in. CSRF-protected although anonymous, against login CSRF; failed
-         *     sign-ins are limited per client address and per username (accounts.login_guard).
+         *     sign-ins are limited per client address and per username (accounts.login_guard). It reads
+         *     no credentials: a script's API token has no say in signing a person in.
          */
         post: operations["auth_login_create"];
         delete?: never;
@@ -494,6 +580,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/auth/password/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Changes the signed-in person's own password (not a token's: a script cannot lock its
+         *     owner out). The session stays signed in; other sessions of the person end.
+         */
+        post: operations["auth_password_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/choices/": {
         parameters: {
             query?: never;
@@ -518,10 +624,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Enrolment tokens: staff create them (the secret is shown once), list them, revoke them. */
+        /** @description Enrolment tokens: operators create them (the secret is shown once), list them, revoke them. */
         get: operations["enrollment_tokens_list"];
         put?: never;
-        /** @description Enrolment tokens: staff create them (the secret is shown once), list them, revoke them. */
+        /** @description Enrolment tokens: operators create them (the secret is shown once), list them, revoke them. */
         post: operations["enrollment_tokens_create"];
         delete?: never;
         options?: never;
@@ -539,7 +645,7 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** @description Enrolment tokens: staff create them (the secret is shown once), list them, revoke them. */
+        /** @description Enrolment tokens: operators create them (the secret is shown once), list them, revoke them. */
         delete: operations["enrollment_tokens_destroy"];
         options?: never;
         head?: never;
@@ -570,10 +676,18 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Meshes with their members and tests. A change re-plans the mesh's exclusive slots at once. */
+        /**
+         * @description Meshes with their members and tests. A change that would overbook an agent's exclusive
+         *     time is refused (400 {"tests": [...]}); an accepted one re-plans the mesh's exclusive
+         *     slots at once and is recorded in the audit log.
+         */
         get: operations["meshes_list"];
         put?: never;
-        /** @description Meshes with their members and tests. A change re-plans the mesh's exclusive slots at once. */
+        /**
+         * @description Meshes with their members and tests. A change that would overbook an agent's exclusive
+         *     time is refused (400 {"tests": [...]}); an accepted one re-plans the mesh's exclusive
+         *     slots at once and is recorded in the audit log.
+         */
         post: operations["meshes_create"];
         delete?: never;
         options?: never;
@@ -588,17 +702,87 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Meshes with their members and tests. A change re-plans the mesh's exclusive slots at once. */
+        /**
+         * @description Meshes with their members and tests. A change that would overbook an agent's exclusive
+         *     time is refused (400 {"tests": [...]}); an accepted one re-plans the mesh's exclusive
+         *     slots at once and is recorded in the audit log.
+         */
         get: operations["meshes_retrieve"];
-        /** @description Meshes with their members and tests. A change re-plans the mesh's exclusive slots at once. */
+        /**
+         * @description Meshes with their members and tests. A change that would overbook an agent's exclusive
+         *     time is refused (400 {"tests": [...]}); an accepted one re-plans the mesh's exclusive
+         *     slots at once and is recorded in the audit log.
+         */
         put: operations["meshes_update"];
         post?: never;
-        /** @description Meshes with their members and tests. A change re-plans the mesh's exclusive slots at once. */
+        /**
+         * @description Meshes with their members and tests. A change that would overbook an agent's exclusive
+         *     time is refused (400 {"tests": [...]}); an accepted one re-plans the mesh's exclusive
+         *     slots at once and is recorded in the audit log.
+         */
         delete: operations["meshes_destroy"];
         options?: never;
         head?: never;
-        /** @description Meshes with their members and tests. A change re-plans the mesh's exclusive slots at once. */
+        /**
+         * @description Meshes with their members and tests. A change that would overbook an agent's exclusive
+         *     time is refused (400 {"tests": [...]}); an accepted one re-plans the mesh's exclusive
+         *     slots at once and is recorded in the audit log.
+         */
         patch: operations["meshes_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/meshes/{name}/history/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Every recorded change of the mesh, newest first, each with its diff. */
+        get: operations["meshes_history_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/meshes/{name}/revert/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Restores the mesh as it was before one of its audit entries (recorded as a revert). */
+        post: operations["meshes_revert_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/meshes/preview/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description What saving a mesh would do to the exclusive plan: each agent's slots and share of
+         *     its time, and the runs that would find no slot. Writes nothing.
+         */
+        post: operations["meshes_preview_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/paths/": {
@@ -633,6 +817,54 @@ export interface paths {
         options?: never;
         head?: never;
         patch?: never;
+        trace?: never;
+    };
+    "/api/v1/people/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description People and their roles (admins). Nobody is deleted: a person who leaves is disabled, so
+         *     the audit log keeps naming them; the last active admin can be neither demoted nor disabled.
+         */
+        get: operations["people_list"];
+        put?: never;
+        /**
+         * @description People and their roles (admins). Nobody is deleted: a person who leaves is disabled, so
+         *     the audit log keeps naming them; the last active admin can be neither demoted nor disabled.
+         */
+        post: operations["people_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/people/{id}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description People and their roles (admins). Nobody is deleted: a person who leaves is disabled, so
+         *     the audit log keeps naming them; the last active admin can be neither demoted nor disabled.
+         */
+        get: operations["people_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * @description People and their roles (admins). Nobody is deleted: a person who leaves is disabled, so
+         *     the audit log keeps naming them; the last active admin can be neither demoted nor disabled.
+         */
+        patch: operations["people_partial_update"];
         trace?: never;
     };
     "/api/v1/slots/": {
@@ -695,10 +927,33 @@ export interface components {
             enrolled_at?: string;
             /** Format: date-time */
             revoked_at?: string | null;
+            /** Format: date-time */
+            decommissioned_at?: string | null;
             agent_version?: string;
             host_facts?: unknown;
             /** Format: date-time */
             host_facts_at?: string | null;
+        };
+        AgentPlanEffect: {
+            agent: string;
+            /** @description exclusive runs it would take part in within the planning horizon */
+            slots: number;
+            /**
+             * Format: double
+             * @description their seconds within the planning horizon
+             */
+            exclusive_s: number;
+            /**
+             * Format: double
+             * @description share of its time its exclusive tests ask for now
+             */
+            demand_before: number;
+            /**
+             * Format: double
+             * @description the same with the change, all meshes; above 1 it is overbooked
+             */
+            demand: number;
+            overbooked: boolean;
         };
         /** @description An agent as other responses name it: a path's source or destination. */
         AgentRef: {
@@ -764,6 +1019,80 @@ export interface components {
             acknowledged: number;
             firing_alerts: number;
         };
+        ApiToken: {
+            readonly id: number;
+            name: string;
+            prefix: string;
+            scope: components["schemas"]["TokenScopeEnum"];
+            /** Format: date-time */
+            created_at?: string;
+            /** Format: date-time */
+            expires_at?: string | null;
+            /** Format: date-time */
+            last_used_at?: string | null;
+            /** Format: date-time */
+            revoked_at?: string | null;
+            readonly state: components["schemas"]["ApiTokenStateEnum"];
+            readonly user: string;
+        };
+        /** @description Refuses unknown keys instead of silently dropping them: a typo is an error. */
+        ApiTokenCreateRequest: {
+            name: string;
+            /** @default read */
+            scope: components["schemas"]["TokenScopeEnum"];
+            /**
+             * Format: date-time
+             * @description null: never expires
+             */
+            expires_at: string | null;
+        };
+        /**
+         * @description * `active` - active
+         *     * `expired` - expired
+         *     * `revoked` - revoked
+         * @enum {string}
+         */
+        ApiTokenStateEnum: "active" | "expired" | "revoked";
+        /**
+         * @description * `create` - Created
+         *     * `update` - Changed
+         *     * `delete` - Deleted
+         *     * `revert` - Reverted
+         *     * `revoke` - Revoked
+         *     * `rekey` - Re-keyed
+         *     * `rename` - Renamed
+         *     * `decommission` - Decommissioned
+         *     * `expire` - Expired
+         * @enum {string}
+         */
+        AuditActionEnum: "create" | "update" | "delete" | "revert" | "revoke" | "rekey" | "rename" | "decommission" | "expire";
+        AuditEntry: {
+            readonly id: number;
+            /** Format: date-time */
+            at?: string;
+            actor_name: string;
+            via: string;
+            action: components["schemas"]["AuditActionEnum"];
+            object_type: components["schemas"]["AuditObjectEnum"];
+            object_key: string;
+            object_repr: string;
+            before?: unknown;
+            after?: unknown;
+            changes?: unknown;
+        };
+        /**
+         * @description * `mesh` - Mesh
+         *     * `agent` - Agent
+         *     * `enrollment_token` - Enrolment token
+         *     * `api_token` - API token
+         *     * `rule` - Alert rule
+         *     * `silence` - Silence
+         *     * `channel` - Channel
+         *     * `person` - Person
+         *     * `setting` - Setting
+         * @enum {string}
+         */
+        AuditObjectEnum: "mesh" | "agent" | "enrollment_token" | "api_token" | "rule" | "silence" | "channel" | "person" | "setting";
         BatchError: {
             path: string;
             message: string;
@@ -877,13 +1206,17 @@ export interface components {
             agent_status: components["schemas"]["Choice"][];
             alert_severity: components["schemas"]["Choice"][];
             alert_state: components["schemas"]["Choice"][];
+            audit_action: components["schemas"]["Choice"][];
+            audit_object: components["schemas"]["Choice"][];
             delivery_status: components["schemas"]["Choice"][];
             diagnosis: components["schemas"]["Choice"][];
             finding_state: components["schemas"]["Choice"][];
             incident_status: components["schemas"]["Choice"][];
+            role: components["schemas"]["Choice"][];
             rtt_mode_verdict: components["schemas"]["Choice"][];
             run_status: components["schemas"]["Choice"][];
             slot_state: components["schemas"]["Choice"][];
+            token_scope: components["schemas"]["Choice"][];
             token_state: components["schemas"]["Choice"][];
         };
         CommentRequest: {
@@ -1316,6 +1649,24 @@ export interface components {
             username: string;
             password_sha256: string;
         };
+        IssuedApiToken: {
+            readonly id: number;
+            name: string;
+            prefix: string;
+            scope: components["schemas"]["TokenScopeEnum"];
+            /** Format: date-time */
+            created_at?: string;
+            /** Format: date-time */
+            expires_at?: string | null;
+            /** Format: date-time */
+            last_used_at?: string | null;
+            /** Format: date-time */
+            revoked_at?: string | null;
+            readonly state: components["schemas"]["ApiTokenStateEnum"];
+            readonly user: string;
+            /** @description Shown once; the server keeps only its SHA-256. */
+            readonly token: string;
+        };
         IssuedToken: {
             id: number;
             /** @description Shown once; the server keeps only its SHA-256. */
@@ -1418,6 +1769,13 @@ export interface components {
             members?: components["schemas"]["MeshMember"][];
             tests?: components["schemas"]["MeshTest"][];
         };
+        /** @description A mesh to preview, new or in place of an existing one. */
+        MeshDraftRequest: {
+            /** @description the mesh as it would be saved: the body of a create or of a full update (PUT) */
+            mesh: components["schemas"]["MeshRequest"];
+            /** @description the name of the mesh this one would replace (an update); null: a new mesh */
+            replaces?: string | null;
+        };
         MeshGrid: {
             mesh: string;
             agents: components["schemas"]["AgentRef"][];
@@ -1440,6 +1798,20 @@ export interface components {
             /** @default a */
             side: components["schemas"]["SideEnum"];
         };
+        /** @description What saving a mesh would do to the exclusive plan. */
+        MeshPreview: {
+            /** @description saving the mesh would be accepted */
+            ok: boolean;
+            /**
+             * Format: double
+             * @description the planning horizon the slot counts cover
+             */
+            horizon_s: number;
+            /** @description agents the mesh includes or whose demand changes */
+            agents: components["schemas"]["AgentPlanEffect"][];
+            /** @description runs the change would leave without a slot, by path */
+            conflicts: components["schemas"]["PlanConflict"][];
+        };
         MeshRequest: {
             name: string;
             description?: string;
@@ -1451,6 +1823,14 @@ export interface components {
             enabled?: boolean;
             members?: components["schemas"]["MeshMemberRequest"][];
             tests?: components["schemas"]["MeshTestRequest"][];
+        };
+        /** @description Which change of the mesh to undo. */
+        MeshRevertRequest: {
+            /**
+             * Format: int64
+             * @description the audit entry whose before state to restore
+             */
+            entry: number;
         };
         MeshTest: {
             name: string;
@@ -1486,6 +1866,15 @@ export interface components {
         NotificationKindEnum: "firing" | "update" | "repeat" | "resolved" | "test";
         /** @enum {unknown} */
         NullEnum: null;
+        /** @description Refuses unknown keys instead of silently dropping them: a typo is an error. */
+        PasswordChangeRequest: {
+            current_password: string;
+            new_password: string;
+        };
+        /** @description What PATCH may change of an agent: its name (its address is the admin's, its credential its own). */
+        PatchedAgentRenameRequest: {
+            name?: string;
+        };
         PatchedChannelRequest: {
             name?: string;
             kind?: components["schemas"]["ChannelKindEnum"];
@@ -1505,6 +1894,13 @@ export interface components {
             enabled?: boolean;
             members?: components["schemas"]["MeshMemberRequest"][];
             tests?: components["schemas"]["MeshTestRequest"][];
+        };
+        /** @description Refuses unknown keys instead of silently dropping them: a typo is an error. */
+        PatchedPersonUpdateRequest: {
+            email?: string;
+            password?: string;
+            role?: components["schemas"]["RoleEnum"];
+            is_active?: boolean;
         };
         PatchedRuleRequest: {
             name?: string;
@@ -1566,6 +1962,30 @@ export interface components {
             name: string;
             address: string;
         };
+        Person: {
+            readonly id: number;
+            /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
+            username: string;
+            /** Email address */
+            email?: string;
+            readonly role: components["schemas"]["RoleEnum"];
+            /**
+             * Active
+             * @description Designates whether this user should be treated as active. Unselect this instead of deleting accounts.
+             */
+            is_active?: boolean;
+            /** Format: date-time */
+            last_login?: string | null;
+            /** Format: date-time */
+            date_joined?: string;
+        };
+        /** @description Refuses unknown keys instead of silently dropping them: a typo is an error. */
+        PersonCreateRequest: {
+            username: string;
+            email?: string;
+            password: string;
+            role: components["schemas"]["RoleEnum"];
+        };
         Plan: {
             schema_version: number;
             /** Format: uuid */
@@ -1580,6 +2000,13 @@ export interface components {
             tests: components["schemas"]["PlannedTest"][];
             slots: components["schemas"]["PlannedSlot"][];
             iperf3_users: components["schemas"]["Iperf3User"][];
+        };
+        PlanConflict: {
+            /** @description <mesh>/<test> */
+            test: string;
+            source: string;
+            destination: string;
+            reason: string;
         };
         PlannedSlot: {
             /** Format: uuid */
@@ -1605,6 +2032,13 @@ export interface components {
         };
         /** @enum {string} */
         PriorEnum: "ceilings";
+        /**
+         * @description * `viewer` - Viewer
+         *     * `operator` - Operator
+         *     * `admin` - Admin
+         * @enum {string}
+         */
+        RoleEnum: "viewer" | "operator" | "admin";
         /** @description What a route change rests on: the path fingerprints known before and seen after. */
         RouteEvidence: {
             old_fingerprints: string[];
@@ -1974,9 +2408,18 @@ export interface components {
             change_times: string[];
             reason: string;
         };
+        /**
+         * @description * `read` - Read
+         *     * `write` - Read and write
+         * @enum {string}
+         */
+        TokenScopeEnum: "read" | "write";
+        /** @description The signed-in person: the UI offers only what `role` may do. */
         User: {
             username: string;
+            email: string;
             is_staff: boolean;
+            role: components["schemas"]["RoleEnum"];
         };
         Utilization: {
             /** Format: date-time */
@@ -2105,6 +2548,61 @@ export interface operations {
         };
     };
     agents_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A UUID string identifying this agent. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+        };
+    };
+    agents_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A UUID string identifying this agent. */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedAgentRenameRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Agent"];
+                };
+            };
+            /** @description an invalid or taken name (a decommissioned agent's too), a decommissioned agent, or an unknown field: {field: [messages]} */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    agents_decommission_create: {
         parameters: {
             query?: never;
             header?: never;
@@ -2768,6 +3266,126 @@ export interface operations {
             };
         };
     };
+    api_tokens_list: {
+        parameters: {
+            query?: {
+                /** @description everyone's tokens (admins only) */
+                all?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiToken"][];
+                };
+            };
+        };
+    };
+    api_tokens_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ApiTokenCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IssuedApiToken"];
+                };
+            };
+        };
+    };
+    api_tokens_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this api token. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    audit_list: {
+        parameters: {
+            query?: {
+                /**
+                 * @description * `create` - Created
+                 *     * `update` - Changed
+                 *     * `delete` - Deleted
+                 *     * `revert` - Reverted
+                 *     * `revoke` - Revoked
+                 *     * `rekey` - Re-keyed
+                 *     * `rename` - Renamed
+                 *     * `decommission` - Decommissioned
+                 *     * `expire` - Expired
+                 */
+                action?: "create" | "update" | "delete" | "revert" | "revoke" | "rekey" | "rename" | "decommission" | "expire";
+                /** @description the actor's username, exactly */
+                actor?: string;
+                /** @description entries older than this id: the next page */
+                before_id?: number;
+                limit?: number;
+                object_key?: string;
+                /**
+                 * @description * `mesh` - Mesh
+                 *     * `agent` - Agent
+                 *     * `enrollment_token` - Enrolment token
+                 *     * `api_token` - API token
+                 *     * `rule` - Alert rule
+                 *     * `silence` - Silence
+                 *     * `channel` - Channel
+                 *     * `person` - Person
+                 *     * `setting` - Setting
+                 */
+                object_type?: "mesh" | "agent" | "enrollment_token" | "api_token" | "rule" | "silence" | "channel" | "person" | "setting";
+                /** @description text in the object's name */
+                q?: string;
+                since?: string;
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntry"][];
+                };
+            };
+        };
+    };
     auth_csrf_retrieve: {
         parameters: {
             query?: never;
@@ -2861,6 +3479,28 @@ export interface operations {
             };
         };
     };
+    auth_password_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PasswordChangeRequest"];
+            };
+        };
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     choices_retrieve: {
         parameters: {
             query?: never;
@@ -2919,6 +3559,13 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["IssuedToken"];
                 };
+            };
+            /** @description bad lifetime or name; agent_name enrolled without rekey, unknown or revoked for a re-key, or the name of a decommissioned agent */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
@@ -3103,6 +3750,89 @@ export interface operations {
             };
         };
     };
+    meshes_history_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditEntry"][];
+                };
+            };
+        };
+    };
+    meshes_revert_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MeshRevertRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Mesh"];
+                };
+            };
+            /** @description {"entry": ["why it cannot be restored"]} */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    meshes_preview_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MeshDraftRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["MeshPreview"];
+                };
+            };
+            /** @description field errors of the mesh, as saving it would give them */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
     paths_list: {
         parameters: {
             query?: never;
@@ -3143,6 +3873,96 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["RttSeries"];
+                };
+            };
+        };
+    };
+    people_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Person"][];
+                };
+            };
+        };
+    };
+    people_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PersonCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Person"];
+                };
+            };
+        };
+    };
+    people_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this user. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Person"];
+                };
+            };
+        };
+    };
+    people_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description A unique integer value identifying this user. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedPersonUpdateRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Person"];
                 };
             };
         };

@@ -2,6 +2,7 @@ import { NavLink, Navigate, Outlet, useLocation, useNavigate } from "react-route
 
 import { ApiError } from "../api/client";
 import { useAlertSummary, useLogout, useMe } from "../api/queries";
+import { atLeast } from "../lib/roles";
 import { ErrorBoundary } from "./ErrorBoundary";
 import { LoadError, Loading } from "./QueryState";
 
@@ -31,6 +32,7 @@ export function AppLayout() {
         <nav>
           <NavLink to="/paths">Paths</NavLink>
           <NavLink to="/grid">Grid</NavLink>
+          <NavLink to="/meshes">Meshes</NavLink>
           <NavLink to="/agents">Agents</NavLink>
           <NavLink to="/schedule">Schedule</NavLink>
           <NavLink to="/incidents">
@@ -44,9 +46,16 @@ export function AppLayout() {
               </span>
             )}
           </NavLink>
+          {atLeast(me.data.role, "admin") && <NavLink to="/people">People</NavLink>}
+          {atLeast(me.data.role, "admin") && <NavLink to="/audit">Audit</NavLink>}
         </nav>
         <span className="user">
-          {me.data.username}
+          <NavLink to="/tokens" title="Your personal API tokens">
+            API tokens
+          </NavLink>
+          <span title={`Signed in as ${me.data.role}`}>
+            {me.data.username} <span className="role">{me.data.role}</span>
+          </span>
           <button
             type="button"
             className="link"

@@ -1,10 +1,29 @@
 import { Fragment, useState } from "react";
 
-import { useAgents, type Agent } from "../api/queries";
+import {
+  useAgentAction,
+  useAgents,
+  useCreateEnrollmentToken,
+  useEnrollmentTokens,
+  useRenameAgent,
+  useRevokeEnrollmentToken,
+  type Agent,
+  type IssuedEnrollmentToken,
+} from "../api/queries";
+import { ConfirmButton } from "../components/ConfirmButton";
+import { Field } from "../components/Field";
+import { FieldError, FormError } from "../components/FormErrors";
+import { OnceSecret } from "../components/OnceSecret";
+import { Panel } from "../components/Panel";
 import { LoadError, Loading } from "../components/QueryState";
 import { StatusBadge } from "../components/StatusBadge";
+import { agentCounts, agentsInOrder, isDecommissioned, isOffline, isRevoked } from "../lib/agents";
+import { enrollCommand } from "../lib/commands";
+import { ENROLMENT_EXPIRIES } from "../lib/expiry";
 import { formatAgo, formatBytes, formatLinkSpeed, formatUtc } from "../lib/format";
+import { splitErrors } from "../lib/formErrors";
 import { isByteSysctl, parseHostFacts, sysctlBytes, type HostFacts } from "../lib/hostFacts";
+import { useCan } from "../lib/roles";
 
 function SysctlValue({ name, value }: { name: string; value: string }) {
   const bytes = isByteSysctl(name) ? sysctlBytes(value) : null;
@@ -83,19 +102,285 @@ export function HostFactsPanel({ facts, collectedAt }: { facts: HostFacts; colle
   );
 }
 
-function AgentRow({ agent }: { agent: Agent }) {
+/** The origin agents enrol against: the one this UI is served from. */
+function serverOrigin(): string {
+  return window.location.origin;
+}
+
+/** A just-issued enrolment or re-key token, with the line to run on the endpoint. */
+function IssuedEnrolment({
+  issued,
+  name,
+  address,
+  onDone,
+}: {
+  issued: IssuedEnrollmentToken;
+  name: string;
+  address: string;
+  onDone: () => void;
+}) {
+  const command = enrollCommand({
+    server: serverOrigin(),
+    token: issued.token,
+    name: issued.agent_name !== "" ? issued.agent_name : name,
+    address,
+    rekey: issued.rekey,
+  });
+  return (
+    <OnceSecret
+      title={issued.rekey ? `Re-key token for ${issued.agent_name}` : "Enrolment token"}
+      secret={issued.token}
+      command={command}
+      commandLabel={issued.rekey ? "On the agent's host (replaces its credential):" : "On the endpoint:"}
+      onDone={onDone}
+    >
+      <p className="muted">
+        Single use, valid until {formatUtc(issued.expires_at)}
+        {issued.agent_name === "" ? " for any name not enrolled yet" : ` for ${issued.agent_name} only`}.
+        {command.includes(" <") && " Replace each <placeholder> before running it."}
+      </p>
+    </OnceSecret>
+  );
+}
+
+const ENROL_FIELDS = ["agent_name", "expires_in_s", "note"] as const;
+
+/** Creates an enrolment token and shows it, once, with the enrol command. */
+function EnrolAgent({ onClose }: { onClose: () => void }) {
+  const [name, setName] = useState("");
+  const [address, setAddress] = useState("");
+  const [expiresInS, setExpiresInS] = useState<number>(ENROLMENT_EXPIRIES[0].seconds);
+  const [note, setNote] = useState("");
+  const create = useCreateEnrollmentToken();
+  const errors = splitErrors(create.error, ENROL_FIELDS);
+
+  if (create.data !== undefined) {
+    return (
+      <IssuedEnrolment
+        issued={create.data}
+        name={name}
+        address={address}
+        onDone={() => {
+          create.reset();
+          onClose();
+        }}
+      />
+    );
+  }
+  return (
+    <form
+      className="stacked-form"
+      onSubmit={(event) => {
+        event.preventDefault();
+        create.mutate({ agent_name: name.trim(), expires_in_s: expiresInS, note: note.trim(), rekey: false });
+      }}
+    >
+      <Field label="Agent name" error={errors.fields.agent_name} hint="Blank: the token enrols any name not enrolled yet.">
+        {(props) => (
+          <input
+            {...props}
+            value={name}
+            placeholder="athens"
+            onChange={(event) => {
+              setName(event.target.value);
+            }}
+          />
+        )}
+      </Field>
+      <Field label="Address" hint="Only for the command line: the agent registers it when it enrols.">
+        {(props) => (
+          <input
+            {...props}
+            value={address}
+            placeholder="198.18.1.2"
+            onChange={(event) => {
+              setAddress(event.target.value);
+            }}
+          />
+        )}
+      </Field>
+      <Field label="Valid for" error={errors.fields.expires_in_s}>
+        {(props) => (
+          <select
+            {...props}
+            value={expiresInS}
+            onChange={(event) => {
+              setExpiresInS(Number(event.target.value));
+            }}
+          >
+            {ENROLMENT_EXPIRIES.map((choice) => (
+              <option key={choice.seconds} value={choice.seconds}>
+                {choice.label}
+              </option>
+            ))}
+          </select>
+        )}
+      </Field>
+      <Field label="Note" error={errors.fields.note}>
+        {(props) => (
+          <input
+            {...props}
+            value={note}
+            placeholder="rack 4, ticket 1234"
+            onChange={(event) => {
+              setNote(event.target.value);
+            }}
+          />
+        )}
+      </Field>
+      <FormError message={errors.general} />
+      <div className="buttons">
+        <button type="submit" className="primary" disabled={create.isPending}>
+          Create enrolment token
+        </button>
+        <button type="button" onClick={onClose}>
+          Cancel
+        </button>
+      </div>
+    </form>
+  );
+}
+
+function RenameForm({ agent, onDone }: { agent: Agent; onDone: () => void }) {
+  const [name, setName] = useState(agent.name);
+  const rename = useRenameAgent();
+  const errors = splitErrors(rename.error, ["name"]);
+  return (
+    <form
+      className="inline-edit"
+      onSubmit={(event) => {
+        event.preventDefault();
+        if (name.trim() === agent.name) {
+          onDone();
+          return;
+        }
+        rename.mutate({ id: agent.id, name: name.trim() }, { onSuccess: onDone });
+      }}
+    >
+      <input
+        aria-label={`New name for ${agent.name}`}
+        value={name}
+        aria-invalid={errors.fields.name !== undefined}
+        autoFocus
+        onChange={(event) => {
+          setName(event.target.value);
+        }}
+      />{" "}
+      <button type="submit" disabled={rename.isPending || name.trim() === ""}>
+        Save
+      </button>{" "}
+      <button type="button" onClick={onDone}>
+        Cancel
+      </button>
+      <FieldError message={errors.fields.name} />
+      <FormError message={errors.general} />
+    </form>
+  );
+}
+
+/** Rename, re-key, revoke and decommission one agent (operators and admins). */
+function AgentActions({
+  agent,
+  onRename,
+  onRekeyed,
+}: {
+  agent: Agent;
+  onRename: () => void;
+  onRekeyed: (issued: IssuedEnrollmentToken) => void;
+}) {
+  const revoke = useAgentAction("revoke");
+  const decommission = useAgentAction("decommission");
+  const rekey = useCreateEnrollmentToken();
+  const busy = revoke.isPending || decommission.isPending || rekey.isPending;
+  const error = splitErrors(revoke.error ?? decommission.error ?? rekey.error, []).general;
+  if (isDecommissioned(agent)) {
+    return <span className="muted">decommissioned {formatAgo(agent.decommissioned_at)}</span>;
+  }
+  const revoked = isRevoked(agent);
+  return (
+    <div className="row-actions">
+      <button type="button" onClick={onRename} disabled={busy}>
+        Rename
+      </button>
+      {!revoked && (
+        <button
+          type="button"
+          disabled={busy}
+          title="Issue a single-use token that gives this agent a new credential"
+          onClick={() => {
+            rekey.mutate(
+              { agent_name: agent.name, rekey: true, expires_in_s: ENROLMENT_EXPIRIES[0].seconds, note: "re-key" },
+              { onSuccess: onRekeyed },
+            );
+          }}
+        >
+          Re-key
+        </button>
+      )}
+      {!revoked && (
+        <ConfirmButton
+          label="Revoke"
+          question={`Revoke ${agent.name}? Its credential stops working now and no token can re-enrol it.`}
+          disabled={busy}
+          onConfirm={() => {
+            revoke.mutate(agent.id);
+          }}
+        />
+      )}
+      <ConfirmButton
+        label="Decommission"
+        question={`Decommission ${agent.name}? Its results and history are kept; it leaves every mesh and plan and its credential is refused.`}
+        disabled={busy}
+        onConfirm={() => {
+          decommission.mutate(agent.id);
+        }}
+      />
+      {error !== null && (
+        <span className="error" role="alert">
+          {error}
+        </span>
+      )}
+    </div>
+  );
+}
+
+function AgentRow({ agent, canOperate, columns }: { agent: Agent; canOperate: boolean; columns: number }) {
   const [open, setOpen] = useState(false);
+  const [renaming, setRenaming] = useState(false);
+  const [rekeyed, setRekeyed] = useState<IssuedEnrollmentToken | null>(null);
   const facts = parseHostFacts(agent.host_facts);
+  const offline = isOffline(agent);
+  const decommissioned = isDecommissioned(agent);
+  const rowClass = offline ? "agent-offline" : decommissioned ? "disabled" : undefined;
   return (
     <Fragment>
-      <tr>
-        <td>{agent.name}</td>
+      <tr className={rowClass}>
+        <td>
+          {renaming ? (
+            <RenameForm
+              agent={agent}
+              onDone={() => {
+                setRenaming(false);
+              }}
+            />
+          ) : (
+            <strong>{agent.name}</strong>
+          )}
+        </td>
         <td>{agent.address}</td>
         <td>
           <StatusBadge choice={agent.status} />
+          {offline && (
+            <span className="flag" title="No contact within the expected poll interval">
+              {" "}
+              no contact
+            </span>
+          )}
         </td>
-        <td title={formatUtc(agent.last_seen_at)}>{formatAgo(agent.last_seen_at)}</td>
-        <td>{agent.agent_version ?? "–"}</td>
+        <td className={offline ? "nowrap flag" : "nowrap"} title={formatUtc(agent.last_seen_at)}>
+          {formatAgo(agent.last_seen_at)}
+        </td>
+        <td className="version">{agent.agent_version === undefined || agent.agent_version === "" ? "–" : agent.agent_version}</td>
         <td>
           {facts === null ? (
             <span className="muted">not reported</span>
@@ -112,10 +397,35 @@ function AgentRow({ agent }: { agent: Agent }) {
             </button>
           )}
         </td>
+        {canOperate && (
+          <td>
+            <AgentActions
+              agent={agent}
+              onRename={() => {
+                setRenaming(true);
+              }}
+              onRekeyed={setRekeyed}
+            />
+          </td>
+        )}
       </tr>
+      {rekeyed !== null && (
+        <tr className="detail">
+          <td colSpan={columns}>
+            <IssuedEnrolment
+              issued={rekeyed}
+              name={agent.name}
+              address={agent.address}
+              onDone={() => {
+                setRekeyed(null);
+              }}
+            />
+          </td>
+        </tr>
+      )}
       {open && facts !== null && (
         <tr className="detail">
-          <td colSpan={6}>
+          <td colSpan={columns}>
             <HostFactsPanel facts={facts} collectedAt={agent.host_facts_at ?? null} />
           </td>
         </tr>
@@ -124,41 +434,197 @@ function AgentRow({ agent }: { agent: Agent }) {
   );
 }
 
-/** Every enrolled agent: is it alive, what runs it, how its TCP stack is tuned. */
-export function AgentsPage() {
+function AgentTable({ agents, canOperate }: { agents: Agent[]; canOperate: boolean }) {
+  const columns = canOperate ? 7 : 6;
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Name</th>
+          <th>Address</th>
+          <th>Status</th>
+          <th>Last contact</th>
+          <th>Version</th>
+          <th>Host</th>
+          {canOperate && <th>Actions</th>}
+        </tr>
+      </thead>
+      <tbody>
+        {agents.map((agent) => (
+          <AgentRow key={agent.id} agent={agent} canOperate={canOperate} columns={columns} />
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** Enrolment and re-key tokens: who they are for, whether they are still usable, and revoke. */
+function EnrollmentTokens() {
+  const tokens = useEnrollmentTokens();
+  const revoke = useRevokeEnrollmentToken();
+  const [showAll, setShowAll] = useState(false);
+  if (tokens.isPending) {
+    return <Loading what="enrolment tokens" />;
+  }
+  if (tokens.isError) {
+    return <LoadError what="enrolment tokens" error={tokens.error} />;
+  }
+  const shown = showAll ? tokens.data : tokens.data.filter((token) => token.state.value === "active");
+  const error = splitErrors(revoke.error, []).general;
+  return (
+    <>
+      <label className="toggle">
+        <input
+          type="checkbox"
+          checked={showAll}
+          onChange={(event) => {
+            setShowAll(event.target.checked);
+          }}
+        />{" "}
+        Show used, expired and revoked ({tokens.data.length - tokens.data.filter((t) => t.state.value === "active").length})
+      </label>
+      <FormError message={error} />
+      {shown.length === 0 ? (
+        <p className="muted">
+          {showAll ? "No enrolment tokens yet." : "No usable enrolment tokens."} “Enrol an agent” creates one.
+        </p>
+      ) : (
+        <table>
+          <thead>
+            <tr>
+              <th>Token</th>
+              <th>For</th>
+              <th>Note</th>
+              <th>Created</th>
+              <th>Expires</th>
+              <th>State</th>
+              <th>Used by</th>
+              <th />
+            </tr>
+          </thead>
+          <tbody>
+            {shown.map((token) => (
+              <tr key={token.id} className={token.state.value === "active" ? undefined : "disabled"}>
+                <td>
+                  <code>{token.prefix}…</code>
+                </td>
+                <td>
+                  {token.rekey ? "re-key " : ""}
+                  {token.agent_name === undefined || token.agent_name === "" ? (
+                    <span className="muted">any new name</span>
+                  ) : (
+                    token.agent_name
+                  )}
+                </td>
+                <td>{token.note}</td>
+                <td className="nowrap" title={formatUtc(token.created_at)}>
+                  {formatAgo(token.created_at)}
+                </td>
+                <td className="nowrap">{formatUtc(token.expires_at)}</td>
+                <td>
+                  <StatusBadge choice={token.state} />
+                </td>
+                <td>{token.used_by === "" ? "–" : token.used_by}</td>
+                <td>
+                  {token.state.value === "active" && (
+                    <ConfirmButton
+                      label="Revoke"
+                      question="Revoke this token? It can no longer enrol anything."
+                      disabled={revoke.isPending}
+                      onConfirm={() => {
+                        revoke.mutate(token.id);
+                      }}
+                    />
+                  )}
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+    </>
+  );
+}
+
+function AgentList({ canOperate }: { canOperate: boolean }) {
   const agents = useAgents();
+  const [showDecommissioned, setShowDecommissioned] = useState(false);
   if (agents.isPending) {
     return <Loading what="agents" />;
   }
   if (agents.isError) {
     return <LoadError what="agents" error={agents.error} />;
   }
+  const counts = agentCounts(agents.data);
+  const shown = agentsInOrder(agents.data, showDecommissioned);
   return (
-    <section>
-      <h1>Agents</h1>
-      {agents.data.length === 0 ? (
+    <>
+      <div className="toolbar">
+        <span className="agent-counts" role="status">
+          {counts.live} agents · {counts.online} online ·{" "}
+          <span className={counts.offline > 0 ? "flag" : undefined}>{counts.offline} offline</span>
+          {counts.neverSeen > 0 && ` · ${String(counts.neverSeen)} never seen`}
+        </span>
+        <label className="toggle">
+          <input
+            type="checkbox"
+            checked={showDecommissioned}
+            onChange={(event) => {
+              setShowDecommissioned(event.target.checked);
+            }}
+          />{" "}
+          Show decommissioned ({counts.decommissioned})
+        </label>
+      </div>
+      {shown.length === 0 ? (
         <p className="muted">
-          No agents yet. Create an enrolment token (<code>manage.py create_enrollment_token</code>) and
-          run <code>fathom-agent enroll</code> on the endpoint.
+          {agents.data.length === 0
+            ? canOperate
+              ? "No agents yet. “Enrol an agent” creates a token and the command to run on the endpoint."
+              : "No agents yet. An operator enrols them from this page."
+            : "Every agent is decommissioned: tick “Show decommissioned” to see them."}
         </p>
       ) : (
-        <table>
-          <thead>
-            <tr>
-              <th>Name</th>
-              <th>Address</th>
-              <th>Status</th>
-              <th>Last seen</th>
-              <th>Version</th>
-              <th>Host</th>
-            </tr>
-          </thead>
-          <tbody>
-            {agents.data.map((agent) => (
-              <AgentRow key={agent.id} agent={agent} />
-            ))}
-          </tbody>
-        </table>
+        <AgentTable agents={shown} canOperate={canOperate} />
+      )}
+    </>
+  );
+}
+
+/** Every enrolled agent: is it alive, what runs it, how its TCP stack is tuned; operators manage them. */
+export function AgentsPage() {
+  const canOperate = useCan("operator");
+  const [enrolling, setEnrolling] = useState(false);
+  return (
+    <section>
+      <div className="page-heading">
+        <h1>Agents</h1>
+        {canOperate && !enrolling && (
+          <button
+            type="button"
+            className="primary"
+            onClick={() => {
+              setEnrolling(true);
+            }}
+          >
+            Enrol an agent
+          </button>
+        )}
+      </div>
+      {canOperate && enrolling && (
+        <Panel title="Enrol an agent">
+          <EnrolAgent
+            onClose={() => {
+              setEnrolling(false);
+            }}
+          />
+        </Panel>
+      )}
+      <AgentList canOperate={canOperate} />
+      {canOperate && (
+        <Panel title="Enrolment tokens">
+          <EnrollmentTokens />
+        </Panel>
       )}
     </section>
   );

@@ -8,7 +8,6 @@ import {
   useCreateRule,
   useCreateSilence,
   useExpireSilence,
-  useMe,
   useSilences,
   useTestChannel,
   useUpdateRule,
@@ -19,6 +18,7 @@ import { Panel } from "../components/Panel";
 import { LoadError, Loading } from "../components/QueryState";
 import { formatDuration, formatUtc } from "../lib/format";
 import { channelConfig, matcherText, type ChannelKind } from "../lib/incidents";
+import { useCan } from "../lib/roles";
 
 const COMPARISONS: Record<string, string> = { lt: "<", le: "≤", gt: ">", ge: "≥" };
 
@@ -452,19 +452,20 @@ function ChannelTable({ channels, canEdit }: { channels: Channel[]; canEdit: boo
 
 /** Rules, silences and maintenance windows, and channels with a test button. */
 export function AlertSettingsPage() {
-  const me = useMe();
-  const canEdit = me.data?.is_staff === true;
+  // Operators silence; rules and channels decide who is woken, so only admins change them.
+  const canSilence = useCan("operator");
+  const canConfigure = useCan("admin");
   return (
     <>
       <h1>Alerting</h1>
       <Panel title="Rules">
-        <Rules canEdit={canEdit} />
+        <Rules canEdit={canConfigure} />
       </Panel>
       <Panel title="Silences and maintenance windows">
-        <Silences canEdit={canEdit} />
+        <Silences canEdit={canSilence} />
       </Panel>
       <Panel title="Channels">
-        <Channels canEdit={canEdit} />
+        <Channels canEdit={canConfigure} />
       </Panel>
     </>
   );

@@ -7,7 +7,6 @@ import {
   useCreateSilence,
   useIncident,
   useIncidentAction,
-  useMe,
   useRttWindow,
   type Delivery,
   type IncidentAlert,
@@ -19,6 +18,7 @@ import { LoadError, Loading } from "../components/QueryState";
 import { ChoiceBadge } from "../components/StatusBadge";
 import { formatAgo, formatUtc } from "../lib/format";
 import { alertWindow, matcherText, pathEnds, pathLink, silenceFor } from "../lib/incidents";
+import { useCan } from "../lib/roles";
 import { rttLayout, rttTraces } from "../lib/rttTraces";
 
 function failure(error: Error | null): string | null {
@@ -256,7 +256,7 @@ export function IncidentPage() {
   const { id } = useParams();
   const incident = useIncident(Number(id));
   const choices = useChoices();
-  const me = useMe();
+  const canOperate = useCan("operator");
 
   if (incident.isPending) {
     return <Loading what="the incident" />;
@@ -280,7 +280,7 @@ export function IncidentPage() {
         {data.acknowledged_by !== null && ` · acknowledged by ${data.acknowledged_by}${data.ack_comment === "" ? "" : `: “${data.ack_comment}”`}`}
         {data.resolved_at !== null && ` · resolved ${formatUtc(data.resolved_at)}${data.resolved_by === null ? "" : ` by ${data.resolved_by}`}`}
       </p>
-      {me.data?.is_staff === true && data.status !== "resolved" && <Actions incident={data} />}
+      {canOperate && data.status !== "resolved" && <Actions incident={data} />}
       <Panel title={`Alerts (${String(data.alerts.length)})`}>
         <ul className="incident-alerts">
           {data.alerts.map((alert) => (

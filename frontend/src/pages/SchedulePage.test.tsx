@@ -20,6 +20,10 @@ const CHOICES: Choices = {
   delivery_status: [],
   incident_status: [],
   token_state: [],
+  token_scope: [],
+  role: [],
+  audit_action: [],
+  audit_object: [],
   run_status: [],
   slot_state: [
     { value: "planned", label: "Planned", color: "#0969da" },

@@ -1,0 +1,55 @@
+// Agent states as the Agents page groups them: the server's status value, plus decommissioning.
+import type { Agent } from "../api/queries";
+
+/** Decommissioned agents keep their results but take no part any more. */
+export function isDecommissioned(agent: Agent): boolean {
+  return (agent.decommissioned_at ?? null) !== null || agent.status.value === "decommissioned";
+}
+
+export function isRevoked(agent: Agent): boolean {
+  return (agent.revoked_at ?? null) !== null || agent.status.value === "revoked";
+}
+
+/** An agent that should be reporting and is not: what a NOC looks for first. */
+export function isOffline(agent: Agent): boolean {
+  return !isDecommissioned(agent) && agent.status.value === "offline";
+}
+
+export interface AgentCounts {
+  live: number;
+  online: number;
+  offline: number;
+  neverSeen: number;
+  decommissioned: number;
+}
+
+export function agentCounts(agents: readonly Agent[]): AgentCounts {
+  const counts: AgentCounts = { live: 0, online: 0, offline: 0, neverSeen: 0, decommissioned: 0 };
+  for (const agent of agents) {
+    if (isDecommissioned(agent)) {
+      counts.decommissioned += 1;
+      continue;
+    }
+    counts.live += 1;
+    if (agent.status.value === "online") {
+      counts.online += 1;
+    } else if (agent.status.value === "offline") {
+      counts.offline += 1;
+    } else if (agent.status.value === "never_seen") {
+      counts.neverSeen += 1;
+    }
+  }
+  return counts;
+}
+
+/** The table's order: offline first (they need someone), then by name. */
+export function agentsInOrder(agents: readonly Agent[], showDecommissioned: boolean): Agent[] {
+  return agents
+    .filter((agent) => showDecommissioned || !isDecommissioned(agent))
+    .sort(
+      (a, b) =>
+        Number(isOffline(b)) - Number(isOffline(a)) ||
+        Number(isDecommissioned(a)) - Number(isDecommissioned(b)) ||
+        a.name.localeCompare(b.name),
+    );
+}

@@ -1,0 +1,124 @@
+import { Link, useLocation } from "react-router-dom";
+
+import { useMeshes, type Mesh } from "../api/queries";
+import { LoadError, Loading } from "../components/QueryState";
+import { useCan } from "../lib/roles";
+import { testSchedule } from "../lib/schedule";
+import { testKind } from "../lib/testKinds";
+import { noticeOf } from "./MeshEditorPage";
+import "./mesh/mesh.css";
+
+/** Who takes part, in a few words: "all agents", "3 agents", "2 A ↔ 3 B", "2 agents → 4 targets". */
+export function membersCount(mesh: Mesh): string {
+  const members = mesh.members ?? [];
+  const agents = (count: number) => `${count} ${count === 1 ? "agent" : "agents"}`;
+  if (mesh.kind === "disjoint") {
+    const side = (name: string) => members.filter((member) => member.side === name).length;
+    return `${side("a")} A ${mesh.unidirectional === true ? "→" : "↔"} ${side("b")} B`;
+  }
+  const who = mesh.all_agents === true ? "all agents" : agents(members.length);
+  if (mesh.kind === "list") {
+    const targets = (mesh.targets ?? []).length;
+    return `${who} → ${targets} ${targets === 1 ? "target" : "targets"}`;
+  }
+  return who;
+}
+
+function MeshRow({ mesh }: { mesh: Mesh }) {
+  const enabled = mesh.enabled !== false;
+  const tests = mesh.tests ?? [];
+  return (
+    <tr className={enabled ? undefined : "disabled"}>
+      <td>
+        <Link to={`/meshes/${encodeURIComponent(mesh.name)}`}>
+          <strong>{mesh.name}</strong>
+        </Link>
+        {mesh.description !== undefined && mesh.description !== "" && <div className="muted">{mesh.description}</div>}
+      </td>
+      <td>{mesh.kind}</td>
+      <td>{membersCount(mesh)}</td>
+      <td>
+        {tests.length === 0 ? (
+          <span className="muted">no tests</span>
+        ) : (
+          <ul className="tests">
+            {tests.map((test) => (
+              <li key={test.name} className={test.enabled === false ? "disabled" : undefined}>
+                <strong>{testKind(test.test_type).label}</strong> {testSchedule(test)}
+                {test.name !== test.test_type && <span className="muted"> ({test.name})</span>}
+                {test.enabled === false && <span className="flag"> disabled</span>}
+              </li>
+            ))}
+          </ul>
+        )}
+      </td>
+      <td>{enabled ? "yes" : <span className="flag">no: nothing runs</span>}</td>
+    </tr>
+  );
+}
+
+/** /meshes: every mesh with who takes part and which tests at what interval. */
+export function MeshesPage() {
+  const meshes = useMeshes();
+  const location = useLocation();
+  const notice = noticeOf(location.state);
+  // Operators and admins change meshes; viewers read them.
+  const canEdit = useCan("operator");
+
+  let body;
+  if (meshes.isPending) {
+    body = <Loading what="meshes" />;
+  } else if (meshes.isError) {
+    body = <LoadError what="meshes" error={meshes.error} />;
+  } else if (meshes.data.length === 0) {
+    body = (
+      <p className="muted">
+        No meshes, so no tests run.{" "}
+        {canEdit ? "Create one with “New mesh”." : "An operator can create one."}
+      </p>
+    );
+  } else {
+    const rows = [...meshes.data].sort((a, b) => a.name.localeCompare(b.name));
+    body = (
+      <table>
+        <thead>
+          <tr>
+            <th>Mesh</th>
+            <th>Kind</th>
+            <th>Members</th>
+            <th>Tests</th>
+            <th>Enabled</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((mesh) => (
+            <MeshRow key={mesh.name} mesh={mesh} />
+          ))}
+        </tbody>
+      </table>
+    );
+  }
+
+  return (
+    <section>
+      <div className="mesh-heading">
+        <h1>Meshes</h1>
+        {canEdit && (
+          <Link className="button" to="/meshes/new">
+            New mesh
+          </Link>
+        )}
+      </div>
+      {notice !== null && (
+        <p className="notice" role="status">
+          {notice}
+        </p>
+      )}
+      <p className="muted">
+        A mesh says which agents test to which, with which tests how often. Throughput tests hold both agents
+        exclusively; the planner gives them slots (see Schedule).
+      </p>
+      {body}
+    </section>
+  );
+}

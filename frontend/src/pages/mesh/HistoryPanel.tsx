@@ -1,0 +1,119 @@
+import { useState } from "react";
+
+import { useMeshHistory, useRevertMesh, type AuditEntry, type Mesh } from "../../api/meshQueries";
+import { ChangeDiff } from "../../components/ChangeDiff";
+import { LoadError, Loading } from "../../components/QueryState";
+import { formatAgo, formatUtc } from "../../lib/format";
+import { entryChanges } from "../../lib/meshEditor";
+
+function HistoryEntry({
+  entry,
+  canEdit,
+  confirming,
+  reverting,
+  error,
+  onAsk,
+  onCancel,
+  onRevert,
+}: {
+  entry: AuditEntry;
+  canEdit: boolean;
+  confirming: boolean;
+  reverting: boolean;
+  error: string | null;
+  onAsk: () => void;
+  onCancel: () => void;
+  onRevert: () => void;
+}) {
+  const at = entry.at ?? null;
+  return (
+    <li className="history-entry">
+      <header>
+        <time dateTime={at ?? undefined} title={formatUtc(at)}>
+          {formatUtc(at)}
+        </time>
+        <span className="muted">{formatAgo(at)}</span>
+        <strong>{entry.action}</strong>
+        <span>
+          by {entry.actor_name} <span className="muted">via {entry.via}</span>
+        </span>
+      </header>
+      <ChangeDiff changes={entryChanges(entry.changes)} />
+      {canEdit &&
+        (confirming ? (
+          <div className="mesh-confirm" role="group" aria-label="Confirm the revert">
+            <span>Restore the mesh as it was before this change? Unsaved edits in the form are lost.</span>
+            <button type="button" className="danger" disabled={reverting} onClick={onRevert}>
+              {reverting ? "Reverting…" : "Confirm revert"}
+            </button>
+            <button type="button" onClick={onCancel}>
+              Cancel
+            </button>
+          </div>
+        ) : (
+          <button type="button" onClick={onAsk}>
+            Revert this change
+          </button>
+        ))}
+      {error !== null && (
+        <p className="error" role="alert">
+          The server refused the revert: {error}
+        </p>
+      )}
+    </li>
+  );
+}
+
+/** Every change to the mesh, newest first, each with its diff and a way back. */
+export function HistoryPanel({
+  name,
+  canEdit,
+  onReverted,
+}: {
+  name: string;
+  canEdit: boolean;
+  onReverted: (mesh: Mesh, entry: AuditEntry) => void;
+}) {
+  const history = useMeshHistory(name);
+  const revert = useRevertMesh(name);
+  const [confirming, setConfirming] = useState<number | null>(null);
+
+  if (history.isPending) {
+    return <Loading what="the mesh's history" />;
+  }
+  if (history.isError) {
+    return <LoadError what="the mesh's history" error={history.error} />;
+  }
+  if (history.data.length === 0) {
+    return <p className="muted">No recorded changes: this mesh was made before the audit log, or by a migration.</p>;
+  }
+  return (
+    <ol className="history" aria-label="Changes to this mesh">
+      {history.data.map((entry) => (
+        <HistoryEntry
+          key={entry.id}
+          entry={entry}
+          canEdit={canEdit}
+          confirming={confirming === entry.id}
+          reverting={revert.isPending && revert.variables === entry.id}
+          error={revert.isError && revert.variables === entry.id ? revert.error.message : null}
+          onAsk={() => {
+            revert.reset();
+            setConfirming(entry.id);
+          }}
+          onCancel={() => {
+            setConfirming(null);
+          }}
+          onRevert={() => {
+            revert.mutate(entry.id, {
+              onSuccess: (mesh) => {
+                setConfirming(null);
+                onReverted(mesh, entry);
+              },
+            });
+          }}
+        />
+      ))}
+    </ol>
+  );
+}
