@@ -1,0 +1,27 @@
+// An admin revokes an agent on the Agents page.
+//
+// Env: FATHOM_URL, FATHOM_USER, FATHOM_PASSWORD (an admin), FATHOM_ARTIFACTS, FATHOM_AGENT
+import { join } from 'node:path';
+
+import { env, runCheck, signIn } from './browser.mjs';
+
+const baseUrl = env('FATHOM_URL');
+const artifacts = env('FATHOM_ARTIFACTS');
+const agent = env('FATHOM_AGENT');
+await runCheck(artifacts, { width: 1400, height: 900 }, 'operate-revoke-failure.png', async (page) => {
+  await page.goto(`${baseUrl}/agents`);
+  await page.waitForURL(/\/login/, { timeout: 15000 });
+  await signIn(page);
+  await page.waitForURL(/\/agents$/, { timeout: 15000 });
+  const row = page.getByRole('row').filter({ has: page.getByText(agent, { exact: true }) }).first();
+  await row.waitFor({ timeout: 15000 });
+  await row.getByRole('button', { name: 'Revoke' }).click();
+  await row.getByRole('group', { name: 'Confirm: Revoke' }).getByRole('button', { name: 'Revoke' }).click();
+  // The refreshed list shows the agent revoked, with no revoke button left to press.
+  const revokedRow = page.getByRole('row').filter({ has: page.getByText(agent, { exact: true }) })
+    .filter({ has: page.getByText('Revoked', { exact: true }) });
+  await revokedRow.waitFor({ timeout: 15000 });
+  if (await revokedRow.getByRole('button', { name: 'Revoke' }).count()) throw new Error('a revoked agent still offers Revoke');
+  await page.screenshot({ path: join(artifacts, 'agents-revoked.png'), fullPage: true });
+  console.log(JSON.stringify({ revoked: agent }));
+});
