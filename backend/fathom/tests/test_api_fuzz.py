@@ -1,7 +1,8 @@
 """Schema fuzzing (issue 17): schemathesis generates requests for every operation of the
 committed OpenAPI schema, valid and invalid, and sends them to the real application (in
-process, on the test database) as an agent, as a signed-in viewer and as a stranger. No
-response may be a 5xx, and every response must match what the schema says of it."""
+process, on the test database) as an agent, as a signed-in viewer, as a stranger and with an
+admin's read-write API token (so every write is tried with bad input too). No response may be
+a 5xx, and every response must match what the schema says of it."""
 
 from __future__ import annotations
 
@@ -42,6 +43,18 @@ def viewer_credentials() -> dict[str, Any]:
     }
 
 
+def admin_token_credentials() -> dict[str, Any]:
+    """An admin's read-write API token: every operation, writes included, gets past its role."""
+    from django.contrib.auth import get_user_model
+
+    from accounts.choices import TokenScope
+    from accounts.services import create_api_token
+
+    admin = get_user_model().objects.create_superuser("fuzz-admin", password="fuzz-admin-pass-1234")
+    token = create_api_token(admin, "fuzz", TokenScope.WRITE, None).plaintext
+    return {"headers": {"Authorization": f"Bearer {token}"}, "cookies": {}}
+
+
 def agent_credentials() -> dict[str, Any]:
     issued = create_enrollment_token(3600, "fuzz")
     enrolled = enroll_agent(issued.plaintext, "fuzz-agent", "198.18.9.1", "test")
@@ -66,10 +79,12 @@ def as_role(request: pytest.FixtureRequest, db: None) -> dict[str, Any]:
         return viewer_credentials()
     if role == "agent":
         return agent_credentials()
+    if role == "admin token":
+        return admin_token_credentials()
     return {"headers": {}, "cookies": {}}
 
 
-@pytest.mark.parametrize("as_role", ["anonymous", "viewer", "agent"], indirect=True)
+@pytest.mark.parametrize("as_role", ["anonymous", "viewer", "agent", "admin token"], indirect=True)
 @SCHEMA.parametrize()
 @settings(
     max_examples=EXAMPLES_PER_OPERATION,
