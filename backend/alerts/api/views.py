@@ -31,6 +31,7 @@ from alerts.choices import AlertState, IncidentStatus, NotificationKind
 from alerts.models import Alert, Channel, Delivery, Incident, Rule, Silence
 from alerts.services import delivery as outbox
 from alerts.services import evaluate, messages
+from audit.api.mixins import AuditedWrites
 from audit.choices import AuditAction, AuditObject
 from audit.services import Actor, record
 from core.api.permissions import AdminWrites, OperatorWrites
@@ -148,68 +149,37 @@ class SummaryView(APIView):
         return Response(AlertSummarySerializer(body).data)
 
 
-class RuleViewSet(viewsets.ModelViewSet[Rule]):
+class RuleViewSet(AuditedWrites, viewsets.ModelViewSet[Rule]):
     """Alert rules: the defaults a fresh install has, and any a user writes."""
 
     permission_classes = [AdminWrites]
     serializer_class = RuleSerializer
     queryset = Rule.objects.all()
+    audit_object = AuditObject.RULE
 
-    def perform_create(self, serializer: BaseSerializer[Rule]) -> None:
-        with transaction.atomic():
-            rule = serializer.save()
-            record(
-                Actor.of(self.request),
-                AuditAction.CREATE,
-                AuditObject.RULE,
-                rule.pk,
-                rule.name,
-                after=rule_snapshot(rule),
-            )
-
-    def perform_update(self, serializer: BaseSerializer[Rule]) -> None:
-        assert serializer.instance is not None
-        with transaction.atomic():
-            before = rule_snapshot(serializer.instance)
-            rule = serializer.save()
-            record(
-                Actor.of(self.request),
-                AuditAction.UPDATE,
-                AuditObject.RULE,
-                rule.pk,
-                rule.name,
-                before=before,
-                after=rule_snapshot(rule),
-            )
-
-    def perform_destroy(self, instance: Rule) -> None:
-        with transaction.atomic():
-            before = rule_snapshot(instance)
-            pk = instance.pk
-            instance.delete()
-            record(Actor.of(self.request), AuditAction.DELETE, AuditObject.RULE, pk, before["name"], before=before)
+    def audit_snapshot(self, instance: Rule) -> dict[str, Any]:
+        return rule_snapshot(instance)
 
 
 class SilenceViewSet(
-    mixins.ListModelMixin, mixins.CreateModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet[Silence]
+    AuditedWrites,
+    mixins.ListModelMixin,
+    mixins.CreateModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet[Silence],
 ):
     """Silences and recurring maintenance windows. Expired, never deleted: history stays."""
 
     permission_classes = [OperatorWrites]
     serializer_class = SilenceSerializer
     queryset = Silence.objects.all()
+    audit_object = AuditObject.SILENCE
 
-    def perform_create(self, serializer: BaseSerializer[Silence]) -> None:
-        with transaction.atomic():
-            silence = serializer.save(created_by=self.request.user.get_username())
-            record(
-                Actor.of(self.request),
-                AuditAction.CREATE,
-                AuditObject.SILENCE,
-                silence.pk,
-                str(silence),
-                after=silence_snapshot(silence),
-            )
+    def save_change(self, serializer: BaseSerializer[Silence]) -> Silence:
+        return serializer.save(created_by=self.request.user.get_username())
+
+    def audit_snapshot(self, instance: Silence) -> dict[str, Any]:
+        return silence_snapshot(instance)
 
     @extend_schema(request=None, responses={200: SilenceSerializer})
     @action(detail=True, methods=["post"])
@@ -234,55 +204,30 @@ class SilenceViewSet(
         return Response(SilenceSerializer(silence).data)
 
 
-class ChannelViewSet(viewsets.ModelViewSet[Channel]):
+class ChannelViewSet(AuditedWrites, viewsets.ModelViewSet[Channel]):
     """Where incidents go. Config (addresses, URLs, secrets) is written, never read back;
     a webhook's signing secret is shown once, in the create response."""
 
     permission_classes = [AdminWrites]
     serializer_class = ChannelSerializer
     queryset = Channel.objects.all()
+    audit_object = AuditObject.CHANNEL
+
+    def audit_snapshot(self, instance: Channel) -> dict[str, Any]:
+        return channel_snapshot(instance)
 
     @extend_schema(responses={201: CreatedChannelSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = ChannelSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        with transaction.atomic():
-            channel = serializer.save()
-            record(
-                Actor.of(request),
-                AuditAction.CREATE,
-                AuditObject.CHANNEL,
-                channel.pk,
-                channel.name,
-                after=channel_snapshot(channel),
-            )
-        return Response(CreatedChannelSerializer(channel).data, status=status.HTTP_201_CREATED)
+        self.perform_create(serializer)
+        return Response(CreatedChannelSerializer(serializer.instance).data, status=status.HTTP_201_CREATED)
 
-    def perform_update(self, serializer: BaseSerializer[Channel]) -> None:
-        assert serializer.instance is not None
-        with transaction.atomic():
-            before = channel_snapshot(serializer.instance)
-            # Editing a channel is how its owner fixes it: a permanent failure's block lifts.
-            if serializer.validated_data.get("enabled", True):
-                channel = serializer.save(disabled_reason="")
-            else:
-                channel = serializer.save()
-            record(
-                Actor.of(self.request),
-                AuditAction.UPDATE,
-                AuditObject.CHANNEL,
-                channel.pk,
-                channel.name,
-                before=before,
-                after=channel_snapshot(channel),
-            )
-
-    def perform_destroy(self, instance: Channel) -> None:
-        with transaction.atomic():
-            before = channel_snapshot(instance)
-            pk = instance.pk
-            instance.delete()
-            record(Actor.of(self.request), AuditAction.DELETE, AuditObject.CHANNEL, pk, before["name"], before=before)
+    def save_change(self, serializer: BaseSerializer[Channel]) -> Channel:
+        # Editing a channel is how its owner fixes it: a permanent failure's block lifts.
+        if serializer.instance is not None and serializer.validated_data.get("enabled", True):
+            return serializer.save(disabled_reason="")
+        return serializer.save()
 
     @extend_schema(request=None, responses={200: DeliverySerializer})
     @action(detail=True, methods=["post"])

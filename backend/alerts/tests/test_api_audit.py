@@ -101,7 +101,7 @@ class AlertsAuditTests(FathomTestCase):
         assert self.call("patch", f"channels/{pk}/", {"send_resolved": False}).status_code == 200  # no change
         assert self.call("delete", f"channels/{pk}/").status_code == 204
         created, rotated, toggled, deleted = self.entries("channel")
-        assert (created.action, created.object_key, created.object_repr) == ("create", str(pk), "hook")
+        assert (created.action, created.object_key, created.object_repr) == ("create", str(pk), "hook (webhook)")
         assert state(created.after)["target"] == "https://hooks.example.org/…"
         assert list(rotated.changes) == ["config_fingerprint"], "a changed URL shows, by fingerprint only"
         assert toggled.changes == {"send_resolved": [True, False]}
