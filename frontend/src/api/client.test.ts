@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { ApiError, errorMessage, readCookie } from "./client";
+import { ApiError, errorMessage, flattenErrors, readCookie } from "./client";
 
 describe("errorMessage", () => {
   it("prefers the server's detail", () => {
@@ -10,6 +10,12 @@ describe("errorMessage", () => {
   it("joins field errors", () => {
     expect(errorMessage(400, { username: ["This field is required."], start: "must be before end" })).toBe(
       "username: This field is required.; start: must be before end",
+    );
+  });
+
+  it("names nested fields by their path and leaves whole-request errors unnamed", () => {
+    expect(errorMessage(400, { non_field_errors: ["not now"], matchers: [{ name: ["unknown label"] }] })).toBe(
+      "not now; matchers.0.name: unknown label",
     );
   });
 
@@ -41,14 +47,45 @@ describe("ApiError", () => {
 });
 
 describe("ApiError.fieldErrors", () => {
-  it("reads a 400 body field by field", () => {
+  it("reads a 400 body field by field, the request's own complaint under the empty path", () => {
     const error = new ApiError(400, "x", { name: ["too long", "taken"], expires_at: "in the past", detail: "d" });
-    expect(error.fieldErrors).toEqual({ name: "too long taken", expires_at: "in the past" });
+    expect(error.fieldErrors).toEqual({ name: "too long taken", expires_at: "in the past", "": "d" });
   });
 
   it("is empty for other statuses and odd bodies", () => {
     expect(new ApiError(403, "x", { name: ["no"] }).fieldErrors).toEqual({});
     expect(new ApiError(400, "x", "plain text").fieldErrors).toEqual({});
     expect(new ApiError(400, "x", [1, 2]).fieldErrors).toEqual({});
+  });
+});
+
+describe("flattenErrors", () => {
+  it("flattens nested errors to field paths", () => {
+    expect(
+      flattenErrors({
+        tests: [{ spec: { duration_s: ["must be at most 300"] } }, {}],
+        members: [{}, { agent: ['Object with name="x" does not exist.'] }],
+        name: ["mesh with this name already exists."],
+      }),
+    ).toEqual({
+      "tests.0.spec.duration_s": "must be at most 300",
+      "members.1.agent": 'Object with name="x" does not exist.',
+      name: "mesh with this name already exists.",
+    });
+  });
+
+  it("keeps a list of messages on the field itself", () => {
+    expect(flattenErrors({ tests: ["overbooks dca: 130 % of its time", "and dcb"] })).toEqual({
+      tests: "overbooks dca: 130 % of its time and dcb",
+    });
+  });
+
+  it("puts whole-object errors on the object's path", () => {
+    expect(flattenErrors({ tests: [{ non_field_errors: ["bad"] }], detail: "nope", targets: { 1: ["not a host"] } })).toEqual({
+      "tests.0": "bad",
+      "": "nope",
+      "targets.1": "not a host",
+    });
+    expect(flattenErrors("Server Error")).toEqual({ "": "Server Error" });
   });
 });

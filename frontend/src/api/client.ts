@@ -19,9 +19,15 @@ export class ApiError extends Error {
     this.responseBody = body;
   }
 
-  /** A 400's per-field messages ({"role": ["..."]} -> {role: "..."}); empty for other errors. */
+  /**
+   * A 400's messages by field path ({"role": ["..."]} -> {role: "..."}; "" for the request as
+   * a whole; see flattenErrors); empty for other errors and for bodies that are not an object.
+   */
   get fieldErrors(): Record<string, string> {
-    return this.status === 400 ? fieldErrors(this.responseBody) : {};
+    const body = this.responseBody;
+    return this.status === 400 && typeof body === "object" && body !== null && !Array.isArray(body)
+      ? flattenErrors(body)
+      : {};
   }
 
   /** The session is missing or expired: the UI sends the user to the login page. */
@@ -37,11 +43,11 @@ export function errorMessage(status: number, body: unknown): string {
     if (typeof record.detail === "string") {
       return record.detail;
     }
-    const fieldErrors = Object.entries(record)
-      .filter(([, value]) => Array.isArray(value) || typeof value === "string")
-      .map(([field, value]) => `${field}: ${Array.isArray(value) ? value.map(String).join(" ") : String(value)}`);
-    if (fieldErrors.length > 0) {
-      return fieldErrors.join("; ");
+    const messages = Object.entries(flattenErrors(body)).map(([path, message]) =>
+      path === "" ? message : `${path}: ${message}`,
+    );
+    if (messages.length > 0) {
+      return messages.join("; ");
     }
   }
   if (typeof body === "string" && body.trim() !== "" && body.length < 300) {
@@ -50,25 +56,50 @@ export function errorMessage(status: number, body: unknown): string {
   return `the server answered HTTP ${status}`;
 }
 
-/** DRF's validation body as one message per field; "detail" and non-field errors stay out. */
-export function fieldErrors(body: unknown): Record<string, string> {
-  if (typeof body !== "object" || body === null || Array.isArray(body)) {
-    return {};
+function joinPath(path: string, key: string): string {
+  return path === "" ? key : `${path}.${key}`;
+}
+
+function addMessage(errors: Record<string, string>, path: string, message: string) {
+  const known = errors[path];
+  errors[path] = known === undefined ? message : `${known} ${message}`;
+}
+
+function flattenInto(errors: Record<string, string>, path: string, body: unknown) {
+  if (body === null || body === undefined) {
+    return;
   }
-  const errors: Record<string, string> = {};
-  for (const [field, value] of Object.entries(body as Record<string, unknown>)) {
-    if (field === "detail") {
-      continue;
-    }
-    if (Array.isArray(value)) {
-      const texts = value.filter((item): item is string => typeof item === "string");
-      if (texts.length > 0) {
-        errors[field] = texts.join(" ");
+  if (typeof body === "string" || typeof body === "number" || typeof body === "boolean") {
+    addMessage(errors, path, String(body));
+    return;
+  }
+  if (Array.isArray(body)) {
+    // ["message", …] for the field itself; [{…}, {}] for the items of a list, by index.
+    body.forEach((item: unknown, index) => {
+      if (typeof item === "object" && item !== null) {
+        flattenInto(errors, joinPath(path, String(index)), item);
+      } else {
+        flattenInto(errors, path, item);
       }
-    } else if (typeof value === "string") {
-      errors[field] = value;
-    }
+    });
+    return;
   }
+  for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
+    // DRF's errors of an object as a whole belong to the object's own path.
+    const isWhole = key === "non_field_errors" || (key === "detail" && path === "");
+    flattenInto(errors, isWhole ? path : joinPath(path, key), value);
+  }
+}
+
+/**
+ * DRF's error body as one message per field path, for forms that show each complaint beside
+ * its field: {"tests": [{"spec": {"duration_s": ["…"]}}, {}]} gives "tests.0.spec.duration_s";
+ * {"role": ["…", "…"]} gives "role" (the messages joined); "" holds what concerns the request
+ * as a whole (non_field_errors, detail).
+ */
+export function flattenErrors(body: unknown): Record<string, string> {
+  const errors: Record<string, string> = {};
+  flattenInto(errors, "", body);
   return errors;
 }
 
@@ -136,6 +167,10 @@ export function apiGet<T>(path: string): Promise<T> {
 
 export function apiPost<T>(path: string, body?: unknown): Promise<T> {
   return request<T>("POST", path, body);
+}
+
+export function apiPut<T>(path: string, body: unknown): Promise<T> {
+  return request<T>("PUT", path, body);
 }
 
 export function apiPatch<T>(path: string, body: unknown): Promise<T> {

@@ -1,9 +1,9 @@
 // The mesh editor's reads and writes: one mesh, its plan preview, its history, and the
 // writes (save, delete, revert). A refused write's ApiError keeps the server's body, whose
-// field errors the form shows beside the fields they concern.
+// field errors (flattenErrors) the form shows beside the fields they concern.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
-import { ApiError, apiDelete, apiGet, apiPatch, apiPost, type Schemas } from "./client";
+import { apiDelete, apiGet, apiPost, apiPut, type Schemas } from "./client";
 import { queryKeys } from "./queries";
 
 export type Mesh = Schemas["Mesh"];
@@ -15,11 +15,6 @@ export type MeshDraftRequest = Schemas["MeshDraftRequest"];
 export type PlanPreview = Schemas["MeshPreview"];
 export type PlanPreviewAgent = Schemas["AgentPlanEffect"];
 export type PlanConflict = Schemas["PlanConflict"];
-
-/** The server's body of a refused request (its field errors), or null when there is none. */
-export function errorBody(error: unknown): unknown {
-  return error instanceof ApiError ? error.responseBody : null;
-}
 
 function meshPath(name: string): string {
   return `/meshes/${encodeURIComponent(name)}/`;
@@ -67,15 +62,12 @@ export function useMeshPreview(meshJson: string | null, replaces: string | null)
   });
 }
 
-/**
- * Creates a mesh (original null) or replaces the one called original, which may be renamed.
- * The form sends every field, so a PATCH replaces the whole mesh as a PUT would.
- */
+/** Creates a mesh (original null) or replaces the whole one called original, which may be renamed. */
 export function useSaveMesh(original: string | null) {
   const client = useQueryClient();
   return useMutation({
     mutationFn: (mesh: MeshPayload) =>
-      original === null ? apiPost<Mesh>("/meshes/", mesh) : apiPatch<Mesh>(meshPath(original), mesh),
+      original === null ? apiPost<Mesh>("/meshes/", mesh) : apiPut<Mesh>(meshPath(original), mesh),
     onSuccess: async (saved) => {
       if (original !== null && original !== saved.name) {
         client.removeQueries({ queryKey: meshKeys.mesh(original) });

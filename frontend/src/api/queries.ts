@@ -486,6 +486,17 @@ export function useUpdatePerson() {
   });
 }
 
+export type PasswordChange = Schemas["PasswordChangeRequest"];
+
+/** Changes the signed-in person's own password; this session stays, their others end. */
+export function useChangePassword() {
+  const client = useQueryClient();
+  return useMutation({
+    mutationFn: (change: PasswordChange) => apiPost<null>("/auth/password/", change),
+    onSuccess: () => client.invalidateQueries({ queryKey: auditKeys.all }),
+  });
+}
+
 /** The caller's API tokens; `everyone` (admins) lists every person's. */
 export function useApiTokens(everyone: boolean) {
   return useQuery({

@@ -50,8 +50,8 @@ export function AppLayout() {
           {atLeast(me.data.role, "admin") && <NavLink to="/audit">Audit</NavLink>}
         </nav>
         <span className="user">
-          <NavLink to="/tokens" title="Your personal API tokens">
-            API tokens
+          <NavLink to="/tokens" title="Your password and personal API tokens">
+            Account
           </NavLink>
           <span title={`Signed in as ${me.data.role}`}>
             {me.data.username} <span className="role">{me.data.role}</span>

@@ -1,10 +1,22 @@
-/** A field's complaint from the server, beside the field. */
-export function FieldError({ message, id }: { message: string | undefined; id?: string }) {
+/**
+ * A field's complaint, beside the field. It is announced when it appears (an answer to a
+ * submit); `quiet` where it follows the typing, which would interrupt at every keystroke:
+ * the input's description carries it, and such forms announce a summary on submit.
+ */
+export function FieldError({
+  message,
+  id,
+  quiet = false,
+}: {
+  message: string | undefined;
+  id?: string;
+  quiet?: boolean | undefined;
+}) {
   if (message === undefined || message === "") {
     return null;
   }
   return (
-    <span className="field-error" role="alert" id={id}>
+    <span className="field-error" id={id} {...(quiet ? {} : { role: "alert" })}>
       {message}
     </span>
   );

@@ -24,7 +24,7 @@ export function splitErrors(error: Error | null, formFields: readonly string[]):
     if (formFields.includes(field)) {
       fields[field] = message;
     } else {
-      other.push(field === "non_field_errors" ? message : `${field}: ${message}`);
+      other.push(field === "" ? message : `${field}: ${message}`);
     }
   }
   if (other.length > 0) {

@@ -7,7 +7,6 @@ import {
   draftErrors,
   draftFromMesh,
   entryChanges,
-  flattenErrors,
   formatInterval,
   isPlacedError,
   isSelectableAgent,
@@ -207,35 +206,6 @@ describe("checks before the server", () => {
 });
 
 describe("the server's errors", () => {
-  it("flattens nested errors to field paths", () => {
-    expect(
-      flattenErrors({
-        tests: [{ spec: { duration_s: ["must be at most 300"] } }, {}],
-        members: [{}, { agent: ['Object with name="x" does not exist.'] }],
-        name: ["mesh with this name already exists."],
-      }),
-    ).toEqual({
-      "tests.0.spec.duration_s": "must be at most 300",
-      "members.1.agent": 'Object with name="x" does not exist.',
-      name: "mesh with this name already exists.",
-    });
-  });
-
-  it("keeps a list of messages on the field itself", () => {
-    expect(flattenErrors({ tests: ["overbooks dca: 130 % of its time", "and dcb"] })).toEqual({
-      tests: "overbooks dca: 130 % of its time and dcb",
-    });
-  });
-
-  it("puts whole-object errors on the object's path", () => {
-    expect(flattenErrors({ tests: [{ non_field_errors: ["bad"] }], detail: "nope", targets: { 1: ["not a host"] } })).toEqual({
-      "tests.0": "bad",
-      "": "nope",
-      "targets.1": "not a host",
-    });
-    expect(flattenErrors("Server Error")).toEqual({ "": "Server Error" });
-  });
-
   it("tells the fields the form shows from the rest", () => {
     const draft = draftFromMesh(MESH);
     expect(isPlacedError("name", draft)).toBe(true);
@@ -252,7 +222,7 @@ describe("the server's errors", () => {
 
   it("names members and tests as a person reads them", () => {
     const draft = draftFromMesh(MESH);
-    const errors = flattenErrors({ members: [{}, { agent: ["gone"] }] });
+    const errors = { "members.1.agent": "gone" };
     expect(memberErrors(errors, draft)).toEqual({ dcb: "gone" });
     expect(describePath("tests.1.spec.count", draft)).toBe("test 2 (ping) › count");
     expect(describePath("members.0.agent", draft)).toBe("member dca › agent");

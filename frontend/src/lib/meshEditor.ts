@@ -486,53 +486,7 @@ export function draftErrors(draft: MeshDraft, complete: boolean): FieldErrors {
   return errors;
 }
 
-// --- the server's errors --------------------------------------------------------------------
-
-function join(path: string, key: string): string {
-  return path === "" ? key : `${path}.${key}`;
-}
-
-function addMessage(errors: FieldErrors, path: string, message: string) {
-  const known = errors[path];
-  errors[path] = known === undefined ? message : `${known} ${message}`;
-}
-
-function flattenInto(errors: FieldErrors, path: string, body: unknown) {
-  if (body === null || body === undefined) {
-    return;
-  }
-  if (typeof body === "string" || typeof body === "number" || typeof body === "boolean") {
-    addMessage(errors, path, String(body));
-    return;
-  }
-  if (Array.isArray(body)) {
-    // ["message", …] for the field itself; [{…}, {}] for the items of a list, by index.
-    body.forEach((item: unknown, index) => {
-      if (typeof item === "object" && item !== null) {
-        flattenInto(errors, join(path, String(index)), item);
-      } else {
-        flattenInto(errors, path, item);
-      }
-    });
-    return;
-  }
-  for (const [key, value] of Object.entries(body as Record<string, unknown>)) {
-    // DRF's errors of an object as a whole belong to the object's own path.
-    const isWhole = key === "non_field_errors" || (key === "detail" && path === "");
-    flattenInto(errors, isWhole ? path : join(path, key), value);
-  }
-}
-
-/**
- * A 400 body as messages by dotted path: {"tests": [{"spec": {"duration_s": ["…"]}}, {}]}
- * gives "tests.0.spec.duration_s"; {"tests": ["overbooks …"]} gives "tests"; "" holds what
- * concerns the mesh as a whole.
- */
-export function flattenErrors(body: unknown): FieldErrors {
-  const errors: FieldErrors = {};
-  flattenInto(errors, "", body);
-  return errors;
-}
+// --- the server's errors (flattened by api/client's flattenErrors) -------------------------
 
 /** The message for exactly this path. */
 export function errorAt(errors: FieldErrors, path: string): string | undefined {

@@ -11,7 +11,7 @@ import {
   type IssuedEnrollmentToken,
 } from "../api/queries";
 import { ConfirmButton } from "../components/ConfirmButton";
-import { Field } from "../components/Field";
+import { Field, TextField } from "../components/Field";
 import { FieldError, FormError } from "../components/FormErrors";
 import { OnceSecret } from "../components/OnceSecret";
 import { Panel } from "../components/Panel";
@@ -175,30 +175,21 @@ function EnrolAgent({ onClose }: { onClose: () => void }) {
         create.mutate({ agent_name: name.trim(), expires_in_s: expiresInS, note: note.trim(), rekey: false });
       }}
     >
-      <Field label="Agent name" error={errors.fields.agent_name} hint="Blank: the token enrols any name not enrolled yet.">
-        {(props) => (
-          <input
-            {...props}
-            value={name}
-            placeholder="athens"
-            onChange={(event) => {
-              setName(event.target.value);
-            }}
-          />
-        )}
-      </Field>
-      <Field label="Address" hint="Only for the command line: the agent registers it when it enrols.">
-        {(props) => (
-          <input
-            {...props}
-            value={address}
-            placeholder="198.18.1.2"
-            onChange={(event) => {
-              setAddress(event.target.value);
-            }}
-          />
-        )}
-      </Field>
+      <TextField
+        label="Agent name"
+        error={errors.fields.agent_name}
+        hint="Blank: the token enrols any name not enrolled yet."
+        value={name}
+        placeholder="athens"
+        onChange={setName}
+      />
+      <TextField
+        label="Address"
+        hint="Only for the command line: the agent registers it when it enrols."
+        value={address}
+        placeholder="198.18.1.2"
+        onChange={setAddress}
+      />
       <Field label="Valid for" error={errors.fields.expires_in_s}>
         {(props) => (
           <select
@@ -216,18 +207,7 @@ function EnrolAgent({ onClose }: { onClose: () => void }) {
           </select>
         )}
       </Field>
-      <Field label="Note" error={errors.fields.note}>
-        {(props) => (
-          <input
-            {...props}
-            value={note}
-            placeholder="rack 4, ticket 1234"
-            onChange={(event) => {
-              setNote(event.target.value);
-            }}
-          />
-        )}
-      </Field>
+      <TextField label="Note" error={errors.fields.note} value={note} placeholder="rack 4, ticket 1234" onChange={setNote} />
       <FormError message={errors.general} />
       <div className="buttons">
         <button type="submit" className="primary" disabled={create.isPending}>

@@ -156,8 +156,7 @@ export function GridPage() {
   } else if (meshes.data.length === 0) {
     body = (
       <p className="muted">
-        No meshes, so there is no grid. Create one with <code>POST /api/v1/meshes/</code> or{" "}
-        <code>python manage.py apply_mesh FILE.json</code> (see “Meshes and slots” in <code>docs/api.md</code>).
+        No meshes, so there is no grid. Operators create them on the <Link to="/meshes">Meshes</Link> page.
       </p>
     );
   } else {

@@ -1,11 +1,12 @@
-import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { fireEvent, render, screen, waitFor, within } from "@testing-library/react";
-import { MemoryRouter, Route, Routes } from "react-router-dom";
+import { fireEvent, screen, waitFor, within } from "@testing-library/react";
+import { Route, Routes } from "react-router-dom";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
 import type { AuditEntry, Mesh, PlanPreview } from "../api/meshQueries";
 import type { Agent } from "../api/queries";
-import { mockApi, requestedUrls, type ApiRoutes } from "../test/mockApi";
+import type { Role } from "../lib/roles";
+import { mockApi, reply, requestedUrls, requests, type ApiRoutes } from "../test/mockApi";
+import { renderWithProviders, sessionRoutes } from "../test/render";
 import { MeshEditorPage } from "./MeshEditorPage";
 import { MeshesPage } from "./MeshesPage";
 
@@ -75,10 +76,9 @@ const HISTORY: AuditEntry[] = [
   },
 ];
 
-function routes(role: string, preview: PlanPreview = { ...PREVIEW, ok: true, agents: PREVIEW.agents.slice(0, 1), conflicts: [] }): ApiRoutes {
+function routes(role: Role, preview: PlanPreview = { ...PREVIEW, ok: true, agents: PREVIEW.agents.slice(0, 1), conflicts: [] }): ApiRoutes {
   return {
-    "/api/v1/auth/me/": { username: "u", email: "", is_staff: role !== "viewer", role },
-    "/api/v1/auth/csrf/": { csrf_token: "token" },
+    ...sessionRoutes(role),
     "/api/v1/agents/": AGENTS,
     "/api/v1/meshes/": [MESH],
     "/api/v1/meshes/backbone/": MESH,
@@ -88,22 +88,14 @@ function routes(role: string, preview: PlanPreview = { ...PREVIEW, ok: true, age
   };
 }
 
-function urlOf(input: RequestInfo | URL): string {
-  return input instanceof Request ? input.url : input.toString();
-}
-
 function renderAt(path: string) {
-  const client = new QueryClient({ defaultOptions: { queries: { retry: false } } });
-  return render(
-    <QueryClientProvider client={client}>
-      <MemoryRouter initialEntries={[path]}>
-        <Routes>
-          <Route path="/meshes" element={<MeshesPage />} />
-          <Route path="/meshes/new" element={<MeshEditorPage />} />
-          <Route path="/meshes/:name" element={<MeshEditorPage />} />
-        </Routes>
-      </MemoryRouter>
-    </QueryClientProvider>,
+  return renderWithProviders(
+    <Routes>
+      <Route path="/meshes" element={<MeshesPage />} />
+      <Route path="/meshes/new" element={<MeshEditorPage />} />
+      <Route path="/meshes/:name" element={<MeshEditorPage />} />
+    </Routes>,
+    path,
   );
 }
 
@@ -164,11 +156,10 @@ describe("MeshEditorPage", () => {
     expect(save.disabled).toBe(true);
     expect(screen.getByText(/Save is disabled: the preview shows this change overbooks an agent/)).toBeDefined();
 
-    const [request] = requestedUrls(fetchMock, "/api/v1/meshes/preview/");
-    expect(request).toBeDefined();
-    const call = fetchMock.mock.calls.find(([input]) => urlOf(input).endsWith("/meshes/preview/")) as unknown[] | undefined;
-    const init = call?.[1] as RequestInit | undefined;
-    expect(JSON.parse(init?.body as string)).toMatchObject({ replaces: "backbone", mesh: { name: "backbone" } });
+    expect(requests(fetchMock, "/api/v1/meshes/preview/", "POST")[0]?.body).toMatchObject({
+      replaces: "backbone",
+      mesh: { name: "backbone" },
+    });
   });
 
   it("previews by itself a moment after an edit", async () => {
@@ -187,15 +178,8 @@ describe("MeshEditorPage", () => {
   });
 
   it("shows the server's field errors beside their fields", async () => {
-    const fetchMock = mockApi(routes("operator"));
-    const answered = fetchMock.getMockImplementation();
-    fetchMock.mockImplementation((input: RequestInfo | URL, init?: RequestInit) => {
-      if (urlOf(input).endsWith("/api/v1/meshes/backbone/") && init?.method === "PATCH") {
-        const body = { tests: [{ spec: { duration_s: ["longer than the server allows"] } }], members: [{}, { agent: ["gone"] }] };
-        return Promise.resolve(new Response(JSON.stringify(body), { status: 400 }));
-      }
-      return answered === undefined ? Promise.reject(new Error("no mock")) : answered(input);
-    });
+    const refusal = { tests: [{ spec: { duration_s: ["longer than the server allows"] } }], members: [{}, { agent: ["gone"] }] };
+    const fetchMock = mockApi({ ...routes("operator"), "PUT /api/v1/meshes/backbone/": reply(400, refusal) });
     renderAt("/meshes/backbone");
     fireEvent.change(await screen.findByLabelText("Description"), { target: { value: "core" } });
     fireEvent.click(screen.getByRole("button", { name: "Save mesh" }));
@@ -203,6 +187,12 @@ describe("MeshEditorPage", () => {
     expect(await within(test).findByText("longer than the server allows")).toBeDefined();
     expect(screen.getByText("gone")).toBeDefined();
     expect(screen.getByText("The server refused the mesh.")).toBeDefined();
+    // An existing mesh is saved whole, with PUT.
+    expect(requests(fetchMock, "/api/v1/meshes/backbone/", "PUT")[0]?.body).toMatchObject({
+      name: "backbone",
+      description: "core",
+      members: [{ agent: "dca" }, { agent: "dcb" }],
+    });
   });
 
   it("asks before reverting a change", async () => {
@@ -217,15 +207,10 @@ describe("MeshEditorPage", () => {
   });
 
   it("creates a mesh and lands on it with a notice", async () => {
-    const fetchMock = mockApi({ ...routes("operator"), "/api/v1/meshes/lab/history/": [] });
-    const answered = fetchMock.getMockImplementation();
-    let sent: unknown = null;
-    fetchMock.mockImplementation((input: RequestInfo | URL, init?: RequestInit) => {
-      if (urlOf(input).endsWith("/api/v1/meshes/") && init?.method === "POST") {
-        sent = JSON.parse(init.body as string);
-        return Promise.resolve(new Response(JSON.stringify({ ...MESH, name: "lab" }), { status: 201 }));
-      }
-      return answered === undefined ? Promise.reject(new Error("no mock")) : answered(input);
+    const fetchMock = mockApi({
+      ...routes("operator"),
+      "POST /api/v1/meshes/": reply(201, { ...MESH, name: "lab" }),
+      "/api/v1/meshes/lab/history/": [],
     });
     renderAt("/meshes/new");
     fireEvent.change(await screen.findByLabelText("Mesh name"), { target: { value: "lab" } });
@@ -233,7 +218,7 @@ describe("MeshEditorPage", () => {
     fireEvent.click(screen.getByRole("button", { name: "Save mesh" }));
     expect(await screen.findByText(/Mesh lab saved/)).toBeDefined();
     expect(screen.getByRole("heading", { name: "Mesh lab" })).toBeDefined();
-    expect(sent).toMatchObject({
+    expect(requests(fetchMock, "/api/v1/meshes/", "POST")[0]?.body).toMatchObject({
       name: "lab",
       kind: "mesh",
       members: [{ agent: "dca", side: "a" }],
@@ -251,8 +236,7 @@ describe("MeshEditorPage", () => {
     expect(confirm.disabled).toBe(false);
     fireEvent.click(confirm);
     expect(await screen.findByText("Mesh backbone deleted.")).toBeDefined();
-    const deletes = fetchMock.mock.calls.filter(([, init]) => init?.method === "DELETE");
-    expect(deletes).toHaveLength(1);
+    expect(requests(fetchMock, "/api/v1/meshes/backbone/", "DELETE")).toHaveLength(1);
   });
 
   it("offers members from the active agents only", async () => {

@@ -1,10 +1,9 @@
 import { Link, useLocation } from "react-router-dom";
 
 import { useMeshes, type Mesh } from "../api/queries";
+import { MeshTestList } from "../components/MeshTestList";
 import { LoadError, Loading } from "../components/QueryState";
 import { useCan } from "../lib/roles";
-import { testSchedule } from "../lib/schedule";
-import { testKind } from "../lib/testKinds";
 import { noticeOf } from "./MeshEditorPage";
 import "./mesh/mesh.css";
 
@@ -26,7 +25,6 @@ export function membersCount(mesh: Mesh): string {
 
 function MeshRow({ mesh }: { mesh: Mesh }) {
   const enabled = mesh.enabled !== false;
-  const tests = mesh.tests ?? [];
   return (
     <tr className={enabled ? undefined : "disabled"}>
       <td>
@@ -38,19 +36,7 @@ function MeshRow({ mesh }: { mesh: Mesh }) {
       <td>{mesh.kind}</td>
       <td>{membersCount(mesh)}</td>
       <td>
-        {tests.length === 0 ? (
-          <span className="muted">no tests</span>
-        ) : (
-          <ul className="tests">
-            {tests.map((test) => (
-              <li key={test.name} className={test.enabled === false ? "disabled" : undefined}>
-                <strong>{testKind(test.test_type).label}</strong> {testSchedule(test)}
-                {test.name !== test.test_type && <span className="muted"> ({test.name})</span>}
-                {test.enabled === false && <span className="flag"> disabled</span>}
-              </li>
-            ))}
-          </ul>
-        )}
+        <MeshTestList tests={mesh.tests ?? []} />
       </td>
       <td>{enabled ? "yes" : <span className="flag">no: nothing runs</span>}</td>
     </tr>

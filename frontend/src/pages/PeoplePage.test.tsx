@@ -42,18 +42,20 @@ describe("navigation by role", () => {
     const nav = await screen.findByRole("navigation");
     expect(within(nav).getByRole("link", { name: "People" })).toBeDefined();
     expect(within(nav).getByRole("link", { name: "Audit" })).toBeDefined();
-    expect(screen.getByRole("link", { name: "API tokens" })).toBeDefined();
+    expect(screen.getByRole("link", { name: "Account" }).getAttribute("href")).toBe("/tokens");
     expect(await screen.findByText("otto")).toBeDefined();
     expect(screen.getByText("(you)").closest("tr")?.textContent).toContain("ada");
   });
 
-  it("shows an operator API tokens but neither People nor Audit", async () => {
+  it("shows an operator their account (password, API tokens) but neither People nor Audit", async () => {
     mockApi({ ...sessionRoutes("operator"), "/api/v1/api-tokens/": NO_TOKENS });
     renderWithProviders(<App />, "/tokens");
     const nav = await screen.findByRole("navigation");
     expect(within(nav).queryByRole("link", { name: "People" })).toBeNull();
     expect(within(nav).queryByRole("link", { name: "Audit" })).toBeNull();
-    expect(screen.getByRole("link", { name: "API tokens" })).toBeDefined();
+    expect(screen.getByRole("link", { name: "Account" }).getAttribute("href")).toBe("/tokens");
+    expect(await screen.findByRole("heading", { name: "Your account" })).toBeDefined();
+    expect(screen.getByRole("button", { name: "Change password" })).toBeDefined();
     expect(await screen.findByText(/You have no API tokens/)).toBeDefined();
     expect(screen.queryByLabelText("Everyone's tokens")).toBeNull();
   });

@@ -9,7 +9,7 @@ import {
   type Choice,
   type Person,
 } from "../api/queries";
-import { Field } from "../components/Field";
+import { Field, TextField } from "../components/Field";
 import { FieldError, FormError } from "../components/FormErrors";
 import { Panel } from "../components/Panel";
 import { LoadError, Loading } from "../components/QueryState";
@@ -51,44 +51,30 @@ function AddPerson({ roles }: { roles: { value: Role; label: string }[] }) {
         );
       }}
     >
-      <Field label="Username" error={errors.fields.username}>
-        {(props) => (
-          <input
-            {...props}
-            value={username}
-            autoComplete="off"
-            onChange={(event) => {
-              setUsername(event.target.value);
-            }}
-          />
-        )}
-      </Field>
-      <Field label="Email" error={errors.fields.email}>
-        {(props) => (
-          <input
-            {...props}
-            type="email"
-            value={email}
-            placeholder="optional"
-            onChange={(event) => {
-              setEmail(event.target.value);
-            }}
-          />
-        )}
-      </Field>
-      <Field label="Initial password" error={errors.fields.password} hint="They can change it after signing in.">
-        {(props) => (
-          <input
-            {...props}
-            type="password"
-            value={password}
-            autoComplete="new-password"
-            onChange={(event) => {
-              setPassword(event.target.value);
-            }}
-          />
-        )}
-      </Field>
+      <TextField
+        label="Username"
+        error={errors.fields.username}
+        value={username}
+        autoComplete="off"
+        onChange={setUsername}
+      />
+      <TextField
+        label="Email"
+        error={errors.fields.email}
+        type="email"
+        value={email}
+        placeholder="optional"
+        onChange={setEmail}
+      />
+      <TextField
+        label="Initial password"
+        error={errors.fields.password}
+        hint="They can change it after signing in."
+        type="password"
+        value={password}
+        autoComplete="new-password"
+        onChange={setPassword}
+      />
       <Field label="Role" error={errors.fields.role}>
         {(props) => (
           <select

@@ -179,7 +179,9 @@ describe("SchedulePage", () => {
   it("says what to do when there are no meshes, and keeps other panels when one fails", async () => {
     mockScheduleApi({ "/api/v1/meshes/": [], "/api/v1/slots/utilization/": 500 });
     renderPage();
-    expect(await screen.findByText("python manage.py apply_mesh FILE.json")).toBeDefined();
+    const advice = await screen.findByText(/No meshes, so no tests run/);
+    expect(within(advice).getByRole("link", { name: "Meshes" }).getAttribute("href")).toBe("/meshes");
+    expect(advice.textContent).not.toContain("apply_mesh");
     expect(await screen.findByText(/Could not load exclusive time per agent: server error/)).toBeDefined();
     expect(await screen.findByText(MISSED_REASON)).toBeDefined();
   });

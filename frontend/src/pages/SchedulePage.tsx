@@ -12,6 +12,7 @@ import {
   type Mesh,
   type Slot,
 } from "../api/queries";
+import { MeshTestList } from "../components/MeshTestList";
 import { Panel } from "../components/Panel";
 import { LoadError, Loading } from "../components/QueryState";
 import { ChoiceBadge } from "../components/StatusBadge";
@@ -32,7 +33,6 @@ import {
   shareBarPercent,
   slotLengthS,
   sortByDemand,
-  testSchedule,
 } from "../lib/schedule";
 import { testKind } from "../lib/testKinds";
 
@@ -147,7 +147,6 @@ export function UtilizationPanel({ now = new Date() }: { now?: Date }) {
 
 function MeshRow({ mesh }: { mesh: Mesh }) {
   const enabled = mesh.enabled !== false;
-  const tests = mesh.tests ?? [];
   return (
     <tr className={enabled ? undefined : "disabled"}>
       <td>
@@ -160,24 +159,7 @@ function MeshRow({ mesh }: { mesh: Mesh }) {
       <td>{membersSummary(mesh)}</td>
       <td>{enabled ? "yes" : "no: nothing runs"}</td>
       <td>
-        {tests.length === 0 ? (
-          <span className="muted">no tests</span>
-        ) : (
-          <ul className="tests">
-            {tests.map((test) => {
-              const kind = testKind(test.test_type);
-              const spec = kind.summarizeSpec(test.spec);
-              return (
-                <li key={test.name} className={test.enabled === false ? "disabled" : undefined}>
-                  <strong>{kind.label}</strong> {testSchedule(test)}
-                  <span className="muted"> · {spec.length > 0 ? spec.join(", ") : "default options"}</span>
-                  {test.name !== test.test_type && <span className="muted"> ({test.name})</span>}
-                  {test.enabled === false && <span className="flag"> disabled</span>}
-                </li>
-              );
-            })}
-          </ul>
-        )}
+        <MeshTestList tests={mesh.tests ?? []} withOptions />
       </td>
     </tr>
   );
@@ -195,9 +177,7 @@ export function MeshesPanel() {
   if (meshes.data.length === 0) {
     return (
       <p className="muted">
-        No meshes, so no tests run. Create one with <code>POST /api/v1/meshes/</code> or{" "}
-        <code>python manage.py apply_mesh FILE.json</code> (see “Meshes and slots” in{" "}
-        <code>docs/api.md</code>).
+        No meshes, so no tests run. Operators create them on the <Link to="/meshes">Meshes</Link> page.
       </p>
     );
   }

@@ -29,6 +29,60 @@ describe("TokensPage", () => {
     vi.restoreAllMocks();
   });
 
+  it("changes the person's own password once the new one is typed twice alike", async () => {
+    const fetchMock = mockApi({
+      ...sessionRoutes("viewer"),
+      "GET /api/v1/api-tokens/": [],
+      "POST /api/v1/auth/password/": reply(204),
+    });
+    renderWithProviders(<TokensPage />, "/tokens", meAs("viewer"));
+    expect(await screen.findByRole("heading", { name: "Your account" })).toBeDefined();
+    const form = screen.getByRole("form", { name: "Change your password" });
+    fireEvent.change(within(form).getByLabelText("Current password"), { target: { value: "old secret" } });
+    fireEvent.change(within(form).getByLabelText("New password"), { target: { value: "a longer secret" } });
+    fireEvent.change(within(form).getByLabelText("Repeat the new password"), { target: { value: "a longer secret!" } });
+    fireEvent.click(within(form).getByRole("button", { name: "Change password" }));
+
+    const repeat = within(form).getByLabelText("Repeat the new password");
+    expect(repeat.getAttribute("aria-invalid")).toBe("true");
+    expect(repeat.closest(".field")?.textContent).toContain("does not match the new password");
+    expect(requests(fetchMock, "/api/v1/auth/password/")).toHaveLength(0);
+
+    fireEvent.change(repeat, { target: { value: "a longer secret" } });
+    expect(repeat.getAttribute("aria-invalid")).toBeNull();
+    fireEvent.click(within(form).getByRole("button", { name: "Change password" }));
+    expect((await within(form).findByRole("status")).textContent).toContain("Your password is changed");
+    expect(requests(fetchMock, "/api/v1/auth/password/", "POST")[0]?.body).toEqual({
+      current_password: "old secret",
+      new_password: "a longer secret",
+    });
+    expect(within(form).getByLabelText<HTMLInputElement>("Current password").value).toBe("");
+    expect(within(form).getByLabelText<HTMLInputElement>("New password").value).toBe("");
+  });
+
+  it("shows the server's refusals beside the password fields", async () => {
+    mockApi({
+      ...sessionRoutes("operator"),
+      "GET /api/v1/api-tokens/": [],
+      "POST /api/v1/auth/password/": reply(400, {
+        current_password: ["this is not your current password"],
+        new_password: ["This password is too common."],
+      }),
+    });
+    renderWithProviders(<TokensPage />, "/tokens", meAs("operator"));
+    const form = await screen.findByRole("form", { name: "Change your password" });
+    fireEvent.change(within(form).getByLabelText("Current password"), { target: { value: "guess" } });
+    fireEvent.change(within(form).getByLabelText("New password"), { target: { value: "password" } });
+    fireEvent.change(within(form).getByLabelText("Repeat the new password"), { target: { value: "password" } });
+    fireEvent.click(within(form).getByRole("button", { name: "Change password" }));
+
+    const wrong = await within(form).findByText("this is not your current password");
+    expect(wrong.closest(".field")?.textContent).toContain("Current password");
+    const common = within(form).getByText("This password is too common.");
+    expect(common.closest(".field")?.textContent).toContain("New password");
+    expect(within(form).queryByRole("status")).toBeNull();
+  });
+
   it("shows a new token once, with a curl example, and forgets it after Done", async () => {
     let listed = MINE;
     const issued: IssuedApiToken = { ...token({ id: 3, name: "report", scope: "read" }), token: "fpt_thewholesecret" };

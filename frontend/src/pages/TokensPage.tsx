@@ -2,6 +2,7 @@ import { useState } from "react";
 
 import {
   useApiTokens,
+  useChangePassword,
   useChoices,
   useCreateApiToken,
   useMe,
@@ -11,7 +12,7 @@ import {
   type IssuedApiToken,
 } from "../api/queries";
 import { ConfirmButton } from "../components/ConfirmButton";
-import { Field } from "../components/Field";
+import { Field, TextField } from "../components/Field";
 import { FormError } from "../components/FormErrors";
 import { OnceSecret } from "../components/OnceSecret";
 import { Panel } from "../components/Panel";
@@ -24,6 +25,84 @@ import { splitErrors } from "../lib/formErrors";
 import { useCan } from "../lib/roles";
 
 const TOKEN_FIELDS = ["name", "scope", "expires_at"] as const;
+const PASSWORD_FIELDS = ["current_password", "new_password"] as const;
+
+/** The signed-in person's own password; the new one is typed twice, and checked here first. */
+function ChangePassword({ username }: { username: string | undefined }) {
+  const [current, setCurrent] = useState("");
+  const [password, setPassword] = useState("");
+  const [repeat, setRepeat] = useState("");
+  // The repetition is checked from the first press of the button, not while it is typed.
+  const [submitted, setSubmitted] = useState(false);
+  const change = useChangePassword();
+  const errors = splitErrors(change.error, PASSWORD_FIELDS);
+  const mismatch = submitted && repeat !== password ? "does not match the new password" : undefined;
+  return (
+    <form
+      className="stacked-form"
+      aria-label="Change your password"
+      onSubmit={(event) => {
+        event.preventDefault();
+        setSubmitted(true);
+        if (repeat !== password) {
+          return;
+        }
+        change.mutate(
+          { current_password: current, new_password: password },
+          {
+            onSuccess: () => {
+              setCurrent("");
+              setPassword("");
+              setRepeat("");
+              setSubmitted(false);
+            },
+          },
+        );
+      }}
+    >
+      {/* For password managers: whose password this is. */}
+      {username !== undefined && <input type="text" autoComplete="username" value={username} readOnly hidden />}
+      <TextField
+        label="Current password"
+        error={errors.fields.current_password}
+        type="password"
+        autoComplete="current-password"
+        value={current}
+        onChange={setCurrent}
+      />
+      <TextField
+        label="New password"
+        error={errors.fields.new_password}
+        hint="At least 8 characters, not a common one, not like your username."
+        type="password"
+        autoComplete="new-password"
+        value={password}
+        onChange={setPassword}
+      />
+      <TextField
+        label="Repeat the new password"
+        error={mismatch}
+        type="password"
+        autoComplete="new-password"
+        value={repeat}
+        onChange={setRepeat}
+      />
+      <FormError message={errors.general} />
+      <div className="buttons">
+        <button
+          type="submit"
+          className="primary"
+          disabled={change.isPending || current === "" || password === "" || repeat === ""}
+        >
+          Change password
+        </button>
+      </div>
+      {change.isSuccess && (
+        <p role="status">Your password is changed. Your other sessions are signed out; this one stays signed in.</p>
+      )}
+    </form>
+  );
+}
 
 function IssuedToken({ issued, onDone }: { issued: IssuedApiToken; onDone: () => void }) {
   return (
@@ -74,18 +153,13 @@ function CreateToken() {
         }
       }}
     >
-      <Field label="Name" error={errors.fields.name}>
-        {(props) => (
-          <input
-            {...props}
-            value={name}
-            placeholder="grafana, nightly report"
-            onChange={(event) => {
-              setName(event.target.value);
-            }}
-          />
-        )}
-      </Field>
+      <TextField
+        label="Name"
+        error={errors.fields.name}
+        value={name}
+        placeholder="grafana, nightly report"
+        onChange={setName}
+      />
       <Field label="Scope" error={errors.fields.scope}>
         {(props) => (
           <select
@@ -119,19 +193,16 @@ function CreateToken() {
         )}
       </Field>
       {expiry === "date" && (
-        <Field label="Expiry date (UTC)" error={dateMissing ? "pick a date" : errors.fields.expires_at}>
-          {(props) => (
-            <input
-              {...props}
-              type="date"
-              value={date}
-              onChange={(event) => {
-                setDate(event.target.value);
-                setDateMissing(false);
-              }}
-            />
-          )}
-        </Field>
+        <TextField
+          label="Expiry date (UTC)"
+          error={dateMissing ? "pick a date" : errors.fields.expires_at}
+          type="date"
+          value={date}
+          onChange={(value) => {
+            setDate(value);
+            setDateMissing(false);
+          }}
+        />
       )}
       <FormError message={errors.general} />
       <div className="buttons">
@@ -244,33 +315,41 @@ function TokenList({ everyone }: { everyone: boolean }) {
   );
 }
 
-/** Personal API tokens (Authorization: Bearer), shown once when made; admins see everyone's. */
+/**
+ * /tokens, "Your account": the signed-in person's password, and their personal API tokens
+ * (Authorization: Bearer), shown once when made; admins see everyone's tokens.
+ */
 export function TokensPage() {
+  const me = useMe();
   const isAdmin = useCan("admin");
   const [everyone, setEveryone] = useState(false);
   const all = isAdmin && everyone;
   return (
     <section>
-      <div className="page-heading">
-        <h1>API tokens</h1>
-        {isAdmin && (
-          <label className="toggle">
-            <input
-              type="checkbox"
-              checked={everyone}
-              onChange={(event) => {
-                setEveryone(event.target.checked);
-              }}
-            />{" "}
-            Everyone&apos;s tokens
-          </label>
-        )}
-      </div>
-      <p className="muted">
-        Scripts send <code>Authorization: Bearer fpt_…</code>. A token acts as you: it has your role, and a read token
-        can never change anything.
-      </p>
+      <h1>Your account</h1>
+      <p className="muted">Your password, and the API tokens your scripts and dashboards sign in with.</p>
+      <Panel title="Your password">
+        <ChangePassword username={me.data?.username} />
+      </Panel>
       <Panel title={all ? "Everyone's tokens" : "Your tokens"}>
+        <p className="muted">
+          Scripts send <code>Authorization: Bearer fpt_…</code>. A token acts as you: it has your role, and a read
+          token can never change anything.
+        </p>
+        {isAdmin && (
+          <p>
+            <label className="toggle">
+              <input
+                type="checkbox"
+                checked={everyone}
+                onChange={(event) => {
+                  setEveryone(event.target.checked);
+                }}
+              />{" "}
+              Everyone&apos;s tokens
+            </label>
+          </p>
+        )}
         <TokenList everyone={all} />
       </Panel>
       <Panel title="Create a token">

@@ -1,7 +1,7 @@
 import { useState } from "react";
 
 import { useDeleteMesh } from "../../api/meshQueries";
-import { Field } from "./Field";
+import { TextField } from "../../components/Field";
 
 /** Deleting a mesh drops its tests and their planned slots; its results stay. The name typed confirms. */
 export function DeleteMesh({ name, onDeleted }: { name: string; onDeleted: () => void }) {
@@ -37,19 +37,13 @@ export function DeleteMesh({ name, onDeleted }: { name: string; onDeleted: () =>
         Its tests stop and their planned slots are dropped; results already measured stay. Type{" "}
         <code>{name}</code> to confirm.
       </p>
-      <Field label="Type the name of the mesh to confirm">
-        {(control) => (
-          <input
-            {...control}
-            type="text"
-            autoComplete="off"
-            value={typed}
-            onChange={(event) => {
-              setTyped(event.target.value);
-            }}
-          />
-        )}
-      </Field>
+      <TextField
+        label="Type the name of the mesh to confirm"
+        type="text"
+        autoComplete="off"
+        value={typed}
+        onChange={setTyped}
+      />
       <div className="mesh-confirm">
         <button type="submit" className="danger" disabled={typed !== name || remove.isPending}>
           {remove.isPending ? "Deleting…" : "Delete mesh"}

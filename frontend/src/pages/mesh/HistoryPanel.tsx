@@ -1,7 +1,6 @@
-import { useState } from "react";
-
 import { useMeshHistory, useRevertMesh, type AuditEntry, type Mesh } from "../../api/meshQueries";
 import { ChangeDiff } from "../../components/ChangeDiff";
+import { ConfirmButton } from "../../components/ConfirmButton";
 import { LoadError, Loading } from "../../components/QueryState";
 import { formatAgo, formatUtc } from "../../lib/format";
 import { entryChanges } from "../../lib/meshEditor";
@@ -9,21 +8,15 @@ import { entryChanges } from "../../lib/meshEditor";
 function HistoryEntry({
   entry,
   canEdit,
-  confirming,
-  reverting,
   error,
   onAsk,
-  onCancel,
   onRevert,
 }: {
   entry: AuditEntry;
   canEdit: boolean;
-  confirming: boolean;
-  reverting: boolean;
   error: string | null;
   onAsk: () => void;
-  onCancel: () => void;
-  onRevert: () => void;
+  onRevert: () => Promise<unknown>;
 }) {
   const at = entry.at ?? null;
   return (
@@ -39,22 +32,17 @@ function HistoryEntry({
         </span>
       </header>
       <ChangeDiff changes={entryChanges(entry.changes)} />
-      {canEdit &&
-        (confirming ? (
-          <div className="mesh-confirm" role="group" aria-label="Confirm the revert">
-            <span>Restore the mesh as it was before this change? Unsaved edits in the form are lost.</span>
-            <button type="button" className="danger" disabled={reverting} onClick={onRevert}>
-              {reverting ? "Reverting…" : "Confirm revert"}
-            </button>
-            <button type="button" onClick={onCancel}>
-              Cancel
-            </button>
-          </div>
-        ) : (
-          <button type="button" onClick={onAsk}>
-            Revert this change
-          </button>
-        ))}
+      {canEdit && (
+        <ConfirmButton
+          label="Revert this change"
+          question="Restore the mesh as it was before this change? Unsaved edits in the form are lost."
+          confirmLabel="Confirm revert"
+          busyLabel="Reverting…"
+          groupLabel="Confirm the revert"
+          onAsk={onAsk}
+          onConfirm={onRevert}
+        />
+      )}
       {error !== null && (
         <p className="error" role="alert">
           The server refused the revert: {error}
@@ -76,7 +64,6 @@ export function HistoryPanel({
 }) {
   const history = useMeshHistory(name);
   const revert = useRevertMesh(name);
-  const [confirming, setConfirming] = useState<number | null>(null);
 
   if (history.isPending) {
     return <Loading what="the mesh's history" />;
@@ -94,24 +81,15 @@ export function HistoryPanel({
           key={entry.id}
           entry={entry}
           canEdit={canEdit}
-          confirming={confirming === entry.id}
-          reverting={revert.isPending && revert.variables === entry.id}
           error={revert.isError && revert.variables === entry.id ? revert.error.message : null}
           onAsk={() => {
             revert.reset();
-            setConfirming(entry.id);
           }}
-          onCancel={() => {
-            setConfirming(null);
-          }}
-          onRevert={() => {
-            revert.mutate(entry.id, {
-              onSuccess: (mesh) => {
-                setConfirming(null);
-                onReverted(mesh, entry);
-              },
-            });
-          }}
+          onRevert={() =>
+            revert.mutateAsync(entry.id).then((mesh) => {
+              onReverted(mesh, entry);
+            })
+          }
         />
       ))}
     </ol>

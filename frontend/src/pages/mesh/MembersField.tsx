@@ -12,7 +12,7 @@ import {
   type MemberSide,
   type MeshDraft,
 } from "../../lib/meshEditor";
-import { FieldError } from "./Field";
+import { FieldError } from "../../components/FormErrors";
 
 /** Past this many agents the list gets a filter box. */
 const FILTER_FROM = 8;
@@ -123,7 +123,7 @@ export function MembersField({
                       {name}
                     </label>
                     {!active && <span className="flag"> not active: remove it</span>}
-                    <FieldError message={problems[name]} />
+                    <FieldError message={problems[name]} quiet />
                   </td>
                   {disjoint && (
                     <td>
@@ -152,7 +152,7 @@ export function MembersField({
           </tbody>
         </table>
       )}
-      <FieldError message={errors.members} />
+      <FieldError message={errors.members} quiet />
     </>
   );
 }

@@ -1,6 +1,7 @@
 import { useEffect, useMemo, useState, type SyntheticEvent } from "react";
 
-import { errorBody, useMeshPreview, useSaveMesh, type Mesh } from "../../api/meshQueries";
+import { ApiError, flattenErrors } from "../../api/client";
+import { useMeshPreview, useSaveMesh, type Mesh } from "../../api/meshQueries";
 import { useAgents } from "../../api/queries";
 import { Panel } from "../../components/Panel";
 import { testKindValues } from "../../api/contract";
@@ -9,7 +10,6 @@ import {
   describePath,
   draftErrors,
   draftFromMesh,
-  flattenErrors,
   isPlacedError,
   listsMembers,
   meshPayload,
@@ -22,7 +22,8 @@ import {
   type TestDraft,
 } from "../../lib/meshEditor";
 import { testKind } from "../../lib/testKinds";
-import { Field, FieldError } from "./Field";
+import { CheckboxField, Field, TextField } from "../../components/Field";
+import { FieldError } from "../../components/FormErrors";
 import { MembersField } from "./MembersField";
 import { PlanPreviewView } from "./PlanPreviewPanel";
 import { CommonIntervals, TestEditor } from "./TestEditor";
@@ -30,8 +31,9 @@ import { CommonIntervals, TestEditor } from "./TestEditor";
 /** How long the form waits after the last edit before it asks for a new plan preview. */
 export const PREVIEW_DEBOUNCE_MS = 600;
 
+/** A refused preview or save as messages by field path; a body that is not JSON, as the error's sentence. */
 function serverErrors(error: Error): FieldErrors {
-  const body = errorBody(error);
+  const body = error instanceof ApiError ? error.responseBody : null;
   if (body === null || typeof body !== "object") {
     return { "": error.message };
   }
@@ -162,34 +164,31 @@ export function MeshForm({
       />
       <fieldset disabled={!canEdit}>
         <Panel title="Mesh">
-          <Field label="Mesh name" error={errors.name} hint="letters, digits, - and _; results and the plan name it">
-            {(control) => (
-              <input
-                {...control}
-                type="text"
-                className="wide"
-                autoComplete="off"
-                value={draft.name}
-                onChange={(event) => {
-                  update({ name: event.target.value });
-                }}
-              />
-            )}
-          </Field>
-          <Field label="Description" error={errors.description}>
-            {(control) => (
-              <input
-                {...control}
-                type="text"
-                className="wide"
-                value={draft.description}
-                onChange={(event) => {
-                  update({ description: event.target.value });
-                }}
-              />
-            )}
-          </Field>
-          <Field label="Kind" error={errors.kind} hint={kindHelp}>
+          <TextField
+            label="Mesh name"
+            error={errors.name}
+            hint="letters, digits, - and _; results and the plan name it"
+            quiet
+            type="text"
+            className="wide"
+            autoComplete="off"
+            value={draft.name}
+            onChange={(name) => {
+              update({ name });
+            }}
+          />
+          <TextField
+            label="Description"
+            error={errors.description}
+            quiet
+            type="text"
+            className="wide"
+            value={draft.description}
+            onChange={(description) => {
+              update({ description });
+            }}
+          />
+          <Field label="Kind" error={errors.kind} hint={kindHelp} quiet>
             {(control) => (
               <select
                 {...control}
@@ -206,41 +205,34 @@ export function MeshForm({
               </select>
             )}
           </Field>
-          <Field label="Mesh enabled" error={errors.enabled} hint={draft.enabled ? undefined : "nothing of this mesh runs"}>
-            {(control) => (
-              <input
-                {...control}
-                type="checkbox"
-                checked={draft.enabled}
-                onChange={(event) => {
-                  update({ enabled: event.target.checked });
-                }}
-              />
-            )}
-          </Field>
+          <CheckboxField
+            label="Mesh enabled"
+            error={errors.enabled}
+            hint={draft.enabled ? undefined : "nothing of this mesh runs"}
+            quiet
+            checked={draft.enabled}
+            onChange={(enabled) => {
+              update({ enabled });
+            }}
+          />
           {draft.kind === "disjoint" && (
-            <Field
+            <CheckboxField
               label="Unidirectional"
               error={errors.unidirectional}
               hint="A tests to B only, not B back to A"
-            >
-              {(control) => (
-                <input
-                  {...control}
-                  type="checkbox"
-                  checked={draft.unidirectional}
-                  onChange={(event) => {
-                    update({ unidirectional: event.target.checked });
-                  }}
-                />
-              )}
-            </Field>
+              quiet
+              checked={draft.unidirectional}
+              onChange={(unidirectional) => {
+                update({ unidirectional });
+              }}
+            />
           )}
           {draft.kind === "list" && (
             <Field
               label="Targets"
               error={targetErrors(errors, payload.targets ?? [])}
               hint="host names or IP addresses, one per line; every member tests to each"
+              quiet
             >
               {(control) => (
                 <textarea
@@ -257,22 +249,16 @@ export function MeshForm({
         </Panel>
         <Panel title="Members">
           {draft.kind !== "disjoint" && (
-            <Field
+            <CheckboxField
               label="All agents"
               error={errors.all_agents}
               hint="every active agent takes part, and new agents join without an edit"
-            >
-              {(control) => (
-                <input
-                  {...control}
-                  type="checkbox"
-                  checked={draft.all_agents}
-                  onChange={(event) => {
-                    update({ all_agents: event.target.checked });
-                  }}
-                />
-              )}
-            </Field>
+              quiet
+              checked={draft.all_agents}
+              onChange={(allAgents) => {
+                update({ all_agents: allAgents });
+              }}
+            />
           )}
           {listsMembers(draft) ? (
             <MembersField
@@ -285,11 +271,11 @@ export function MeshForm({
               }}
             />
           ) : (
-            <FieldError message={errors.members} />
+            <FieldError message={errors.members} quiet />
           )}
         </Panel>
         <Panel title="Tests">
-          <FieldError message={errors.tests} />
+          <FieldError message={errors.tests} quiet />
           {draft.tests.length === 0 && <p className="muted">No tests: the mesh measures nothing until one is added.</p>}
           {draft.tests.map((test, index) => (
             <TestEditor

@@ -13,7 +13,8 @@ import {
   type TestDraft,
 } from "../../lib/meshEditor";
 import { isTestKind, testKind } from "../../lib/testKinds";
-import { Field, FieldError } from "./Field";
+import { CheckboxField, Field, TextField } from "../../components/Field";
+import { FieldError } from "../../components/FormErrors";
 
 /** The id of the <datalist> of common intervals the page renders once. */
 export const INTERVALS_LIST_ID = "mesh-common-intervals";
@@ -52,7 +53,7 @@ function OptionInput({
     </>
   );
   return (
-    <Field label={field.name} hint={hint} error={error}>
+    <Field label={field.name} hint={hint} error={error} quiet>
       {(control) => {
         switch (field.input) {
           case "boolean":
@@ -153,20 +154,19 @@ export function TestEditor({
         Test {index + 1}: {title}
         {!test.enabled && <span className="muted"> (disabled)</span>}
       </legend>
-      <FieldError message={errors[path]} />
-      <Field label="Test name" error={error("name")} hint="unique within the mesh; results name it">
-        {(control) => (
-          <input
-            {...control}
-            type="text"
-            value={test.name}
-            onChange={(event) => {
-              onChange({ ...test, name: event.target.value });
-            }}
-          />
-        )}
-      </Field>
-      <Field label="Test type" error={error("test_type")} hint={kindDescription(test.test_type)}>
+      <FieldError message={errors[path]} quiet />
+      <TextField
+        label="Test name"
+        error={error("name")}
+        hint="unique within the mesh; results name it"
+        quiet
+        type="text"
+        value={test.name}
+        onChange={(name) => {
+          onChange({ ...test, name });
+        }}
+      />
+      <Field label="Test type" error={error("test_type")} hint={kindDescription(test.test_type)} quiet>
         {(control) => (
           <select
             {...control}
@@ -184,58 +184,49 @@ export function TestEditor({
           </select>
         )}
       </Field>
-      <Field label="Interval (s)" error={error("interval_s")} hint={secondsHint(test.interval_s) || "seconds between runs"}>
-        {(control) => (
-          <input
-            {...control}
-            type="number"
-            min={1}
-            step={1}
-            list={INTERVALS_LIST_ID}
-            value={test.interval_s}
-            onChange={(event) => {
-              onChange({ ...test, interval_s: event.target.value });
-            }}
-          />
-        )}
-      </Field>
-      <Field
+      <TextField
+        label="Interval (s)"
+        error={error("interval_s")}
+        hint={secondsHint(test.interval_s) || "seconds between runs"}
+        quiet
+        type="number"
+        min={1}
+        step={1}
+        list={INTERVALS_LIST_ID}
+        value={test.interval_s}
+        onChange={(interval) => {
+          onChange({ ...test, interval_s: interval });
+        }}
+      />
+      <TextField
         label="Slip (s)"
         error={error("slip_s")}
         hint={
           (secondsHint(test.slip_s) === "" ? "" : `${secondsHint(test.slip_s)}; `) +
           "how late a run may start, so the planner can fit exclusive tests"
         }
-      >
-        {(control) => (
-          <input
-            {...control}
-            type="number"
-            min={0}
-            step={1}
-            placeholder="0"
-            value={test.slip_s}
-            onChange={(event) => {
-              onChange({ ...test, slip_s: event.target.value });
-            }}
-          />
-        )}
-      </Field>
-      <Field label="Test enabled" error={error("enabled")}>
-        {(control) => (
-          <input
-            {...control}
-            type="checkbox"
-            checked={test.enabled}
-            onChange={(event) => {
-              onChange({ ...test, enabled: event.target.checked });
-            }}
-          />
-        )}
-      </Field>
+        quiet
+        type="number"
+        min={0}
+        step={1}
+        placeholder="0"
+        value={test.slip_s}
+        onChange={(slip) => {
+          onChange({ ...test, slip_s: slip });
+        }}
+      />
+      <CheckboxField
+        label="Test enabled"
+        error={error("enabled")}
+        quiet
+        checked={test.enabled}
+        onChange={(enabled) => {
+          onChange({ ...test, enabled });
+        }}
+      />
       <fieldset className="options">
         <legend>Options</legend>
-        <FieldError message={error("spec")} />
+        <FieldError message={error("spec")} quiet />
         {fields.length === 0 && extra.length === 0 && <p className="muted">This test type has no options.</p>}
         {fields.length > 0 && <p className="hint muted">An empty option runs with its default.</p>}
         {fields.map((field) => (
@@ -268,7 +259,7 @@ export function TestEditor({
                   Remove option {name}
                 </button>
               )}
-              <FieldError message={error(`spec.${name}`)} />
+              <FieldError message={error(`spec.${name}`)} quiet />
             </div>
           </div>
         ))}
