@@ -1,4 +1,5 @@
-// An admin revokes an agent on the Agents page.
+// An admin revokes an agent on the Agents page, then reads who did what in the audit log,
+// looks over the meshes and makes a read-only API token for a script.
 //
 // Env: FATHOM_URL, FATHOM_USER, FATHOM_PASSWORD (an admin), FATHOM_ARTIFACTS, FATHOM_AGENT
 import { join } from 'node:path';
@@ -23,5 +24,22 @@ await runCheck(artifacts, { width: 1400, height: 900 }, 'operate-revoke-failure.
   await revokedRow.waitFor({ timeout: 15000 });
   if (await revokedRow.getByRole('button', { name: 'Revoke' }).count()) throw new Error('a revoked agent still offers Revoke');
   await page.screenshot({ path: join(artifacts, 'agents-revoked.png'), fullPage: true });
-  console.log(JSON.stringify({ revoked: agent }));
+
+  await page.getByRole('navigation').getByRole('link', { name: 'Audit' }).click();
+  await page.waitForURL(/\/audit/, { timeout: 15000 });
+  await page.getByRole('row').filter({ hasText: agent }).first().waitFor({ timeout: 15000 });
+  const auditRows = await page.getByRole('row').allInnerTexts();
+  await page.screenshot({ path: join(artifacts, 'audit-page.png'), fullPage: true });
+
+  await page.getByRole('navigation').getByRole('link', { name: 'Meshes' }).click();
+  await page.waitForURL(/\/meshes$/, { timeout: 15000 });
+  await page.getByRole('table').first().waitFor({ timeout: 15000 });
+  await page.screenshot({ path: join(artifacts, 'meshes-page.png'), fullPage: true });
+
+  await page.goto(`${baseUrl}/tokens`);
+  await page.getByLabel('Name', { exact: true }).fill('nightly report');
+  await page.getByRole('button', { name: 'Create token' }).click();
+  const token = (await page.getByTestId('once-secret').innerText()).trim();
+  await page.screenshot({ path: join(artifacts, 'account-page.png'), fullPage: true });
+  console.log(JSON.stringify({ revoked: agent, auditRows, token }));
 });

@@ -1,7 +1,8 @@
 """Fathom operated from the browser by people of each role (issue 13): an admin adds people, an
 operator builds a mesh with its plan preview and enrols a real agent with a token made in the
 UI, whose first result the operator then sees; a viewer is offered no change and refused one
-by the API; an admin revokes the agent, which is refused at its next contact."""
+by the API; an admin revokes the agent, which is refused at its next contact, finds that in
+the audit log and makes a read-only API token that a script then uses."""
 
 from __future__ import annotations
 
@@ -88,6 +89,12 @@ def test_people_of_each_role_operate_fathom_in_the_browser(stack: Stack, tmp_pat
         assert seen["api"]["status"] == 403
 
         seen = stack.browser_check("operate-revoke.mjs", FATHOM_AGENT=newcomer.name)
+        # The audit page shows the revocation, and the token made on the Account page reads the
+        # API but may not change it.
+        assert any(newcomer.name in row and "admin" in row for row in seen["auditRows"])
+        script = {"Authorization": f"Bearer {seen['token']}"}
+        assert requests.get(f"{stack.url}/api/v1/paths/", headers=script, timeout=10).status_code == 200
+        assert requests.delete(f"{stack.url}/api/v1/meshes/{MESH}/", headers=script, timeout=10).status_code == 403
         # Refused at its next contact: the agent says so, and its credential gets 401.
         log = ARTIFACTS / f"agent-{newcomer.name}.log"
         wait_for("the revoked agent to be refused", lambda: "credential rejected" in log.read_text(), 60)
