@@ -22,6 +22,38 @@ import { useCan } from "../lib/roles";
 import { choiceFor } from "../lib/schedule";
 
 /** The filter form: it edits a copy and applies it to the URL on submit. */
+/** A filter by one of a choice set's values, or "any". */
+function ChoiceFilter({
+  label,
+  value,
+  choices,
+  onChange,
+}: {
+  label: string;
+  value: string;
+  choices: readonly Choice[];
+  onChange: (value: string) => void;
+}) {
+  return (
+    <label>
+      {label}{" "}
+      <select
+        value={value}
+        onChange={(event) => {
+          onChange(event.target.value);
+        }}
+      >
+        <option value="">any</option>
+        {choices.map((choice) => (
+          <option key={choice.value} value={choice.value}>
+            {choice.label}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
 function Filters({
   filters,
   objectTypes,
@@ -46,38 +78,22 @@ function Filters({
         onApply(draft);
       }}
     >
-      <label>
-        Object{" "}
-        <select
-          value={draft.object_type}
-          onChange={(event) => {
-            set("object_type", event.target.value);
-          }}
-        >
-          <option value="">any</option>
-          {objectTypes.map((choice) => (
-            <option key={choice.value} value={choice.value}>
-              {choice.label}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        Action{" "}
-        <select
-          value={draft.action}
-          onChange={(event) => {
-            set("action", event.target.value);
-          }}
-        >
-          <option value="">any</option>
-          {actions.map((choice) => (
-            <option key={choice.value} value={choice.value}>
-              {choice.label}
-            </option>
-          ))}
-        </select>
-      </label>
+      <ChoiceFilter
+        label="Object"
+        value={draft.object_type}
+        choices={objectTypes}
+        onChange={(value) => {
+          set("object_type", value);
+        }}
+      />
+      <ChoiceFilter
+        label="Action"
+        value={draft.action}
+        choices={actions}
+        onChange={(value) => {
+          set("action", value);
+        }}
+      />
       <label>
         Actor{" "}
         <input
