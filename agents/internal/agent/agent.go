@@ -1,6 +1,6 @@
 // Package agent wires the running agent together: plan polling, the scheduler and probes,
-// the spool and uploader, host facts, and the iperf3 server and echo responder peers test
-// against.
+// the spool and uploader, host facts, the iperf3 server and echo responder peers test
+// against, and the iperf3 windows perfSONAR nodes test against.
 package agent
 
 import (
@@ -17,6 +17,7 @@ import (
 	"github.com/fathom-net/fathom/agents/internal/config"
 	"github.com/fathom-net/fathom/agents/internal/echo"
 	"github.com/fathom-net/fathom/agents/internal/iperfserver"
+	"github.com/fathom-net/fathom/agents/internal/iperfwindow"
 	"github.com/fathom-net/fathom/agents/internal/plan"
 	"github.com/fathom-net/fathom/agents/internal/probe"
 	"github.com/fathom-net/fathom/agents/internal/probe/flowsweep"
@@ -57,6 +58,8 @@ type Agent struct {
 	version  string
 	// iperfAuth is nil when the iperf3 server is off or its iperf3 lacks authentication.
 	iperfAuth *iperfserver.Auth
+	// windows is nil when perfSONAR nodes may not test against this agent.
+	windows *iperfwindow.Opener
 }
 
 // New prepares an agent; nothing runs until Run. clk times its waits (clock.Real but in a
@@ -85,6 +88,14 @@ func New(cfg config.Config, client *api.Client, version string, clk clock.Clock,
 			log.Warn("this iperf3 was built without authentication: its server admits anyone who reaches the port",
 				"binary", cfg.Iperf3.Binary)
 		}
+	}
+	if cfg.Iperf3.Enabled && cfg.Iperf3.PerfsonarWindows {
+		// Never beside the agent's own listeners: the echo responder holds its port on TCP too.
+		reserved := []int{cfg.Iperf3.Port}
+		if cfg.Echo.Enabled {
+			reserved = append(reserved, cfg.Echo.Port)
+		}
+		a.windows = iperfwindow.New(cfg.Iperf3.Binary, cfg.Iperf3.Bind, reserved, log.With("component", "iperf3-window"))
 	}
 	a.uploader = upload.New(sp, client, cfg.Upload.BatchSize, log.With("component", "upload"), a.uploadInterval)
 	a.uploader.Clock = clk
@@ -153,6 +164,10 @@ func (a *Agent) Run(ctx context.Context) error {
 		}
 		wg.Add(1)
 		go func() { defer wg.Done(); server.Run(ctx) }()
+	}
+	if a.windows != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); a.windows.Run(ctx) }()
 	}
 	if a.cfg.Echo.Enabled {
 		responder := echo.New(a.cfg.Echo.Port, a.cfg.Echo.Bind, a.log.With("component", "echo"))
@@ -234,6 +249,9 @@ func (a *Agent) refreshPlan(ctx context.Context, sched *schedulers, etag string)
 			a.log.Error("plan expired: probing stopped until the server is reachable", "error", usable)
 			sched.Apply(nil)
 			a.current.Store(nil)
+			if a.windows != nil {
+				a.windows.Apply(nil)
+			}
 			if a.iperfAuth != nil {
 				_ = a.iperfAuth.WriteUsers(nil) // an expired plan's slots are over
 			}
@@ -255,8 +273,16 @@ func (a *Agent) adopt(sched *schedulers, p *plan.Plan, source string) {
 		}
 	}
 	sched.Apply(p)
+	if a.windows != nil {
+		a.windows.Apply(p.Iperf3Windows)
+	}
 	if previous == nil || previous.Version != p.Version {
-		a.log.Info("plan in force", "source", source, "version", p.Version, "tests", len(p.Tests), "slots", len(p.Slots))
+		a.log.Info("plan in force", "source", source, "version", p.Version, "tests", len(p.Tests), "slots", len(p.Slots),
+			"iperf3_windows", len(p.Iperf3Windows))
+		if a.windows == nil && len(p.Iperf3Windows) > 0 {
+			a.log.Warn("the plan has perfSONAR nodes test against this agent, but iperf3.enabled or iperf3.perfsonar_windows is off: their runs will fail",
+				"iperf3_windows", len(p.Iperf3Windows))
+		}
 	}
 }
 

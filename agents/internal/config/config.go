@@ -36,6 +36,10 @@ type Iperf3 struct {
 	Binary  string `yaml:"binary"`
 	Port    int    `yaml:"port"`
 	Bind    string `yaml:"bind"`
+	// PerfsonarWindows lets the agent open, for the windows its plan lists, a one-off iperf3
+	// server without authentication on the plan's port (and Bind) that a perfSONAR node's
+	// single-ended test connects to. Only with Enabled.
+	PerfsonarWindows bool `yaml:"perfsonar_windows"`
 }
 
 // Echo configures the echo responder peers' flow sweeps probe (UDP echo, TCP handshakes).
@@ -76,7 +80,7 @@ func Defaults() Config {
 	return Config{
 		StateDir:          "/var/lib/fathom-agent",
 		PlanPollIntervalS: 30,
-		Iperf3:            Iperf3{Enabled: true, Binary: "iperf3", Port: 5201},
+		Iperf3:            Iperf3{Enabled: true, Binary: "iperf3", Port: 5201, PerfsonarWindows: true},
 		Echo:              Echo{Enabled: true, Port: 5202},
 		Ping:              Ping{Binary: "ping"},
 		Trace:             Trace{Binary: "traceroute"},
@@ -147,18 +151,19 @@ type Flags struct {
 
 // Env lists the environment variables `run` reads, with the field each sets.
 var Env = map[string]string{
-	"FATHOM_SERVER":               "server",
-	"FATHOM_STATE_DIR":            "state_dir",
-	"FATHOM_PLAN_POLL_INTERVAL_S": "plan_poll_interval_s",
-	"FATHOM_ALLOW_INSECURE_HTTP":  "allow_insecure_http",
-	"FATHOM_IPERF3_PORT":          "iperf3.port",
-	"FATHOM_IPERF3_BIND":          "iperf3.bind",
-	"FATHOM_IPERF3_ENABLED":       "iperf3.enabled",
-	"FATHOM_ECHO_PORT":            "echo.port",
-	"FATHOM_ECHO_BIND":            "echo.bind",
-	"FATHOM_ECHO_ENABLED":         "echo.enabled",
-	"FATHOM_LOG_LEVEL":            "log.level",
-	"FATHOM_LOG_FORMAT":           "log.format",
+	"FATHOM_SERVER":                   "server",
+	"FATHOM_STATE_DIR":                "state_dir",
+	"FATHOM_PLAN_POLL_INTERVAL_S":     "plan_poll_interval_s",
+	"FATHOM_ALLOW_INSECURE_HTTP":      "allow_insecure_http",
+	"FATHOM_IPERF3_PORT":              "iperf3.port",
+	"FATHOM_IPERF3_BIND":              "iperf3.bind",
+	"FATHOM_IPERF3_ENABLED":           "iperf3.enabled",
+	"FATHOM_IPERF3_PERFSONAR_WINDOWS": "iperf3.perfsonar_windows",
+	"FATHOM_ECHO_PORT":                "echo.port",
+	"FATHOM_ECHO_BIND":                "echo.bind",
+	"FATHOM_ECHO_ENABLED":             "echo.enabled",
+	"FATHOM_LOG_LEVEL":                "log.level",
+	"FATHOM_LOG_FORMAT":               "log.format",
 }
 
 func setters(c *Config) map[string]func(string) error {
@@ -184,35 +189,37 @@ func setters(c *Config) map[string]func(string) error {
 		}
 	}
 	return map[string]func(string) error{
-		"server":               str(&c.Server),
-		"state_dir":            str(&c.StateDir),
-		"plan_poll_interval_s": num(&c.PlanPollIntervalS),
-		"allow_insecure_http":  boolean(&c.AllowInsecureHTTP),
-		"iperf3.port":          num(&c.Iperf3.Port),
-		"iperf3.bind":          str(&c.Iperf3.Bind),
-		"iperf3.enabled":       boolean(&c.Iperf3.Enabled),
-		"echo.port":            num(&c.Echo.Port),
-		"echo.bind":            str(&c.Echo.Bind),
-		"echo.enabled":         boolean(&c.Echo.Enabled),
-		"log.level":            str(&c.Log.Level),
-		"log.format":           str(&c.Log.Format),
+		"server":                   str(&c.Server),
+		"state_dir":                str(&c.StateDir),
+		"plan_poll_interval_s":     num(&c.PlanPollIntervalS),
+		"allow_insecure_http":      boolean(&c.AllowInsecureHTTP),
+		"iperf3.port":              num(&c.Iperf3.Port),
+		"iperf3.bind":              str(&c.Iperf3.Bind),
+		"iperf3.enabled":           boolean(&c.Iperf3.Enabled),
+		"iperf3.perfsonar_windows": boolean(&c.Iperf3.PerfsonarWindows),
+		"echo.port":                num(&c.Echo.Port),
+		"echo.bind":                str(&c.Echo.Bind),
+		"echo.enabled":             boolean(&c.Echo.Enabled),
+		"log.level":                str(&c.Log.Level),
+		"log.format":               str(&c.Log.Format),
 	}
 }
 
 // flagNames maps flags to config fields.
 var flagNames = map[string]string{
-	"server":               "server",
-	"state-dir":            "state_dir",
-	"plan-poll-interval-s": "plan_poll_interval_s",
-	"allow-insecure-http":  "allow_insecure_http",
-	"iperf3-port":          "iperf3.port",
-	"iperf3-bind":          "iperf3.bind",
-	"iperf3-enabled":       "iperf3.enabled",
-	"echo-port":            "echo.port",
-	"echo-bind":            "echo.bind",
-	"echo-enabled":         "echo.enabled",
-	"log.level":            "log.level",
-	"log.format":           "log.format",
+	"server":                   "server",
+	"state-dir":                "state_dir",
+	"plan-poll-interval-s":     "plan_poll_interval_s",
+	"allow-insecure-http":      "allow_insecure_http",
+	"iperf3-port":              "iperf3.port",
+	"iperf3-bind":              "iperf3.bind",
+	"iperf3-enabled":           "iperf3.enabled",
+	"iperf3-perfsonar-windows": "iperf3.perfsonar_windows",
+	"echo-port":                "echo.port",
+	"echo-bind":                "echo.bind",
+	"echo-enabled":             "echo.enabled",
+	"log.level":                "log.level",
+	"log.format":               "log.format",
 }
 
 // Load resolves defaults < file < environment < flags and validates the result.

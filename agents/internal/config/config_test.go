@@ -119,6 +119,37 @@ func TestEchoResponderSettings(t *testing.T) {
 	}
 }
 
+func TestPerfsonarWindowsAreOnByDefaultAndCanBeTurnedOff(t *testing.T) {
+	if !Defaults().Iperf3.PerfsonarWindows {
+		t.Fatal("perfSONAR windows must be on by default")
+	}
+	for name, load := range map[string]func() (Config, error){
+		"file": func() (Config, error) {
+			cfg, _, err := Load([]string{"--config", write(t, "iperf3:\n  perfsonar_windows: false\n")}, noEnv)
+			return cfg, err
+		},
+		"env": func() (Config, error) {
+			cfg, _, err := Load(nil, func(k string) string {
+				return map[string]string{"FATHOM_IPERF3_PERFSONAR_WINDOWS": "false"}[k]
+			})
+			return cfg, err
+		},
+		"flag": func() (Config, error) {
+			cfg, _, err := Load([]string{"--iperf3-perfsonar-windows", "false"}, noEnv)
+			return cfg, err
+		},
+	} {
+		if cfg, err := load(); err != nil || cfg.Iperf3.PerfsonarWindows {
+			t.Errorf("%s: perfsonar_windows %v, error %v", name, cfg.Iperf3.PerfsonarWindows, err)
+		}
+	}
+	if _, _, err := Load(nil, func(k string) string {
+		return map[string]string{"FATHOM_IPERF3_PERFSONAR_WINDOWS": "sometimes"}[k]
+	}); err == nil || !strings.Contains(err.Error(), "FATHOM_IPERF3_PERFSONAR_WINDOWS (iperf3.perfsonar_windows)") {
+		t.Fatalf("a bad value: %v", err)
+	}
+}
+
 func TestEveryEnvVariableAndFlagHasASetter(t *testing.T) {
 	set := setters(&Config{})
 	for env, field := range Env {

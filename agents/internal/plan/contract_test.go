@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"encoding/json"
 	"sort"
 	"testing"
 
@@ -22,6 +23,7 @@ func TestPlanMatchesTheContract(t *testing.T) {
 		{"peer", defs["Peer"], Peer{}},
 		{"iperf3 user", defs["Iperf3User"], Iperf3User{}},
 		{"iperf3 auth", defs["Iperf3Auth"], Iperf3Auth{}},
+		{"iperf3 window", defs["Iperf3Window"], Iperf3Window{}},
 	} {
 		properties := c.schema.(map[string]any)["properties"].(map[string]any)
 		names := make([]string, 0, len(properties))
@@ -30,5 +32,41 @@ func TestPlanMatchesTheContract(t *testing.T) {
 		}
 		sort.Strings(names)
 		contract.SameSet(t, c.what, names, contract.JSONFields(t, c.agent))
+	}
+}
+
+// The schema and the agent agree on iperf3 windows: both take a plan with one, or without
+// any (servers older than perfSONAR interop), and both refuse a window on port 0.
+func TestIperf3WindowsValidateAsTheAgentDecodesThem(t *testing.T) {
+	schema := contract.Compile(t, "plan.v1.schema.json")
+	variant := func(change func(plan map[string]any)) []byte {
+		var plan map[string]any
+		if err := json.Unmarshal([]byte(withWindow), &plan); err != nil {
+			t.Fatal(err)
+		}
+		change(plan)
+		body, _ := json.Marshal(plan)
+		return body
+	}
+	window := func(plan map[string]any) map[string]any { return plan["iperf3_windows"].([]any)[0].(map[string]any) }
+	for _, c := range []struct {
+		name  string
+		body  []byte
+		valid bool
+	}{
+		{"with a window", []byte(withWindow), true},
+		{"without windows", variant(func(plan map[string]any) { delete(plan, "iperf3_windows") }), true},
+		{"port zero", variant(func(plan map[string]any) { window(plan)["port"] = 0 }), false},
+		{"no end", variant(func(plan map[string]any) { delete(window(plan), "end_at") }), false},
+	} {
+		var doc any
+		if err := json.Unmarshal(c.body, &doc); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		schemaErr := schema.Validate(doc)
+		_, decodeErr := Decode(c.body)
+		if (schemaErr == nil) != c.valid || (decodeErr == nil) != c.valid {
+			t.Errorf("%s: schema says %v, the agent %v; want valid=%v", c.name, schemaErr, decodeErr, c.valid)
+		}
 	}
 }

@@ -45,6 +45,18 @@ type Iperf3User struct {
 	PasswordSHA256 string `json:"password_sha256"`
 }
 
+// Iperf3Window is a time in which a perfSONAR node's iperf3 client tests against this agent
+// (pScheduler's single-ended throughput). The node cannot present Iperf3Users credentials, so
+// the agent opens a separate one-off server without authentication, only for the window.
+type Iperf3Window struct {
+	SlotID      string    `json:"slot_id"`
+	StartAt     time.Time `json:"start_at"`
+	EndAt       time.Time `json:"end_at"`
+	Port        int       `json:"port"`
+	PeerName    string    `json:"peer_name"`
+	PeerAddress string    `json:"peer_address"`
+}
+
 // Slot is one exclusive run (throughput) the server planned for this agent at a fixed time,
 // so that no agent ever takes part in two at once.
 type Slot struct {
@@ -76,6 +88,8 @@ type Plan struct {
 	Slots              []Slot    `json:"slots"`
 	// Iperf3Users are the clients this agent's iperf3 server admits now.
 	Iperf3Users []Iperf3User `json:"iperf3_users"`
+	// Iperf3Windows are the perfSONAR nodes' runs against this agent.
+	Iperf3Windows []Iperf3Window `json:"iperf3_windows"`
 }
 
 // ErrExpired is returned for a plan past its valid_until.
@@ -110,6 +124,14 @@ func Decode(data []byte) (*Plan, error) {
 		// They become lines "username,hash" of a file iperf3 reads: nothing else may slip in.
 		if !validUsername(u.Username) || !sha256Hex.MatchString(u.PasswordSHA256) {
 			return nil, fmt.Errorf("plan iperf3 user %d: a username of [A-Za-z0-9_-] and a sha256 hex digest are required", i)
+		}
+	}
+	for i, w := range p.Iperf3Windows {
+		if w.SlotID == "" || w.StartAt.IsZero() || !w.EndAt.After(w.StartAt) {
+			return nil, fmt.Errorf("plan iperf3 window %d: slot_id, start_at and a later end_at are required", i)
+		}
+		if w.Port < 1 || w.Port > 65535 {
+			return nil, fmt.Errorf("plan iperf3 window %d: port %d out of range 1..65535", i, w.Port)
 		}
 	}
 	return &p, nil

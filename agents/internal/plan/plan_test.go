@@ -127,3 +127,54 @@ func TestDecodeIperf3CredentialsAndRefuseOnesThatCouldInjectLines(t *testing.T) 
 		})
 	}
 }
+
+const withWindow = `{
+  "schema_version": 1, "agent_id": "8d1f3c52-5c2e-4d1a-9a57-0c1b2a3d4e5f", "version": "v1",
+  "generated_at": "2026-11-22T12:00:00Z", "valid_until": "2026-11-22T13:00:00Z",
+  "upload_interval_s": 10, "host_facts_interval_s": 3600, "tests": [], "slots": [],
+  "iperf3_windows": [{"slot_id": "0b5c7e2a-1d3f-4a6b-8c9d-0e1f2a3b4c5d",
+    "start_at": "2026-11-22T12:30:00Z", "end_at": "2026-11-22T12:30:40Z", "port": 5203,
+    "peer_name": "ps-geneva", "peer_address": "198.18.9.9"}]
+}`
+
+func TestDecodeIperf3WindowsAndRefuseMalformedOnes(t *testing.T) {
+	p, err := Decode([]byte(withWindow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.Iperf3Windows) != 1 {
+		t.Fatalf("windows %+v", p.Iperf3Windows)
+	}
+	if w := p.Iperf3Windows[0]; w.Port != 5203 || w.PeerName != "ps-geneva" || w.EndAt.Sub(w.StartAt) != 40*time.Second {
+		t.Fatalf("window %+v", w)
+	}
+	cases := map[string]struct{ old, new, want string }{
+		"no slot id":        {`"slot_id": "0b5c7e2a-1d3f-4a6b-8c9d-0e1f2a3b4c5d",`, ``, "iperf3 window 0: slot_id"},
+		"no start":          {`"start_at": "2026-11-22T12:30:00Z",`, ``, "iperf3 window 0: slot_id"},
+		"ends before":       {`"end_at": "2026-11-22T12:30:40Z"`, `"end_at": "2026-11-22T12:29:00Z"`, "later end_at"},
+		"ends at its start": {`"end_at": "2026-11-22T12:30:40Z"`, `"end_at": "2026-11-22T12:30:00Z"`, "later end_at"},
+		"port zero":         {`"port": 5203`, `"port": 0`, "port 0 out of range"},
+		"port too high":     {`"port": 5203`, `"port": 65536`, "port 65536 out of range"},
+		"port not a number": {`"port": 5203`, `"port": "5203"`, "not valid JSON"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Decode([]byte(strings.Replace(withWindow, tc.old, tc.new, 1))); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// A plan cached to disk keeps its windows: a restart without the server still opens them.
+func TestCacheKeepsIperf3Windows(t *testing.T) {
+	cache := Cache{Path: filepath.Join(t.TempDir(), "plan.json")}
+	p, _ := Decode([]byte(withWindow))
+	if err := cache.Store(p); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := cache.Load()
+	if err != nil || len(loaded.Iperf3Windows) != 1 || loaded.Iperf3Windows[0] != p.Iperf3Windows[0] {
+		t.Fatalf("loaded %+v %v", loaded, err)
+	}
+}

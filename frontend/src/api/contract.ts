@@ -18,6 +18,8 @@ export interface Plan {
   slots: PlannedSlot[];
   /** who may use this agent's iperf3 server: one credential per exclusive slot in which a peer tests against it, until valid_until; absent from servers older than iperf3 authentication */
   iperf3_users?: Iperf3User[];
+  /** exclusive slots in which a perfSONAR node's iperf3 client tests against this agent (pScheduler single-ended), which cannot present iperf3_users credentials; absent from servers older than perfSONAR interop */
+  iperf3_windows?: Iperf3Window[];
 }
 
 /** A test kind; each has its options schema in test-options/<kind>.v1.schema.json. */
@@ -57,6 +59,21 @@ export interface Iperf3User {
   username: string;
   /** sha256 of "{username}password", hex, as iperf3 compares it */
   password_sha256: string;
+}
+
+/** A time in which the agent opens a separate, one-off iperf3 server without authentication (iperf3 -s -1) for one perfSONAR node's single-ended test, from a little before start_at until end_at. */
+export interface Iperf3Window {
+  /** the exclusive slot the node's run takes */
+  slot_id: string;
+  /** when the node's run starts */
+  start_at: string;
+  /** when the server closes, whether or not a test came */
+  end_at: string;
+  /** the agent refuses a window on the port of its own iperf3 server or echo responder */
+  port: number;
+  peer_name: string;
+  /** the node's address, for the agent's log */
+  peer_address: string;
 }
 
 /** One slot's credential for the peer's iperf3 server (iperf3 --username, IPERF3_PASSWORD, --rsa-public-key-path). */
