@@ -10,10 +10,18 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 RESULTS_PATH = "/api/v1/agent/results/"
+# What a perfSONAR node's http archiver pushes (a throughput run's record holds its result
+# several times over, with the tool's raw output) and a pSConfig template uploaded to import.
+PERFSONAR_ARCHIVE_PATH = "/api/v1/perfsonar/archive/"
+PSCONFIG_IMPORT_PATH = "/api/v1/perfsonar/psconfig/import/"
 
 
 def body_limit_for(path: str) -> int:
-    return int(settings.INGEST_MAX_BODY_BYTES if path == RESULTS_PATH else settings.REQUEST_MAX_BODY_BYTES)
+    if path == RESULTS_PATH:
+        return int(settings.INGEST_MAX_BODY_BYTES)
+    if path in (PERFSONAR_ARCHIVE_PATH, PSCONFIG_IMPORT_PATH):
+        return int(settings.PERFSONAR_MAX_BODY_BYTES)
+    return int(settings.REQUEST_MAX_BODY_BYTES)
 
 
 class BodyLimitMiddleware:

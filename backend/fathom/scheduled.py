@@ -18,6 +18,7 @@ def register(app: Celery) -> None:
     from inventory.tasks import purge_stale_enrollment_tokens
     from measurements.tasks import drop_expired_measurements
     from meshes.tasks import expire_overdue_slots, forget_old_issued_plans, plan_exclusive_slots
+    from perfsonar.tasks import check_perfsonar_nodes, sync_perfsonar
 
     app.add_periodic_task(
         crontab(minute="17", hour="3"),
@@ -48,6 +49,19 @@ def register(app: Celery) -> None:
         forget_old_issued_plans.s(),
         name="forget plan versions no agent has been served for the spool's lifetime",
         expires=6 * HOUR_S,
+    )
+    # On intervals, settable: a test stack syncs every few seconds rather than every minute.
+    app.add_periodic_task(
+        float(settings.PERFSONAR_SYNC_EVERY_S),
+        sync_perfsonar.s(),
+        name="create, renew and delete pScheduler tasks on perfSONAR nodes; poll runs never pushed",
+        expires=float(settings.PERFSONAR_SYNC_EVERY_S),
+    )
+    app.add_periodic_task(
+        float(settings.PERFSONAR_CHECK_EVERY_S),
+        check_perfsonar_nodes.s(),
+        name="check perfSONAR nodes: reachable, tests and tools, clock offset",
+        expires=float(settings.PERFSONAR_CHECK_EVERY_S),
     )
     # On an interval, settable: a beat restart delaying one run by up to an interval is
     # harmless, and a test stack analyses every few seconds rather than every minute.

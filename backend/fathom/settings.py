@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "inventory",
     "meshes",
     "measurements",
+    "perfsonar",
     "analysis",
     "alerts",
 ]
@@ -145,10 +146,17 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Measurement mesh: agent enrolment, plans, result ingest, paths. See docs/api.md.",
     "VERSION": "1",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Operation ids without the /api/v1/ prefix, whatever is routed outside it.
+    "SCHEMA_PATH_PREFIX": r"/api/v1",
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {
         "HealthStateEnum": "core.api.health.STATES",
         "AgentStatusEnum": "inventory.choices.AgentStatus",
+        "IngestItemStatusEnum": ["created", "duplicate"],
+        "AgentKindEnum": "inventory.choices.AgentKind",
+        "RunStatusEnum": "measurements.choices.RunStatus",
+        "TlsModeEnum": "perfsonar.choices.TlsMode",
+        "PerfsonarTaskStateEnum": "perfsonar.choices.TaskState",
         "TokenStateEnum": "inventory.choices.TokenState",
         "LabelNameEnum": "alerts.matchers.LABEL_NAMES",
         "MatcherOpEnum": "alerts.matchers.OPS",
@@ -227,6 +235,32 @@ ANALYSIS_GOAL_BPS = env_int("FATHOM_ANALYSIS_GOAL_BPS", 10**10, minimum=10**5)
 
 # Alerting (reference/alerting.md). The address links in messages point at.
 PUBLIC_URL = env_str("FATHOM_PUBLIC_URL", "http://127.0.0.1:8000").rstrip("/")
+
+# perfSONAR nodes (docs/perfsonar.md). Bodies a node's archiver pushes, or a pSConfig template.
+PERFSONAR_MAX_BODY_BYTES = env_int("FATHOM_PERFSONAR_MAX_BODY_BYTES", 8 * 1024 * 1024, minimum=65536)
+# The port a Fathom agent opens a one-off iperf3 server on, for the slot a node tests it in.
+# (5201 is its authenticated iperf3 server, 5202 its echo responder.)
+PERFSONAR_IPERF3_PORT = env_int("FATHOM_PERFSONAR_IPERF3_PORT", 5203, minimum=1, maximum=65535)
+# Repeating (rtt, trace) tasks last this long on a node and are renewed when a quarter is left,
+# as pSConfig's agent does (task-min-ttl).
+PERFSONAR_TASK_TTL_S = env_int("FATHOM_PERFSONAR_TASK_TTL_S", 24 * 3600, minimum=600, maximum=86400)
+# Throughput slots get their one-shot task this far ahead (pScheduler plans a day ahead at most
+# and places runs too close to now as missed).
+PERFSONAR_SLOT_TASK_AHEAD_S = env_int("FATHOM_PERFSONAR_SLOT_TASK_AHEAD_S", 3600, minimum=120, maximum=86400)
+# How far ahead a repeating task's first run is placed (pScheduler adds about 10 s anyway).
+PERFSONAR_FIRST_RUN_LEAD_S = env_int("FATHOM_PERFSONAR_FIRST_RUN_LEAD_S", 15, minimum=1, maximum=600)
+PERFSONAR_SLOT_TASK_MIN_LEAD_S = env_int("FATHOM_PERFSONAR_SLOT_TASK_MIN_LEAD_S", 30, minimum=5, maximum=600)
+# A run whose push has not arrived this long after its end is fetched from the node.
+PERFSONAR_POLL_AFTER_S = env_int("FATHOM_PERFSONAR_POLL_AFTER_S", 120, minimum=5, maximum=86400)
+# How often tasks are reconciled and missing runs polled, and nodes checked (beat intervals).
+PERFSONAR_SYNC_EVERY_S = env_int("FATHOM_PERFSONAR_SYNC_EVERY_S", 60, minimum=2, maximum=3600)
+PERFSONAR_CHECK_EVERY_S = env_int("FATHOM_PERFSONAR_CHECK_EVERY_S", 300, minimum=5, maximum=86400)
+# The most a node's clock may differ from Fathom's: pScheduler needs clocks within 1-2 s.
+PERFSONAR_MAX_CLOCK_OFFSET_S = 1.0
+PERFSONAR_HTTP_TIMEOUT_S = env_int("FATHOM_PERFSONAR_HTTP_TIMEOUT_S", 15, minimum=1, maximum=120)
+# Whether nodes' archivers verify Fathom's certificate when they push (verify-ssl): on unless
+# Fathom serves a self-signed certificate (the tests, a lab).
+PERFSONAR_ARCHIVE_VERIFY_TLS = env_bool("FATHOM_PERFSONAR_ARCHIVE_VERIFY_TLS", True)
 # Notification timers per incident, Alertmanager's defaults: the first message waits for
 # siblings, changes go out at most once per interval, an unchanged open incident repeats.
 ALERT_GROUP_WAIT_S = env_int("FATHOM_ALERT_GROUP_WAIT_S", 30, minimum=0, maximum=3600)

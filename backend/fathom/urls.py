@@ -5,6 +5,7 @@ from django.urls import URLPattern, URLResolver, include, path, re_path
 
 from fathom import spa
 from fathom.schema import SchemaView
+from perfsonar.api.psconfig import PublishedPsconfigView
 
 api_v1: list[URLPattern | URLResolver] = [
     path("", include("core.api.urls")),
@@ -13,6 +14,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("inventory.api.urls")),
     path("", include("meshes.api.urls")),
     path("", include("measurements.api.urls")),
+    path("", include("perfsonar.api.urls")),
     path("", include("analysis.api.urls")),
     path("", include("alerts.api.urls")),
     path("schema/", SchemaView.as_view(), name="schema"),
@@ -21,6 +23,8 @@ api_v1: list[URLPattern | URLResolver] = [
 urlpatterns = [
     path("api/v1/", include(api_v1)),
     path("admin/", admin.site.urls),
+    # A mesh an operator published as a pSConfig template, for perfSONAR nodes to subscribe to.
+    re_path(r"^psconfig/(?P<mesh>[-a-zA-Z0-9_]+)\.json$", PublishedPsconfigView.as_view(), name="psconfig-published"),
     # Everything else is a UI route (/, /login, /agents, /paths/<src>/<dst>, ...).
     re_path(r"^(?!api/|admin/|static/).*$", spa.index, name="ui"),
 ]

@@ -6,6 +6,14 @@ from core import choices as registry
 from core import contract
 
 
+class AgentKind(models.TextChoices):
+    """What measures at an endpoint: Fathom's own agent, or a perfSONAR node Fathom drives
+    through its pScheduler API (the perfsonar app holds how to reach it)."""
+
+    FATHOM = "fathom", "Fathom agent"
+    PERFSONAR = "perfsonar", "perfSONAR node"
+
+
 class AgentStatus(models.TextChoices):
     ONLINE = "online", "Online"
     OFFLINE = "offline", "Offline"
@@ -41,5 +49,8 @@ TOKEN_STATE_COLORS = {
 # contract names them; the agent's list is tested against the same enum.
 REPORTED_SYSCTLS: tuple[str, ...] = tuple(contract.load("host-facts.v1.schema.json")["$defs"]["ReportedSysctl"]["enum"])
 
+AGENT_KIND_COLORS = {AgentKind.FATHOM: "#0969da", AgentKind.PERFSONAR: "#bf3989"}
+
+registry.register("agent_kind", AgentKind, AGENT_KIND_COLORS)
 registry.register("agent_status", AgentStatus, AGENT_STATUS_COLORS)
 registry.register("token_state", TokenState, TOKEN_STATE_COLORS)

@@ -13,12 +13,15 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 
-from inventory.choices import AgentStatus, TokenState
+from inventory.choices import AgentKind, AgentStatus, TokenState
 
 
 class Agent(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     name = models.CharField(max_length=63, unique=True)
+    # A perfSONAR node is a mesh member like any agent (paths, results and analysis are the
+    # same); it has no credential and never pulls a plan: Fathom drives its pScheduler.
+    kind = models.CharField(max_length=16, choices=AgentKind.choices, default=AgentKind.FATHOM)
     # The address peers use to reach this agent (its iperf3 server, ping target).
     address = models.CharField(max_length=255)
     credential_sha256 = models.CharField(max_length=64)

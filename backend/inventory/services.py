@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from inventory.addresses import AddressError, agent_address
-from inventory.choices import TokenState
+from inventory.choices import AgentKind, TokenState
 from inventory.models import Agent, EnrollmentToken, HostFactsSnapshot
 
 TOKEN_PREFIX = "fet_"  # noqa: S105 - a marker, not a secret
@@ -192,7 +192,9 @@ def authenticate_agent(agent_id: str, secret: str) -> Agent | None:
         key = uuid.UUID(agent_id)
     except ValueError:
         return None
-    agent = Agent.objects.filter(pk=key, revoked_at__isnull=True, decommissioned_at__isnull=True).first()
+    agent = Agent.objects.filter(
+        pk=key, kind=AgentKind.FATHOM, revoked_at__isnull=True, decommissioned_at__isnull=True
+    ).first()
     if agent is None or not hmac.compare_digest(agent.credential_sha256, digest(secret)):
         return None
     return agent

@@ -24,6 +24,9 @@ class Mesh(models.Model):
     # list meshes: the external hosts every member tests to.
     targets = models.JSONField(default=list, blank=True)
     enabled = models.BooleanField(default=True)
+    # Served as a pSConfig template, without sign-in, at /psconfig/<name>.json (for perfSONAR
+    # nodes that subscribe to it); off by default: a mesh lists its hosts' addresses.
+    psconfig_published = models.BooleanField(default=False)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 

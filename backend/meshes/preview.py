@@ -23,6 +23,7 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from inventory.choices import AgentKind
 from inventory.models import Agent
 from measurements.choices import EXCLUSIVE_TEST_TYPES
 from meshes.choices import MemberSide, SlotState
@@ -252,7 +253,8 @@ def _gather(draft: DraftMesh, replaces: Mesh | None, now: datetime | None) -> _C
     )
 
     def labelled(test: MeshTest, src: Agent, dst: Agent, key: str, mesh_name: str) -> _Labelled:
-        request, _ = exclusive_request(key, src.pk, dst.pk, test, rtts.get((src.pk, dst.pk)))
+        with_node = AgentKind.PERFSONAR in (src.kind, dst.kind)
+        request, _ = exclusive_request(key, src.pk, dst.pk, test, rtts.get((src.pk, dst.pk)), with_node)
         return _Labelled(request, f"{mesh_name}/{test.name}")
 
     before = [labelled(test, src, dst, key, test.mesh.name) for test, src, dst, key in current]

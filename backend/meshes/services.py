@@ -24,15 +24,22 @@ from django.db.models.fields.json import KeyTextTransform
 from django.db.models.functions import Cast
 from django.utils import timezone
 
+from inventory.choices import AgentKind
 from inventory.models import Agent
-from measurements.choices import EXCLUSIVE_TEST_TYPES, RunStatus
+from measurements.choices import EXCLUSIVE_TEST_TYPES, RunStatus, TestType
 from measurements.kinds.base import BatchError, timestamp
 from measurements.models import Run
 from meshes import slots
 from meshes.choices import MemberSide, MeshKind, SlotState
 from meshes.iperf3_auth import Iperf3Auth, Iperf3User, client_auth, server_user
 from meshes.models import IssuedPlan, Mesh, MeshMember, MeshTest, PlannerState, Slot
-from meshes.specs import DEFAULT_TESTS, THROUGHPUT_MARGIN_S, normalize_spec, reserved_seconds
+from meshes.specs import (
+    DEFAULT_TESTS,
+    PSCHEDULER_RUN_MARGIN_S,
+    THROUGHPUT_MARGIN_S,
+    normalize_spec,
+    reserved_seconds,
+)
 
 PLAN_SCHEMA_VERSION = 1
 UPLOAD_INTERVAL_S = 10
@@ -80,6 +87,19 @@ class PlannedSlot:
 
 
 @dataclass(frozen=True)
+class Iperf3Window:
+    """A slot in which a perfSONAR node's iperf3 client meets this agent: the agent opens a
+    one-off iperf3 server on `port` for it (pScheduler cannot present Fathom's credentials)."""
+
+    slot_id: str
+    start_at: str
+    end_at: str
+    port: int
+    peer_name: str
+    peer_address: str
+
+
+@dataclass(frozen=True)
 class Plan:
     agent_id: str
     version: str
@@ -88,6 +108,7 @@ class Plan:
     tests: list[PlannedTest]
     slots: list[PlannedSlot]
     iperf3_users: list[Iperf3User] = field(default_factory=list)
+    iperf3_windows: list[Iperf3Window] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -101,6 +122,7 @@ class Plan:
             "tests": [asdict(test) for test in self.tests],
             "slots": [asdict(slot) for slot in self.slots],
             "iperf3_users": [asdict(user) for user in self.iperf3_users],
+            "iperf3_windows": [asdict(window) for window in self.iperf3_windows],
         }
 
 
@@ -218,6 +240,8 @@ def path_min_rtt_ms(paths: Iterable[tuple[Any, Any]], since: datetime) -> dict[t
 
 
 def background_tests(agent: Agent) -> list[PlannedTest]:
+    """The agent's periodic tests. A flow sweep needs Fathom's echo responder at the far end,
+    so none runs towards a perfSONAR node."""
     return [
         PlannedTest(
             id=path.test_id,
@@ -227,10 +251,16 @@ def background_tests(agent: Agent) -> list[PlannedTest]:
             spec=normalize_spec(path.test.test_type, path.test.spec),
         )
         for path in mesh_paths(source=agent, exclusive=False)
+        if not (path.test.test_type == TestType.FLOWSWEEP and _is_node(path.destination))
     ]
 
 
+def _is_node(agent: Agent | None) -> bool:
+    return agent is not None and agent.kind == AgentKind.PERFSONAR
+
+
 def planned_slots(agent: Agent, now: datetime, until: datetime) -> list[PlannedSlot]:
+    # A slot towards a perfSONAR node is led by the node (perfsonar app), not by the agent.
     rows = (
         Slot.objects.filter(
             source=agent,
@@ -239,6 +269,7 @@ def planned_slots(agent: Agent, now: datetime, until: datetime) -> list[PlannedS
             start_at__gte=now - timedelta(seconds=SLOT_LATE_START_S),
             start_at__lte=until,
         )
+        .exclude(destination__kind=AgentKind.PERFSONAR)
         .select_related("destination", "mesh_test__mesh")
         .order_by("start_at")
     )
@@ -269,19 +300,62 @@ def iperf3_users(agent: Agent, now: datetime, until: datetime) -> list[Iperf3Use
             start_at__gte=now - timedelta(seconds=SLOT_LATE_START_S),
             start_at__lte=until,
         )
+        .exclude(source__kind=AgentKind.PERFSONAR)
         .order_by("start_at")
         .values_list("id", flat=True)
     )
     return [server_user(slot_id) for slot_id in slot_ids]
 
 
-def plan_version(tests: list[PlannedTest], planned: list[PlannedSlot], users: list[Iperf3User]) -> str:
-    """Stable while tests, slots and iperf3 users are unchanged, so an unchanged plan is a 304."""
-    content = {
+def iperf3_windows(agent: Agent, now: datetime, until: datetime) -> list[Iperf3Window]:
+    """The slots this agent shares with a perfSONAR node, either way: each opens the agent's
+    one-off iperf3 server for the node's single-ended test."""
+    with_node = (Q(source=agent) & Q(destination__kind=AgentKind.PERFSONAR)) | (
+        Q(destination=agent) & Q(source__kind=AgentKind.PERFSONAR)
+    )
+    rows = (
+        Slot.objects.filter(
+            with_node,
+            state=SlotState.PLANNED,
+            mesh_test__isnull=False,
+            test_type__in=EXCLUSIVE_TEST_TYPES,
+            end_at__gte=now,
+            start_at__lte=until,
+        )
+        .select_related("source", "destination")
+        .order_by("start_at")
+    )
+    windows = []
+    for slot in rows:
+        node = slot.destination if slot.source_id == agent.pk else slot.source
+        windows.append(
+            Iperf3Window(
+                slot_id=str(slot.pk),
+                start_at=slot.start_at.astimezone(UTC).isoformat(),
+                end_at=slot.end_at.astimezone(UTC).isoformat(),
+                port=int(settings.PERFSONAR_IPERF3_PORT),
+                peer_name=node.name,
+                peer_address=node.address,
+            )
+        )
+    return windows
+
+
+def plan_version(
+    tests: list[PlannedTest],
+    planned: list[PlannedSlot],
+    users: list[Iperf3User],
+    windows: list[Iperf3Window] | None = None,
+) -> str:
+    """Stable while tests, slots, iperf3 users and windows are unchanged, so an unchanged
+    plan is a 304."""
+    content: dict[str, Any] = {
         "tests": [asdict(test) for test in tests],
         "slots": [asdict(slot) for slot in planned],
         "iperf3_users": [asdict(user) for user in users],
     }
+    if windows:  # only when there are any: plans without nodes keep their versions
+        content["iperf3_windows"] = [asdict(window) for window in windows]
     canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
@@ -292,14 +366,16 @@ def build_plan(agent: Agent, now: datetime | None = None) -> Plan:
     tests = background_tests(agent)
     planned = planned_slots(agent, now, valid_until)
     users = iperf3_users(agent, now, valid_until)
+    windows = iperf3_windows(agent, now, valid_until)
     return Plan(
         agent_id=str(agent.pk),
-        version=plan_version(tests, planned, users),
+        version=plan_version(tests, planned, users, windows),
         generated_at=now,
         valid_until=valid_until,
         tests=tests,
         slots=planned,
         iperf3_users=users,
+        iperf3_windows=windows,
     )
 
 
@@ -349,6 +425,7 @@ def plan_exclusive_slots(now: datetime | None = None, seed: int | None = None) -
                 path.destination.pk,
                 path.test,
                 rtts.get((path.source.pk, path.destination.pk)),
+                with_node=_is_node(path.source) or _is_node(path.destination),
             )
             requests.append(request)
             by_key[path.slot_key] = (path, spec)
@@ -377,7 +454,7 @@ def plan_exclusive_slots(now: datetime | None = None, seed: int | None = None) -
 
 
 def exclusive_request(
-    key: str, source_id: Any, destination_id: Any, test: MeshTest, rtt_ms: float | None
+    key: str, source_id: Any, destination_id: Any, test: MeshTest, rtt_ms: float | None, with_node: bool = False
 ) -> tuple[slots.SlotRequest, dict[str, Any]]:
     """One exclusive test on one directed path as the planner asks for it, and the spec its runs
     get (with the path's RTT, from which the agent derives the slow start to omit). The test
@@ -392,7 +469,7 @@ def exclusive_request(
         source=str(source_id),
         destination=str(destination_id),
         interval_s=test.interval_s,
-        duration_s=reserved_seconds(spec, rtt_ms),
+        duration_s=reserved_seconds(spec, rtt_ms) + (PSCHEDULER_RUN_MARGIN_S if with_node else 0),
         slip_s=min(test.slip_s, test.interval_s),
     )
     return request, spec

@@ -141,6 +141,9 @@ def omit_for_s(rtt_ms: float | None, window_bytes: int = 0, mss_bytes: int = 0) 
 # Connection set-up, iperf3's parameter exchange and teardown, and clock differences between
 # agents: kept free around every throughput run so back-to-back slots never touch.
 THROUGHPUT_MARGIN_S = 8
+# A perfSONAR node's throughput run lasts about 9 s beyond the test (pScheduler's tool setup,
+# the server's wait, teardown): a slot with a node at either end is this much longer.
+PSCHEDULER_RUN_MARGIN_S = 12
 
 
 def reserved_seconds(spec: dict[str, Any], rtt_ms: float | None) -> int:

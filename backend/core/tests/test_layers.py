@@ -1,7 +1,8 @@
 """The backend's apps stand in layers and import only downwards (docs/architecture.md):
 
     fathom (the roof: settings, URLs, Celery, the test kit)
-    alerts -> analysis -> meshes -> measurements -> inventory -> accounts -> audit -> core (the ground floor)
+    alerts -> analysis -> perfsonar -> meshes -> measurements -> inventory -> accounts -> audit
+    -> core (the ground floor)
 
 An app may import from its own layer and those below; nothing but the roof imports the
 roof (tests may use its test kit, fathom.testing); no app imports another app's views.
@@ -16,7 +17,18 @@ import pytest
 
 BACKEND = Path(__file__).resolve().parents[2]
 # Lowest first.
-LAYERS = ("core", "audit", "accounts", "inventory", "measurements", "meshes", "analysis", "alerts", "fathom")
+LAYERS = (
+    "core",
+    "audit",
+    "accounts",
+    "inventory",
+    "measurements",
+    "meshes",
+    "perfsonar",
+    "analysis",
+    "alerts",
+    "fathom",
+)
 TEST_KIT = "fathom.testing"
 
 

@@ -25,6 +25,8 @@ from fathom.testing import FathomTestCase
 from inventory.services import create_enrollment_token
 
 PUBLIC, AGENT, SESSION, VIEWER, OPERATOR, ADMIN = "public", "agent", "session", "viewer", "operator", "admin"
+# A perfSONAR node's archive token only: no caller in this table holds one.
+NODE = "node"
 
 # (path, method) -> the least role that may call it. "agent": agent credentials only.
 ACCESS: dict[tuple[str, str], str] = {
@@ -42,6 +44,7 @@ ACCESS: dict[tuple[str, str], str] = {
     ("/api/v1/choices/", "GET"): VIEWER,
     ("/api/v1/paths/", "GET"): VIEWER,
     ("/api/v1/paths/rtt/", "GET"): VIEWER,
+    ("/api/v1/paths/runs/", "GET"): VIEWER,
     ("/api/v1/slots/", "GET"): VIEWER,
     ("/api/v1/slots/utilization/", "GET"): VIEWER,
     ("/api/v1/analysis/findings/", "GET"): VIEWER,
@@ -100,6 +103,20 @@ ACCESS: dict[tuple[str, str], str] = {
     ("/api/v1/people/{id}/", "GET"): ADMIN,
     ("/api/v1/people/{id}/", "PATCH"): ADMIN,
     ("/api/v1/audit/", "GET"): ADMIN,
+    # perfSONAR nodes: everyone reads, operators register, change, check and remove them; the
+    # archive token is an operator's secret; the archiver's push needs a node's own token.
+    ("/api/v1/perfsonar/nodes/", "GET"): VIEWER,
+    ("/api/v1/perfsonar/nodes/", "POST"): OPERATOR,
+    ("/api/v1/perfsonar/nodes/{name}/", "GET"): VIEWER,
+    ("/api/v1/perfsonar/nodes/{name}/", "PATCH"): OPERATOR,
+    ("/api/v1/perfsonar/nodes/{name}/", "DELETE"): OPERATOR,
+    ("/api/v1/perfsonar/nodes/{name}/check/", "POST"): OPERATOR,
+    ("/api/v1/perfsonar/nodes/{name}/tasks/", "GET"): VIEWER,
+    ("/api/v1/perfsonar/nodes/{name}/archive-token/", "GET"): OPERATOR,
+    ("/api/v1/perfsonar/nodes/{name}/archive-token/", "POST"): OPERATOR,
+    ("/api/v1/perfsonar/archive/", "POST"): NODE,
+    ("/api/v1/perfsonar/psconfig/import/", "POST"): OPERATOR,
+    ("/api/v1/perfsonar/psconfig/{mesh}.json", "GET"): VIEWER,
 }
 
 RANK = {VIEWER: 0, OPERATOR: 1, ADMIN: 2}
@@ -175,6 +192,8 @@ class AuthorizationTableTests(FathomTestCase):
     def url(self, path: str, username: str | None) -> str:
         if "{name}" in path:
             return path.replace("{name}", "default")
+        if "{mesh}" in path:
+            return path.replace("{mesh}", "default")
         if "{id}" in path:
             collection = path.removeprefix("/api/v1/").removeprefix("alerts/").split("/")[0]
             if collection == "api-tokens":
@@ -185,6 +204,8 @@ class AuthorizationTableTests(FathomTestCase):
     def expected(self, needed: str, role: str | None, method: str, caller: str) -> bool:
         if needed == PUBLIC:
             return True
+        if needed == NODE:
+            return False
         if needed == AGENT or role == AGENT:
             return needed == role
         if role is None:

@@ -160,6 +160,7 @@ class AgentSerializer(serializers.ModelSerializer[Agent]):
         fields = [
             "id",
             "name",
+            "kind",
             "address",
             "status",
             "last_seen_at",

@@ -8,6 +8,7 @@ from rest_framework import serializers
 # not clash with the Field/Serializer attributes of the same name; the stubs cannot know.
 from core.serializers import StrictSerializer
 from inventory.api.serializers import AgentRefSerializer
+from measurements.choices import RunStatus, TestType
 from measurements.paths import MAX_POINTS_LIMIT
 
 
@@ -68,3 +69,33 @@ class RttSeriesSerializer(serializers.Serializer[Any]):
     end = serializers.DateTimeField()
     bucket_s = serializers.IntegerField()
     points = RttPointSerializer(many=True)
+
+
+class RunQuerySerializer(StrictSerializer):
+    source = serializers.UUIDField()  # type: ignore[assignment]
+    destination = serializers.UUIDField()
+    status = serializers.ChoiceField(
+        choices=["failed", "ok", "all"],
+        default="all",
+        help_text="failed: every run that did not measure (failed or missed)",
+    )
+    test_type = serializers.CharField(max_length=32, required=False)
+    since = serializers.DateTimeField(required=False)
+    until = serializers.DateTimeField(required=False)
+    limit = serializers.IntegerField(min_value=1, max_value=1000, default=100)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        since, until = attrs.get("since"), attrs.get("until")
+        if since is not None and until is not None and since >= until:
+            raise serializers.ValidationError({"since": ["since must be before until"]})
+        return attrs
+
+
+class RunRowSerializer(serializers.Serializer[Any]):
+    id = serializers.UUIDField()
+    test_type = serializers.ChoiceField(choices=TestType.choices)
+    test_id = serializers.CharField()
+    started_at = serializers.DateTimeField()
+    ended_at = serializers.DateTimeField()
+    status = serializers.ChoiceField(choices=RunStatus.choices)
+    error = serializers.CharField()

@@ -18,7 +18,11 @@ from measurements.api.serializers import (
     PathSerializer,
     RttQuerySerializer,
     RttSeriesSerializer,
+    RunQuerySerializer,
+    RunRowSerializer,
 )
+from measurements.choices import RunStatus
+from measurements.models import Run
 
 
 class ResultsView(APIView):
@@ -108,3 +112,29 @@ class PathRttView(APIView):
             ],
         }
         return Response(RttSeriesSerializer(body).data)
+
+
+class PathRunsView(APIView):
+    """One path's runs, newest first, with why a run did not measure: failed and missed runs
+    (an agent's probe that could not run, a perfSONAR node's non-starter) and their reason."""
+
+    @extend_schema(parameters=[RunQuerySerializer], responses={200: RunRowSerializer(many=True)})
+    def get(self, request: Request) -> Response:
+        query = RunQuerySerializer(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        runs = Run.objects.filter(source_id=params["source"], destination_id=params["destination"])
+        if params["status"] == "failed":
+            runs = runs.exclude(status=RunStatus.OK)
+        elif params["status"] == "ok":
+            runs = runs.filter(status=RunStatus.OK)
+        if params.get("test_type"):
+            runs = runs.filter(test_type=params["test_type"])
+        if params.get("since"):
+            runs = runs.filter(started_at__gte=params["since"])
+        if params.get("until"):
+            runs = runs.filter(started_at__lt=params["until"])
+        rows = runs.order_by("-started_at").values(
+            "id", "test_type", "test_id", "started_at", "ended_at", "status", "error"
+        )[: params["limit"]]
+        return Response(RunRowSerializer(list(rows), many=True).data)

@@ -156,6 +156,7 @@ class MeshSerializer(serializers.ModelSerializer[Mesh]):
             "unidirectional",
             "targets",
             "enabled",
+            "psconfig_published",
             "members",
             "tests",
         ]

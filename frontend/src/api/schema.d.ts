@@ -819,6 +819,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/paths/runs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description One path's runs, newest first, with why a run did not measure: failed and missed runs
+         *     (an agent's probe that could not run, a perfSONAR node's non-starter) and their reason.
+         */
+        get: operations["paths_runs_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/people/": {
         parameters: {
             query?: never;
@@ -865,6 +885,154 @@ export interface paths {
          *     the audit log keeps naming them; the last active admin can be neither demoted nor disabled.
          */
         patch: operations["people_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/perfsonar/archive/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description What a node's pScheduler http archiver pushes (POST or PUT, perfSONAR's configs use
+         *     put): one run's record, authenticated by the node's archive token. Idempotent on the
+         *     run: a retried delivery answers "duplicate".
+         */
+        post: operations["perfsonar_archive_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/perfsonar/nodes/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description perfSONAR nodes: everyone reads; operators register them. */
+        get: operations["perfsonar_nodes_list"];
+        put?: never;
+        /** @description perfSONAR nodes: everyone reads; operators register them. */
+        post: operations["perfsonar_nodes_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/perfsonar/nodes/{name}/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["perfsonar_nodes_retrieve"];
+        put?: never;
+        post?: never;
+        /** @description Deletes the node's tasks from it and decommissions it; its results stay. */
+        delete: operations["perfsonar_nodes_destroy"];
+        options?: never;
+        head?: never;
+        patch: operations["perfsonar_nodes_partial_update"];
+        trace?: never;
+    };
+    "/api/v1/perfsonar/nodes/{name}/archive-token/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The token a node's http archive sends: operators read it (to configure a node that
+         *     subscribes to an exported template) and rotate it.
+         */
+        get: operations["perfsonar_nodes_archive_token_retrieve"];
+        put?: never;
+        /** @description Rotates the token: tasks Fathom made are re-made with the new one at the next sync. */
+        post: operations["perfsonar_nodes_archive_token_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/perfsonar/nodes/{name}/check/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post: operations["perfsonar_nodes_check_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/perfsonar/nodes/{name}/tasks/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: operations["perfsonar_nodes_tasks_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/perfsonar/psconfig/{mesh}.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A mesh as a pSConfig template (it validates against pSConfig's published schema). */
+        get: operations["perfsonar_psconfig_.json_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/perfsonar/psconfig/import/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Imports a pSConfig template: addresses become agents or perfSONAR nodes, each group a
+         *     mesh with its tasks as tests; importing again updates those meshes. A template pSConfig
+         *     itself would refuse (its schema, an unknown template variable, a group naming an
+         *     undefined address) is a 400 with the reasons, and nothing is written.
+         */
+        post: operations["perfsonar_psconfig_import_create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/api/v1/slots/": {
@@ -919,6 +1087,7 @@ export interface components {
             /** Format: uuid */
             readonly id: string;
             name: string;
+            kind?: components["schemas"]["AgentKindEnum"];
             address: string;
             readonly status: components["schemas"]["Choice"];
             /** Format: date-time */
@@ -934,6 +1103,12 @@ export interface components {
             /** Format: date-time */
             host_facts_at?: string | null;
         };
+        /**
+         * @description * `fathom` - Fathom agent
+         *     * `perfsonar` - perfSONAR node
+         * @enum {string}
+         */
+        AgentKindEnum: "fathom" | "perfsonar";
         AgentPlanEffect: {
             agent: string;
             /** @description exclusive runs it would take part in within the planning horizon */
@@ -1053,6 +1228,17 @@ export interface components {
          * @enum {string}
          */
         ApiTokenStateEnum: "active" | "expired" | "revoked";
+        ArchiveResult: {
+            status: components["schemas"]["IngestItemStatusEnum"];
+            /** Format: uuid */
+            result_id: string;
+        };
+        ArchiveToken: {
+            token: string;
+            /** @description The header value the node's http archive sends. */
+            authorization: string;
+            archive_url: string;
+        };
         /**
          * @description * `create` - Created
          *     * `update` - Changed
@@ -1203,6 +1389,7 @@ export interface components {
             color: string;
         };
         Choices: {
+            agent_kind: components["schemas"]["Choice"][];
             agent_status: components["schemas"]["Choice"][];
             alert_severity: components["schemas"]["Choice"][];
             alert_state: components["schemas"]["Choice"][];
@@ -1212,10 +1399,12 @@ export interface components {
             diagnosis: components["schemas"]["Choice"][];
             finding_state: components["schemas"]["Choice"][];
             incident_status: components["schemas"]["Choice"][];
+            perfsonar_task_state: components["schemas"]["Choice"][];
             role: components["schemas"]["Choice"][];
             rtt_mode_verdict: components["schemas"]["Choice"][];
             run_status: components["schemas"]["Choice"][];
             slot_state: components["schemas"]["Choice"][];
+            tls_mode: components["schemas"]["Choice"][];
             token_scope: components["schemas"]["Choice"][];
             token_state: components["schemas"]["Choice"][];
         };
@@ -1530,6 +1719,45 @@ export interface components {
             /** @description net.ipv4.tcp_window_scaling: false caps windows at 64 KiB */
             window_scaling: boolean | null;
         };
+        ImportedMesh: {
+            name: string;
+            /** @description the pSConfig group it comes from */
+            group: string;
+            action: components["schemas"]["ImportedMeshActionEnum"];
+            kind: string;
+            members: string[];
+            targets: string[];
+            tests: components["schemas"]["ImportedTest"][];
+        };
+        /**
+         * @description * `create` - create
+         *     * `update` - update
+         *     * `unchanged` - unchanged
+         * @enum {string}
+         */
+        ImportedMeshActionEnum: "create" | "update" | "unchanged";
+        ImportedNode: {
+            /** @description the Fathom agent or node (to be) registered */
+            name: string;
+            address: string;
+            action: components["schemas"]["ImportedNodeActionEnum"];
+            /** @description the template address, "addresses.<name>" */
+            element: string;
+        };
+        /**
+         * @description * `matched` - matched
+         *     * `register` - register
+         *     * `unknown` - unknown
+         * @enum {string}
+         */
+        ImportedNodeActionEnum: "matched" | "register" | "unknown";
+        ImportedTest: {
+            name: string;
+            test_type: string;
+            interval_s: number;
+            slip_s: number;
+            enabled: boolean;
+        };
         Incident: {
             readonly id: number;
             readonly group_key: string;
@@ -1601,6 +1829,12 @@ export interface components {
          * @enum {string}
          */
         IncidentStatusEnum: "open" | "acknowledged" | "resolved";
+        /**
+         * @description * `created` - created
+         *     * `duplicate` - duplicate
+         * @enum {string}
+         */
+        IngestItemStatusEnum: "created" | "duplicate";
         IngestResponse: {
             results: components["schemas"]["ItemStatus"][];
         };
@@ -1683,14 +1917,8 @@ export interface components {
         ItemStatus: {
             /** Format: uuid */
             id: string;
-            status: components["schemas"]["ItemStatusStatusEnum"];
+            status: components["schemas"]["IngestItemStatusEnum"];
         };
-        /**
-         * @description * `created` - created
-         *     * `duplicate` - duplicate
-         * @enum {string}
-         */
-        ItemStatusStatusEnum: "created" | "duplicate";
         /**
          * @description * `mesh` - mesh
          *     * `agent` - agent
@@ -1766,6 +1994,7 @@ export interface components {
             unidirectional?: boolean;
             targets?: string[];
             enabled?: boolean;
+            psconfig_published?: boolean;
             members?: components["schemas"]["MeshMember"][];
             tests?: components["schemas"]["MeshTest"][];
         };
@@ -1821,6 +2050,7 @@ export interface components {
             unidirectional?: boolean;
             targets?: string[];
             enabled?: boolean;
+            psconfig_published?: boolean;
             members?: components["schemas"]["MeshMemberRequest"][];
             tests?: components["schemas"]["MeshTestRequest"][];
         };
@@ -1855,6 +2085,79 @@ export interface components {
          * @enum {string}
          */
         ModeVerdict: "single" | "ecmp" | "insufficient";
+        Node: {
+            readonly name: string;
+            readonly kind: components["schemas"]["AgentKindEnum"];
+            readonly address: string;
+            /** Format: uri */
+            readonly api_url: string;
+            readonly tls_mode: components["schemas"]["TlsModeEnum"];
+            readonly pinned_sha256: string;
+            readonly has_ca_bundle: boolean;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly checked_at: string | null;
+            readonly reachable: boolean | null;
+            readonly api_level: number | null;
+            readonly hostname: string;
+            readonly tests: string[];
+            readonly tools: string[];
+            readonly archivers: string[];
+            /** Format: double */
+            readonly clock_offset_s: number | null;
+            readonly clock_synchronized: boolean | null;
+            readonly last_error: string;
+            /** Format: date-time */
+            readonly last_error_at: string | null;
+            /** Format: date-time */
+            readonly last_push_at: string | null;
+            /** Format: date-time */
+            readonly last_poll_at: string | null;
+            readonly problems: string[];
+            readonly tasks: components["schemas"]["NodeTaskCounts"];
+        };
+        /** @description Refuses unknown keys instead of silently dropping them: a typo is an error. */
+        NodeCreateRequest: {
+            name: string;
+            /** @description The pScheduler API, https://host[:port]/pscheduler */
+            api_url: string;
+            /**
+             * @description The address agents probe the node at; blank: the API host's address.
+             * @default
+             */
+            address: string;
+            /** @default system */
+            tls_mode: components["schemas"]["TlsModeEnum"];
+            /** @default  */
+            ca_bundle: string;
+            /** @default  */
+            pinned_sha256: string;
+        };
+        NodeTask: {
+            /** Format: uuid */
+            readonly id: string;
+            readonly test_type: components["schemas"]["TestTypeEnum"];
+            readonly source_name: string;
+            readonly destination_name: string | null;
+            readonly target: string;
+            /** Format: uri */
+            readonly url: string;
+            readonly state: components["schemas"]["PerfsonarTaskStateEnum"];
+            readonly reason: string;
+            /** Format: date-time */
+            readonly starts_at: string;
+            /** Format: date-time */
+            readonly until: string;
+            /** Format: date-time */
+            readonly created_at: string;
+            /** Format: date-time */
+            readonly deleted_at: string | null;
+        };
+        NodeTaskCounts: {
+            active: number;
+            refused: number;
+        };
         /**
          * @description * `firing` - Firing
          *     * `update` - Update
@@ -1892,8 +2195,17 @@ export interface components {
             unidirectional?: boolean;
             targets?: string[];
             enabled?: boolean;
+            psconfig_published?: boolean;
             members?: components["schemas"]["MeshMemberRequest"][];
             tests?: components["schemas"]["MeshTestRequest"][];
+        };
+        /** @description Refuses unknown keys instead of silently dropping them: a typo is an error. */
+        PatchedNodeUpdateRequest: {
+            api_url?: string;
+            address?: string;
+            tls_mode?: components["schemas"]["TlsModeEnum"];
+            ca_bundle?: string;
+            pinned_sha256?: string;
         };
         /** @description Refuses unknown keys instead of silently dropping them: a typo is an error. */
         PatchedPersonUpdateRequest: {
@@ -1962,6 +2274,13 @@ export interface components {
             name: string;
             address: string;
         };
+        /**
+         * @description * `active` - Active
+         *     * `refused` - Refused
+         *     * `deleted` - Deleted
+         * @enum {string}
+         */
+        PerfsonarTaskStateEnum: "active" | "refused" | "deleted";
         Person: {
             readonly id: number;
             /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */
@@ -2032,6 +2351,33 @@ export interface components {
         };
         /** @enum {string} */
         PriorEnum: "ceilings";
+        /** @description Refuses unknown keys instead of silently dropping them: a typo is an error. */
+        PsconfigImportRequest: {
+            /** @description the pSConfig template itself (a JSON object) */
+            template?: unknown;
+            /**
+             * Format: uri
+             * @description where to fetch the template (http or https)
+             */
+            url?: string;
+            /**
+             * @description report what the import would do; write nothing
+             * @default false
+             */
+            dry_run: boolean;
+            /**
+             * @description register addresses no agent or node has as perfSONAR nodes
+             * @default false
+             */
+            register_unknown: boolean;
+        };
+        PsconfigReport: {
+            dry_run: boolean;
+            meshes: components["schemas"]["ImportedMesh"][];
+            nodes: components["schemas"]["ImportedNode"][];
+            /** @description every element that did not map, with why */
+            unmapped: components["schemas"]["Unmapped"][];
+        };
         /**
          * @description * `viewer` - Viewer
          *     * `operator` - Operator
@@ -2238,6 +2584,25 @@ export interface components {
             /** @description this member's ceiling over the fastest member's; 1 where they are the same or unknown */
             scale: number;
         };
+        RunRow: {
+            /** Format: uuid */
+            id: string;
+            test_type: components["schemas"]["TestTypeEnum"];
+            test_id: string;
+            /** Format: date-time */
+            started_at: string;
+            /** Format: date-time */
+            ended_at: string;
+            status: components["schemas"]["RunStatusEnum"];
+            error: string;
+        };
+        /**
+         * @description * `ok` - OK
+         *     * `failed` - Failed
+         *     * `missed` - Missed
+         * @enum {string}
+         */
+        RunStatusEnum: "ok" | "failed" | "missed";
         /**
          * @description * `a` - A
          *     * `b` - B
@@ -2409,11 +2774,23 @@ export interface components {
             reason: string;
         };
         /**
+         * @description * `system` - System CAs
+         *     * `ca_bundle` - Given CA bundle
+         *     * `pinned` - Pinned certificate (SHA-256)
+         * @enum {string}
+         */
+        TlsModeEnum: "system" | "ca_bundle" | "pinned";
+        /**
          * @description * `read` - Read
          *     * `write` - Read and write
          * @enum {string}
          */
         TokenScopeEnum: "read" | "write";
+        Unmapped: {
+            /** @description e.g. "tasks.x", "tests.y.spec.ip-version", "groups.g.excludes" */
+            element: string;
+            reason: string;
+        };
         /** @description The signed-in person: the UI offers only what `role` may do. */
         User: {
             username: string;
@@ -3877,6 +4254,40 @@ export interface operations {
             };
         };
     };
+    paths_runs_list: {
+        parameters: {
+            query: {
+                destination: string;
+                limit?: number;
+                since?: string;
+                source: string;
+                /**
+                 * @description failed: every run that did not measure (failed or missed)
+                 *
+                 *     * `failed` - failed
+                 *     * `ok` - ok
+                 *     * `all` - all
+                 */
+                status?: "failed" | "ok" | "all";
+                test_type?: string;
+                until?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RunRow"][];
+                };
+            };
+        };
+    };
     people_list: {
         parameters: {
             query?: never;
@@ -3964,6 +4375,324 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Person"];
                 };
+            };
+        };
+    };
+    perfsonar_archive_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ArchiveResult"];
+                };
+            };
+            /** @description not JSON, not a pScheduler run record, or a run that does not map */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description no or a wrong archive token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description a run of no task Fathom made on this node */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description body over FATHOM_PERFSONAR_MAX_BODY_BYTES */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    perfsonar_nodes_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Node"][];
+                };
+            };
+        };
+    };
+    perfsonar_nodes_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NodeCreateRequest"];
+            };
+        };
+        responses: {
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Node"];
+                };
+            };
+            /** @description field errors: name, api_url, address, TLS */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    perfsonar_nodes_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Node"];
+                };
+            };
+        };
+    };
+    perfsonar_nodes_destroy: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No response body */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    perfsonar_nodes_partial_update: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PatchedNodeUpdateRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Node"];
+                };
+            };
+            /** @description No response body */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    perfsonar_nodes_archive_token_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ArchiveToken"];
+                };
+            };
+        };
+    };
+    perfsonar_nodes_archive_token_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ArchiveToken"];
+                };
+            };
+        };
+    };
+    perfsonar_nodes_check_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Node"];
+                };
+            };
+        };
+    };
+    perfsonar_nodes_tasks_list: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NodeTask"][];
+                };
+            };
+        };
+    };
+    "perfsonar_psconfig_.json_retrieve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                mesh: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description a pSConfig template */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description No response body */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    perfsonar_psconfig_import_create: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["PsconfigImportRequest"];
+            };
+        };
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PsconfigReport"];
+                };
+            };
+            /** @description {"template": [reasons]} or {"url": [why it could not be fetched]} */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

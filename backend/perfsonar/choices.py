@@ -1,0 +1,41 @@
+"""Choice sets of the perfsonar app."""
+
+from django.db import models
+
+from core import choices as registry
+
+
+class TlsMode(models.TextChoices):
+    """How Fathom checks a node's HTTPS certificate (many nodes are self-signed)."""
+
+    SYSTEM = "system", "System CAs"
+    CA_BUNDLE = "ca_bundle", "Given CA bundle"
+    PINNED = "pinned", "Pinned certificate (SHA-256)"
+
+
+class TaskState(models.TextChoices):
+    ACTIVE = "active", "Active"  # created on the node, runs expected
+    REFUSED = "refused", "Refused"  # the node said no (limits, 400, 422): reason kept, retried later
+    DELETED = "deleted", "Deleted"  # deleted from the node (mesh changed) or expired there
+
+
+class RunOutcome(models.TextChoices):
+    """pScheduler run states that finish a run (run_state.sql)."""
+
+    FINISHED = "finished"
+    OVERDUE = "overdue"
+    MISSED = "missed"
+    FAILED = "failed"
+    PREEMPTED = "preempted"
+    NONSTART = "nonstart"
+    CANCELED = "canceled"
+
+
+registry.register(
+    "tls_mode", TlsMode, {TlsMode.SYSTEM: "#1a7f37", TlsMode.CA_BUNDLE: "#0969da", TlsMode.PINNED: "#8250df"}
+)
+registry.register(
+    "perfsonar_task_state",
+    TaskState,
+    {TaskState.ACTIVE: "#1a7f37", TaskState.REFUSED: "#cf222e", TaskState.DELETED: "#6e7781"},
+)

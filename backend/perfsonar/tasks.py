@@ -1,0 +1,49 @@
+"""Celery tasks of the perfsonar app: keep nodes' tasks in step, poll missed runs, check nodes."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from celery import shared_task
+from django.core.cache import cache
+
+from perfsonar.models import Node
+from perfsonar.nodes import check_node
+from perfsonar.sync import poll, reconcile
+
+log = logging.getLogger(__name__)
+SYNC_LOCK = "perfsonar-sync-lock"
+
+
+@shared_task(ignore_result=True)
+def sync_perfsonar() -> dict[str, Any]:
+    """Reconcile then poll; one at a time (a mesh edit and the beat may ask together)."""
+    if not cache.add(SYNC_LOCK, "1", timeout=300):
+        return {"skipped": "another sync is running"}
+    try:
+        made = reconcile()
+        polled = poll()
+    finally:
+        cache.delete(SYNC_LOCK)
+    summary = {
+        "created": made.created,
+        "renewed": made.renewed,
+        "deleted": made.deleted,
+        "refused": made.refused,
+        "polled_runs": polled.polled_runs,
+        "expired": polled.expired,
+        "errors": (made.errors + polled.errors)[:20],
+    }
+    if made.created or made.deleted or made.refused or polled.polled_runs:
+        log.info("perfSONAR sync: %s", summary)
+    return summary
+
+
+@shared_task(ignore_result=True)
+def check_perfsonar_nodes() -> int:
+    checked = 0
+    for node in Node.objects.select_related("agent").filter(agent__revoked_at__isnull=True):
+        check_node(node)
+        checked += 1
+    return checked

@@ -1,0 +1,326 @@
+"""Fathom drives a fake perfSONAR node end to end (tests/fakes/pscheduler): a real HTTPS
+server with a self-signed certificate that accepts tasks, runs them on its own clock, serves
+runs and results, and pushes each run through the http archiver to Fathom's live receiver.
+
+Checked: the node check (pin, CA bundle, wrong pin, down, clock skew); tasks created with
+their URLs and deleted when the mesh changes; results by push and, behind a firewall, by
+poll; failed and non-started runs stored with pScheduler's reason; a task refused by the
+node's limits; a mixed pair measured with a real iperf3 against the agent's one-off server;
+the receiver refusing what it must.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
+from typing import Any, ClassVar
+
+import pytest
+import requests
+from django.test import LiveServerTestCase, override_settings
+from django.utils import timezone
+
+from inventory.choices import AgentKind
+from inventory.models import Agent
+from measurements.models import Run
+from meshes.choices import MemberSide, MeshKind, SlotState
+from meshes.models import Mesh, MeshMember, MeshTest, Slot
+from perfsonar.choices import TaskState, TlsMode
+from perfsonar.client import PSchedulerClient, Trust
+from perfsonar.models import Node, Task
+from perfsonar.nodes import check_node, delete_all_tasks, node_problems, register_node
+from perfsonar.psconfig.exporter import export_mesh
+from perfsonar.sync import poll, reconcile
+from perfsonar.tokens import authorization_header
+
+TESTS_DIR = Path(__file__).resolve().parents[3] / "tests"
+if str(TESTS_DIR) not in sys.path:
+    sys.path.insert(0, str(TESTS_DIR))
+
+from fakes.pscheduler import FakePScheduler  # noqa: E402
+
+IPERF3_PORT = 15202
+FAST = {
+    "PERFSONAR_FIRST_RUN_LEAD_S": 1,
+    "PERFSONAR_SLOT_TASK_MIN_LEAD_S": 1,
+    "PERFSONAR_POLL_AFTER_S": 1,
+    "PERFSONAR_ARCHIVE_VERIFY_TLS": False,
+    "PERFSONAR_IPERF3_PORT": IPERF3_PORT,
+}
+
+
+def wait_until(what: str, check: Any, timeout_s: float = 20.0) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"{what} did not happen within {timeout_s} s")
+
+
+@override_settings(**FAST)
+class InteropTests(LiveServerTestCase):
+    fake: ClassVar[FakePScheduler]
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        super().setUpClass()
+        cls.fake = FakePScheduler(speed=10, first_run_delay_s=0.3, hostname="ps-lisbon.example.net").start()
+        cls.addClassCleanup(cls.fake.stop)
+
+    def setUp(self) -> None:
+        self.fake.reset()
+        self.settings_override = override_settings(PUBLIC_URL=self.live_server_url)
+        self.settings_override.enable()
+        self.addCleanup(self.settings_override.disable)
+        self.agent = Agent.objects.create(name="athens", address="198.18.1.1", credential_sha256="x" * 64)
+        self.node = register_node(
+            "ps-lisbon", self.fake.base_url, "198.18.9.1", TlsMode.PINNED, "", self.fake.fingerprint_sha256
+        )
+        self.mesh = Mesh.objects.create(name="ps-mesh", kind=MeshKind.MESH)
+        for agent in (self.agent, self.node.agent):
+            MeshMember.objects.create(mesh=self.mesh, agent=agent, side=MemberSide.A)
+
+    def add_test(self, name: str, test_type: str, spec: dict[str, Any], interval_s: int = 60) -> MeshTest:
+        return MeshTest.objects.create(mesh=self.mesh, name=name, test_type=test_type, spec=spec, interval_s=interval_s)
+
+    # --- the node check ------------------------------------------------------------------
+
+    def test_the_check_reads_the_node_and_notices_skew_tls_and_outages(self) -> None:
+        node = check_node(self.node)
+        assert node.reachable is True and node.api_level == 6 and node.hostname == "ps-lisbon.example.net"
+        assert {"throughput", "rtt", "trace"} <= set(node.tests) and "iperf3" in node.tools
+        assert "http" in node.archivers and node.clock_offset_s is not None and abs(node.clock_offset_s) < 0.5
+        assert node_problems(node) == [] and node.agent.last_seen_at is not None
+
+        self.fake.set_clock_offset(2.5)
+        skewed = check_node(node)
+        assert any("+2.5 s" in problem for problem in node_problems(skewed))
+        self.fake.set_clock_offset(0.0)
+
+        trusted_by_ca = register_node(
+            "ps-ca", self.fake.base_url, "198.18.9.2", TlsMode.CA_BUNDLE, self.fake.cert_pem, ""
+        )
+        assert check_node(trusted_by_ca).reachable is True
+        system = register_node("ps-system", self.fake.base_url, "198.18.9.3")
+        checked = check_node(system)
+        assert checked.reachable is False and "certificate verify failed" in checked.last_error
+        wrong_pin = register_node("ps-pin", self.fake.base_url, "198.18.9.4", TlsMode.PINNED, "", "00" * 32)
+        checked = check_node(wrong_pin)
+        assert checked.reachable is False and "pinned fingerprint" in checked.last_error
+
+        self.fake.go_down("refuse")
+        try:
+            down = check_node(node)
+        finally:
+            self.fake.go_up()
+        assert down.reachable is False and "unreachable" in down.last_error
+        back = check_node(down)
+        assert back.reachable is True and back.last_error == ""
+
+    # --- tasks and results ---------------------------------------------------------------
+
+    def test_tasks_are_created_results_pushed_and_tasks_deleted_when_the_mesh_changes(self) -> None:
+        # Each test added reaches the node when it commits (perfsonar.signals).
+        self.add_test("rtt", "ping", {"count": 5, "interval_s": 1}, interval_s=30)
+        self.add_test("route", "trace", {}, interval_s=60)
+        tasks = {task.test_type: task for task in Task.objects.filter(state=TaskState.ACTIVE)}
+        assert set(tasks) == {"ping", "trace"}
+        on_node = {task["url"]: task for task in self.fake.tasks()}
+        assert set(on_node) == {task.url for task in tasks.values()}
+        rtt_json = on_node[tasks["ping"].url]["json"]
+        assert rtt_json["test"]["spec"]["dest"] == "198.18.1.1" and rtt_json["schedule"]["repeat"] == "PT30S"
+        archive = rtt_json["archives"][0]["data"]
+        assert archive["_url"] == self.live_server_url + "/api/v1/perfsonar/archive/"
+        assert archive["_headers"]["Authorization"] == authorization_header(self.node)
+        assert "fps_" not in json.dumps(tasks["ping"].body)  # the stored copy holds no secret
+        report = reconcile()
+        assert (report.created, report.deleted, report.errors) == (0, 0, []), report  # nothing more to do
+
+        # Each first run is pushed to the receiver and stored as the node's result.
+        runs = wait_until(
+            "both runs stored",
+            lambda: (
+                list(Run.objects.filter(source_id=self.node.pk))
+                if Run.objects.filter(source_id=self.node.pk).count() >= 2
+                else None
+            ),
+        )
+        by_type = {run.test_type: run for run in runs}
+        ping = by_type["ping"]
+        assert ping.destination_id == self.agent.pk and ping.status == "ok" and ping.test_id.startswith("ps-mesh/rtt:")
+        assert ping.summary["rtt_min_ms"] > 0
+        assert by_type["trace"].summary["flows"] == 1
+        node = Node.objects.get(pk=self.node.pk)
+        assert node.last_push_at is not None
+
+        # The mesh no longer wants the trace: its task is deleted from the node when that commits.
+        MeshTest.objects.filter(name="route").delete()
+        trace_task = Task.objects.get(pk=tasks["trace"].pk)
+        assert trace_task.state == TaskState.DELETED and trace_task.deleted_at is not None
+        enabled = {task["url"]: task["enabled"] for task in self.fake.tasks()}
+        assert enabled[trace_task.url] is False and enabled[tasks["ping"].url] is True
+        # The node leaves the mesh: nothing of it is left enabled on the node.
+        MeshMember.objects.filter(agent=self.node.agent).delete()
+        assert not [task for task in self.fake.tasks() if task["enabled"]]
+
+    def test_behind_a_firewall_runs_are_polled_and_failed_runs_keep_their_reason(self) -> None:
+        self.fake.block_archiving()
+        self.fake.force_runs("nonstart", "Run forbidden by limits", count=1)
+        self.add_test("rtt", "ping", {"count": 5, "interval_s": 1}, interval_s=10)
+        reconcile()
+        task = Task.objects.get(state=TaskState.ACTIVE)
+        self.fake.wait_for_runs(task.url, "nonstart", timeout_s=30)
+        self.fake.wait_for_runs(task.url, "finished", timeout_s=30)
+        assert not Run.objects.exists()  # nothing was pushed through the firewall
+        report = poll(timezone.now() + timedelta(seconds=30))  # past PERFSONAR_POLL_AFTER_S of both
+        assert report.polled_runs >= 2, (
+            report,
+            list(Run.objects.values_list("status", "error")),
+            [(r["state"], r["start-time"], r["end-time"]) for r in self.fake.runs()],
+            timezone.now(),
+            Task.objects.get(pk=task.pk).polled_until,
+        )
+        failed = Run.objects.get(status="failed")
+        assert failed.error == "pScheduler run nonstart: Run forbidden by limits"
+        assert failed.source_id == self.node.pk and failed.destination_id == self.agent.pk
+        assert Run.objects.filter(status="ok").exists()
+        assert Node.objects.get(pk=self.node.pk).last_poll_at is not None
+        # Polling again stores nothing twice.
+        count = Run.objects.count()
+        poll(timezone.now() + timedelta(seconds=30))
+        assert Run.objects.count() == count
+
+    def test_a_task_the_nodes_limits_refuse_is_recorded_and_its_slot_missed(self) -> None:
+        test = self.add_test("thr", "throughput", {"duration_s": 120}, interval_s=6 * 3600)
+        slot = Slot.objects.create(
+            mesh_test=test,
+            source=self.node.agent,
+            destination=self.agent,
+            test_type="throughput",
+            period_start=timezone.now(),
+            start_at=timezone.now() + timedelta(seconds=20),
+            end_at=timezone.now() + timedelta(seconds=160),
+            spec={"duration_s": 120, "omit_s": 0, "parallel": 1},
+        )
+        report = reconcile()
+        assert report.refused == 1
+        task = Task.objects.get(slot=slot)
+        assert task.state == TaskState.REFUSED and "limits" in task.reason.lower()
+        slot.refresh_from_db()
+        assert slot.state == SlotState.MISSED and "refused" in slot.reason
+        assert "task refused" in Node.objects.get(pk=self.node.pk).last_error
+        assert reconcile().refused == 0  # not retried at once
+
+    # --- a mixed pair, measured for real -------------------------------------------------
+
+    @pytest.mark.skipif(shutil.which("iperf3") is None, reason="needs iperf3")
+    def test_a_mixed_pair_runs_a_real_iperf3_against_the_agents_one_off_server(self) -> None:
+        self.agent.address = "127.0.0.1"
+        self.agent.save()
+        with FakePScheduler(speed=1, live_iperf3=True, first_run_delay_s=0.3) as live:
+            node = register_node("ps-live", live.base_url, "198.18.9.5", TlsMode.PINNED, "", live.fingerprint_sha256)
+            test = self.add_test("thr", "throughput", {"duration_s": 2}, interval_s=6 * 3600)
+            start = timezone.now() + timedelta(seconds=3)
+            slot = Slot.objects.create(
+                mesh_test=test,
+                source=self.agent,
+                destination=node.agent,
+                test_type="throughput",
+                period_start=start,
+                start_at=start,
+                end_at=start + timedelta(seconds=40),
+                spec={"duration_s": 2, "omit_s": 0, "parallel": 1, "reverse": False},
+            )
+            with one_off_iperf3_server(IPERF3_PORT):
+                report = reconcile()
+                assert report.created >= 1, report
+                task = Task.objects.get(slot=slot)
+                spec = task.body["test"]["spec"]
+                assert spec["single-ended"] is True and spec["reverse"] is True and spec["dest"] == "127.0.0.1"
+                run = wait_until("the throughput run stored", lambda: Run.objects.filter(slot_id=slot.pk).first(), 40)
+        assert run.status == "ok", run.error
+        assert run.source_id == self.agent.pk and run.destination_id == node.pk
+        assert run.summary["sender_bits_per_s"] > 0
+        slot.refresh_from_db()
+        assert slot.state == SlotState.OK
+
+    # --- a node that subscribes to an exported mesh ------------------------------------
+
+    def test_runs_of_a_node_subscribed_to_an_exported_mesh_are_taken_for_its_paths_only(self) -> None:
+        test = self.add_test("rtt", "ping", {"count": 5, "interval_s": 1}, interval_s=30)
+        assert delete_all_tasks(self.node) == []  # Fathom's own tasks aside: the node schedules itself
+        template = export_mesh(self.mesh)
+        # What pSConfig's agent makes of the template's archive: _meta dropped, the transform applied.
+        archive = {k: v for k, v in template["archives"][next(iter(template["archives"]))].items() if k != "_meta"}
+        archive["data"] = {k: v for k, v in archive["data"].items() if k != "_meta"}
+        archive["data"]["_headers"]["Authorization"] = authorization_header(self.node)  # the node's transform
+        archive["data"]["_headers"]["x-ps-observer"] = self.node.agent.address
+        reference = template["tasks"]["rtt"]["reference"]
+        client = PSchedulerClient(self.fake.base_url, Trust(TlsMode.PINNED, "", self.fake.fingerprint_sha256))
+
+        def task(dest: str) -> dict[str, Any]:
+            return {
+                "schema": 1,
+                "test": {"type": "rtt", "spec": {"schema": 1, "source": "198.18.9.1", "dest": dest, "count": 5}},
+                "schedule": {"start": (timezone.now() + timedelta(seconds=1)).isoformat()},
+                "archives": [archive],
+                "reference": reference,
+            }
+
+        ours = client.create_task(task(self.agent.address))
+        stranger = client.create_task(task("198.18.77.7"))  # no such path in the mesh
+        run = wait_until("the subscribed run stored", lambda: Run.objects.filter(source_id=self.node.pk).first())
+        assert run.test_id == f"ps-mesh/rtt:{self.agent.pk}" and run.destination_id == self.agent.pk
+        assert test.pk and ours != stranger
+        self.fake.wait_for_runs(stranger, "finished")
+        refused = wait_until(
+            "the stranger's push refused",
+            lambda: [a for a in self.fake.archive_attempts() if stranger.rsplit("/", 1)[-1] in json.dumps(a)],
+        )
+        assert refused and Run.objects.filter(source_id=self.node.pk).count() == 1
+        assert "no path of a mesh it subscribes to" in Node.objects.get(pk=self.node.pk).last_error
+
+    # --- the receiver's refusals ---------------------------------------------------------
+
+    def test_the_receiver_refuses_strangers_garbage_unknown_runs_and_huge_bodies(self) -> None:
+        url = self.live_server_url + "/api/v1/perfsonar/archive/"
+        body = json.loads((Path(__file__).parent / "fixtures" / "archive-rtt.json").read_text())
+        auth = {"Authorization": authorization_header(self.node)}
+        assert requests.put(url, json=body, timeout=10).status_code == 401
+        assert requests.put(url, json=body, headers={"Authorization": "Bearer fps_0.x"}, timeout=10).status_code == 401
+        garbage = requests.put(url, data=b"{not json", headers=auth, timeout=10)
+        assert garbage.status_code == 400 and "not a pScheduler archive record" in garbage.json()["detail"]
+        not_a_run = requests.post(url, json={"id": "x"}, headers=auth, timeout=10)
+        assert not_a_run.status_code == 400
+        body["reference"] = {"fathom": {"task": str(uuid.uuid4())}}
+        unknown = requests.put(url, json=body, headers=auth, timeout=10)
+        assert unknown.status_code == 404 and "belongs to no task" in unknown.json()["detail"]
+        huge = requests.put(url, data=b"x" * (9 * 1024 * 1024), headers=auth, timeout=30)
+        assert huge.status_code == 413
+        assert not Run.objects.exists()
+        assert "push refused" in Node.objects.get(pk=self.node.pk).last_error
+        assert Agent.objects.filter(kind=AgentKind.PERFSONAR).count() == 1
+
+
+@contextmanager
+def one_off_iperf3_server(port: int) -> Iterator[None]:
+    """What a Fathom agent opens for a node's slot (agents/internal/iperfwindow)."""
+    server = subprocess.Popen(
+        ["iperf3", "-s", "-1", "-p", str(port), "-B", "127.0.0.1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        time.sleep(0.3)
+        yield
+    finally:
+        server.kill()
+        server.wait()

@@ -1,0 +1,214 @@
+"""Registering nodes (bad input refused, nothing written), their problems, archive tokens,
+and how a node in a mesh changes Fathom agents' plans and the tasks Fathom wants on nodes."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.test import override_settings
+from django.utils import timezone
+
+from audit.models import AuditEntry
+from core import contract
+from fathom.testing import FathomTestCase
+from inventory.choices import AgentKind
+from inventory.models import Agent
+from inventory.services import decommission_agent
+from meshes.iperf3_auth import slot_username
+from meshes.models import Slot
+from meshes.services import build_plan, plan_exclusive_slots
+from perfsonar.models import Node
+from perfsonar.nodes import NodeError, node_problems, normalize_fingerprint, register_node
+from perfsonar.sync import desired_background, slots_for_nodes, throughput_test
+from perfsonar.tokens import archive_token, node_of_token
+
+PIN = "AB:" * 31 + "CD"
+
+
+class RegisterNodeTests(FathomTestCase):
+    def test_a_node_is_an_agent_of_kind_perfsonar_with_its_trust(self) -> None:
+        node = register_node("ps-lisbon", "https://127.0.0.1:8443/pscheduler/", "198.18.9.1", "pinned", "", PIN)
+        assert node.agent.kind == AgentKind.PERFSONAR and node.agent.address == "198.18.9.1"
+        assert node.api_url == "https://127.0.0.1:8443/pscheduler"
+        assert node.pinned_sha256 == "ab" * 31 + "cd" and node.ca_bundle == ""
+        assert node.agent.credential_sha256 == ""  # it can never authenticate as an agent
+        entry = AuditEntry.objects.get(object_key=str(node.pk))
+        assert entry.after is not None and entry.after["api_url"] == node.api_url and entry.via == "command"
+
+    def test_the_address_defaults_to_the_api_host(self) -> None:
+        node = register_node("ps-porto", "https://198.18.9.2/pscheduler")
+        assert node.agent.address == "198.18.9.2" and node.api_url == "https://198.18.9.2/pscheduler"
+
+    def test_bad_input_is_refused_and_nothing_is_written(self) -> None:
+        cases = [
+            ({"name": "Bad Name", "api_url": "https://198.18.9.3/pscheduler"}, "name"),
+            ({"name": "athens", "api_url": "https://198.18.9.3/pscheduler"}, "name"),
+            ({"name": "ps-a", "api_url": "http://198.18.9.3/pscheduler"}, "api_url"),
+            ({"name": "ps-a", "api_url": "https://user@198.18.9.3/pscheduler"}, "api_url"),
+            ({"name": "ps-a", "api_url": "not a url"}, "api_url"),
+            ({"name": "ps-a", "api_url": "https://198.18.9.3/pscheduler", "address": "10.0.0.1"}, "address"),
+            ({"name": "ps-a", "api_url": "https://198.18.9.3/pscheduler", "address": "ps.example.net"}, "address"),
+            ({"name": "ps-a", "api_url": "https://198.18.9.3/pscheduler", "tls_mode": "pinned"}, "pinned_sha256"),
+            (
+                {
+                    "name": "ps-a",
+                    "api_url": "https://198.18.9.3/pscheduler",
+                    "tls_mode": "pinned",
+                    "pinned_sha256": "zz",
+                },
+                "pinned_sha256",
+            ),
+            (
+                {"name": "ps-a", "api_url": "https://198.18.9.3/pscheduler", "tls_mode": "ca_bundle", "ca_bundle": "x"},
+                "ca_bundle",
+            ),
+            ({"name": "ps-a", "api_url": "https://198.18.9.3/pscheduler", "tls_mode": "none"}, "tls_mode"),
+        ]
+        before = Agent.objects.count()
+        for arguments, field in cases:
+            with self.subTest(arguments=arguments), pytest.raises(NodeError) as raised:
+                register_node(**arguments)  # type: ignore[arg-type]
+            assert raised.value.field == field, (arguments, raised.value.field, str(raised.value))
+        assert Agent.objects.count() == before and not Node.objects.exists()
+
+    def test_a_decommissioned_name_is_never_taken_again(self) -> None:
+        node = register_node("ps-gone", "https://198.18.9.4/pscheduler")
+        decommission_agent(node.agent)
+        with pytest.raises(NodeError, match="decommissioned"):
+            register_node("ps-gone", "https://198.18.9.4/pscheduler")
+
+    def test_fingerprints_are_read_as_openssl_prints_them(self) -> None:
+        assert normalize_fingerprint(PIN) == "ab" * 31 + "cd"
+        assert normalize_fingerprint(" " + "AB" * 32 + " ") == "ab" * 32
+        with pytest.raises(NodeError):
+            normalize_fingerprint("ab" * 31)
+
+    def test_the_api_registers_and_validates(self) -> None:
+        client = self.user_client(self.operator)
+        reply = client.post(
+            "/api/v1/perfsonar/nodes/",
+            {"name": "ps-x", "api_url": "https://127.0.0.1:9/pscheduler", "address": "198.18.9.5"},
+            format="json",
+        )
+        assert reply.status_code == 201, reply.content
+        body = reply.json()
+        # Nothing listens on port 9: registered, with its error.
+        assert body["kind"] == "perfsonar" and body["reachable"] is False
+        assert "unreachable" in body["last_error"] and body["problems"]
+        refused = client.post("/api/v1/perfsonar/nodes/", {"name": "ps-y", "api_url": "ftp://x"}, format="json")
+        assert refused.status_code == 400 and "api_url" in refused.json()
+        unknown = client.post(
+            "/api/v1/perfsonar/nodes/", {"name": "ps-y", "api_url": "https://198.18.9.6/", "x": 1}, format="json"
+        )
+        assert unknown.status_code == 400 and "x" in unknown.json()
+        assert not Agent.objects.filter(name="ps-y").exists()
+        viewer = self.user_client(self.outsider)
+        assert viewer.get("/api/v1/perfsonar/nodes/").json()[0]["name"] == "ps-x"
+        assert viewer.post("/api/v1/perfsonar/nodes/", {}, format="json").status_code == 403
+        assert viewer.get("/api/v1/perfsonar/nodes/ps-x/archive-token/").status_code == 403
+        agents = viewer.get("/api/v1/agents/").json()
+        assert {row["name"]: row["kind"] for row in agents}["ps-x"] == "perfsonar"
+
+
+class ProblemTests(FathomTestCase):
+    def test_clock_skew_missing_tools_and_no_http_archiver_are_problems(self) -> None:
+        node = register_node("ps-skew", "https://198.18.9.7/pscheduler")
+        assert node_problems(node) == ["not checked yet"]
+        node.checked_at = timezone.now()
+        node.reachable = True
+        node.tests = ["rtt", "throughput", "trace"]
+        node.tools = ["ping", "iperf3"]
+        node.archivers = ["http"]
+        node.clock_offset_s = 0.4
+        node.clock_synchronized = True
+        assert node_problems(node) == []
+        node.clock_offset_s = -1.6
+        node.clock_synchronized = False
+        node.tools = ["ping", "nuttcp"]
+        node.archivers = ["esmond"]
+        problems = " | ".join(node_problems(node))
+        assert "-1.6 s" in problems and "not synchronized" in problems
+        assert "no iperf3 tool" in problems and "no http archiver" in problems
+
+
+class TokenTests(FathomTestCase):
+    def test_tokens_name_their_node_and_stop_working_when_rotated_or_revoked(self) -> None:
+        node = register_node("ps-token", "https://198.18.9.8/pscheduler")
+        token = archive_token(node)
+        found = node_of_token(token)
+        assert found is not None and found.pk == node.pk
+        for bad in ("", "fps_", token[:-1] + ("0" if token[-1] != "0" else "1"), "fps_nothex.abc", token + "x" * 200):
+            assert node_of_token(bad) is None, bad
+        node.token_generation += 1
+        node.save()
+        assert node_of_token(token) is None and node_of_token(archive_token(node)) is not None
+        Agent.objects.filter(pk=node.pk).update(revoked_at=timezone.now())
+        assert node_of_token(archive_token(node)) is None
+
+
+@override_settings(PERFSONAR_IPERF3_PORT=5203)
+class MixedPairPlanTests(FathomTestCase):
+    """athens (a Fathom agent) and ps-madrid (a node) in the default mesh (every agent)."""
+
+    def setUp(self) -> None:
+        self.node = register_node("ps-madrid", "https://198.18.9.9/pscheduler")
+        plan_exclusive_slots(seed=3)
+
+    def test_an_agent_runs_no_flow_sweep_and_leads_no_slot_towards_a_node(self) -> None:
+        plan = build_plan(self.athens)
+        to_node = [test for test in plan.tests if test.peer.name == "ps-madrid"]
+        assert sorted(test.type for test in to_node) == ["ping", "trace"]
+        assert all(slot.peer.name != "ps-madrid" for slot in plan.slots)
+        as_json = plan.as_json()
+        assert not list(contract.validator("plan.v1.schema.json").iter_errors(as_json))
+
+    def test_the_slots_it_shares_with_a_node_open_its_one_off_iperf3_server(self) -> None:
+        now = timezone.now()
+        plan = build_plan(self.athens, now)
+        shared = Slot.objects.filter(
+            source__in=[self.athens, self.node.agent],
+            destination__in=[self.athens, self.node.agent],
+            start_at__lte=now + timedelta(days=1),
+        )
+        assert shared.exists()
+        assert {window.slot_id for window in plan.iperf3_windows} == {str(slot.pk) for slot in shared}
+        assert {window.port for window in plan.iperf3_windows} == {5203}
+        assert {window.peer_name for window in plan.iperf3_windows} == {"ps-madrid"}
+        # The node's iperf3 client cannot present Fathom's credentials: no user for it.
+        from_node = {slot_username(pk) for pk in shared.filter(source=self.node.agent).values_list("pk", flat=True)}
+        assert from_node and not from_node & {user.username for user in plan.iperf3_users}
+
+    def test_the_node_leads_both_directions_single_ended_against_the_agent(self) -> None:
+        to_node = Slot.objects.filter(source=self.athens, destination=self.node.agent).first()
+        from_node = Slot.objects.filter(source=self.node.agent, destination=self.athens).first()
+        assert to_node is not None and from_node is not None
+        sending = throughput_test(to_node, self.athens, self.node.agent)["spec"]
+        receiving = throughput_test(from_node, self.node.agent, self.athens)["spec"]
+        for spec in (sending, receiving):
+            assert spec["single-ended"] is True and spec["single-ended-port"] == 5203
+            assert spec["dest"] == self.athens.address and spec["duration"] == "PT20S"
+        assert sending.get("reverse") is True and "reverse" not in receiving
+
+    def test_two_nodes_run_a_two_ended_test_led_by_the_source(self) -> None:
+        other = register_node("ps-bilbao", "https://198.18.9.10/pscheduler")
+        plan_exclusive_slots(seed=4)
+        slot = Slot.objects.filter(source=self.node.agent, destination=other.agent).first()
+        assert slot is not None
+        spec = throughput_test(slot, self.node.agent, other.agent)["spec"]
+        assert spec["source"] == "198.18.9.9" and spec["dest"] == "198.18.9.10" and "single-ended" not in spec
+
+    def test_background_tasks_are_wanted_only_from_nodes(self) -> None:
+        wanted = desired_background()
+        assert {(task.source.name, task.test.get("type")) for task in wanted} == {
+            ("ps-madrid", "rtt"),
+            ("ps-madrid", "trace"),
+        }
+        rtt = next(task for task in wanted if task.test["type"] == "rtt")
+        assert rtt.test["spec"] == {"schema": 1, "dest": "198.18.1.1", "count": 10, "interval": "PT1S", "length": 56}
+        assert rtt.repeat_s == 300 and rtt.test_id.startswith("default/ping:")
+        first = Slot.objects.filter(source=self.node.agent).order_by("start_at").first()
+        assert first is not None
+        soon = slots_for_nodes(first.start_at - timedelta(minutes=10))
+        assert first in soon and all(self.node.agent.pk in (slot.source_id, slot.destination_id) for slot in soon)
+        assert first not in slots_for_nodes(first.start_at - timedelta(seconds=10))  # too late to give it
