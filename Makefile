@@ -12,7 +12,7 @@ BACKEND_ENV = set -a && eval "$$(bash deploy/services.sh env)" && set +a && cd b
 
 .PHONY: help demo test install install-system services-start services-stop \
         frontend agents agents-testclock migrate openapi openapi-check contract contract-check \
-        lab-test lab-bench lab-noise bench-scheduler bench-analysis bench-alerts bench-ingest bench-load bench-agent alert-drill clean
+        interop-test lab-test lab-bench lab-noise bench-scheduler bench-analysis bench-alerts bench-ingest bench-load bench-agent alert-drill clean
 
 help:
 	@echo "make demo          run Fathom with a demo mesh (Ctrl-C stops everything)"
@@ -20,6 +20,7 @@ help:
 	@echo "make frontend      build the web UI into frontend/dist"
 	@echo "make agents        build the static fathom-agent and fathom-lab binaries"
 	@echo "make agents-testclock  build fathom-agent-testclock, whose waits a test can speed up (never deploy it)"
+	@echo "make interop-test  perfSONAR interop: pScheduler client, archiver receiver, pSConfig, against a fake node"
 	@echo "make lab-test      check every lab scenario: configured against measured (root)"
 	@echo "make lab-bench     the lab emulator's throughput, added RTT and CPU profile (root)"
 	@echo "make bench-scheduler  plan exclusive throughput slots for full meshes up to 200 agents"
@@ -82,6 +83,12 @@ demo: install services-start agents
 
 test: install services-start
 	bash tests/run-suites.sh
+
+# One line per case: the perfsonar app's tests (a fake pScheduler over real HTTPS, a live
+# Fathom receiver) and the fake's own tests.
+interop-test: install services-start
+	$(BACKEND_ENV) && $(VENV)/bin/pytest -v -p no:cacheprovider perfsonar
+	$(VENV)/bin/pytest -v -p no:cacheprovider -c tests/pytest.ini tests/interop
 
 lab-test: install agents
 	$(PYTHON) -m tests.lab.lab_check

@@ -16,7 +16,7 @@ eval "$(bash deploy/services.sh env)"
 FATHOM_DEBUG=1
 set +a
 
-ALL_SUITES="ruff mypy migrations openapi contract pytest go frontend compose system lab"
+ALL_SUITES="ruff mypy migrations openapi contract pytest interop go frontend compose system lab"
 SUITES=${FATHOM_SUITES:-$ALL_SUITES}
 declare -a SUMMARY=()
 passed=0
@@ -26,14 +26,16 @@ suite_ruff() {
   cd backend && "$VENV/bin/ruff" check . ../tests ../contract && "$VENV/bin/ruff" format --check . ../tests ../contract
 }
 suite_mypy() {
-  (cd backend && "$VENV/bin/mypy" . ../contract/codegen.py) && (cd tests && "$VENV/bin/mypy" --config-file mypy.ini system lab compose)
+  (cd backend && "$VENV/bin/mypy" . ../contract/codegen.py) && (cd tests && "$VENV/bin/mypy" --config-file mypy.ini system lab compose interop fakes)
 }
 suite_migrations() { cd backend && "$VENV/bin/python" manage.py makemigrations --check --dry-run; }
 suite_openapi() { make -s openapi-check; }
 # The UI's contract types are what contract/codegen.py makes of the schemas; the Go and
 # Python views are held to the same schemas by tests in the go and pytest suites.
 suite_contract() { make -s contract-check; }
-suite_pytest() { cd backend && "$VENV/bin/pytest" -q -p no:cacheprovider; }
+# The perfsonar app's tests run in the interop suite (make interop-test), one line per case.
+suite_pytest() { cd backend && "$VENV/bin/pytest" -q -p no:cacheprovider --ignore=perfsonar; }
+suite_interop() { make -s interop-test; }
 suite_go() {
   cd agents
   local unformatted verbose=$LOGS/go-verbose.log rc

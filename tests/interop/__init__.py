@@ -1,0 +1,1 @@
+"""Interop tests: Fathom against a fake perfSONAR pScheduler node."""
