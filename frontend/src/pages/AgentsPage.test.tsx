@@ -75,6 +75,7 @@ function agentRoutes(role: Role, overrides: ApiRoutes = {}): ApiRoutes {
     ...sessionRoutes(role),
     "/api/v1/agents/": AGENTS,
     "/api/v1/enrollment-tokens/": ENROLMENT_TOKENS,
+    "/api/v1/perfsonar/nodes/": [],
     ...overrides,
   };
 }

@@ -1,13 +1,17 @@
 import { Fragment, useState } from "react";
 
+import type { PerfsonarNode } from "../api/perfsonar";
+import { usePerfsonarNodes } from "../api/perfsonarQueries";
 import {
   useAgentAction,
   useAgents,
+  useChoices,
   useCreateEnrollmentToken,
   useEnrollmentTokens,
   useRenameAgent,
   useRevokeEnrollmentToken,
   type Agent,
+  type Choice,
   type IssuedEnrollmentToken,
 } from "../api/queries";
 import { ConfirmButton } from "../components/ConfirmButton";
@@ -16,14 +20,17 @@ import { FieldError, FormError } from "../components/FormErrors";
 import { OnceSecret } from "../components/OnceSecret";
 import { Panel } from "../components/Panel";
 import { LoadError, Loading } from "../components/QueryState";
-import { StatusBadge } from "../components/StatusBadge";
-import { agentCounts, agentsInOrder, isDecommissioned, isOffline, isRevoked } from "../lib/agents";
+import { ChoiceBadge, StatusBadge } from "../components/StatusBadge";
+import { agentCounts, isDecommissioned, isOffline, isRevoked } from "../lib/agents";
 import { enrollCommand } from "../lib/commands";
 import { ENROLMENT_EXPIRIES } from "../lib/expiry";
 import { formatAgo, formatBytes, formatLinkSpeed, formatUtc } from "../lib/format";
 import { splitErrors } from "../lib/formErrors";
 import { isByteSysctl, parseHostFacts, sysctlBytes, type HostFacts } from "../lib/hostFacts";
 import { useCan } from "../lib/roles";
+import { AddNodeForm, NodeAddedNotice } from "./perfsonar/AddNodeForm";
+import { NodeRow } from "./perfsonar/NodeRow";
+import { mergeAgentRows, nodeCounts, rowsInOrder, type AgentsRow } from "./perfsonar/nodes";
 
 function SysctlValue({ name, value }: { name: string; value: string }) {
   const bytes = isByteSysctl(name) ? sysctlBytes(value) : null;
@@ -324,7 +331,17 @@ function AgentActions({
   );
 }
 
-function AgentRow({ agent, canOperate, columns }: { agent: Agent; canOperate: boolean; columns: number }) {
+function AgentRow({
+  agent,
+  canOperate,
+  columns,
+  kindChoices,
+}: {
+  agent: Agent;
+  canOperate: boolean;
+  columns: number;
+  kindChoices: readonly Choice[] | undefined;
+}) {
   const [open, setOpen] = useState(false);
   const [renaming, setRenaming] = useState(false);
   const [rekeyed, setRekeyed] = useState<IssuedEnrollmentToken | null>(null);
@@ -346,6 +363,9 @@ function AgentRow({ agent, canOperate, columns }: { agent: Agent; canOperate: bo
           ) : (
             <strong>{agent.name}</strong>
           )}
+        </td>
+        <td>
+          <ChoiceBadge choices={kindChoices} value="fathom" />
         </td>
         <td>{agent.address}</td>
         <td>
@@ -414,13 +434,22 @@ function AgentRow({ agent, canOperate, columns }: { agent: Agent; canOperate: bo
   );
 }
 
-function AgentTable({ agents, canOperate }: { agents: Agent[]; canOperate: boolean }) {
-  const columns = canOperate ? 7 : 6;
+function AgentTable({
+  rows,
+  canOperate,
+  kindChoices,
+}: {
+  rows: AgentsRow[];
+  canOperate: boolean;
+  kindChoices: readonly Choice[] | undefined;
+}) {
+  const columns = canOperate ? 8 : 7;
   return (
     <table>
       <thead>
         <tr>
           <th>Name</th>
+          <th>Kind</th>
           <th>Address</th>
           <th>Status</th>
           <th>Last contact</th>
@@ -430,9 +459,13 @@ function AgentTable({ agents, canOperate }: { agents: Agent[]; canOperate: boole
         </tr>
       </thead>
       <tbody>
-        {agents.map((agent) => (
-          <AgentRow key={agent.id} agent={agent} canOperate={canOperate} columns={columns} />
-        ))}
+        {rows.map((row) =>
+          row.kind === "fathom" && row.agent !== null ? (
+            <AgentRow key={row.key} agent={row.agent} canOperate={canOperate} columns={columns} kindChoices={kindChoices} />
+          ) : (
+            <NodeRow key={row.key} row={row} canOperate={canOperate} columns={columns} kindChoices={kindChoices} />
+          ),
+        )}
       </tbody>
     </table>
   );
@@ -526,8 +559,11 @@ function EnrollmentTokens() {
   );
 }
 
+/** Fathom agents and perfSONAR nodes in one table; a node's own details come from the nodes API. */
 function AgentList({ canOperate }: { canOperate: boolean }) {
   const agents = useAgents();
+  const nodes = usePerfsonarNodes();
+  const choices = useChoices();
   const [showDecommissioned, setShowDecommissioned] = useState(false);
   if (agents.isPending) {
     return <Loading what="agents" />;
@@ -535,15 +571,32 @@ function AgentList({ canOperate }: { canOperate: boolean }) {
   if (agents.isError) {
     return <LoadError what="agents" error={agents.error} />;
   }
-  const counts = agentCounts(agents.data);
-  const shown = agentsInOrder(agents.data, showDecommissioned);
+  const rows = mergeAgentRows(agents.data, nodes.data);
+  const fathomAgents = rows.flatMap((row) => (row.kind === "fathom" && row.agent !== null ? [row.agent] : []));
+  const counts = agentCounts(fathomAgents);
+  const nodeCount = nodeCounts(rows);
+  const decommissioned = rows.length - rowsInOrder(rows, false).length;
+  const shown = rowsInOrder(rows, showDecommissioned);
   return (
     <>
+      {nodes.isError && <LoadError what="the perfSONAR nodes" error={nodes.error} />}
       <div className="toolbar">
         <span className="agent-counts" role="status">
           {counts.live} agents · {counts.online} online ·{" "}
           <span className={counts.offline > 0 ? "flag" : undefined}>{counts.offline} offline</span>
           {counts.neverSeen > 0 && ` · ${String(counts.neverSeen)} never seen`}
+          {nodeCount.live > 0 && (
+            <>
+              {" "}
+              · {nodeCount.live} perfSONAR {nodeCount.live === 1 ? "node" : "nodes"}
+              {nodeCount.unreachable > 0 && (
+                <>
+                  {" "}
+                  (<span className="flag">{nodeCount.unreachable} unreachable</span>)
+                </>
+              )}
+            </>
+          )}
         </span>
         <label className="toggle">
           <input
@@ -553,28 +606,33 @@ function AgentList({ canOperate }: { canOperate: boolean }) {
               setShowDecommissioned(event.target.checked);
             }}
           />{" "}
-          Show decommissioned ({counts.decommissioned})
+          Show decommissioned ({decommissioned})
         </label>
       </div>
       {shown.length === 0 ? (
         <p className="muted">
-          {agents.data.length === 0
+          {rows.length === 0
             ? canOperate
-              ? "No agents yet. “Enrol an agent” creates a token and the command to run on the endpoint."
-              : "No agents yet. An operator enrols them from this page."
+              ? "No agents yet. “Enrol an agent” creates a token and the command to run on the endpoint; “Add perfSONAR node” drives an existing perfSONAR node."
+              : "No agents yet. An operator enrols them, or adds perfSONAR nodes, from this page."
             : "Every agent is decommissioned: tick “Show decommissioned” to see them."}
         </p>
       ) : (
-        <AgentTable agents={shown} canOperate={canOperate} />
+        <AgentTable rows={shown} canOperate={canOperate} kindChoices={choices.data?.agent_kind} />
       )}
     </>
   );
 }
 
-/** Every enrolled agent: is it alive, what runs it, how its TCP stack is tuned; operators manage them. */
+/**
+ * Every enrolled agent and perfSONAR node: is it alive, what runs it, how its TCP stack is
+ * tuned, what a node offers and what is wrong with it; operators manage them.
+ */
 export function AgentsPage() {
   const canOperate = useCan("operator");
   const [enrolling, setEnrolling] = useState(false);
+  const [addingNode, setAddingNode] = useState(false);
+  const [addedNode, setAddedNode] = useState<PerfsonarNode | null>(null);
   return (
     <section>
       <div className="page-heading">
@@ -590,7 +648,39 @@ export function AgentsPage() {
             Enrol an agent
           </button>
         )}
+        {canOperate && !addingNode && (
+          <button
+            type="button"
+            onClick={() => {
+              setAddingNode(true);
+              setAddedNode(null);
+            }}
+          >
+            Add perfSONAR node
+          </button>
+        )}
       </div>
+      {canOperate && addingNode && (
+        <Panel title="Add perfSONAR node">
+          <AddNodeForm
+            onAdded={(node) => {
+              setAddedNode(node);
+              setAddingNode(false);
+            }}
+            onClose={() => {
+              setAddingNode(false);
+            }}
+          />
+        </Panel>
+      )}
+      {addedNode !== null && (
+        <NodeAddedNotice
+          node={addedNode}
+          onDone={() => {
+            setAddedNode(null);
+          }}
+        />
+      )}
       {canOperate && enrolling && (
         <Panel title="Enrol an agent">
           <EnrolAgent

@@ -10,6 +10,7 @@ import { useCan } from "../lib/roles";
 import { DeleteMesh } from "./mesh/DeleteMesh";
 import { HistoryPanel } from "./mesh/HistoryPanel";
 import { MeshForm } from "./mesh/MeshForm";
+import { PsconfigPublish, withoutPublishing } from "./perfsonar/PsconfigPublish";
 import "./mesh/mesh.css";
 
 /** The notice another page leaves in the navigation state ("Mesh saved"), if any. */
@@ -59,8 +60,11 @@ export function MeshEditorPage() {
   if (current !== null && loaded?.key !== formKey) {
     setLoaded({ key: formKey, mesh: current });
   }
+  // Publishing as pSConfig is saved on its own and shown live, so it is no change under the form.
   const changedElsewhere =
-    current !== null && loaded?.key === formKey && JSON.stringify(loaded.mesh) !== JSON.stringify(current);
+    current !== null &&
+    loaded?.key === formKey &&
+    JSON.stringify(withoutPublishing(loaded.mesh)) !== JSON.stringify(withoutPublishing(current));
 
   if (name === null && me.data !== undefined && !canEdit) {
     return (
@@ -111,6 +115,11 @@ export function MeshEditorPage() {
         </div>
       )}
       <MeshForm key={formKey} original={loaded?.key === formKey ? loaded.mesh : current} canEdit={canEdit} onSaved={onSaved} />
+      {current !== null && (
+        <Panel title="pSConfig">
+          <PsconfigPublish mesh={current} canEdit={canEdit} />
+        </Panel>
+      )}
       {name !== null && (
         <Panel title="History">
           <HistoryPanel

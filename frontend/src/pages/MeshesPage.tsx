@@ -1,10 +1,14 @@
+import { useState } from "react";
 import { Link, useLocation } from "react-router-dom";
 
+import { psconfigDownloadUrl } from "../api/perfsonarQueries";
 import { useMeshes, type Mesh } from "../api/queries";
 import { MeshTestList } from "../components/MeshTestList";
+import { Panel } from "../components/Panel";
 import { LoadError, Loading } from "../components/QueryState";
 import { useCan } from "../lib/roles";
 import { noticeOf } from "./MeshEditorPage";
+import { PsconfigImport } from "./perfsonar/PsconfigImport";
 import "./mesh/mesh.css";
 
 /** Who takes part, in a few words: "all agents", "3 agents", "2 A ↔ 3 B", "2 agents → 4 targets". */
@@ -23,6 +27,18 @@ export function membersCount(mesh: Mesh): string {
   return who;
 }
 
+/** The mesh as a pSConfig template, for perfSONAR tools; marked when it is also published without sign-in. */
+function PsconfigLink({ mesh }: { mesh: Mesh }) {
+  return (
+    <>
+      <a href={psconfigDownloadUrl(mesh.name)} download={`${mesh.name}.json`} title={`Download ${mesh.name} as a pSConfig template`}>
+        pSConfig
+      </a>
+      {mesh.psconfig_published === true && <span className="muted"> · published</span>}
+    </>
+  );
+}
+
 function MeshRow({ mesh }: { mesh: Mesh }) {
   const enabled = mesh.enabled !== false;
   return (
@@ -39,6 +55,9 @@ function MeshRow({ mesh }: { mesh: Mesh }) {
         <MeshTestList tests={mesh.tests ?? []} />
       </td>
       <td>{enabled ? "yes" : <span className="flag">no: nothing runs</span>}</td>
+      <td>
+        <PsconfigLink mesh={mesh} />
+      </td>
     </tr>
   );
 }
@@ -50,6 +69,7 @@ export function MeshesPage() {
   const notice = noticeOf(location.state);
   // Operators and admins change meshes; viewers read them.
   const canEdit = useCan("operator");
+  const [importing, setImporting] = useState(false);
 
   let body;
   if (meshes.isPending) {
@@ -60,7 +80,7 @@ export function MeshesPage() {
     body = (
       <p className="muted">
         No meshes, so no tests run.{" "}
-        {canEdit ? "Create one with “New mesh”." : "An operator can create one."}
+        {canEdit ? "Create one with “New mesh”, or bring in perfSONAR meshes with “Import pSConfig”." : "An operator can create one."}
       </p>
     );
   } else {
@@ -74,6 +94,7 @@ export function MeshesPage() {
             <th>Members</th>
             <th>Tests</th>
             <th>Enabled</th>
+            <th>Export</th>
           </tr>
         </thead>
         <tbody>
@@ -94,7 +115,26 @@ export function MeshesPage() {
             New mesh
           </Link>
         )}
+        {canEdit && !importing && (
+          <button
+            type="button"
+            onClick={() => {
+              setImporting(true);
+            }}
+          >
+            Import pSConfig
+          </button>
+        )}
       </div>
+      {canEdit && importing && (
+        <Panel title="Import pSConfig">
+          <PsconfigImport
+            onClose={() => {
+              setImporting(false);
+            }}
+          />
+        </Panel>
+      )}
       {notice !== null && (
         <p className="notice" role="status">
           {notice}

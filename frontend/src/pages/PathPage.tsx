@@ -8,17 +8,19 @@ import { formatDuration, formatMs, formatPercent, formatUtc } from "../lib/forma
 import { rttLayout, rttTraces, summarize } from "../lib/rttTraces";
 import { TIME_RANGES, rangeFromKey } from "../lib/timeRange";
 import { PathAnalysisSection } from "./PathAnalysisSection";
+import { FailedRunsPanel } from "./path/FailedRunsPanel";
 import { pathHref } from "./PathsPage";
 
 /** The most points the chart asks for; the server buckets any range down to this. */
 const MAX_POINTS = 1500;
 
-/** One direction of one path: its RTT over time, then the analysis of its throughput. */
+/** One direction of one path: its RTT over time, the runs that failed, then the analysis of its throughput. */
 export function PathPage() {
   const { source = "", destination = "" } = useParams();
   return (
     <>
       <RttSection source={source} destination={destination} />
+      <FailedRunsPanel source={source} destination={destination} />
       {/* A new path starts from the server's default goal and volume. */}
       <PathAnalysisSection key={`${source}/${destination}`} source={source} destination={destination} />
     </>

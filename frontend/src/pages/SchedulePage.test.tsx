@@ -14,6 +14,9 @@ function iso(offsetMs: number): string {
 }
 
 const CHOICES: Choices = {
+  agent_kind: [],
+  perfsonar_task_state: [],
+  tls_mode: [],
   agent_status: [],
   alert_severity: [],
   alert_state: [],

@@ -31,6 +31,9 @@ export const DIAGNOSES: Choice[] = [
 ];
 
 export const CHOICES: Choices = {
+  agent_kind: [],
+  perfsonar_task_state: [],
+  tls_mode: [],
   agent_status: [],
   alert_severity: [],
   alert_state: [],

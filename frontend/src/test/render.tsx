@@ -27,6 +27,9 @@ export function meAs(role: Role, username = role === "admin" ? "ada" : role === 
 /** Every choice list, empty unless given: pages fall back to bare values. */
 export function choices(overrides: Partial<Choices> = {}): Choices {
   return {
+    agent_kind: [],
+    perfsonar_task_state: [],
+    tls_mode: [],
     agent_status: [],
     alert_severity: [],
     alert_state: [],
