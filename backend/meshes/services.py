@@ -469,7 +469,8 @@ def exclusive_request(
         source=str(source_id),
         destination=str(destination_id),
         interval_s=test.interval_s,
-        duration_s=reserved_seconds(spec, rtt_ms) + (PSCHEDULER_RUN_MARGIN_S if with_node else 0),
+        # pScheduler's extra run time, within the interval (validation keeps the test itself shorter).
+        duration_s=min(test.interval_s, reserved_seconds(spec, rtt_ms) + (PSCHEDULER_RUN_MARGIN_S if with_node else 0)),
         slip_s=min(test.slip_s, test.interval_s),
     )
     return request, spec

@@ -47,6 +47,7 @@ from perfsonar.choices import TaskState
 from perfsonar.client import PSchedulerClient, PSchedulerError
 from perfsonar.durations import format_duration
 from perfsonar.mapping import MappingError, Placement, PsRun, result_id, run_from_record, to_result
+from perfsonar.mapping.kinds import KIND_OF_TEST
 from perfsonar.models import Node, Task
 from perfsonar.nodes import client_for, delete_task, note_error
 from perfsonar.tokens import authorization_header
@@ -58,6 +59,8 @@ ARCHIVE_PATH = "/api/v1/perfsonar/archive/"
 TERMINAL_STATES = frozenset({"finished", "overdue", "missed", "failed", "preempted", "nonstart", "canceled"})
 # A task the node refused is tried again after this long (limits may be raised meanwhile).
 REFUSED_RETRY = timedelta(minutes=15)
+# The longest a run lasts (throughput: 300 s, 60 s omitted, pScheduler's setup).
+POLL_OVERLAP = timedelta(minutes=10)
 # pScheduler keeps finished runs 2 days: past that nothing is left to poll.
 NODE_KEEPS_RUNS = timedelta(days=2)
 
@@ -477,9 +480,6 @@ def task_of_run(node: Node, run: PsRun) -> Task | None:
     return None
 
 
-PSCHEDULER_TO_FATHOM = {"rtt": TestType.PING, "trace": TestType.TRACE, "throughput": TestType.THROUGHPUT}
-
-
 def subscribed_placement(node: Node, run: PsRun) -> tuple[Agent, Placement] | None:
     """Where a run of a task the node made itself belongs: a node that subscribes to a mesh
     exported as a pSConfig template tags its tasks with the mesh and test (reference.fathom)
@@ -489,7 +489,7 @@ def subscribed_placement(node: Node, run: PsRun) -> tuple[Agent, Placement] | No
     fathom = reference.get("fathom") if isinstance(reference.get("fathom"), dict) else None
     if fathom is None or not isinstance(fathom.get("mesh"), str) or not isinstance(fathom.get("test"), str):
         return None
-    test_type = PSCHEDULER_TO_FATHOM.get(run.test_type)
+    test_type = KIND_OF_TEST.get(run.test_type)
     test = MeshTest.objects.select_related("mesh").filter(mesh__name=fathom["mesh"], name=fathom["test"]).first()
     if test is None or test_type != test.test_type:
         return None
@@ -545,27 +545,33 @@ def poll(now: datetime | None = None) -> SyncReport:
             note_error(task.node, f"poll failed: {error}", now)
             continue
         Node.objects.filter(pk=task.node_id).update(last_poll_at=now)
-        if task.polled_until is not None and task.polled_until >= task.until + settle:
-            Task.objects.filter(pk=task.pk).update(state=TaskState.DELETED, deleted_at=now, reason="ran its course")
+        ran_its_course = task.polled_until is not None and task.polled_until >= task.until + settle
+        # Its runs are over and taken in: deleted from the node too (pScheduler keeps the runs
+        # of a deleted task), so nothing Fathom made lingers there.
+        if ran_its_course and not delete_task(client, task, reason="ran its course"):
             report.expired += 1
     return report
 
 
 def _poll_task(client: PSchedulerClient, task: Task, horizon: datetime, now: datetime) -> int:
-    start = task.polled_until or (task.starts_at - timedelta(minutes=1))
+    # pScheduler lists the runs that lie wholly inside [start, end]: a run still going at one
+    # poll is only listed by a later one, so each window reaches back over the longest run.
+    first = task.starts_at - timedelta(minutes=1)
+    start = max(first, task.polled_until - POLL_OVERLAP) if task.polled_until else first
     end = min(horizon, task.until + timedelta(seconds=settings.PERFSONAR_POLL_AFTER_S))
     if end <= start:
         return 0
     polled_until = end
     stored = 0
     task_json_cache: dict[str, Any] | None = None
+    ids: dict[str, uuid.UUID] = {}
     for url in client.run_urls(task.url, start, end):
         try:
-            if Run.objects.filter(id=result_id(url)).exists():
-                continue
+            ids[url] = result_id(url)
         except MappingError as error:
             note_error(task.node, f"poll: {error}", now)
-            continue
+    known = set(Run.objects.filter(id__in=ids.values()).values_list("id", flat=True))
+    for url in (url for url, run_id in ids.items() if run_id not in known):
         record = client.run(url)
         if record.get("state") not in TERMINAL_STATES:
             begun = _start_of(record)

@@ -98,12 +98,16 @@ class NodeSerializer(serializers.ModelSerializer[Node]):
 class NodeTaskSerializer(serializers.ModelSerializer[Task]):
     source_name = serializers.CharField(source="source.name", read_only=True)
     destination_name = serializers.SerializerMethodField()
+    mesh = serializers.SerializerMethodField()
+    test = serializers.SerializerMethodField()
 
     class Meta:
         model = Task
         fields = [
             "id",
             "test_type",
+            "mesh",
+            "test",
             "source_name",
             "destination_name",
             "target",
@@ -116,6 +120,12 @@ class NodeTaskSerializer(serializers.ModelSerializer[Task]):
             "deleted_at",
         ]
         read_only_fields = fields
+
+    def get_mesh(self, task: Task) -> str | None:
+        return task.mesh_test.mesh.name if task.mesh_test is not None else None
+
+    def get_test(self, task: Task) -> str | None:
+        return task.mesh_test.name if task.mesh_test is not None else None
 
     def get_destination_name(self, task: Task) -> str | None:
         return task.destination.name if task.destination is not None else None

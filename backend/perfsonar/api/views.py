@@ -111,7 +111,11 @@ class NodeTasksView(APIView):
     @extend_schema(responses=NodeTaskSerializer(many=True))
     def get(self, request: Request, name: str) -> Response:
         node = node_named(name)
-        tasks = Task.objects.filter(node=node).select_related("source", "destination").order_by("-created_at")[:500]
+        tasks = (
+            Task.objects.filter(node=node)
+            .select_related("source", "destination", "mesh_test__mesh")
+            .order_by("-created_at")[:500]
+        )
         return Response(NodeTaskSerializer(tasks, many=True).data)
 
 

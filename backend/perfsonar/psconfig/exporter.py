@@ -22,6 +22,7 @@ from inventory.models import Agent
 from meshes.choices import MemberSide, MeshKind
 from meshes.models import Mesh, MeshTest
 from perfsonar.durations import format_duration
+from perfsonar.mapping import kinds
 from perfsonar.models import Node
 from perfsonar.psconfig import spec_map
 from perfsonar.psconfig.importer import FATHOM_TOOL
@@ -100,7 +101,7 @@ def _address(agent: Agent) -> dict[str, Any]:
 
 def _test(test: MeshTest) -> dict[str, Any]:
     kind = test.test_type
-    pscheduler_test = spec_map.TEST_OF_KIND[kind]
+    pscheduler_test = kinds.TEST_OF_KIND[kind]
     spec = {**PAIR, **{key: NODES[key] for key in NODE_KEYS[pscheduler_test]}}
     spec.update(spec_map.spec_to_pscheduler(kind, test.spec))
     return {"type": pscheduler_test, "spec": spec, "_meta": {"fathom": {"test_type": kind, "spec": test.spec}}}
@@ -164,7 +165,7 @@ def export_mesh(mesh: Mesh) -> dict[str, Any]:
         "description": mesh.description,
         "enabled": mesh.enabled,
         "all_agents": mesh.all_agents,
-        "tests": [_fathom_only(test) for test in tests if test.test_type not in spec_map.TEST_OF_KIND],
+        "tests": [_fathom_only(test) for test in tests if test.test_type not in kinds.TEST_OF_KIND],
     }
     group: dict[str, Any]
     if mesh.kind == MeshKind.LIST:
@@ -188,7 +189,7 @@ def export_mesh(mesh: Mesh) -> dict[str, Any]:
     else:
         group = {"type": "mesh", "addresses": a_side + b_side}
     group["_meta"] = {"fathom": hints}
-    exported = [test for test in tests if test.test_type in spec_map.TEST_OF_KIND]
+    exported = [test for test in tests if test.test_type in kinds.TEST_OF_KIND]
     return {
         "_meta": {
             "display-name": f"Fathom mesh {mesh.name}",

@@ -29,6 +29,7 @@ from meshes.choices import MemberSide, MeshKind
 from meshes.history import flat_messages
 from meshes.specs import DEFAULT_TESTS, SpecError, normalize_spec
 from perfsonar.durations import parse_duration
+from perfsonar.mapping import kinds
 from perfsonar.psconfig import spec_map
 from perfsonar.psconfig.template import (
     TemplateError,
@@ -281,7 +282,7 @@ class _Planner:
                         "tests": "used by no task that maps to a Fathom test",
                         "schedules": "used by no task that maps to a Fathom test",
                     }[section]
-                    if section == "tests" and self.section("tests")[name]["type"] not in spec_map.KIND_OF_TEST:
+                    if section == "tests" and self.section("tests")[name]["type"] not in kinds.KIND_OF_TEST:
                         reason = self.no_kind_reason(self.section("tests")[name]["type"])
                     self.report(element, reason)
 
@@ -319,7 +320,7 @@ class _Planner:
                 self.report(element, f"names {section} {wanted}, which the template does not define")
                 return None
         assert group is not None and test is not None
-        kind = spec_map.KIND_OF_TEST.get(test["type"])
+        kind = kinds.KIND_OF_TEST.get(test["type"])
         if kind is None:
             self.report(f"tests.{task['test']}", self.no_kind_reason(test["type"]))
             self.report(element, f"its test {task['test']} does not map to a Fathom test")
@@ -364,12 +365,7 @@ class _Planner:
 
     @staticmethod
     def no_kind_reason(test_type: str) -> str:
-        if test_type in spec_map.ONE_WAY_LATENCY:
-            return (
-                f"Fathom has no one-way-latency test kind ({test_type} is OWAMP); "
-                "its ping test measures round-trip time and loss"
-            )
-        return f"Fathom has no {test_type!r} test kind (it maps throughput, rtt and trace)"
+        return kinds.no_kind_reason(test_type)
 
     def test_name(self, task_name: str, task: dict[str, Any]) -> str:
         reference = task.get("reference")
@@ -557,7 +553,7 @@ class _Planner:
         listed = _fathom_meta(group).get("tests", [])
         for index, body in enumerate(listed if isinstance(listed, list) else []):
             where = f"{element}._meta.fathom.tests[{index}]"
-            if isinstance(body, dict) and body.get("test_type") in spec_map.TEST_OF_KIND:
+            if isinstance(body, dict) and body.get("test_type") in kinds.TEST_OF_KIND:
                 self.report(where, "a test pScheduler runs travels as a task, not here: ignored")
                 continue
             checked = MeshTestSerializer(data=body)

@@ -17,12 +17,8 @@ from measurements.choices import TestType
 from meshes.specs import OPTIONS, SpecError, normalize_spec
 from perfsonar.durations import format_duration, parse_duration
 
-# pScheduler test type -> Fathom test kind, and back.
-KIND_OF_TEST = {"throughput": TestType.THROUGHPUT.value, "rtt": TestType.PING.value, "trace": TestType.TRACE.value}
-TEST_OF_KIND = {kind: test for test, kind in KIND_OF_TEST.items()}
 # Where a value names one end of the pair; the importer reads these against the group.
 ENDPOINT_KEYS = ("source", "dest", "source-node", "dest-node")
-ONE_WAY_LATENCY = ("latency", "latencybg")
 
 
 class ValueMismatch(ValueError):

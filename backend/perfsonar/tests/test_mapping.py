@@ -545,9 +545,15 @@ MALFORMED = [
         "archive-rtt.json",
         _set("test/type", "latencybg"),
         "ping",
-        "test/type: pScheduler test 'latencybg' has no Fathom kind",
+        "test/type: pScheduler's latencybg test has no Fathom test kind; one-way latency needs OWAMP",
     ),
-    ("archive-rtt.json", _set("test/type", "mtu"), "ping", "test/type: pScheduler test 'mtu' has no Fathom kind"),
+    ("archive-rtt.json", _set("test/type", "mtu"), "ping", "test/type: pScheduler's mtu test has no Fathom test kind"),
+    (
+        "archive-rtt.json",
+        _set("test/type", "dns"),
+        "ping",
+        "test/type: pScheduler's 'dns' test has no Fathom test kind; Fathom maps rtt, throughput and trace",
+    ),
     ("archive-rtt.json", _set("test/spec", "count=5"), "ping", "test/spec: not an object (a string)"),
     ("archive-rtt.json", _set("tool", 3), "ping", "tool: not a string (a number)"),
     ("archive-rtt.json", None, "throughput", "test/type: a pScheduler rtt run cannot be a Fathom throughput result"),
@@ -763,6 +769,56 @@ def test_bodies_that_are_not_runs(body: Any) -> None:
         run_from_archive(body)
     with pytest.raises(MappingError):
         run_from_record(body)
+
+
+# --- what pScheduler sends that Fathom does not map ------------------------------------------
+
+MTU_REFUSAL = "test/type: pScheduler's mtu test has no Fathom test kind; the path MTU comes from trace hops"
+OLD_ENVELOPE_REFUSAL = (
+    "run: missing: this is pScheduler's old archiver envelope {data, result: {id, schedule, test, ...}, attempts},"
+    " which names no task or run to place the result by (the http archiver sends both)"
+)
+
+
+def mtu_run(way: str) -> PsRun:
+    """pScheduler's own mtu example (its spec and merged result) as a finished run, pushed or polled."""
+    example = load("mtu-example.json")
+    body = load("archive-trace.json")
+    body["test"] = body["task"]["test"] = example["spec"]
+    body["result"] = body["run"]["result-merged"] = example["result"]
+    return run_from_archive(body) if way == "push" else run_from_record(body["run"], body["task"])
+
+
+@pytest.mark.parametrize("way", ["push", "poll"])
+@pytest.mark.parametrize("kind", ["trace", "ping", "throughput"])
+def test_an_mtu_run_is_refused_saying_fathom_has_no_mtu_kind(way: str, kind: str) -> None:
+    run = mtu_run(way)
+    assert run.test_type == "mtu" and run.result == {"schema": 1, "succeeded": True, "mtu": 1500}
+    with pytest.raises(MappingError) as refused:
+        to_result(run, placement(kind, "foo.bar.net"))
+    assert str(refused.value) == MTU_REFUSAL
+
+
+def test_the_old_archiver_envelope_is_refused_saying_why() -> None:
+    """pScheduler's sample archiver input: no task or run to place it by, and a simplestream test."""
+    body = load("archive-old-envelope.json")
+    with pytest.raises(MappingError) as refused:
+        run_from_archive(body)
+    assert str(refused.value) == (
+        OLD_ENVELOPE_REFUSAL + ". Besides, pScheduler's simplestream test has no Fathom test kind;"
+        " it is one of pScheduler's self-tests, which measure no network path"
+    )
+    with pytest.raises(MappingError, match=r"^href: missing$"):
+        run_from_record(body)
+
+
+@pytest.mark.parametrize("test", [{"type": "rtt"}, {"type": 3}, {}, "rtt", None])
+def test_an_old_envelope_of_any_test_is_refused_for_its_envelope(test: Any) -> None:
+    body = load("archive-old-envelope.json")
+    body["result"]["test"] = test
+    with pytest.raises(MappingError) as refused:
+        run_from_archive(body)
+    assert str(refused.value) == OLD_ENVELOPE_REFUSAL
 
 
 def _paths(node: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:

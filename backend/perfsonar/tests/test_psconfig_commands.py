@@ -31,7 +31,7 @@ class CommandTests(FathomTestCase):
         assert "mesh example-group-mesh (mesh, from group example-group-mesh): create" in output
         assert "test example-task-throughput: throughput every 14400 s, slip 14400 s" in output
         assert "host host-a.perfsonar.net (host-a.perfsonar.net): register host-a.perfsonar.net" in output
-        assert "  tests.example-test-latencybg: Fathom has no one-way-latency test kind" in output
+        assert "  tests.example-test-latencybg: pScheduler's latencybg test has no Fathom test kind" in output
         assert not Mesh.objects.filter(name="example-group-mesh").exists()
 
     def test_json_output_is_the_api_report(self) -> None:

@@ -85,7 +85,7 @@ def test_simple_example_becomes_one_mesh_of_registered_nodes() -> None:
     )
     assert tests["example-task-trace"].interval_s == 600
     why = reasons(plan)
-    assert "one-way-latency" in why["tests.example-test-latencybg"]
+    assert "one-way latency needs OWAMP" in why["tests.example-test-latencybg"]
     assert "does not map" in why["tasks.example-task-latencybg"]
     assert "archive not used" in why["archives.example-archive-central"]
 
@@ -128,13 +128,13 @@ def test_colors_task_naming_a_missing_group_is_reported() -> None:
     plan = plan_import(load_file(FIXTURES / "psconfig-intro-colors.json"), [])
     why = reasons(plan)
     assert why["tasks.colors_task"] == "names group colors_group, which the template does not define"
-    assert "no 'colors' test kind" in why["tests.colors_test"]
+    assert "'colors' test has no Fathom test kind" in why["tests.colors_test"]
 
 
 def test_snmp_list_is_reported() -> None:
     plan = plan_import(load_file(FIXTURES / "psconfig-example-4-snmp.json"), [], register_unknown=True)
     why = reasons(plan)
-    assert "no 'snmpget' test kind" in why["tests.test-snmp"]
+    assert "'snmpget' test has no Fathom test kind" in why["tests.test-snmp"]
     assert "no task of this group maps" in why["groups.group-snmp"]
     assert "snmptrap archive not used" in why["archives.archive-snmp"]
 

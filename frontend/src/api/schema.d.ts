@@ -2138,6 +2138,8 @@ export interface components {
             /** Format: uuid */
             readonly id: string;
             readonly test_type: components["schemas"]["TestTypeEnum"];
+            readonly mesh: string | null;
+            readonly test: string | null;
             readonly source_name: string;
             readonly destination_name: string | null;
             readonly target: string;

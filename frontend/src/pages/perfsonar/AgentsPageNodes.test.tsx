@@ -40,6 +40,8 @@ const TASKS: PerfsonarTask[] = [
   {
     id: "t1",
     test_type: "throughput",
+    mesh: "default",
+    test: "throughput",
     source_name: "ps-ams",
     destination_name: "athens",
     target: "198.18.1.2",
@@ -54,6 +56,8 @@ const TASKS: PerfsonarTask[] = [
   {
     id: "t2",
     test_type: "ping",
+    mesh: null,
+    test: null,
     source_name: "ps-ams",
     destination_name: null,
     target: "example.org",

@@ -16,6 +16,7 @@ function TaskRow({ task }: { task: PerfsonarTask }) {
   return (
     <tr>
       <td>{testKind(task.test_type).label}</td>
+      <td>{task.mesh === null ? <span className="muted">–</span> : `${task.mesh}/${task.test ?? ""}`}</td>
       <td>{taskPath(task)}</td>
       <td>
         <span className="task-state" data-state={task.state}>
@@ -76,6 +77,7 @@ export function NodeTasks({ name }: { name: string }) {
           <thead>
             <tr>
               <th>Test</th>
+              <th>Mesh test</th>
               <th>Path</th>
               <th>State</th>
               <th>Reason</th>
