@@ -213,6 +213,14 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         "FATHOM_SLOT_PLANNING_LEAD_S": "25",
         "FATHOM_AGENT_OFFLINE_AFTER_S": "30",
         "FATHOM_PUBLIC_URL": url,
+        # perfSONAR nodes (the fake one in test_perfsonar_ui): tasks reconciled and missing runs
+        # polled every 3 s, a new task's first run 2 s out, slot tasks down to 5 s ahead (slots
+        # are planned 25 s ahead here), pushes to this plain-HTTP receiver.
+        "FATHOM_PERFSONAR_SYNC_EVERY_S": "3",
+        "FATHOM_PERFSONAR_POLL_AFTER_S": "5",
+        "FATHOM_PERFSONAR_FIRST_RUN_LEAD_S": "2",
+        "FATHOM_PERFSONAR_SLOT_TASK_MIN_LEAD_S": "5",
+        "FATHOM_PERFSONAR_ARCHIVE_VERIFY_TLS": "0",
     }
     password_file = tmp / "admin_password"
     stack = Stack(

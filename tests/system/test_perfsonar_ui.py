@@ -1,0 +1,108 @@
+"""A perfSONAR node joins a Fathom mesh (issue 14), on the real stack: an operator adds the
+fake pScheduler node (tests/fakes/pscheduler, real HTTPS, pinned certificate) on the Agents
+page; a mesh pairs it with the real agent sys-a; Fathom creates the node's tasks, whose runs
+come back by push; a throughput slot in each direction runs a real iperf3 between the node
+and the one-off server sys-a opens for it; a run the node could not start shows on the path
+page with pScheduler's reason; a pSConfig template's dry run shows what maps; deleting the
+mesh deletes the tasks from the node."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from fakes.pscheduler import FakePScheduler
+
+from .conftest import ARTIFACTS, ROOT, Stack, wait_for
+
+NODE = "ps-lisbon"
+NODE_ADDRESS = "127.0.0.9"
+MESH = "ps-mixed"
+REASON = "Run forbidden by limits"
+PSCONFIG = ROOT / "backend" / "perfsonar" / "tests" / "fixtures" / "psconfig" / "psconfig-example-1-simple.json"
+
+
+FAILED_WITH = "SELECT id FROM measurements_run WHERE error LIKE %s"
+PINGS_FROM = "SELECT id FROM measurements_run WHERE source_id = %s AND test_type = 'ping' AND status = 'ok'"
+THROUGHPUT_PAIRS = (
+    "SELECT DISTINCT source_id::text, destination_id::text FROM measurements_run"
+    " WHERE test_type = 'throughput' AND status = 'ok'"
+)
+
+
+@pytest.mark.browser
+@pytest.mark.skipif(shutil.which("iperf3") is None, reason="needs iperf3")
+def test_a_perfsonar_node_measures_with_an_agent_and_shows_in_the_ui(stack: Stack, tmp_path: Path) -> None:
+    a = stack.agents[0]
+    http = stack.session()
+    with FakePScheduler(speed=1, live_iperf3=True, first_run_delay_s=0.5, hostname="ps-lisbon.example.net",
+                        state_dir=tmp_path / "fake-ps") as node:  # fmt: skip
+        node.force_runs("nonstart", REASON, count=1)  # the node's first run cannot start
+        seen = stack.browser_check(
+            "perfsonar-node.mjs",
+            FATHOM_NODE_NAME=NODE,
+            FATHOM_NODE_URL=node.base_url,
+            FATHOM_NODE_ADDRESS=NODE_ADDRESS,
+            FATHOM_NODE_PIN=node.fingerprint_sha256,
+        )
+        assert NODE in seen["rowText"]
+        listed = http.get(f"{stack.url}/api/v1/perfsonar/nodes/{NODE}/", timeout=10).json()
+        assert listed["reachable"] is True and listed["api_level"] == 6 and listed["problems"] == []
+        node_id = next(row["id"] for row in http.get(f"{stack.url}/api/v1/agents/", timeout=10).json()
+                       if row["name"] == NODE)  # fmt: skip
+
+        mesh = {
+            "name": MESH,
+            "kind": "mesh",
+            "members": [{"agent": a.name}, {"agent": NODE}],
+            "tests": [
+                {"name": "rtt", "test_type": "ping", "interval_s": 10, "spec": {"count": 5, "interval_s": 0.2}},
+                {"name": "tput", "test_type": "throughput", "interval_s": 60, "slip_s": 10,
+                 "spec": {"duration_s": 3}},
+            ],
+        }  # fmt: skip
+        reply = http.post(f"{stack.url}/api/v1/meshes/", json=mesh, timeout=30)
+        assert reply.status_code == 201, reply.text
+
+        # The node's rtt task runs: the first run did not start (stored failed, with the
+        # reason), the next ones come back by push.
+        wait_for("the node's non-started run stored", lambda: stack.query(FAILED_WITH, f"%{REASON}%"), 60)
+        wait_for("the node's pushed RTT results", lambda: stack.query(PINGS_FROM, node_id), 60)
+
+        # A throughput slot each way, each a real iperf3 between the node and sys-a's window.
+        def both_directions() -> bool:
+            pairs = {(str(source), str(destination)) for source, destination in stack.query(THROUGHPUT_PAIRS)}
+            return {(node_id, a.agent_id), (a.agent_id, node_id)} <= pairs
+
+        if not a.agent_id:
+            a.agent_id = str(stack.query("SELECT id FROM inventory_agent WHERE name = %s", a.name)[0][0])
+        wait_for("throughput measured both ways between the node and sys-a", both_directions, 240, 2)
+        tasks = http.get(f"{stack.url}/api/v1/perfsonar/nodes/{NODE}/tasks/", timeout=10).json()
+        assert {task["test_type"] for task in tasks} >= {"ping", "throughput"}
+        assert all(task["url"].startswith(node.base_url) for task in tasks if task["state"] == "active")
+        assert node.archive_attempts(), "the node pushed nothing"
+
+        stack.browser_check(
+            "perfsonar-views.mjs",
+            FATHOM_NODE_NAME=NODE,
+            FATHOM_PATH_URL=f"/paths/{node_id}/{a.agent_id}",
+            FATHOM_PSCONFIG_FILE=str(PSCONFIG),
+            FATHOM_FAILED_REASON=REASON,
+        )
+
+        # The mesh goes: its tasks are deleted from the node (the default mesh's stay).
+        assert http.delete(f"{stack.url}/api/v1/meshes/{MESH}/", timeout=30).status_code == 204
+        mesh_tasks = {task["url"] for task in tasks if task["state"] == "active" and task["mesh"] == MESH}
+        assert mesh_tasks
+
+        def deleted_on_node() -> bool:
+            enabled = {task["url"]: task["enabled"] for task in node.tasks()}
+            return not any(enabled.get(url) for url in mesh_tasks)
+
+        wait_for("the mesh's tasks deleted from the node", deleted_on_node, 30)
+        # The node leaves: everything of it on the node is deleted, its results stay.
+        assert http.delete(f"{stack.url}/api/v1/perfsonar/nodes/{NODE}/", timeout=30).status_code == 204
+        assert not [task for task in node.tasks() if task["enabled"]]
+    for shot in ("agents-perfsonar-node.png", "path-perfsonar-node.png", "meshes-psconfig-dry-run.png"):
+        assert (ARTIFACTS / shot).exists()
