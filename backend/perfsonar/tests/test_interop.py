@@ -82,6 +82,7 @@ class InteropTests(LiveServerTestCase):
         self.settings_override = override_settings(PUBLIC_URL=self.live_server_url)
         self.settings_override.enable()
         self.addCleanup(self.settings_override.disable)
+        Mesh.objects.all().delete()  # the default mesh (every agent) would add its own tasks
         self.agent = Agent.objects.create(name="athens", address="198.18.1.1", credential_sha256="x" * 64)
         self.node = register_node(
             "ps-lisbon", self.fake.base_url, "198.18.9.1", TlsMode.PINNED, "", self.fake.fingerprint_sha256
@@ -173,6 +174,19 @@ class InteropTests(LiveServerTestCase):
         MeshMember.objects.filter(agent=self.node.agent).delete()
         assert not [task for task in self.fake.tasks() if task["enabled"]]
 
+    @override_settings(PERFSONAR_TASK_TTL_S=600)
+    def test_a_repeating_task_is_renewed_before_it_ends_and_retired_after(self) -> None:
+        self.add_test("rtt", "ping", {"count": 5, "interval_s": 1}, interval_s=60)
+        first = Task.objects.get(state=TaskState.ACTIVE)
+        assert (first.until - first.starts_at).total_seconds() == 600
+        assert reconcile(first.starts_at + timedelta(seconds=400)).renewed == 0  # a third left
+        report = reconcile(first.starts_at + timedelta(seconds=460))  # under a quarter left
+        assert report.renewed == 1, report
+        successor = Task.objects.exclude(pk=first.pk).get(state=TaskState.ACTIVE)
+        assert successor.starts_at == first.until and successor.key == first.key
+        on_node = {task["url"]: task for task in self.fake.tasks()}
+        assert on_node[successor.url]["json"]["schedule"]["start"] == first.until.isoformat()
+
     def test_behind_a_firewall_runs_are_polled_and_failed_runs_keep_their_reason(self) -> None:
         self.fake.block_archiving()
         self.fake.force_runs("nonstart", "Run forbidden by limits", count=1)
@@ -248,6 +262,11 @@ class InteropTests(LiveServerTestCase):
                 spec = task.body["test"]["spec"]
                 assert spec["single-ended"] is True and spec["reverse"] is True and spec["dest"] == "127.0.0.1"
                 run = wait_until("the throughput run stored", lambda: Run.objects.filter(slot_id=slot.pk).first(), 40)
+            # Its one run over and taken in, the task is deleted from the node as well.
+            poll(slot.end_at + timedelta(minutes=1))
+            task.refresh_from_db()
+            assert task.state == TaskState.DELETED and task.reason == "ran its course"
+            assert {row["url"]: row["enabled"] for row in live.tasks()}[task.url] is False
         assert run.status == "ok", run.error
         assert run.source_id == self.agent.pk and run.destination_id == node.pk
         assert run.summary["sender_bits_per_s"] > 0
