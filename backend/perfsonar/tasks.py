@@ -8,9 +8,10 @@ from typing import Any
 from celery import shared_task
 from django.core.cache import cache
 
+from perfsonar.intake import poll
 from perfsonar.models import Node
 from perfsonar.nodes import check_node
-from perfsonar.sync import poll, reconcile
+from perfsonar.reconcile import reconcile
 
 log = logging.getLogger(__name__)
 SYNC_LOCK = "perfsonar-sync-lock"

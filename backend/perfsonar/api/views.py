@@ -26,17 +26,11 @@ from perfsonar.api.serializers import (
     NodeTaskSerializer,
     NodeUpdateSerializer,
 )
+from perfsonar.intake import RunRefused, store_placed_run, store_run, subscribed_placement, task_of_run
 from perfsonar.mapping import MappingError, result_id, run_from_archive
 from perfsonar.models import Node, Task
 from perfsonar.nodes import NodeError, check_node, node_snapshot, note_error, register_node, remove_node, update_node
-from perfsonar.sync import (
-    ARCHIVE_PATH,
-    RunRefused,
-    store_placed_run,
-    store_run,
-    subscribed_placement,
-    task_of_run,
-)
+from perfsonar.reconcile import ARCHIVE_PATH
 from perfsonar.tokens import archive_token, authorization_header, node_of_token
 
 

@@ -26,7 +26,7 @@ from perfsonar.mapping import kinds
 from perfsonar.models import Node
 from perfsonar.psconfig import spec_map
 from perfsonar.psconfig.importer import FATHOM_TOOL
-from perfsonar.sync import ARCHIVE_PATH
+from perfsonar.reconcile import ARCHIVE_PATH
 
 ARCHIVE_NAME = "fathom"
 PAIR = {"source": "{% address[0] %}", "dest": "{% address[1] %}"}

@@ -38,7 +38,7 @@ from perfsonar.psconfig.template import (
     unknown_variables,
     variables_in,
 )
-from perfsonar.sync import ARCHIVE_PATH
+from perfsonar.reconcile import ARCHIVE_PATH
 
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9:._\-]+$")  # pSConfig's NameType
 SLUG_MAX = 63

@@ -35,10 +35,11 @@ from meshes.choices import MemberSide, MeshKind, SlotState
 from meshes.models import Mesh, MeshMember, MeshTest, Slot
 from perfsonar.choices import TaskState, TlsMode
 from perfsonar.client import PSchedulerClient, Trust
+from perfsonar.intake import poll
 from perfsonar.models import Node, Task
 from perfsonar.nodes import check_node, delete_all_tasks, node_problems, register_node
 from perfsonar.psconfig.exporter import export_mesh
-from perfsonar.sync import poll, reconcile
+from perfsonar.reconcile import reconcile
 from perfsonar.tokens import authorization_header
 
 TESTS_DIR = Path(__file__).resolve().parents[3] / "tests"

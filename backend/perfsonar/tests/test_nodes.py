@@ -20,8 +20,8 @@ from meshes.models import Slot
 from meshes.services import build_plan, plan_exclusive_slots
 from perfsonar.models import Node
 from perfsonar.nodes import NodeError, node_problems, normalize_fingerprint, register_node
-from perfsonar.sync import desired_background, slots_for_nodes, throughput_test
 from perfsonar.tokens import archive_token, node_of_token
+from perfsonar.wanted import desired_background, slots_for_nodes, throughput_test
 
 PIN = "AB:" * 31 + "CD"
 

@@ -11,11 +11,11 @@ from analysis.models import RunAnalysis
 from analysis.services.runs import analyze_throughput_run
 from fathom.testing import FathomTestCase
 from measurements.models import Run
+from perfsonar.intake import store_placed_run
 from perfsonar.mapping import Placement, run_from_archive
 from perfsonar.nodes import register_node
-from perfsonar.sync import store_placed_run
 
-FIXTURES = Path(__file__).parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[2] / "perfsonar" / "tests" / "fixtures"
 
 
 def load(name: str) -> Any:

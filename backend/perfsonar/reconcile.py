@@ -1,0 +1,202 @@
+"""Keeping perfSONAR nodes' pScheduler tasks in step with what the meshes want
+(perfsonar/wanted.py): missing tasks created, repeating ones renewed (a successor starting
+where the old one ends) when a quarter of PERFSONAR_TASK_TTL_S is left, as pSConfig's agent
+does, and tasks no longer wanted deleted from their node. Every task's URL is recorded, so
+none is left orphaned (docs/perfsonar.md)."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.utils import timezone
+
+from meshes.choices import SlotState
+from meshes.models import Slot
+from perfsonar.choices import TaskState
+from perfsonar.client import PSchedulerClient, PSchedulerError
+from perfsonar.durations import format_duration
+from perfsonar.models import Node, Task
+from perfsonar.nodes import client_for, delete_task, note_error
+from perfsonar.tokens import authorization_header
+from perfsonar.wanted import DesiredTask, desired_background, slot_task, slots_for_nodes
+
+ARCHIVE_PATH = "/api/v1/perfsonar/archive/"
+# A task the node refused is tried again after this long (limits may be raised meanwhile).
+REFUSED_RETRY = timedelta(minutes=15)
+
+
+@dataclass
+class SyncReport:
+    created: int = 0
+    renewed: int = 0
+    deleted: int = 0
+    refused: int = 0
+    expired: int = 0
+    polled_runs: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+# --- making tasks ------------------------------------------------------------------------
+
+
+def archive_spec(node: Node, with_secret: bool) -> dict[str, Any]:
+    headers = {
+        "Authorization": authorization_header(node) if with_secret else "Bearer (the node's archive token)",
+        "x-ps-observer": node.agent.address,
+    }
+    return {
+        "schema": 2,
+        "archiver": "http",
+        "runs": "all",
+        "ttl": "PT6H",
+        "data": {
+            "schema": 3,
+            "_url": settings.PUBLIC_URL + ARCHIVE_PATH,
+            "op": "put",
+            "_headers": headers,
+            "verify-ssl": bool(settings.PERFSONAR_ARCHIVE_VERIFY_TLS),
+            "retry-policy": [{"attempts": 5, "wait": "PT1M"}, {"attempts": 5, "wait": "PT10M"}],
+        },
+    }
+
+
+def task_json(
+    desired: DesiredTask, task_id: uuid.UUID, start: datetime, until: datetime, secret: bool
+) -> dict[str, Any]:
+    far_end = desired.destination.name if desired.destination else desired.target
+    schedule: dict[str, Any] = {"start": start.isoformat()}
+    if desired.repeat_s:
+        schedule.update({"repeat": format_duration(desired.repeat_s), "until": until.isoformat()})
+        if desired.slip_s:
+            schedule.update({"slip": format_duration(desired.slip_s), "sliprand": True})
+    body: dict[str, Any] = {
+        "schema": 1,
+        "test": desired.test,
+        "schedule": schedule,
+        "archives": [archive_spec(desired.node, secret)],
+        "reference": {
+            "fathom": {
+                "task": str(task_id),
+                "mesh": desired.mesh_test.mesh.name,
+                "test": desired.mesh_test.name,
+                "path": f"{desired.source.name} -> {far_end}",
+            }
+        },
+    }
+    if desired.tools:
+        body["tools"] = desired.tools
+    return body
+
+
+def create_task(client: PSchedulerClient, desired: DesiredTask, start: datetime, until: datetime) -> Task:
+    task_id = uuid.uuid4()
+    task = Task(
+        id=task_id,
+        node=desired.node,
+        key=desired.key,
+        mesh_test=desired.mesh_test,
+        slot=desired.slot,
+        test_type=desired.test_type,
+        source=desired.source,
+        destination=desired.destination,
+        target=desired.target,
+        test_id=desired.test_id,
+        body=task_json(desired, task_id, start, until, secret=False),
+        starts_at=start,
+        until=until,
+    )
+    try:
+        task.url = client.create_task(task_json(desired, task_id, start, until, secret=True))
+    except PSchedulerError as error:
+        task.state = TaskState.REFUSED
+        task.reason = str(error)[:2000]
+    task.save()
+    return task
+
+
+# --- reconciling -----------------------------------------------------------------------
+
+
+def node_clients() -> dict[Any, PSchedulerClient | PSchedulerError]:
+    found: dict[Any, PSchedulerClient | PSchedulerError] = {}
+    for node in Node.objects.select_related("agent"):
+        try:
+            found[node.pk] = client_for(node)
+        except PSchedulerError as error:
+            found[node.pk] = error
+    return found
+
+
+def reconcile(now: datetime | None = None) -> SyncReport:
+    """Creates, renews and deletes tasks on nodes until they match what the meshes want."""
+    now = now or timezone.now()
+    report = SyncReport()
+    ttl = timedelta(seconds=settings.PERFSONAR_TASK_TTL_S)
+    wanted = {task.key: task for task in desired_background()}
+    wanted.update((task.key, task) for task in map(slot_task, slots_for_nodes(now)))
+    active = list(Task.objects.filter(state=TaskState.ACTIVE).select_related("node__agent", "slot"))
+    clients = node_clients()
+
+    by_key: dict[str, list[Task]] = {}
+    for task in active:
+        client = clients.get(task.node_id)
+        gone = task.node.agent.revoked_at is not None
+        if task.slot_id is not None or task.key.startswith("slot:"):
+            keep = task.slot_id is not None and not gone
+        else:
+            keep = task.key in wanted and not gone
+        if task.until <= now and keep:
+            by_key.setdefault(task.key, []).append(task)
+            continue  # ran its course: kept until its runs are polled (poll() retires it)
+        if keep:
+            by_key.setdefault(task.key, []).append(task)
+            continue
+        if isinstance(client, PSchedulerClient):
+            failures = delete_task(client, task, reason="no longer in a mesh")
+            if failures:
+                report.errors.extend(failures)
+                note_error(task.node, failures[0], now)
+            else:
+                report.deleted += 1
+
+    recently_refused = set(
+        Task.objects.filter(state=TaskState.REFUSED, created_at__gt=now - REFUSED_RETRY).values_list("key", flat=True)
+    )
+    for key, desired in wanted.items():
+        current = by_key.get(key, [])
+        if key in recently_refused:
+            continue
+        if desired.slot is not None:
+            if current:
+                continue
+            start, until = desired.starts_at, desired.ends_at
+            assert start is not None and until is not None
+        else:
+            last_until = max((task.until for task in current), default=None)
+            if last_until is not None and last_until - now > ttl / 4:
+                continue
+            lead = now + timedelta(seconds=settings.PERFSONAR_FIRST_RUN_LEAD_S)
+            start = last_until if last_until is not None and last_until > lead else lead
+            until = start + ttl
+        client = clients.get(desired.node.pk)
+        if not isinstance(client, PSchedulerClient):
+            report.errors.append(str(client))
+            continue
+        task = create_task(client, desired, start, until)
+        if task.state == TaskState.REFUSED:
+            report.refused += 1
+            report.errors.append(task.reason)
+            note_error(desired.node, f"task refused: {task.reason}", now)
+            if desired.slot is not None:
+                Slot.objects.filter(pk=desired.slot.pk, state=SlotState.PLANNED).update(
+                    state=SlotState.MISSED, reason=f"the perfSONAR node refused the task: {task.reason}"[:500]
+                )
+        elif current:
+            report.renewed += 1
+        else:
+            report.created += 1
+    return report
