@@ -8,8 +8,9 @@ from typing import Any
 from celery import shared_task
 from django.core.cache import cache
 
+from perfsonar.choices import TaskState
 from perfsonar.intake import poll
-from perfsonar.models import Node
+from perfsonar.models import Node, Task
 from perfsonar.nodes import check_node
 from perfsonar.reconcile import reconcile
 
@@ -19,7 +20,13 @@ SYNC_LOCK = "perfsonar-sync-lock"
 
 @shared_task(ignore_result=True)
 def sync_perfsonar() -> dict[str, Any]:
-    """Reconcile then poll; one at a time (a mesh edit and the beat may ask together)."""
+    """Reconcile then poll; one at a time (a mesh edit and the beat may ask together).
+    Without a node and a task left to retire it costs two queries, not a walk of the meshes."""
+    if (
+        not Node.objects.filter(agent__revoked_at__isnull=True).exists()
+        and not Task.objects.filter(state=TaskState.ACTIVE).exists()
+    ):
+        return {"skipped": "no perfSONAR node"}
     if not cache.add(SYNC_LOCK, "1", timeout=300):
         return {"skipped": "another sync is running"}
     try:
