@@ -3,7 +3,7 @@
 // a pSConfig template's dry-run report on the Meshes page.
 //
 // Env: FATHOM_URL, FATHOM_USER, FATHOM_PASSWORD, FATHOM_ARTIFACTS, FATHOM_NODE_NAME,
-//      FATHOM_PATH_URL (the node -> agent path page), FATHOM_PSCONFIG_FILE, FATHOM_FAILED_REASON
+//      FATHOM_PATH_URL (the path page of the node's failed run), FATHOM_PSCONFIG_FILE, FATHOM_FAILED_REASON
 import { join } from 'node:path';
 
 import { env, runCheck, signIn } from './browser.mjs';

@@ -16,6 +16,7 @@ import itertools
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -105,9 +106,10 @@ def spool_on_a_tiny_disk(stack: Stack, agent: Agent, size: str) -> Iterator[Path
         process.terminate()
         process.wait(timeout=15)
         # Whatever is still pending goes back with the rest, to be uploaded as usual.
+        # (Moved, not renamed: the tmpfs is another file system.)
         for left in (spool / "pending").glob("*.json"):
             (aside / "pending").mkdir(parents=True, exist_ok=True)
-            left.rename(aside / "pending" / left.name)
+            shutil.move(left, aside / "pending" / left.name)
         subprocess.run(["umount", str(spool)], check=True)
         spool.rmdir()
         aside.rename(spool)

@@ -23,7 +23,7 @@ REASON = "Run forbidden by limits"
 PSCONFIG = ROOT / "backend" / "perfsonar" / "tests" / "fixtures" / "psconfig" / "psconfig-example-1-simple.json"
 
 
-FAILED_WITH = "SELECT id FROM measurements_run WHERE error LIKE %s"
+FAILED_WITH = "SELECT source_id::text, destination_id::text FROM measurements_run WHERE error LIKE %s"
 PINGS_FROM = "SELECT id FROM measurements_run WHERE source_id = %s AND test_type = 'ping' AND status = 'ok'"
 THROUGHPUT_PAIRS = (
     "SELECT DISTINCT source_id::text, destination_id::text FROM measurements_run"
@@ -67,7 +67,9 @@ def test_a_perfsonar_node_measures_with_an_agent_and_shows_in_the_ui(stack: Stac
 
         # The node's rtt task runs: the first run did not start (stored failed, with the
         # reason), the next ones come back by push.
-        wait_for("the node's non-started run stored", lambda: stack.query(FAILED_WITH, f"%{REASON}%"), 60)
+        # (The node's first run of any task: towards sys-a or, in the default mesh, sys-b.)
+        failed = wait_for("the node's non-started run stored", lambda: stack.query(FAILED_WITH, f"%{REASON}%"), 60)
+        failed_path = f"/paths/{failed[0][0]}/{failed[0][1]}"
         wait_for("the node's pushed RTT results", lambda: stack.query(PINGS_FROM, node_id), 60)
 
         # A throughput slot each way, each a real iperf3 between the node and sys-a's window.
@@ -86,7 +88,7 @@ def test_a_perfsonar_node_measures_with_an_agent_and_shows_in_the_ui(stack: Stac
         stack.browser_check(
             "perfsonar-views.mjs",
             FATHOM_NODE_NAME=NODE,
-            FATHOM_PATH_URL=f"/paths/{node_id}/{a.agent_id}",
+            FATHOM_PATH_URL=failed_path,
             FATHOM_PSCONFIG_FILE=str(PSCONFIG),
             FATHOM_FAILED_REASON=REASON,
         )
