@@ -1,9 +1,19 @@
 #!/usr/bin/env bash
 # Runs every Fathom test suite, even after one fails, and ends with one line per suite and a
 # closing "N passed, N failed" count. Called by `make test` after install and services-start.
-# Each suite's full output goes to var/test-logs/<suite>.log and is echoed as it runs.
+# Each suite's full output goes to var/test-logs/<suite>.log and is printed when it ends.
 #
-# FATHOM_SUITES="ruff mypy ..." runs a subset.
+# Most of the system tests' time is waiting on real schedules, not CPU, so two lanes run side
+# by side after `build`:
+#   quick lane (niced, so the lab's user-space emulator keeps its CPU): the checks, pytest,
+#     interop, go, frontend, compose and system-loopback (its own stack, database, Redis
+#     database and loopback addresses: tests/system/conftest.py);
+#   lab lane: system-lab (the tests whose agents run in lab namespaces).
+# Then, alone: system-faults (it restarts the shared PostgreSQL and Redis) and lab (the
+# emulator's accuracy checks, which want a quiet machine).
+#
+# FATHOM_SUITES="ruff mypy ..." runs a subset, one after the other ("system" is the three
+# system suites).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,11 +26,14 @@ eval "$(bash deploy/services.sh env)"
 FATHOM_DEBUG=1
 set +a
 
-ALL_SUITES="ruff mypy migrations openapi contract pytest interop go frontend compose system lab"
+QUICK_LANE="ruff mypy migrations openapi contract pytest interop go frontend compose system-loopback"
+LAB_LANE="system-lab"
+ALONE="system-faults lab"
+ALL_SUITES="build $QUICK_LANE $LAB_LANE $ALONE"
 SUITES=${FATHOM_SUITES:-$ALL_SUITES}
-declare -a SUMMARY=()
-passed=0
-failed=0
+SUITES=${SUITES//system-/SYSTEM-}
+SUITES=${SUITES//system/system-loopback system-lab system-faults}
+SUITES=${SUITES//SYSTEM-/system-}
 
 suite_ruff() {
   cd backend && "$VENV/bin/ruff" check . ../tests ../contract && "$VENV/bin/ruff" format --check . ../tests ../contract
@@ -50,19 +63,56 @@ suite_go() {
   return $rc
 }
 suite_frontend() {
-  # check:api fails when src/api/schema.d.ts no longer matches backend/openapi.yaml.
+  # check:api fails when src/api/schema.d.ts no longer matches backend/openapi.yaml. The build
+  # suite has built the bundle.
   export NO_COLOR=1
-  cd frontend && npm run -s check:api && npm run -s typecheck && npm run -s lint && npm test --silent &&
-    npm run -s build
+  cd frontend && npm run -s check:api && npm run -s typecheck && npm run -s lint && npm test --silent
 }
-# The frontend suite has just built the UI; build it again only when its sources are newer.
+# The agent, the lab tool and the UI bundle, built once before anything runs them (a rebuild
+# while a lane runs them would swap files under running tests).
+suite_build() { make -s agents && make -s frontend; }
+# The UI bundle when it is missing or older than its sources (a subset run without `build`).
 frontend_is_built() {
   [ -f frontend/dist/index.html ] &&
     [ -z "$(find frontend/src frontend/index.html frontend/package.json -newer frontend/dist/index.html | head -1)" ]
 }
-suite_system() {
-  make -s agents && { frontend_is_built || make -s frontend; } &&
-    FATHOM_ARTIFACTS=$ROOT/tests/artifacts "$VENV/bin/pytest" -q -p no:cacheprovider --durations=12 -c tests/pytest.ini tests/system
+ensure_built() {
+  [ -x agents/bin/fathom-agent ] && [ -x agents/bin/fathom-lab ] || make -s agents || return 1
+  frontend_is_built || make -s frontend
+}
+system_pytest() {
+  ensure_built &&
+    FATHOM_ARTIFACTS=$ROOT/tests/artifacts "$VENV/bin/pytest" -q -p no:cacheprovider --durations=8 -c tests/pytest.ini \
+      "$@" || return $?
+}
+LAB_TESTS="tests/system/test_alert_drill.py tests/system/test_findings_lab.py tests/system/test_mesh_lab.py
+  tests/system/test_analysis_lab.py"
+# Agents on loopback, browser tests: a stack of its own, so it runs beside system-lab.
+suite_system-loopback() {
+  local ignore=() test
+  for test in $LAB_TESTS tests/system/test_faults.py; do ignore+=(--ignore="$test"); done
+  FATHOM_SYSTEST_DB=fathom_systest_loopback FATHOM_SYSTEST_REDIS_DB=3 FATHOM_SYSTEST_NET=127.0.1 \
+    FATHOM_SYSTEST_LOG_PREFIX=loopback- system_pytest --basetemp=/tmp/fathom-systest-loopback "${ignore[@]}" tests/system
+  local rc=$?
+  waits_summary loopback-
+  return $rc
+}
+suite_system-lab() {
+  # shellcheck disable=SC2086 # a list of paths
+  system_pytest --basetemp=/tmp/fathom-systest-lab $LAB_TESTS
+  local rc=$?
+  waits_summary ""
+  return $rc
+}
+suite_system-faults() {
+  system_pytest --basetemp=/tmp/fathom-systest-faults tests/system/test_faults.py
+}
+# The longest waits of a stack's tests (tests/system/conftest.py logs every wait_for).
+waits_summary() {
+  local waits=$ROOT/tests/artifacts/${1}waits.log
+  [ -f "$waits" ] || return 0
+  echo "longest waits (of $(wc -l <"$waits"), $waits):"
+  sort -rn "$waits" | head -8
 }
 # The compose deployment built and run for real (tests/compose): its images were being
 # built in the background since the start (compose_prepare below).
@@ -76,7 +126,7 @@ suite_compose() {
     [ "$(cat "$LOGS/compose-prepare.rc" 2>/dev/null)" = 0 ] || { tail -40 "$LOGS/compose-prepare.log"; rc=1; }
     tail -1 "$LOGS/compose-prepare.log"
   fi
-  [ "$rc" -eq 0 ] && { make -s agents && FATHOM_ARTIFACTS=$ROOT/tests/artifacts "$VENV/bin/pytest" -q -s \
+  [ "$rc" -eq 0 ] && { ensure_built && FATHOM_ARTIFACTS=$ROOT/tests/artifacts "$VENV/bin/pytest" -q -s \
     -p no:cacheprovider -c tests/pytest.ini tests/compose || rc=$?; }
   bash tests/compose/dockerd.sh stop
   return "$rc"
@@ -84,7 +134,7 @@ suite_compose() {
 suite_lab() {
   # The lab needs network namespaces and TUN devices: root. CI runs as root.
   if [ "$(id -u)" -ne 0 ]; then echo "lab: skipped, needs root"; return 0; fi
-  make -s agents && "$VENV/bin/python" -m tests.lab.lab_check
+  ensure_built && "$VENV/bin/python" -m tests.lab.lab_check
 }
 
 # The count a suite's runner printed, for the summary line.
@@ -98,27 +148,51 @@ suite_count() {
 # quick suites, niced (tests/compose/dockerd.sh).
 if [[ " $SUITES " == *" compose "* ]] && [ "$(id -u)" -eq 0 ]; then
   rm -f "$LOGS/compose-prepare.rc"
-  { bash tests/compose/prepare.sh >"$LOGS/compose-prepare.log" 2>&1; echo $? >"$LOGS/compose-prepare.rc"; } &
+  { nice -n 10 bash tests/compose/prepare.sh >"$LOGS/compose-prepare.log" 2>&1; echo $? >"$LOGS/compose-prepare.rc"; } &
   COMPOSE_PREPARE_PID=$!
 fi
 
-for suite in $SUITES; do
-  log=$LOGS/$suite.log
-  echo "=== suite $suite ==="
+# Runs one suite into its log, prints the log whole when it ends (lanes never interleave),
+# and leaves "rc seconds count" in <suite>.result for the summary.
+run_suite() {
+  local suite=$1 log=$LOGS/$1.log start rc took
   start=$(date +%s)
-  ( "suite_$suite" ) 2>&1 | tee "$log"
-  rc=${PIPESTATUS[0]}
+  ( "suite_$suite" ) >"$log" 2>&1
+  rc=$?
   took=$(( $(date +%s) - start ))
-  count=$(suite_count "$log")
-  if [ "$rc" -eq 0 ]; then
-    passed=$((passed + 1)); SUMMARY+=("$(printf 'PASS  %-11s %4ss  %s' "$suite" "$took" "$count")")
-  else
-    failed=$((failed + 1)); SUMMARY+=("$(printf 'FAIL  %-11s %4ss  %s (log: var/test-logs/%s.log)' "$suite" "$took" "$count" "$suite")")
-  fi
-done
+  echo "$rc $took $(suite_count "$log")" >"$LOGS/$suite.result"
+  flock "$LOGS/.print.lock" bash -c 'echo "=== suite $1 (exit $2, $3 s) ==="; cat "$4"' _ "$suite" "$rc" "$took" "$log"
+}
+in_list() { [[ " $2 " == *" $1 "* ]]; }
+
+rm -f "$LOGS"/*.result "$ROOT"/tests/artifacts/*waits.log
+if [ -z "${FATHOM_SUITES:-}" ]; then
+  run_suite build
+  # The quick lane yields the CPU to the lab lane: its suites only wait longer.
+  (
+    renice -n 10 -p "$BASHPID" >/dev/null
+    for suite in $QUICK_LANE; do run_suite "$suite"; done
+  ) &
+  quick_lane=$!
+  for suite in $LAB_LANE; do run_suite "$suite"; done
+  echo "(waiting for the quick lane)"
+  wait "$quick_lane"
+  for suite in $ALONE; do run_suite "$suite"; done
+else
+  for suite in $SUITES; do run_suite "$suite"; done
+fi
 
 echo
 echo "=== summary ==="
-printf '%s\n' "${SUMMARY[@]}"
+passed=0
+failed=0
+for suite in $SUITES; do
+  read -r rc took count <"$LOGS/$suite.result" || { rc=1 took=0 count="did not run"; }
+  if [ "$rc" -eq 0 ]; then
+    passed=$((passed + 1)); printf 'PASS  %-15s %4ss  %s\n' "$suite" "$took" "$count"
+  else
+    failed=$((failed + 1)); printf 'FAIL  %-15s %4ss  %s (log: var/test-logs/%s.log)\n' "$suite" "$took" "$count" "$suite"
+  fi
+done
 echo "suites: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -2,9 +2,12 @@
 beat, and two real fathom-agent processes on loopback (127.0.0.2 and 127.0.0.3).
 
 The stack uses its own database (fathom_systest), recreated per session, so tests never
-touch the demo's data; a bench running beside the suite names another database and Redis
-database (FATHOM_SYSTEST_DB, FATHOM_SYSTEST_REDIS_DB) so the two stacks share nothing.
-Process logs are kept under tests/artifacts/ for post-mortems.
+touch the demo's data. A second stack running beside it (tests/run-suites.sh runs the browser
+tests beside the lab tests; a bench may too) names another database, Redis database, loopback
+/24 for its agents and log prefix (FATHOM_SYSTEST_DB, FATHOM_SYSTEST_REDIS_DB,
+FATHOM_SYSTEST_NET, FATHOM_SYSTEST_LOG_PREFIX), so the two stacks share nothing.
+Process logs are kept under tests/artifacts/ for post-mortems, and every wait_for's duration
+in tests/artifacts/<prefix>waits.log, so a slow suite shows what it waited for.
 """
 
 from __future__ import annotations
@@ -30,6 +33,10 @@ VENV_BIN = ROOT / "var" / "venv" / "bin"
 AGENT_BIN = ROOT / "agents" / "bin" / "fathom-agent"
 ARTIFACTS = Path(os.environ.get("FATHOM_ARTIFACTS", ROOT / "tests" / "artifacts"))
 SYSTEST_DB = os.environ.get("FATHOM_SYSTEST_DB", "fathom_systest")
+# The stack's agents are NET.2 and NET.3 (their iperf3 and echo ports cannot clash with
+# another stack's on other addresses).
+SYSTEST_NET = os.environ.get("FATHOM_SYSTEST_NET", "127.0.0")
+LOG_PREFIX = os.environ.get("FATHOM_SYSTEST_LOG_PREFIX", "")
 SPINE_PING = {"name": "ping", "test_type": "ping", "interval_s": 10, "spec": {"count": 10, "interval_s": 0.2}}
 
 
@@ -39,18 +46,32 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
+def log_path(name: str) -> Path:
+    """Where this stack's process `name` logs."""
+    return ARTIFACTS / f"{LOG_PREFIX}{name}.log"
+
+
+def note_wait(what: str, started: float, outcome: str) -> None:
+    test = os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0]
+    with open(log_path("waits"), "a") as log:
+        log.write(f"{time.monotonic() - started:7.1f} s  {outcome:<9} {test}  {what}\n")
+
+
 def wait_for(what: str, check: Callable[[], Any], timeout_s: float, interval_s: float = 1.0) -> Any:
     """Polls check() until it returns something truthy; fails naming what never happened."""
-    deadline = time.monotonic() + timeout_s
+    started = time.monotonic()
+    deadline = started + timeout_s
     last_error: Exception | None = None
     while time.monotonic() < deadline:
         try:
             value = check()
             if value:
+                note_wait(what, started, "done")
                 return value
         except Exception as exc:  # noqa: BLE001 - reported if the wait times out
             last_error = exc
         time.sleep(interval_s)
+    note_wait(what, started, "TIMED OUT")
     raise AssertionError(f"timed out after {timeout_s:.0f} s waiting for {what} (last error: {last_error})")
 
 
@@ -100,7 +121,7 @@ class Stack:
         return run.stdout
 
     def start(self, name: str, argv: list[str]) -> None:
-        log = open(ARTIFACTS / f"{name}.log", "ab")  # noqa: SIM115 - closed with the process
+        log = open(log_path(name), "ab")  # noqa: SIM115 - closed with the process
         self.processes[name] = subprocess.Popen(argv, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
 
     def start_agent(self, agent: Agent) -> None:
@@ -230,8 +251,8 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         admin_user="admin",
         admin_password="",
         agents=[
-            Agent("sys-a", "127.0.0.2", free_port(), tmp / "agent-a"),
-            Agent("sys-b", "127.0.0.3", free_port(), tmp / "agent-b"),
+            Agent("sys-a", f"{SYSTEST_NET}.2", free_port(), tmp / "agent-a"),
+            Agent("sys-b", f"{SYSTEST_NET}.3", free_port(), tmp / "agent-b"),
         ],
     )
     try:

@@ -31,7 +31,7 @@ from typing import cast
 import pytest
 import requests
 
-from .conftest import AGENT_BIN, ARTIFACTS, ROOT, VENV_BIN, Agent, Stack, free_port, wait_for
+from .conftest import AGENT_BIN, ARTIFACTS, ROOT, SYSTEST_NET, VENV_BIN, Agent, Stack, free_port, log_path, wait_for
 from .lab_agents import apply_meshes
 
 RECOVERY_TIMEOUT_S = 180
@@ -199,7 +199,7 @@ def test_a_database_restart_while_agents_upload_loses_nothing(uploading: Stack) 
 
 def analyses_done() -> int:
     """analyze_recent runs the worker logged as succeeded (the log is appended across restarts)."""
-    log = ARTIFACTS / "worker.log"
+    log = log_path("worker")
     text = log.read_text(errors="replace") if log.exists() else ""
     return sum("analysis.tasks.analyze_recent" in line and "succeeded" in line for line in text.splitlines())
 
@@ -232,7 +232,7 @@ def test_a_full_spool_disk_drops_only_what_did_not_fit_and_recovers(uploading: S
     that was spooled is stored once, and results flow again."""
     stack = uploading
     agent = stack.agents[1]
-    log = ARTIFACTS / f"agent-{agent.name}.log"
+    log = log_path(f"agent-{agent.name}")
     moved_at = datetime.now(UTC)
     with spool_on_a_tiny_disk(stack, agent, "24k") as spool:
         wait_for(f"{agent.name} uploading from its tiny spool", lambda: new_results_after(stack, agent, moved_at), 120)
@@ -299,7 +299,7 @@ def serving(stack: Stack, port: int) -> bool:
 
 @pytest.fixture
 def clocked_agent(stack: Stack, tmp_path: Path) -> Iterator[ClockedAgent]:
-    """sys-clocked on 127.0.0.4, a test build at CLOCK_RATE talking to a web process of its
+    """sys-clocked on NET.4, a test build at CLOCK_RATE talking to a web process of its
     own, in a ping-only mesh with sys-a (the default mesh paused): a ping every 60 s of its
     time, one a second. Revoked afterwards, so no later test meets it."""
     subprocess.run(["make", "-s", "agents-testclock"], cwd=ROOT, check=True, timeout=600)
@@ -307,8 +307,8 @@ def clocked_agent(stack: Stack, tmp_path: Path) -> Iterator[ClockedAgent]:
     web_argv = [str(VENV_BIN / "gunicorn"), "--chdir", "backend", "--bind", f"127.0.0.1:{port}", "--workers", "2",
                 "fathom.wsgi"]  # fmt: skip
     stack.start("web-clocked", web_argv)
-    agent = Agent("sys-clocked", "127.0.0.4", 0, tmp_path / "agent-clocked")
-    log = ARTIFACTS / f"agent-{agent.name}.log"
+    agent = Agent("sys-clocked", f"{SYSTEST_NET}.4", 0, tmp_path / "agent-clocked")
+    log = log_path(f"agent-{agent.name}")
     try:
         wait_for("the clocked agent's web server", lambda: serving(stack, port), 30, 0.3)
         token = stack.manage("create_enrollment_token", "--note", f"system test {agent.name}").strip()

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import requests
 
-from .conftest import AGENT_BIN, ARTIFACTS, Agent, Stack, free_port, wait_for
+from .conftest import AGENT_BIN, SYSTEST_NET, Agent, Stack, free_port, log_path, wait_for
 
 MESH = "ops-edge"
 OPERATOR = {"username": "olga", "password": "olga-long-pass-42", "role": "operator"}
@@ -40,7 +40,7 @@ def test_people_of_each_role_operate_fathom_in_the_browser(stack: Stack, tmp_pat
     seen = stack.browser_check("operate-people.mjs", FATHOM_PEOPLE=json.dumps([OPERATOR, VIEWER]))
     assert seen["roles"] == {"olga": "operator", "victor": "viewer"}
 
-    newcomer = Agent("sys-c", "127.0.0.4", free_port(), tmp_path / "agent-c")
+    newcomer = Agent("sys-c", f"{SYSTEST_NET}.4", free_port(), tmp_path / "agent-c")
     http = stack.session()
     try:
         seen = stack.browser_check(
@@ -96,7 +96,7 @@ def test_people_of_each_role_operate_fathom_in_the_browser(stack: Stack, tmp_pat
         assert requests.get(f"{stack.url}/api/v1/paths/", headers=script, timeout=10).status_code == 200
         assert requests.delete(f"{stack.url}/api/v1/meshes/{MESH}/", headers=script, timeout=10).status_code == 403
         # Refused at its next contact: the agent says so, and its credential gets 401.
-        log = ARTIFACTS / f"agent-{newcomer.name}.log"
+        log = log_path(f"agent-{newcomer.name}")
         wait_for("the revoked agent to be refused", lambda: "credential rejected" in log.read_text(), 60)
         reply = requests.get(
             f"{stack.url}/api/v1/agent/plan/",

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 from fakes.pscheduler import FakePScheduler
 
-from .conftest import ARTIFACTS, ROOT, Stack, wait_for
+from .conftest import ARTIFACTS, ROOT, SYSTEST_NET, Stack, wait_for
 
 NODE = "ps-lisbon"
-NODE_ADDRESS = "127.0.0.9"
+NODE_ADDRESS = f"{SYSTEST_NET}.9"
 MESH = "ps-mixed"
 REASON = "Run forbidden by limits"
 PSCONFIG = ROOT / "backend" / "perfsonar" / "tests" / "fixtures" / "psconfig" / "psconfig-example-1-simple.json"
@@ -25,6 +25,17 @@ PSCONFIG = ROOT / "backend" / "perfsonar" / "tests" / "fixtures" / "psconfig" / 
 
 FAILED_WITH = "SELECT source_id::text, destination_id::text FROM measurements_run WHERE error LIKE %s"
 PINGS_FROM = "SELECT id FROM measurements_run WHERE source_id = %s AND test_type = 'ping' AND status = 'ok'"
+# What the slots with the node became, its throughput runs and its tasks: printed when the
+# throughput wait times out, so a failure says where the chain broke.
+NODE_SLOTS = (
+    "SELECT s.source_id::text, s.destination_id::text, to_char(s.start_at, 'HH24:MI:SS'), s.state, s.reason"
+    " FROM meshes_slot s WHERE s.source_id = %s OR s.destination_id = %s ORDER BY s.start_at"
+)
+NODE_THROUGHPUT_RUNS = (
+    "SELECT source_id::text, destination_id::text, to_char(started_at, 'HH24:MI:SS'), status, left(error, 200)"
+    " FROM measurements_run WHERE test_type = 'throughput' AND (source_id = %s OR destination_id = %s)"
+    " ORDER BY started_at"
+)
 THROUGHPUT_PAIRS = (
     "SELECT DISTINCT source_id::text, destination_id::text FROM measurements_run"
     " WHERE test_type = 'throughput' AND status = 'ok'"
@@ -79,7 +90,17 @@ def test_a_perfsonar_node_measures_with_an_agent_and_shows_in_the_ui(stack: Stac
 
         if not a.agent_id:
             a.agent_id = str(stack.query("SELECT id FROM inventory_agent WHERE name = %s", a.name)[0][0])
-        wait_for("throughput measured both ways between the node and sys-a", both_directions, 240, 2)
+        try:
+            wait_for("throughput measured both ways between the node and sys-a", both_directions, 240, 2)
+        except AssertionError as exc:
+            tasks = http.get(f"{stack.url}/api/v1/perfsonar/nodes/{NODE}/tasks/", timeout=10).json()
+            raise AssertionError(
+                f"{exc}\nnode {node_id}, sys-a {a.agent_id}"
+                f"\nslots: {stack.query(NODE_SLOTS, node_id, node_id)}"
+                f"\nruns: {stack.query(NODE_THROUGHPUT_RUNS, node_id, node_id)}"
+                f"\nthroughput tasks: {[t for t in tasks if t['test_type'] == 'throughput']}"
+                f"\npushes the node attempted: {len(node.archive_attempts())}"
+            ) from exc
         tasks = http.get(f"{stack.url}/api/v1/perfsonar/nodes/{NODE}/tasks/", timeout=10).json()
         assert {task["test_type"] for task in tasks} >= {"ping", "throughput"}
         assert all(task["url"].startswith(node.base_url) for task in tasks if task["state"] == "active")
