@@ -310,3 +310,13 @@ def test_the_analysis_pages_show_the_limit_modes_and_grid(measured: tuple[Stack,
     assert seen["cellCount"] == 6 and seen["ecmpMarkers"] >= 1, seen
     if member is not None:
         assert "of that member's ceiling" in seen["memberNote"], seen
+
+
+def test_the_schedule_page_draws_each_agents_slots_on_a_timeline(measured: tuple[Stack, Lab, dict[str, str]]) -> None:
+    """In Chromium: the Schedule page's timeline has a row for each lab agent, with the slots
+    the planner made for the mesh's throughput test, and redraws for another window."""
+    stack, _, _ = measured
+    seen = stack.browser_check("schedule-page.mjs", FATHOM_AGENTS="dca,dcb,dcc")
+    # Six directed paths, each slot drawn on its sender's and its receiver's row.
+    assert seen["bars"] >= 12 and seen["barsDay"] >= seen["bars"], seen
+    assert {"dca", "dcb", "dcc"} <= set(seen["rows"]), seen

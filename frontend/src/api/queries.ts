@@ -56,8 +56,8 @@ export const queryKeys = {
     ["analysis", "path", source, destination, goalBps, dailyVolumeBytes] as const,
   meshGrid: (mesh: string) => ["analysis", "grid", mesh] as const,
   utilization: ["slots", "utilization"] as const,
-  slots: (state: string, agent: string, lookbackS: string, limit: string) =>
-    ["slots", "list", state, agent, lookbackS, limit] as const,
+  slots: (state: string, agent: string, lookbackS: string, aheadS: string, limit: string) =>
+    ["slots", "list", state, agent, lookbackS, aheadS, limit] as const,
 };
 
 export function useMe() {
@@ -111,18 +111,23 @@ export interface SlotQuery {
   agent: string | null;
   /** How far back the list starts, in seconds before now. */
   lookbackS: number;
+  /** Where it ends, in seconds after now; undefined for the end of the plan. */
+  aheadS?: number;
   limit: number;
 }
 
-export function useSlots({ state, agent, lookbackS, limit }: SlotQuery) {
+export function useSlots({ state, agent, lookbackS, aheadS, limit }: SlotQuery) {
   return useQuery({
     // Like the RTT window, the start slides with each refresh: the key holds its distance from now.
-    queryKey: queryKeys.slots(state ?? "", agent ?? "", String(lookbackS), String(limit)),
+    queryKey: queryKeys.slots(state ?? "", agent ?? "", String(lookbackS), String(aheadS ?? ""), String(limit)),
     queryFn: () => {
       const params = new URLSearchParams({
         start: new Date(Date.now() - lookbackS * 1000).toISOString(),
         limit: String(limit),
       });
+      if (aheadS !== undefined) {
+        params.set("end", new Date(Date.now() + aheadS * 1000).toISOString());
+      }
       if (state !== null) {
         params.set("state", state);
       }

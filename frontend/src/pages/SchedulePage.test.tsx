@@ -4,8 +4,20 @@ import { MemoryRouter } from "react-router-dom";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
 import type { Agent, Choices, Mesh, Slot, Utilization } from "../api/queries";
+import type { PlotlyChartProps } from "../components/PlotlyChart";
 import { mockApi, requestedUrls, type ApiRoutes } from "../test/mockApi";
 import { SchedulePage } from "./SchedulePage";
+
+// Plotly does not run in jsdom; the figure itself is tested in lib/slotTimeline.test.ts.
+vi.mock("../components/PlotlyChart", () => ({
+  PlotlyChart: ({ data, testId, height }: PlotlyChartProps) => (
+    <ul data-testid={testId} data-height={height}>
+      {data.map((trace, index) => (
+        <li key={index}>{String(trace.name)}</li>
+      ))}
+    </ul>
+  ),
+}));
 
 const HOUR_MS = 3600 * 1000;
 
@@ -164,9 +176,8 @@ describe("SchedulePage", () => {
     const fetchMock = mockScheduleApi();
     renderPage("/schedule?agent=dca");
     await screen.findByText(MISSED_REASON);
-    const first = requestedUrls(fetchMock, "/api/v1/slots/")[0];
+    const first = requestedUrls(fetchMock, "/api/v1/slots/").find((url) => url.searchParams.get("limit") === "200");
     expect(first?.searchParams.get("agent")).toBe("dca");
-    expect(first?.searchParams.get("limit")).toBe("200");
     expect(first?.searchParams.has("start")).toBe(true);
     expect(first?.searchParams.has("state")).toBe(false);
 
@@ -187,6 +198,35 @@ describe("SchedulePage", () => {
     expect(advice.textContent).not.toContain("apply_mesh");
     expect(await screen.findByText(/Could not load exclusive time per agent: server error/)).toBeDefined();
     expect(await screen.findByText(MISSED_REASON)).toBeDefined();
+  });
+
+  it("draws the slots as a timeline per agent, one trace per state, over the window in the URL", async () => {
+    const fetchMock = mockScheduleApi();
+    renderPage("/schedule?window=3600");
+    const chart = await screen.findByTestId("slot-timeline");
+    expect(within(chart).getAllByRole("listitem").map((item) => item.textContent)).toEqual(["Planned", "OK", "Missed"]);
+    const timeline = requestedUrls(fetchMock, "/api/v1/slots/").find((url) => url.searchParams.get("limit") === "5000");
+    const startMs = new Date(timeline?.searchParams.get("start") ?? "").getTime();
+    expect(Math.abs(Date.now() - 3600 * 1000 - startMs)).toBeLessThan(60_000);
+    const endMs = new Date(timeline?.searchParams.get("end") ?? "").getTime();
+    expect(Math.abs(Date.now() + 3600 * 1000 - endMs)).toBeLessThan(60_000);
+    expect(screen.getByText(/3 slots on 2 agents/)).toBeDefined();
+    expect(screen.getByText(/1 missed\./)).toBeDefined();
+    expect(screen.getByRole("button", { name: "Last 1 h" }).getAttribute("aria-pressed")).toBe("true");
+
+    fireEvent.click(screen.getByRole("button", { name: "Last 24 h" }));
+    await vi.waitFor(() => {
+      const starts = requestedUrls(fetchMock, "/api/v1/slots/")
+        .filter((url) => url.searchParams.get("limit") === "5000")
+        .map((url) => new Date(url.searchParams.get("start") ?? "").getTime());
+      expect(starts.some((start) => Math.abs(Date.now() - 24 * 3600 * 1000 - start) < 60_000)).toBe(true);
+    });
+  });
+
+  it("says so when the window has nothing to draw", async () => {
+    mockScheduleApi({ "/api/v1/slots/": [] });
+    renderPage();
+    expect((await screen.findByTestId("slot-timeline-empty")).textContent).toContain("no slots from 6 h ago to as far ahead");
   });
 
   it("explains an empty filtered slot list", async () => {

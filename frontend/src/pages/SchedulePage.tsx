@@ -1,4 +1,4 @@
-import { Fragment } from "react";
+import { Fragment, useMemo } from "react";
 import { Link, useSearchParams } from "react-router-dom";
 
 import {
@@ -14,6 +14,7 @@ import {
 } from "../api/queries";
 import { MeshTestList } from "../components/MeshTestList";
 import { Panel } from "../components/Panel";
+import { PlotlyChart } from "../components/PlotlyChart";
 import { LoadError, Loading } from "../components/QueryState";
 import { ChoiceBadge } from "../components/StatusBadge";
 import { formatUtc } from "../lib/format";
@@ -34,6 +35,7 @@ import {
   slotLengthS,
   sortByDemand,
 } from "../lib/schedule";
+import { slotTimeline } from "../lib/slotTimeline";
 import { testKind } from "../lib/testKinds";
 
 /** How far back the slot list starts: a day covers every interval of the default mesh. */
@@ -41,6 +43,20 @@ export const SLOT_LOOKBACK_S = 24 * 3600;
 /** The most slots the list asks for; the API orders by start, so a full list is cut at its end. */
 export const SLOT_LIMIT = 200;
 const LOOKBACK = formatApproxSpan(SLOT_LOOKBACK_S);
+/** The timeline's reach back, chosen on the page (the URL's `window`, in seconds). */
+export const TIMELINE_WINDOWS: readonly { seconds: number; label: string }[] = [
+  { seconds: 3600, label: "1 h" },
+  { seconds: 6 * 3600, label: "6 h" },
+  { seconds: 24 * 3600, label: "24 h" },
+];
+export const DEFAULT_TIMELINE_WINDOW_S = 6 * 3600;
+/** The API's most slots per request: the timeline says so when a window holds more. */
+export const TIMELINE_LIMIT = 5000;
+
+function timelineWindowS(raw: string | null): number {
+  const value = Number(raw);
+  return TIMELINE_WINDOWS.some((option) => option.seconds === value) ? value : DEFAULT_TIMELINE_WINDOW_S;
+}
 
 function ShareBar({ fraction, over }: { fraction: number; over: boolean }) {
   return (
@@ -318,13 +334,21 @@ export function SlotsPanel({ now = new Date() }: { now?: Date }) {
   const slots = useSlots({ state, agent, lookbackS: SLOT_LOOKBACK_S, limit: SLOT_LIMIT });
 
   const setFilters = (nextState: string | null, nextAgent: string | null) => {
-    const next = new URLSearchParams();
+    const next = new URLSearchParams(params);
+    next.delete("state");
+    next.delete("agent");
     if (nextState !== null) {
       next.set("state", nextState);
     }
     if (nextAgent !== null) {
       next.set("agent", nextAgent);
     }
+    setParams(next);
+  };
+  const windowS = timelineWindowS(params.get("window"));
+  const setWindow = (seconds: number) => {
+    const next = new URLSearchParams(params);
+    next.set("window", String(seconds));
     setParams(next);
   };
 
@@ -394,11 +418,86 @@ export function SlotsPanel({ now = new Date() }: { now?: Date }) {
     <>
       <SlotFilters states={states} state={state} agent={agent} onChange={setFilters} />
       {choices.isError && <LoadError what="slot state labels" error={choices.error} />}
-      <p className="muted">
-        Slots from {LOOKBACK} ago on, oldest first, times in UTC.
-        {slots.isFetching && !slots.isPending && " Refreshing…"}
+      <div className="toolbar" role="group" aria-label="Timeline window">
+        {TIMELINE_WINDOWS.map(({ seconds, label }) => (
+          <button
+            key={seconds}
+            type="button"
+            aria-pressed={windowS === seconds}
+            onClick={() => {
+              setWindow(seconds);
+            }}
+          >
+            Last {label}
+          </button>
+        ))}
+      </div>
+      <SlotTimeline state={state} agent={agent} windowS={windowS} states={states} />
+      <details className="slot-list" open={state !== null || agent !== null}>
+        <summary>
+          The slots as a list, from {LOOKBACK} ago on, oldest first, times in UTC
+          {slots.isFetching && !slots.isPending && " (refreshing…)"}
+        </summary>
+        {body}
+      </details>
+    </>
+  );
+}
+
+/** Each agent's exclusive time as a row of bars, past and planned, coloured by state. */
+function SlotTimeline({
+  state,
+  agent,
+  windowS,
+  states,
+}: {
+  state: string | null;
+  agent: string | null;
+  windowS: number;
+  states: readonly Choice[] | undefined;
+}) {
+  // As far ahead as back: the plan reaches a day out, which would squeeze an hour's bars flat.
+  const slots = useSlots({ state, agent, lookbackS: windowS, aheadS: windowS, limit: TIMELINE_LIMIT });
+  const figure = useMemo(
+    () => (slots.data === undefined ? null : slotTimeline(slots.data, states, new Date(slots.dataUpdatedAt))),
+    [slots.data, slots.dataUpdatedAt, states],
+  );
+  if (slots.isPending) {
+    return <Loading what="the slot timeline" />;
+  }
+  if (slots.isError) {
+    return <LoadError what="the slot timeline" error={slots.error} />;
+  }
+  if (figure === null || figure.agents.length === 0) {
+    return (
+      <p className="muted" data-testid="slot-timeline-empty">
+        Nothing to draw: no slots from {formatApproxSpan(windowS)} ago to as far ahead
+        {state !== null || agent !== null ? " that match the filter" : ""}.
       </p>
-      {body}
+    );
+  }
+  const problems = countProblems(slots.data);
+  return (
+    <>
+      <p className="muted">
+        {slots.data.length} slots on {figure.agents.length} agents, from {formatApproxSpan(windowS)} ago to as far
+        ahead; each slot is drawn on its sender&apos;s and its receiver&apos;s row. Hover a bar for its path, test
+        and reason.
+        {problems.length > 0 &&
+          ` ${problems.map(([value, count]) => `${count} ${choiceFor(states, value)?.label.toLowerCase() ?? value}`).join(", ")}.`}
+      </p>
+      {slots.data.length >= TIMELINE_LIMIT && (
+        <p className="warning" role="note">
+          Only the first {TIMELINE_LIMIT} slots of the window are drawn; filter by agent or choose a shorter window.
+        </p>
+      )}
+      <PlotlyChart
+        data={figure.data}
+        layout={figure.layout}
+        height={figure.height}
+        uiRevision={`${state ?? ""}|${agent ?? ""}|${String(windowS)}`}
+        testId="slot-timeline"
+      />
     </>
   );
 }
@@ -420,14 +519,14 @@ export function SchedulePage() {
         Throughput tests (iperf3) are exclusive: the server plans them in time slots so that no agent is
         ever in two at once. Other tests run beside them.
       </p>
+      <Panel title="Slots">
+        <SlotsPanel />
+      </Panel>
       <Panel title="Exclusive time per agent">
         <UtilizationPanel />
       </Panel>
       <Panel title="Meshes">
         <MeshesPanel />
-      </Panel>
-      <Panel title="Slots">
-        <SlotsPanel />
       </Panel>
     </section>
   );
