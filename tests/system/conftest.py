@@ -284,7 +284,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             [str(VENV_BIN / "celery"), "--workdir", "backend", "-A", "fathom", "beat", "--loglevel", "INFO",
              "--schedule", str(tmp / "celerybeat-schedule")],
         )  # fmt: skip
-        wait_for("the web server", lambda: requests.get(f"{url}/api/v1/auth/csrf/", timeout=2).ok, 30, 0.3)
+        wait_for("the web server", lambda: requests.get(f"{url}/api/v1/auth/csrf/", timeout=5).ok, 90, 0.3)
         for agent in stack.agents:
             token = stack.manage("create_enrollment_token", "--note", f"system test {agent.name}").strip()
             subprocess.run(
