@@ -98,10 +98,16 @@ func (f *fake) starts(t *testing.T) []started {
 		pid, _ := strconv.Atoi(fields[0])
 		ports[pid], _ = strconv.Atoi(fields[4]) // pid -s -1 -p PORT
 	}
-	for i := range servers {
-		servers[i].port = ports[servers[i].pid]
+	// A server counts once its fake has written its arguments: Started fires when the process
+	// starts, a moment before the script's first line runs.
+	written := servers[:0]
+	for _, server := range servers {
+		if port, ok := ports[server.pid]; ok {
+			server.port = port
+			written = append(written, server)
+		}
 	}
-	return servers
+	return written
 }
 
 func (f *fake) touch(t *testing.T, name string) {
