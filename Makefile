@@ -12,7 +12,7 @@ BACKEND_ENV = set -a && eval "$$(bash deploy/services.sh env)" && set +a && cd b
 
 .PHONY: help demo test install install-system services-start services-stop \
         frontend agents agents-testclock migrate openapi openapi-check contract contract-check \
-        interop-test lab-test lab-bench lab-noise bench-scheduler bench-analysis bench-alerts bench-ingest bench-load bench-agent alert-drill clean
+        interop-test lab-test lab-bench lab-noise bench-scheduler bench-analysis bench-alerts bench-ingest bench-queries bench-load bench-agent alert-drill clean
 
 help:
 	@echo "make demo          run Fathom with a demo mesh (Ctrl-C stops everything)"
@@ -28,6 +28,7 @@ help:
 	@echo "make bench-analysis   detection delay and false alarms of every regression rule, per path case on lab noise"
 	@echo "make bench-alerts  the cost of one alert evaluation at 500 paths, as a fraction of its interval"
 	@echo "make bench-ingest  per-packet RTT samples per second through the result API beside a raw COPY"
+	@echo "make bench-queries  path history (1 day, 30 days, 1 year) and grid server time, rollup refresh cost, 100 agents"
 	@echo "make bench-load    500 simulated agents against the real stack for 10 minutes: errors, latency, backlog"
 	@echo "make bench-agent   the agent's footprint: binary size, idle RSS and CPU, RSS during a throughput test"
 	@echo "make alert-drill   alerting end to end on the lab: regressions, clearing, silence, killed worker, agent down (root)"
@@ -112,6 +113,9 @@ bench-alerts: install services-start
 
 bench-ingest: install services-start
 	$(BACKEND_ENV) && $(PYTHON) -m measurements.bench_ingest
+
+bench-queries: install services-start
+	$(BACKEND_ENV) && $(PYTHON) -m fathom.bench_queries
 
 bench-load: install services-start
 	$(BACKEND_ENV) && $(PYTHON) -m fathom.bench_load

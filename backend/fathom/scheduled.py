@@ -15,6 +15,7 @@ def register(app: Celery) -> None:
 
     from alerts.tasks import evaluate_alerts, redeliver_due
     from analysis.tasks import analyze_recent, purge_expired_analysis
+    from history.tasks import drop_expired_rollups, refresh_rollups
     from inventory.tasks import purge_stale_enrollment_tokens
     from measurements.tasks import drop_expired_measurements
     from meshes.tasks import expire_overdue_slots, forget_old_issued_plans, plan_exclusive_slots
@@ -24,6 +25,18 @@ def register(app: Celery) -> None:
         crontab(minute="17", hour="3"),
         drop_expired_measurements.s(),
         name="drop measurements older than the retention period",
+        expires=6 * HOUR_S,
+    )
+    app.add_periodic_task(
+        crontab(minute="*"),
+        refresh_rollups.s(),
+        name="recompute the settled rollup buckets new or late results touched",
+        expires=60,
+    )
+    app.add_periodic_task(
+        crontab(minute="19", hour="3"),
+        drop_expired_rollups.s(),
+        name="drop rollups older than each resolution's retention",
         expires=6 * HOUR_S,
     )
     app.add_periodic_task(

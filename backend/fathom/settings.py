@@ -35,6 +35,7 @@ INSTALLED_APPS = [
     "inventory",
     "meshes",
     "measurements",
+    "history",
     "perfsonar",
     "analysis",
     "alerts",
@@ -155,6 +156,7 @@ SPECTACULAR_SETTINGS = {
         "IngestItemStatusEnum": ["created", "duplicate"],
         "AgentKindEnum": "inventory.choices.AgentKind",
         "RunStatusEnum": "measurements.choices.RunStatus",
+        "HistoryResolutionEnum": "history.buckets.RESOLUTION_NAMES",
         "TlsModeEnum": "perfsonar.choices.TlsMode",
         "PerfsonarTaskStateEnum": "perfsonar.choices.TaskState",
         "TokenStateEnum": "inventory.choices.TokenState",
@@ -209,6 +211,10 @@ AGENT_OFFLINE_AFTER_S = env_int("FATHOM_AGENT_OFFLINE_AFTER_S", 180, minimum=10)
 # ranges): every peer probes the address an agent registers (inventory/addresses.py).
 AGENT_ADDRESS_NETWORKS = env_networks("FATHOM_AGENT_ADDRESS_NETWORKS", [])
 RAW_RETENTION_DAYS = env_int("FATHOM_RAW_RETENTION_DAYS", 180, minimum=1)
+# Rollups (history app): days each resolution keeps; 0 keeps it forever.
+ROLLUP_MINUTE_RETENTION_DAYS = env_int("FATHOM_ROLLUP_MINUTE_RETENTION_DAYS", 30, minimum=0)
+ROLLUP_HOURLY_RETENTION_DAYS = env_int("FATHOM_ROLLUP_HOURLY_RETENTION_DAYS", 730, minimum=0)
+ROLLUP_DAILY_RETENTION_DAYS = env_int("FATHOM_ROLLUP_DAILY_RETENTION_DAYS", 0, minimum=0)
 PLAN_VALID_FOR_S = 24 * 3600
 # Exclusive (throughput) slots are planned this far ahead; the beat task extends the plan.
 # New throughput slots start at least this far ahead, so every agent has fetched them before

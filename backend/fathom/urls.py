@@ -14,6 +14,7 @@ api_v1: list[URLPattern | URLResolver] = [
     path("", include("inventory.api.urls")),
     path("", include("meshes.api.urls")),
     path("", include("measurements.api.urls")),
+    path("", include("history.api.urls")),
     path("", include("perfsonar.api.urls")),
     path("", include("analysis.api.urls")),
     path("", include("alerts.api.urls")),

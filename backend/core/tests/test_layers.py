@@ -1,8 +1,8 @@
 """The backend's apps stand in layers and import only downwards (docs/architecture.md):
 
     fathom (the roof: settings, URLs, Celery, the test kit)
-    alerts -> analysis -> perfsonar -> meshes -> measurements -> inventory -> accounts -> audit
-    -> core (the ground floor)
+    alerts -> analysis -> perfsonar -> meshes -> history -> measurements -> inventory
+    -> accounts -> audit -> core (the ground floor)
 
 An app may import from its own layer and those below; nothing but the roof imports the
 roof (tests may use its test kit, fathom.testing); no app imports another app's views.
@@ -23,6 +23,7 @@ LAYERS = (
     "accounts",
     "inventory",
     "measurements",
+    "history",
     "meshes",
     "perfsonar",
     "analysis",

@@ -1,0 +1,67 @@
+"""Query and response shapes of the path history API (the OpenAPI schema the UI's types come from)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+
+from core.serializers import StrictSerializer
+from history.buckets import RESOLUTION_NAMES
+from inventory.api.serializers import AgentRefSerializer
+
+
+class HistoryQuerySerializer(StrictSerializer):
+    source = serializers.UUIDField()  # type: ignore[assignment]
+    destination = serializers.UUIDField()
+    to = serializers.DateTimeField(required=False, help_text="the range's end (default: now; later is clipped to now)")
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        # "from" is a Python keyword: it cannot be declared as a class attribute.
+        fields = super().get_fields()
+        fields["from"] = serializers.DateTimeField(required=False, help_text="the range's start (default: to - 24 h)")
+        return fields
+
+
+class HistoryRttPointSerializer(serializers.Serializer[Any]):
+    t = serializers.DateTimeField(help_text="the bucket's start")
+    min = serializers.FloatField(allow_null=True, help_text="RTT in ms, of the replies in the bucket")
+    p10 = serializers.FloatField(allow_null=True)
+    p50 = serializers.FloatField(allow_null=True)
+    p90 = serializers.FloatField(allow_null=True)
+    max = serializers.FloatField(allow_null=True)
+    count = serializers.IntegerField(help_text="replies")
+    sent = serializers.IntegerField()
+    lost = serializers.IntegerField()
+    loss = serializers.FloatField(help_text="lost / sent")
+
+
+class HistoryThroughputPointSerializer(serializers.Serializer[Any]):
+    t = serializers.DateTimeField(help_text="the bucket's start")
+    runs_ok = serializers.IntegerField()
+    runs_failed = serializers.IntegerField(help_text="failed and missed runs")
+    min_bps = serializers.FloatField(allow_null=True, help_text="of the ok runs' received rates")
+    median_bps = serializers.FloatField(allow_null=True)
+    max_bps = serializers.FloatField(allow_null=True)
+    retransmits = serializers.IntegerField(allow_null=True, help_text="summed over the ok runs")
+
+
+class HistoryDirectionSerializer(serializers.Serializer[Any]):
+    rtt = HistoryRttPointSerializer(many=True)
+    throughput = HistoryThroughputPointSerializer(many=True)
+
+
+class PathHistorySerializer(serializers.Serializer[Any]):
+    source = AgentRefSerializer()  # type: ignore[assignment]
+    destination = AgentRefSerializer()
+    resolution = serializers.ChoiceField(choices=RESOLUTION_NAMES)
+    bucket_s = serializers.IntegerField()
+    to = serializers.DateTimeField()
+    rtt = HistoryRttPointSerializer(many=True, help_text="pings from source to destination")
+    throughput = HistoryThroughputPointSerializer(many=True, help_text="runs whose data flowed source -> destination")
+    reverse = HistoryDirectionSerializer(help_text="the same from destination to source")
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        fields = super().get_fields()
+        fields["from"] = serializers.DateTimeField()
+        return fields
