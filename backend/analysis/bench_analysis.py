@@ -30,9 +30,13 @@ lab runs (analysis/lab_noise.json, `make lab-noise`), with every run judged agai
 member as production judges it. Its targets: under 1 false alarm per path-year, a -30% drop
 found within 2 runs.
 
+The third table (analysis.bench_labels) asks whether identical runs get the same label: paths
+whose runs differ only by per-second noise and one noisy second, diagnosed with the robust
+interval statistics and with the plain ones they replaced, and each path's consensus label.
+
     cd backend && python -m analysis.bench_analysis    # or: make bench-analysis
 
-Needs no Django settings: analysis.changes is pure.
+Needs no Django settings: analysis.changes, the diagnosis and the interval statistics are pure.
 """
 
 from __future__ import annotations
@@ -46,7 +50,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from analysis import bench_cases
+from analysis import bench_cases, bench_labels
 from analysis.changes.episodes import Direction, Episode, Point
 from analysis.changes.loss import loss_rule
 from analysis.changes.routes import route_changes
@@ -465,6 +469,15 @@ def main() -> None:
     failed = [row for row in case_rows if not row.passed]
     elapsed = time.perf_counter() - started
     print(f"{len(case_rows) - len(failed)} of {len(case_rows)} rows meet the targets; elapsed {elapsed:.1f} s")
+    print()
+    started = time.perf_counter()
+    paths = 10 if args.quick else 100
+    label_rows = bench_labels.label_rows(paths, args.base_seed)
+    print(bench_labels.header(paths, args.base_seed))
+    print(bench_labels.format_table(label_rows))
+    missed = [row for row in label_rows if not row.passed]
+    elapsed = time.perf_counter() - started
+    print(f"{len(label_rows) - len(missed)} of {len(label_rows)} rows meet the targets; elapsed {elapsed:.1f} s")
 
 
 if __name__ == "__main__":

@@ -1,21 +1,26 @@
 """What limited a throughput run, what to change, and whether a daily volume fits the path.
 
 Pure. `diagnose` picks one label from tcp-ceilings.md section 4 and keeps the numbers it
-rests on; `advise` turns a diagnosis into settings with values (2 x BDP buffers on the side
-that needs them, streams, pacing); `capacity_plan` answers seed 000's question: does the
-backlog grow at today's per-stream rate?
+rests on; `path_label` is the consensus of a path's recent runs; `advise` names every
+ceiling term below a goal in the order they bind, each with what lifts it (2 x BDP buffers on
+the side that needs them, pacing, a policer's estimated rate, streams); `capacity_plan`
+answers seed 000's question: does the backlog grow, and do more streams help or only share
+a bottleneck or policer?
 """
 
 from __future__ import annotations
 
 import math
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from analysis.ceilings import Limit, buffer_for_rate_bytes
 from analysis.choices import Diagnosis
 from analysis.intervals import IntervalStats
-from analysis.runs import RunCeilings, RunFacts
+from analysis.policer import PolicerEstimate
+from analysis.runs import CeilingSet, RunCeilings, RunFacts
 
 # "Within about 10%" of a ceiling term counts as reaching it.
 NEAR_FRACTION = 0.10
@@ -28,7 +33,8 @@ HEAVY_RETRANSMIT_RATE = 0.01
 POLICER_MAX_FRACTION = 0.5
 # RTT under load this many times the unloaded RTT: a standing queue at a bottleneck.
 QUEUE_RTT_FACTOR = 1.25
-# Flat-topped: per-second rates varying less than this (coefficient of variation).
+# Flat-topped: per-second rates varying less than this (coefficient of variation with the
+# outlying seconds trimmed, analysis.intervals.trimmed_cv).
 FLAT_RATE_CV = 0.10
 # Seed 001: about 13 TiB of Copernicus products a day.
 DEFAULT_DAILY_VOLUME_BYTES = 13 * 2**40
@@ -163,8 +169,8 @@ def diagnose(
     if stats.rate_cv is not None and stats.rate_cv < FLAT_RATE_CV and (fraction is None or fraction < 0.9):
         return result(
             Diagnosis.CAPACITY,
-            f"flat at {_mbit(rate)} (per-second variation {stats.rate_cv:.1%}) below the hosts' ceilings: "
-            "a bottleneck on the path",
+            f"flat at {_mbit(rate)} (per-second variation {stats.rate_cv:.1%}, outlying seconds left out) below "
+            "the hosts' ceilings: a bottleneck on the path",
         )
     return result(
         Diagnosis.BELOW_CEILINGS,
@@ -174,8 +180,48 @@ def diagnose(
 
 
 @dataclass(frozen=True)
+class PathLabel:
+    """The path's label: the most common diagnosis of its recent runs, with its share."""
+
+    diagnosis: Diagnosis
+    agreeing_runs: int
+    runs: int
+
+    @property
+    def share(self) -> float:
+        return self.agreeing_runs / self.runs
+
+    @property
+    def summary(self) -> str:
+        return f"{self.diagnosis.value.replace('_', ' ')} ({self.agreeing_runs} of {self.runs} runs)"
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "diagnosis": self.diagnosis.value,
+            "agreeing_runs": self.agreeing_runs,
+            "runs": self.runs,
+            "share": self.share,
+            "summary": self.summary,
+        }
+
+
+def path_label(labels: Sequence[Diagnosis]) -> PathLabel | None:
+    """The consensus of a path's recent runs (newest first): the most common label, a tie
+    going to the label of the newest run among the tied. "Unknown" (missing inputs, not a
+    finding about the path) wins only when no run has another label."""
+    if not labels:
+        return None
+    counts: Counter[Diagnosis] = Counter(label for label in labels if label is not Diagnosis.UNKNOWN)
+    if not counts:
+        return PathLabel(Diagnosis.UNKNOWN, len(labels), len(labels))
+    most = max(counts.values())
+    winner = next(label for label in labels if counts[label] == most)
+    return PathLabel(winner, most, len(labels))
+
+
+@dataclass(frozen=True)
 class Advice:
-    kind: str  # "sysctl", "iperf3", "streams", "pacing", "test"
+    kind: str  # "limit", "estimate", "sysctl", "iperf3", "streams", "pacing", "test"
     where: str  # which host, or "path"
     setting: str
     value: str
@@ -185,8 +231,254 @@ class Advice:
         return asdict(self)
 
 
+@dataclass(frozen=True)
+class SharedCeiling:
+    """What all of a path's streams share: parallel streams add up only below it."""
+
+    rate_bps: float
+    what: str  # "the path's full bottleneck", "the policer (about 90.0 Mbit/s, an estimate)", ...
+
+
+# Per-flow limits: each stream has its own window, its own share of random loss.
+PER_FLOW_LABELS = (Diagnosis.RECEIVE_WINDOW, Diagnosis.SEND_BUFFER, Diagnosis.LOSS)
+LABEL_TERMS = {
+    Diagnosis.RECEIVE_WINDOW: Limit.RECEIVE_WINDOW,
+    Diagnosis.SEND_BUFFER: Limit.SEND_BUFFER,
+    Diagnosis.LOSS: Limit.LOSS,
+}
+TERM_WORDS = {
+    Limit.LINK: "link",
+    Limit.RECEIVE_WINDOW: "receive window",
+    Limit.SEND_BUFFER: "send buffer",
+    Limit.LOSS: "loss",
+}
+
+
+def shared_ceiling(
+    label: Diagnosis, rate_bps: float | None, link_bps: float | None, policer: PolicerEstimate | None
+) -> SharedCeiling | None:
+    """The ceiling all streams share: a full bottleneck's rate, a policer's, else the link's."""
+    if label is Diagnosis.CAPACITY and rate_bps:
+        return SharedCeiling(rate_bps, "the path's full bottleneck")
+    if label is Diagnosis.POLICER and policer is not None:
+        return SharedCeiling(policer.rate_bps, f"the policer ({_policer_value(policer)})")
+    return SharedCeiling(link_bps, "the link (the slower NIC)") if link_bps else None
+
+
+def _policer_value(policer: PolicerEstimate) -> str:
+    return f"{'at least ' if policer.lower_bound else 'about '}{_mbit(policer.rate_bps)}, an estimate"
+
+
 def _round_up_mib(value: float) -> int:
     return math.ceil(value / MIB) * MIB
+
+
+def _sizing_set(ceilings: RunCeilings, rtt_ms: float | None) -> CeilingSet:
+    """The terms at the RTT the advice is sized for (the slowest mode), the nearest known."""
+    sets = [ceilings.at_min_rtt, *ceilings.per_mode]
+    if rtt_ms is None:
+        return ceilings.at_min_rtt
+    return min(sets, key=lambda at: abs((at.rtt_ms if at.rtt_ms is not None else math.inf) - rtt_ms))
+
+
+@dataclass(frozen=True)
+class _Sizing:
+    """What every setting of one piece of advice is sized from."""
+
+    facts: RunFacts
+    ceilings: RunCeilings
+    sender: str
+    receiver: str
+    goal_bps: float
+    rtt_s: float | None
+    bdp_text: str
+    at: CeilingSet  # the terms at the RTT the advice is sized for
+
+
+def _window_advice(limit: Limit, sizing: _Sizing, binds: str) -> list[Advice]:
+    """The sysctls that lift a window term to the goal: 2 x BDP buffers (tcp-ceilings.md:
+    with half of a buffer becoming window, a window of one BDP needs a buffer of two)."""
+    if sizing.rtt_s is None:
+        return []
+    buffers = sizing.ceilings.buffers
+    bdp_bytes = sizing.goal_bps * sizing.rtt_s / 8
+    text = f"{binds}; {sizing.bdp_text}" if sizing.bdp_text else binds
+    if limit is Limit.RECEIVE_WINDOW:
+        fraction = buffers.receive_fraction or 0.5
+        size = _round_up_mib(max(2 * bdp_bytes, buffer_for_rate_bytes(sizing.goal_bps, sizing.rtt_s, fraction)))
+        return [
+            Advice("sysctl", sizing.receiver, "net.ipv4.tcp_rmem", f"4096 131072 {size}", text),
+            Advice("sysctl", sizing.receiver, "net.core.rmem_max", str(size), text),
+        ]
+    fraction = buffers.send_fraction
+    size = _round_up_mib(max(2 * bdp_bytes, buffer_for_rate_bytes(sizing.goal_bps, sizing.rtt_s, fraction)))
+    return [
+        Advice(
+            "sysctl",
+            sizing.sender,
+            "net.ipv4.tcp_wmem",
+            f"4096 16384 {size}",
+            f"{text}: keep the send buffer at least as large as the window, or the sender throttles (seed 000)",
+        ),
+        Advice("sysctl", sizing.sender, "net.core.wmem_max", str(size), text),
+    ]
+
+
+def _term_advice(limit: Limit, rate_bps: float, sizing: _Sizing, binds: str) -> list[Advice]:
+    """What lifts one ceiling term above the goal."""
+    if limit in (Limit.RECEIVE_WINDOW, Limit.SEND_BUFFER):
+        return _window_advice(limit, sizing, binds)
+    if limit is Limit.LOSS:
+        loss = sizing.facts.loss_fraction
+        shown = f"{loss:.3%} loss" if loss is not None else "the path's loss"
+        return [
+            Advice(
+                "limit",
+                "path",
+                "loss ceiling",
+                _mbit(rate_bps),
+                f"{binds}: {shown} caps each flow (Mathis/CUBIC); find where packets are lost, or pace, "
+                "use BBR or parallel streams",
+            )
+        ]
+    slower = (
+        sizing.sender
+        if (sizing.facts.sender.link_rate_bps or math.inf) <= (sizing.facts.receiver.link_rate_bps or math.inf)
+        else sizing.receiver
+    )
+    return [
+        Advice(
+            "limit",
+            slower,
+            "link speed",
+            _mbit(rate_bps),
+            f"{binds}: the slower NIC carries at most this goodput; a goal of {_mbit(sizing.goal_bps)} needs a "
+            "faster interface (no host setting lifts it)",
+        )
+    ]
+
+
+def _binds(order: int, what: str, rate_bps: float) -> str:
+    when = "binds now" if order == 0 else ("would bind next" if order == 1 else "would bind after that")
+    return f"{what} {when} at {_mbit(rate_bps)}"
+
+
+def current_term(diagnosis: RunDiagnosis, at: CeilingSet) -> Limit | None:
+    """The ceiling term the label says binds now; for a bottleneck, the link when the run
+    reached it (a bottleneck elsewhere on the path is no term)."""
+    term = LABEL_TERMS.get(diagnosis.label)
+    link = at.ceilings.link.rate_bps
+    if diagnosis.label is Diagnosis.CAPACITY and diagnosis.rate_bps and _near(diagnosis.rate_bps, link):
+        return Limit.LINK
+    return term
+
+
+def _current_limit(diagnosis: RunDiagnosis, sizing: _Sizing, policer: PolicerEstimate | None) -> list[Advice]:
+    """What binds the run now, named first (only when it is below the goal)."""
+    label, rate = diagnosis.label, diagnosis.rate_bps or 0.0
+    goal = sizing.goal_bps
+    if label is Diagnosis.CAPACITY and rate < goal and current_term(diagnosis, sizing.at) is Limit.LINK:
+        return _term_advice(Limit.LINK, rate, sizing, _binds(0, "the link", rate))
+    if label is Diagnosis.CAPACITY and rate < goal:
+        return [
+            Advice(
+                "limit",
+                "path",
+                "bottleneck",
+                _mbit(rate),
+                f"{_binds(0, 'a bottleneck on the path', rate)}: flat below the hosts' ceilings; a goal of "
+                f"{_mbit(goal)} needs a faster path (no host setting lifts it), and more streams only share it",
+            )
+        ]
+    if label is Diagnosis.POLICER:
+        estimate = [] if policer is None else [_policer_item(policer, goal)]
+        pace = (
+            f"{_mbit(0.9 * policer.rate_bps)} (90% of the estimate)"
+            if policer is not None and not policer.lower_bound
+            else "just below the policer's rate"
+        )
+        return [
+            *estimate,
+            Advice(
+                "pacing",
+                sizing.sender,
+                "fq maxrate / SO_MAX_PACING_RATE (iperf3 --fq-rate)",
+                pace,
+                "a paced sender avoids the bursts a policer or shallow queue drops (seeds 002, 003)",
+            ),
+        ]
+    term = LABEL_TERMS.get(label)
+    if term is None or term is Limit.LINK or rate >= goal:
+        return []
+    advice = _term_advice(term, rate, sizing, _binds(0, f"the {TERM_WORDS[term]}", rate))
+    if label is Diagnosis.LOSS:
+        advice.append(
+            Advice(
+                "pacing",
+                sizing.sender,
+                "fq maxrate / SO_MAX_PACING_RATE (iperf3 --fq-rate)",
+                _mbit(0.9 * rate),
+                "a paced sender avoids the bursts a policer or shallow queue drops (seeds 002, 003)",
+            )
+        )
+    return advice
+
+
+def _policer_item(policer: PolicerEstimate, goal_bps: float) -> Advice:
+    below = (
+        f"; below the goal of {_mbit(goal_bps)}: only the policer's operator can lift it, and more streams "
+        "share it rather than add up"
+        if policer.rate_bps < goal_bps
+        else ""
+    )
+    return Advice(
+        "estimate",
+        "path",
+        "policer rate",
+        _policer_value(policer),
+        f"binds now; basis: {policer.detail}{below}. A short paced UDP ramp in an exclusive slot would measure it",
+    )
+
+
+def _streams_advice(
+    diagnosis: RunDiagnosis, facts: RunFacts, goal_bps: float, shared: SharedCeiling | None
+) -> list[Advice]:
+    """Parallel streams for a per-flow limit, no more than the shared ceiling allows."""
+    if diagnosis.label not in PER_FLOW_LABELS or not diagnosis.rate_bps:
+        return []
+    per_stream = diagnosis.rate_bps / max(facts.streams, 1)
+    target = min(goal_bps, shared.rate_bps) if shared is not None else goal_bps
+    streams = max(1, math.ceil(target / per_stream))
+    reason = f"{streams} streams of {_mbit(per_stream)} reach {_mbit(target)} without retuning hosts"
+    if shared is not None and shared.rate_bps < goal_bps:
+        reason += (
+            f"; {shared.what} carries at most {_mbit(shared.rate_bps)}, below the goal: more streams only share it"
+        )
+    return [Advice("streams", "path", "parallel streams", str(streams), reason)]
+
+
+def _tests(label: Diagnosis) -> list[Advice]:
+    if label in (Diagnosis.POLICER, Diagnosis.LOSS):
+        return [
+            Advice(
+                "test",
+                "path",
+                "compare",
+                "UDP at the expected rate vs TCP; forward vs reverse",
+                "UDP passing where TCP stalls points at a policer or stateful middlebox (seed 002)",
+            )
+        ]
+    if label is Diagnosis.BELOW_CEILINGS:
+        return [
+            Advice(
+                "test",
+                "path",
+                "compare",
+                "1 vs N streams, forward vs reverse, TCP vs paced UDP",
+                "below every ceiling without loss: a middlebox, CPU/NUMA or the other direction (seeds 002, 003)",
+            )
+        ]
+    return []
 
 
 def advise(
@@ -198,89 +490,65 @@ def advise(
     receiver_name: str,
     goal_bps: float,
     rtt_ms: float | None,
+    policer: PolicerEstimate | None = None,
 ) -> list[Advice]:
-    """Concrete changes for the diagnosis, sized for goal_bps over rtt_ms (the slowest RTT mode).
-
-    Buffers are sized to 2 x BDP (tcp-ceilings.md): with half of a buffer becoming window, a
-    window of one BDP needs a buffer of two.
+    """Concrete changes toward goal_bps over rtt_ms (the slowest RTT mode), in the order the
+    limits bind: what binds the run now first, then every other ceiling term below the goal,
+    lowest first, each with what lifts it; then streams (capped at the shared ceiling) and
+    tests. Lifting only the current limit would leave the next one to discover run by run.
     """
-    advice: list[Advice] = []
     rtt_s = rtt_ms / 1000 if rtt_ms and rtt_ms > 0 else None
-    fraction = ceilings.buffers.receive_fraction or 0.5
-    bdp_text = f"2 x BDP for {_mbit(goal_bps)} at {rtt_ms} ms" if rtt_s else ""
-    label = diagnosis.label
-    if label in (Diagnosis.RECEIVE_WINDOW, Diagnosis.SEND_BUFFER) and rtt_s:
-        bdp_bytes = goal_bps * rtt_s / 8
-        buffer_bytes = _round_up_mib(max(2 * bdp_bytes, buffer_for_rate_bytes(goal_bps, rtt_s, fraction)))
-        if label is Diagnosis.RECEIVE_WINDOW:
-            advice.append(Advice("sysctl", receiver_name, "net.ipv4.tcp_rmem", f"4096 131072 {buffer_bytes}", bdp_text))
-            advice.append(Advice("sysctl", receiver_name, "net.core.rmem_max", str(buffer_bytes), bdp_text))
-        send_bytes = _round_up_mib(
-            max(2 * bdp_bytes, buffer_for_rate_bytes(goal_bps, rtt_s, ceilings.buffers.send_fraction))
-        )
+    at = _sizing_set(ceilings, rtt_ms)
+    sizing = _Sizing(
+        facts,
+        ceilings,
+        sender_name,
+        receiver_name,
+        goal_bps,
+        rtt_s,
+        f"2 x BDP for {_mbit(goal_bps)} at {rtt_ms} ms" if rtt_s else "",
+        at,
+    )
+    shared = shared_ceiling(diagnosis.label, diagnosis.rate_bps, at.ceilings.link.rate_bps, policer)
+    advice = _current_limit(diagnosis, sizing, policer)
+    current = current_term(diagnosis, at)
+    terms = at.ceilings.terms()
+    below = sorted(
+        (
+            (term.rate_bps, limit)
+            for limit, term in terms.items()
+            if term.rate_bps is not None and term.rate_bps < goal_bps and limit is not current
+        ),
+        key=lambda pair: pair[0],
+    )
+    # Numbered from 1: whatever holds the run now (named above, or unknown) binds first.
+    for order, (rate, limit) in enumerate(below, start=1):
+        at_rtt = f" at {at.rtt_ms} ms" if at.rtt_ms is not None and limit is not Limit.LINK else ""
+        advice += _term_advice(limit, rate, sizing, _binds(order, f"the {TERM_WORDS[limit]} ceiling{at_rtt}", rate))
+    if facts.window_request_bytes and any(
+        item.setting in ("net.core.rmem_max", "net.core.wmem_max") for item in advice
+    ):
         advice.append(
             Advice(
-                "sysctl",
-                sender_name,
-                "net.ipv4.tcp_wmem",
-                f"4096 16384 {send_bytes}",
-                f"{bdp_text}: keep the send buffer at least as large, or the sender throttles (seed 000)",
-            )
-        )
-        advice.append(Advice("sysctl", sender_name, "net.core.wmem_max", str(send_bytes), bdp_text))
-        if facts.window_request_bytes:
-            advice.append(
-                Advice(
-                    "iperf3",
-                    "path",
-                    "-w",
-                    "drop it",
-                    f"-w {facts.window_request_bytes} disables autotuning and is capped by [rw]mem_max",
-                )
-            )
-    if label in (Diagnosis.RECEIVE_WINDOW, Diagnosis.SEND_BUFFER, Diagnosis.LOSS) and diagnosis.rate_bps:
-        per_stream = diagnosis.rate_bps / max(facts.streams, 1)
-        streams = math.ceil(goal_bps / per_stream)
-        advice.append(
-            Advice(
-                "streams",
+                "iperf3",
                 "path",
-                "parallel streams",
-                str(streams),
-                f"{streams} streams of {_mbit(per_stream)} reach {_mbit(goal_bps)} without retuning hosts",
+                "-w",
+                "drop it",
+                f"-w {facts.window_request_bytes} disables autotuning and is capped by [rw]mem_max",
             )
         )
-    if label in (Diagnosis.POLICER, Diagnosis.LOSS):
-        pace_bps = 0.9 * (diagnosis.rate_bps or 0) if label is Diagnosis.LOSS else None
-        advice.append(
-            Advice(
-                "pacing",
-                sender_name,
-                "fq maxrate / SO_MAX_PACING_RATE (iperf3 --fq-rate)",
-                _mbit(pace_bps) if pace_bps else "just below the suspected limit",
-                "a paced sender avoids the bursts a policer or shallow queue drops (seeds 002, 003)",
-            )
-        )
-        advice.append(
-            Advice(
-                "test",
-                "path",
-                "compare",
-                "UDP at the expected rate vs TCP; forward vs reverse",
-                "UDP passing where TCP stalls points at a policer or stateful middlebox (seed 002)",
-            )
-        )
-    if label is Diagnosis.BELOW_CEILINGS:
-        advice.append(
-            Advice(
-                "test",
-                "path",
-                "compare",
-                "1 vs N streams, forward vs reverse, TCP vs paced UDP",
-                "below every ceiling without loss: a middlebox, CPU/NUMA or the other direction (seeds 002, 003)",
-            )
-        )
-    return advice
+    return _deduplicated([*advice, *_streams_advice(diagnosis, facts, goal_bps, shared), *_tests(diagnosis.label)])
+
+
+def _deduplicated(advice: list[Advice]) -> list[Advice]:
+    """One item per (where, setting): the first, which names the limit binding soonest."""
+    seen: set[tuple[str, str]] = set()
+    kept = []
+    for item in advice:
+        if (item.where, item.setting) not in seen:
+            seen.add((item.where, item.setting))
+            kept.append(item)
+    return kept
 
 
 @dataclass(frozen=True)
@@ -295,13 +563,21 @@ class CapacityPlan:
     backlog_grows: bool | None
     reason: str
     notes: list[str] = field(default_factory=list)
+    shared_ceiling_bps: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
-def capacity_plan(daily_volume_bytes: int, rate_bps: float | None, streams: int) -> CapacityPlan:
-    """Hours a day the volume takes at the current rate, and streams needed to keep up."""
+def capacity_plan(
+    daily_volume_bytes: int, rate_bps: float | None, streams: int, shared: SharedCeiling | None = None
+) -> CapacityPlan:
+    """Hours a day the volume takes at the current rate, and the streams worth running.
+
+    Parallel streams add up only while each has its own limit (a window, its share of random
+    loss): they stop adding up at what all of them share, a full bottleneck or a policer, or
+    the link. The stream count is capped there, and the plan says when no count keeps up.
+    """
     required = daily_volume_bytes * 8 / 86400
     if rate_bps is None or rate_bps <= 0 or streams < 1:
         return CapacityPlan(
@@ -309,12 +585,59 @@ def capacity_plan(daily_volume_bytes: int, rate_bps: float | None, streams: int)
         )
     per_stream = rate_bps / streams
     hours = daily_volume_bytes * 8 / rate_bps / 3600
-    needed = math.ceil(required / per_stream)
     grows = hours > 24
     verdict = "the backlog grows" if grows else "the volume fits"
+    volume = f"{daily_volume_bytes / 2**40:.1f} TiB/day needs {_mbit(required)}"
+    now = f"at {_mbit(rate_bps)} ({streams} x {_mbit(per_stream)}) it takes {hours:.1f} h a day: {verdict}"
+    notes: list[str] = []
+    if shared is None or required <= shared.rate_bps:
+        needed = math.ceil(required / per_stream)
+        reason = f"{volume}; {now}; {needed} streams at today's per-stream rate keep up"
+        if shared is not None and needed > streams:
+            notes.append(f"{shared.what} carries up to {_mbit(shared.rate_bps)}: the streams add up below it")
+        elif needed > streams:
+            notes.append(
+                "what all streams share is unknown (no link speed, no full bottleneck seen): they stop adding up "
+                "there, perhaps before this count"
+            )
+        return CapacityPlan(
+            daily_volume_bytes,
+            required,
+            rate_bps,
+            streams,
+            per_stream,
+            hours,
+            needed,
+            grows,
+            reason,
+            notes,
+            shared.rate_bps if shared is not None else None,
+        )
+    needed = max(1, math.ceil(shared.rate_bps / per_stream))
+    best_hours = daily_volume_bytes * 8 / shared.rate_bps / 3600
     reason = (
-        f"{daily_volume_bytes / 2**40:.1f} TiB/day needs {_mbit(required)}; at {_mbit(rate_bps)} "
-        f"({streams} x {_mbit(per_stream)}) it takes {hours:.1f} h a day: {verdict}; "
-        f"{needed} streams at today's per-stream rate keep up"
+        f"{volume}; {now}; no number of streams keeps up: {shared.what} carries at most {_mbit(shared.rate_bps)} "
+        f"for all streams together ({best_hours:.1f} h a day); "
+        + (
+            f"{needed} streams reach it, more only share it"
+            if needed > streams
+            else "more streams only share it rather than add up"
+        )
     )
-    return CapacityPlan(daily_volume_bytes, required, rate_bps, streams, per_stream, hours, needed, grows, reason)
+    notes.append(
+        "streams add up only while each has its own limit (a window, its share of random loss), never past "
+        "what they share (a full bottleneck, a policer, the link)"
+    )
+    return CapacityPlan(
+        daily_volume_bytes,
+        required,
+        rate_bps,
+        streams,
+        per_stream,
+        hours,
+        needed,
+        grows,
+        reason,
+        notes,
+        shared.rate_bps,
+    )

@@ -3,6 +3,10 @@
 Pure: the steady rate (the median of the per-second sums after the omitted seconds),
 retransmits, windows smaller than cwnd, cwnd collapses and whether slow start had finished
 (tcp-ceilings.md section 5). The diagnosis reads them next to the ceilings.
+
+The per-second rate's variation and the slow-start test are robust: one noisy second (a
+scheduler hiccup, a burst of cross traffic) must not turn a flat bottleneck into "below
+every ceiling" on one run in four, so identical runs get the same label.
 """
 
 from __future__ import annotations
@@ -44,7 +48,7 @@ class IntervalStats:
     retransmit_rate: float | None  # retransmitted segments per segment sent
     retransmit_bursts: int  # intervals holding more than half of all retransmits / 4 (spiky loss)
     cwnd_collapses: int  # drops of snd_cwnd by half or more from one interval to the next
-    rate_cv: float | None  # coefficient of variation of the per-second rate
+    rate_cv: float | None  # coefficient of variation of the per-second rate, outlying seconds trimmed
     not_converged: bool
     pmtu_bytes: int | None
 
@@ -100,14 +104,6 @@ def interval_stats(rows: Sequence[IntervalRow], mss_bytes: int | None) -> Interv
         for before, after in itertools.pairwise(stream_rows):
             if before.snd_cwnd_bytes and after.snd_cwnd_bytes and after.snd_cwnd_bytes <= before.snd_cwnd_bytes / 2:
                 collapses += 1
-    rate_cv = None
-    if len(rates) >= 2 and statistics.fmean(rates) > 0:
-        rate_cv = statistics.pstdev(rates) / statistics.fmean(rates)
-    not_converged = False
-    if len(rates) >= 3:
-        third = len(rates) // 3
-        first, last = statistics.fmean(rates[:third]), statistics.fmean(rates[-third:])
-        not_converged = first > 0 and last > 1.1 * first
     pmtus = [row.pmtu for row in rows if row.pmtu]
     return IntervalStats(
         steady_rate_bps=steady,
@@ -117,7 +113,44 @@ def interval_stats(rows: Sequence[IntervalRow], mss_bytes: int | None) -> Interv
         retransmit_rate=retransmit_rate,
         retransmit_bursts=bursts,
         cwnd_collapses=collapses,
-        rate_cv=rate_cv,
-        not_converged=not_converged,
+        rate_cv=trimmed_cv(rates),
+        not_converged=still_rising(rates),
         pmtu_bytes=max(pmtus) if pmtus else None,
     )
+
+
+# Seconds left out of the variation: the tenth farthest from the median, at least one once
+# there are this many (with fewer, one second is too large a share of the run to ignore).
+TRIM_SHARE = 0.1
+TRIM_MIN_SECONDS = 5
+# Slow start had not finished when the last third's median exceeds the first third's by this.
+RISING_FACTOR = 1.1
+
+
+def trimmed_cv(rates: Sequence[float]) -> float | None:
+    """Coefficient of variation of the per-second rates without the seconds farthest from
+    their median (a tenth, at least one from TRIM_MIN_SECONDS on).
+
+    A ramp or a sawtooth varies in most of its seconds and stays far from flat; a flat run with
+    one noisy second becomes flat again. Trimming (rather than the MAD alone) keeps a run
+    that is flat in just over half its seconds and low in the rest from passing as flat.
+    """
+    if len(rates) < 2:
+        return None
+    median = statistics.median(rates)
+    trim = max(1, int(len(rates) * TRIM_SHARE)) if len(rates) >= TRIM_MIN_SECONDS else 0
+    kept = sorted(rates, key=lambda rate: abs(rate - median))[: len(rates) - trim]
+    mean = statistics.fmean(kept)
+    return statistics.pstdev(kept) / mean if mean > 0 else None
+
+
+def still_rising(rates: Sequence[float]) -> bool:
+    """Slow start had not finished: the last third's median above the first third's by 10%.
+
+    Medians, not means: one slow second in the first third of a flat run is noise, not a ramp.
+    """
+    if len(rates) < 3:
+        return False
+    third = len(rates) // 3
+    first, last = statistics.median(rates[:third]), statistics.median(rates[-third:])
+    return first > 0 and last > RISING_FACTOR * first

@@ -1,25 +1,48 @@
-"""One path in depth: its ceilings with today's tuning, its analysed runs, RTT modes, findings,
-advice sized for a goal rate, and a capacity plan.
+"""One path in depth: its ceilings with today's tuning, its analysed runs and their consensus
+label, RTT modes, findings, advice sized for a goal rate, and a capacity plan.
 
 Reads only; the response dict is built in analysis.api.shaping.
 """
 
 from __future__ import annotations
 
+import itertools
+import statistics
 from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.db.models import Q
 from django.utils import timezone
 
+from analysis.ceilings import Limit
 from analysis.choices import Diagnosis
-from analysis.diagnosis import Advice, CapacityPlan, RunDiagnosis, advise, capacity_plan
+from analysis.diagnosis import (
+    Advice,
+    CapacityPlan,
+    PathLabel,
+    RunDiagnosis,
+    advise,
+    capacity_plan,
+    path_label,
+    shared_ceiling,
+)
 from analysis.intervals import interval_stats
 from analysis.models import Finding, RunAnalysis
+from analysis.policer import PolicerEstimate, UdpRun, policer_estimate
 from analysis.runs import RunCeilings, RunInputs, run_ceilings
-from analysis.services.inputs import interval_rows, run_inputs
+from analysis.services.inputs import as_dict, data_direction, interval_rows, is_udp, number, run_inputs
 from analysis.services.modes import PathModesNow, path_modes_now
 from inventory.models import Agent
+from measurements.choices import RunStatus, TestType
 from measurements.models import Run
+
+# The path's label is the consensus of this many recent runs run as the newest one was.
+CONSENSUS_RUNS = 11
+# Paced UDP runs this recent say what a policer passes (a policer is configuration: it
+# changes rarely, but it does change).
+UDP_LOOKBACK = timedelta(days=7)
+UDP_RUNS = 20
 
 
 @dataclass(frozen=True)
@@ -35,6 +58,7 @@ class CeilingsNow:
 class PathReport:
     ceilings_now: CeilingsNow | None
     runs: list[RunAnalysis]  # newest first
+    path_label: PathLabel | None  # the consensus of the recent runs with the newest run's options
     modes: PathModesNow
     findings: list[Finding]  # newest first, with source and destination loaded
     goal_bps: float | None
@@ -55,6 +79,74 @@ def ceilings_now(source: Agent, destination: Agent, latest: RunAnalysis) -> Ceil
     return CeilingsNow(run_ceilings(path_facts), RunInputs(path_facts, inputs.sources), run)
 
 
+@dataclass(frozen=True)
+class Consensus:
+    """The path's label and the rate its agreeing runs had (their median)."""
+
+    label: PathLabel
+    rate_bps: float | None
+
+
+def _tuning(inputs: object) -> tuple[object, object]:
+    """Both hosts' tuning as a run's stored inputs recorded it."""
+    stored = as_dict(inputs)
+    return stored.get("sender"), stored.get("receiver")
+
+
+def consensus(latest: RunAnalysis) -> Consensus | None:
+    """The most common diagnosis of the path's last CONSENSUS_RUNS runs that ran as the newest
+    one did: its options (stream count, -w, congestion control) and both hosts' tuning. Runs
+    from before a retune are another path as far as their ceilings go, so they do not vote."""
+    rows = (
+        RunAnalysis.objects.filter(
+            source_id=latest.source_id, destination_id=latest.destination_id, options_key=latest.options_key
+        )
+        .order_by("-started_at")
+        .values_list("diagnosis", "rate_bps", "inputs")[:CONSENSUS_RUNS]
+    )
+    tuning = _tuning(latest.inputs)
+    same = list(itertools.takewhile(lambda row: _tuning(row[2]) == tuning, rows))
+    label = path_label([Diagnosis(diagnosis) for diagnosis, _, _ in same])
+    if label is None:
+        return None
+    rates = [rate for diagnosis, rate, _ in same if diagnosis == label.diagnosis and rate]
+    return Consensus(label, statistics.median(rates) if rates else None)
+
+
+def udp_runs(source: Agent, destination: Agent, now: datetime) -> list[UdpRun]:
+    """The path's recent paced UDP runs in the data's direction (iperf3 -R counted)."""
+    runs = Run.objects.filter(
+        Q(source_id=source.pk, destination_id=destination.pk) | Q(source_id=destination.pk, destination_id=source.pk),
+        test_type=TestType.THROUGHPUT,
+        status=RunStatus.OK,
+        started_at__gte=now - UDP_LOOKBACK,
+        started_at__lte=now,
+    ).order_by("-started_at")[: 5 * UDP_RUNS]
+    agents = {source.pk: source, destination.pk: destination}
+    found: list[UdpRun] = []
+    for run in runs:
+        direction = data_direction(run, agents) if is_udp(run) else None
+        if direction is None or direction[0].pk != source.pk:
+            continue
+        summary = as_dict(run.summary)
+        offered = number(summary, "sender_bits_per_s") or number(as_dict(run.params), "bitrate_bps")
+        delivered, lost = number(summary, "receiver_bits_per_s"), number(summary, "lost_percent")
+        if offered and delivered is not None and lost is not None and 0 <= lost <= 100:
+            found.append(UdpRun(offered, delivered, lost / 100))
+        if len(found) == UDP_RUNS:
+            break
+    return found
+
+
+def path_policer(source: Agent, destination: Agent, agreed: Consensus) -> PolicerEstimate | None:
+    """The policer's estimated rate when the path's label is a policer. A measured paced UDP
+    ramp (planner and agent work still to do) would be passed as `ramp` and win."""
+    if agreed.label.diagnosis is not Diagnosis.POLICER:
+        return None
+    udp = udp_runs(source, destination, timezone.now())
+    return policer_estimate(agreed.rate_bps, agreed.label.agreeing_runs, udp, ramp=None)
+
+
 def path_report(
     source: Agent, destination: Agent, *, goal_bps: float | None, daily_volume_bytes: int, runs_limit: int
 ) -> PathReport:
@@ -62,30 +154,39 @@ def path_report(
     latest = runs[0] if runs else None
     now = ceilings_now(source, destination, latest) if latest else None
     modes = path_modes_now(source, destination, now.ceilings if now is not None else None)
+    agreed = consensus(latest) if latest is not None else None
     advice: list[Advice] = []
     goal = goal_bps
-    if now is not None and latest is not None:
-        ceilings, inputs = now.ceilings, now.inputs
-        goal = goal or inputs.facts.link_rate_bps or float(settings.ANALYSIS_GOAL_BPS)
-        # Size for the slowest RTT mode, so the longer ECMP member is covered too.
-        mode_rtts = [mode.mode["rtt_ms"] for mode in modes.modes] or [ceilings.at_min_rtt.rtt_ms or 0.0]
+    plan = capacity_plan(daily_volume_bytes, None, 1)
+    if agreed is not None and latest is not None:
+        # Advice and plan follow the path's label and its agreeing runs' rate, not one run's.
         diagnosis = RunDiagnosis(
-            label=Diagnosis(latest.diagnosis),
-            rate_bps=latest.rate_bps,
+            label=agreed.label.diagnosis,
+            rate_bps=agreed.rate_bps,
             ceiling_bps=latest.ceiling_bps,
-            winning_term=ceilings.at_min_rtt.limit,
+            winning_term=Limit(latest.limit) if latest.limit in set(Limit) else Limit.UNKNOWN,
             fraction_of_ceiling=latest.fraction_of_ceiling,
             evidence=(),
         )
-        advice = advise(
-            diagnosis,
-            ceilings,
-            inputs.facts,
-            sender_name=source.name,
-            receiver_name=destination.name,
-            goal_bps=goal,
-            rtt_ms=max(mode_rtts) or None,
-        )
+        policer = path_policer(source, destination, agreed)
+        link_bps = now.ceilings.at_min_rtt.ceilings.link.rate_bps if now is not None else None
+        shared = shared_ceiling(diagnosis.label, diagnosis.rate_bps, link_bps, policer)
+        if now is not None:
+            ceilings, inputs = now.ceilings, now.inputs
+            goal = goal or inputs.facts.link_rate_bps or float(settings.ANALYSIS_GOAL_BPS)
+            # Size for the slowest RTT mode, so the longer ECMP member is covered too.
+            mode_rtts = [mode.mode["rtt_ms"] for mode in modes.modes] or [ceilings.at_min_rtt.rtt_ms or 0.0]
+            advice = advise(
+                diagnosis,
+                ceilings,
+                inputs.facts,
+                sender_name=source.name,
+                receiver_name=destination.name,
+                goal_bps=goal,
+                rtt_ms=max(mode_rtts) or None,
+                policer=policer,
+            )
+        plan = capacity_plan(daily_volume_bytes, agreed.rate_bps, latest.streams, shared)
     findings = list(
         Finding.objects.filter(source=source, destination=destination)
         .select_related("source", "destination")
@@ -94,11 +195,10 @@ def path_report(
     return PathReport(
         ceilings_now=now,
         runs=runs,
+        path_label=agreed.label if agreed is not None else None,
         modes=modes,
         findings=findings,
         goal_bps=goal,
         advice=advice,
-        capacity_plan=capacity_plan(
-            daily_volume_bytes, latest.rate_bps if latest else None, latest.streams if latest else 1
-        ),
+        capacity_plan=plan,
     )

@@ -11,12 +11,14 @@ from unittest import mock
 from django.urls import reverse
 
 from analysis.api import shaping
+from analysis.api.serializers import PathAnalysisSerializer
 from analysis.choices import Diagnosis, FindingMetric, RttModeVerdict
 from analysis.models import Finding, RunAnalysis, SweepModes
 from analysis.services.grid import mesh_grid
 from analysis.services.modes import path_modes_now, sweep_modes_near
+from analysis.services.paths import path_report
 from analysis.services.runs import analyze_recent
-from analysis.tests.services.fixtures import MIB, T0, facts, flow_sweep, pings, snapshot, throughput_run
+from analysis.tests.services.fixtures import MIB, T0, facts, flow_sweep, pings, snapshot, throughput_run, udp_run
 from fathom.testing import FathomTestCase
 from meshes.models import Mesh, MeshMember
 
@@ -42,7 +44,82 @@ class AnalysisApiTests(FathomTestCase):
         assert {item["setting"] for item in body["advice"]} >= {"net.ipv4.tcp_rmem", "net.ipv4.tcp_wmem"}
         plan = body["capacity_plan"]
         assert plan["daily_volume_bytes"] == 13 * 2**40 and plan["backlog_grows"] is False
+        assert plan["shared_ceiling_bps"] is None  # no link speed in the host facts
         assert body["modes"]["verdict"] == RttModeVerdict.INSUFFICIENT
+        assert body["path_label"] == {
+            "diagnosis": "receive_window",
+            "agreeing_runs": 1,
+            "runs": 1,
+            "share": 1.0,
+            "summary": "receive window (1 of 1 runs)",
+        }
+
+    def test_a_policed_path_is_labelled_by_its_runs_consensus_with_the_policer_rate_in_the_advice(self) -> None:
+        latest = RunAnalysis.objects.get()
+        retuned = {**latest.inputs, "receiver": {**latest.inputs["receiver"], "tcp_rmem_max_bytes": 4 * MIB}}
+        # Three earlier runs with the same options and tuning, called a policer; before them a
+        # run on other tuning, and older runs behind it: those are another series.
+        for hours, diagnosis, inputs in (
+            (1, Diagnosis.POLICER, latest.inputs),
+            (2, Diagnosis.POLICER, latest.inputs),
+            (3, Diagnosis.POLICER, latest.inputs),
+            (4, Diagnosis.CAPACITY, retuned),
+            (5, Diagnosis.CAPACITY, latest.inputs),
+            (6, Diagnosis.CAPACITY, latest.inputs),
+        ):
+            RunAnalysis.objects.create(
+                run_id=uuid.uuid4(),
+                started_at=T0 - timedelta(hours=hours),
+                source=self.athens,
+                destination=self.frankfurt,
+                streams=1,
+                options_key=latest.options_key,
+                rate_bps=60e6 + hours * 1e6,
+                ceiling_bps=3e9,
+                limit="receive_window",
+                diagnosis=diagnosis,
+                ceilings={},
+                inputs=inputs,
+                interval_stats={},
+                evidence={},
+            )
+        # Another stream count is another series: it does not vote.
+        RunAnalysis.objects.create(
+            run_id=uuid.uuid4(),
+            started_at=T0 - timedelta(minutes=5),
+            source=self.athens,
+            destination=self.frankfurt,
+            streams=8,
+            options_key="P8/w0/cubic",
+            rate_bps=1e9,
+            ceiling_bps=3e9,
+            limit="link",
+            diagnosis=Diagnosis.CAPACITY,
+            ceilings={},
+            inputs={},
+            interval_stats={},
+            evidence={},
+        )
+        # Paced UDP at 100 Mbit/s, one forward (iperf3 -R from the far end), one the other way.
+        udp_run(self.frankfurt, self.athens, T0 - timedelta(hours=2), 100e6, 90e6, 10.0, reverse=True)
+        udp_run(self.frankfurt, self.athens, T0 - timedelta(hours=3), 100e6, 20e6, 80.0)
+        with mock.patch("django.utils.timezone.now", return_value=T0 + timedelta(minutes=10)):
+            report = path_report(
+                self.athens, self.frankfurt, goal_bps=1e9, daily_volume_bytes=13 * 2**40, runs_limit=20
+            )
+        assert report.path_label is not None and report.path_label.summary == "policer (3 of 4 runs)"
+        body = PathAnalysisSerializer(shaping.path_analysis(self.athens, self.frankfurt, report)).data
+        assert body["path_label"]["diagnosis"] == Diagnosis.POLICER and body["path_label"]["share"] == 0.75
+        first = body["advice"][0]
+        assert (first["kind"], first["setting"], first["value"]) == (
+            "estimate",
+            "policer rate",
+            "about 90.0 Mbit/s, an estimate",
+        )
+        assert "1 paced UDP run offering 100.0 Mbit/s" in first["reason"]
+        plan = body["capacity_plan"]
+        assert plan["rate_bps"] == 62e6 and plan["shared_ceiling_bps"] == 90e6
+        assert plan["streams_needed"] == 2 and "more only share it" in plan["reason"]
 
     def test_modes_now_come_from_the_newest_sweep_no_throughput_run_disturbed(self) -> None:
         quiet = flow_sweep(self.athens, self.frankfurt, T0 - timedelta(minutes=10), 7.8, 11.9)
@@ -111,7 +188,7 @@ class AnalysisApiTests(FathomTestCase):
         MeshMember.objects.create(mesh=mesh, agent=self.athens)
         MeshMember.objects.create(mesh=mesh, agent=self.frankfurt)
         client = self.user_client(self.outsider)
-        with self.assertNumQueries(10):  # session, user, mesh, members, agents, 5 analysis queries
+        with self.assertNumQueries(12):  # session, user, mesh, members, tests, agents, 6 analysis queries
             response = client.get(reverse("analysis-mesh-grid", args=["pair"]))
         assert response.status_code == 200
         cells = {(cell["source"]["name"], cell["destination"]["name"]): cell for cell in response.json()["cells"]}

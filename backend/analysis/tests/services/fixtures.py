@@ -95,6 +95,38 @@ def throughput_run(
     return run
 
 
+def udp_run(
+    source: Agent,
+    destination: Agent,
+    at: datetime,
+    offered_bps: float,
+    delivered_bps: float,
+    lost_percent: float,
+    *,
+    reverse: bool = False,
+) -> Run:
+    """A paced UDP throughput run as the agent reports it (iperf3 -u -b)."""
+    return Run.objects.create(
+        id=uuid.uuid4(),
+        started_at=at,
+        ended_at=at + timedelta(seconds=10),
+        source_id=source.pk,
+        destination_id=destination.pk,
+        target=destination.address,
+        test_type="throughput",
+        test_id="udp",
+        status="ok",
+        params={"udp": True, "bitrate_bps": int(offered_bps), "reverse": reverse},
+        summary={
+            "protocol": "UDP",
+            "reverse": reverse,
+            "sender_bits_per_s": offered_bps,
+            "receiver_bits_per_s": delivered_bps,
+            "lost_percent": lost_percent,
+        },
+    )
+
+
 def pings(source: Agent, destination: Agent, start: datetime, count: int, rtt_ms: float, every_s: float = 10) -> None:
     run_id = uuid.uuid4()
     PingSample.objects.bulk_create(

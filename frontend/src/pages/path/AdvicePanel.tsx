@@ -1,5 +1,7 @@
-// "Advice": the settings that would let this path reach a goal rate, sized by the server
-// from the newest throughput run and both hosts' tuning; the goal re-asks the server.
+// "Advice": what stands between this path and a goal rate, in the order it binds (what
+// limits it now first, then each ceiling term below the goal), with the setting that lifts
+// each, sized by the server from the path's label and both hosts' tuning; the goal re-asks
+// the server.
 import type { PathAnalysis } from "../../api/queries";
 import { Panel } from "../../components/Panel";
 import { parseGoalGbps } from "../../lib/analysis";
@@ -18,8 +20,8 @@ function AdviceTable({ data }: { data: PathAnalysis }) {
       <p className="muted">
         {data.runs.length === 0
           ? "No advice yet: it is sized from the newest throughput run and both hosts' tuning. " + NO_RUN_HINT
-          : `Nothing to change for a goal of ${formatRate(data.goal_bps)}: the diagnosis asks for no setting. ` +
-            "Raise the goal to see what it would take."}
+          : `Nothing to change for a goal of ${formatRate(data.goal_bps)}: the path and every ceiling term ` +
+            "reach it. Raise the goal to see what it would take."}
       </p>
     );
   }

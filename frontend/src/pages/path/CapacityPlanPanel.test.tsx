@@ -24,6 +24,25 @@ describe("CapacityPlanPanel", () => {
     expect(within(section).getByText("no")).toBeDefined();
     expect(within(section).getByText("1.3 Gbit/s")).toBeDefined();
     expect(within(section).getByText(/it takes 10.2 h a day: the volume fits/)).toBeDefined();
+    expect(section.querySelector("dl.figures")?.textContent).not.toContain("Shared by all streams");
+  });
+
+  it("says what all streams share, and leaves it out when unknown", async () => {
+    const policed = {
+      ...ANALYSIS.capacity_plan,
+      rate_bps: 62e6,
+      per_stream_bps: 62e6,
+      streams_needed: 2,
+      backlog_grows: true,
+      shared_ceiling_bps: 90e6,
+      reason: "no number of streams keeps up: the policer (about 90.0 Mbit/s, an estimate) carries at most 90.0 Mbit/s",
+      notes: ["streams add up only while each has its own limit"],
+    };
+    renderPanel(plan(), { ...ANALYSIS, capacity_plan: policed });
+    const section = panel(TITLE);
+    expect(await within(section).findByText(/no number of streams keeps up/)).toBeDefined();
+    expect(section.querySelector("dl.figures")?.textContent).toContain("Shared by all streams90 Mbit/s");
+    expect(within(section).getByText("streams add up only while each has its own limit")).toBeDefined();
   });
 
   it("flags a growing backlog", async () => {

@@ -1,5 +1,6 @@
 // "Capacity plan": whether a daily volume fits through this path at its measured rate, and
-// how many hours and streams it takes; the volume re-asks the server.
+// how many hours and streams it takes (never more streams than what they all share, a full
+// bottleneck, a policer or the link, allows); the volume re-asks the server.
 import type { PathAnalysis } from "../../api/queries";
 import { Panel } from "../../components/Panel";
 import { BYTES_PER_TIB, parseVolumeTib } from "../../lib/analysis";
@@ -39,6 +40,12 @@ function CapacityFigures({ data }: { data: PathAnalysis }) {
           <dt>Streams needed</dt>
           <dd>{plan.streams_needed ?? "–"}</dd>
         </div>
+        {plan.shared_ceiling_bps !== null && (
+          <div>
+            <dt>Shared by all streams</dt>
+            <dd>{formatRate(plan.shared_ceiling_bps)}</dd>
+          </div>
+        )}
         <div>
           <dt>Backlog grows</dt>
           <dd>{plan.backlog_grows === true ? <strong className="flag">yes</strong> : noOrDash(plan.backlog_grows)}</dd>

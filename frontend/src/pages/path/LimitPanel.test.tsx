@@ -17,8 +17,9 @@ describe("LimitPanel", () => {
   it("says what limits the path: server-coloured diagnosis, evidence and the winning term", async () => {
     renderPanel(limit);
     const limits = panel(TITLE);
-    const badge = await within(limits).findByText("Receive window limited");
-    expect(badge.style.backgroundColor).toBe("rgb(188, 76, 0)");
+    const badges = await within(limits).findAllByText("Receive window limited");
+    expect(badges).toHaveLength(2); // the path's label and the newest run's
+    expect(badges[1]?.style.backgroundColor).toBe("rgb(188, 76, 0)");
     for (const sentence of RW_EVIDENCE) {
       expect(within(limits).getByText(sentence)).toBeDefined();
     }
@@ -36,11 +37,29 @@ describe("LimitPanel", () => {
   it("formats rates and term rates with the one rate formatter", async () => {
     renderPanel(limit);
     const limits = panel(TITLE);
-    await within(limits).findByText("Receive window limited");
+    await within(limits).findAllByText("Receive window limited");
     const figures = limits.querySelector("dl.figures")?.textContent;
     expect(figures).toContain("Rate3.1 Gbit/s");
     expect(figures).toContain("Ceiling3.2 Gbit/s");
     expect(limits.querySelector('tr[data-term="link"]')?.textContent).toContain("9.5 Gbit/s");
+  });
+
+  it("shows the path's label as the consensus of its recent runs, beside the newest run's", async () => {
+    renderPanel(limit, {
+      ...ANALYSIS,
+      path_label: { diagnosis: "capacity", agreeing_runs: 9, runs: 11, share: 9 / 11, summary: "capacity (9 of 11 runs)" },
+    });
+    const limits = panel(TITLE);
+    await within(limits).findByText("Capacity limited");
+    const label = limits.querySelector("p.path-label");
+    expect(label?.textContent).toBe("This path: Capacity limited 9 of 11 recent runs (81.8 %)");
+    expect(within(limits).getByText("Receive window limited")).toBeDefined();
+  });
+
+  it("shows no label on a path whose runs have none", async () => {
+    renderPanel(limit, { ...ANALYSIS, path_label: null });
+    await within(panel(TITLE)).findByText("Receive window limited");
+    expect(panel(TITLE).querySelector("p.path-label")).toBeNull();
   });
 
   it("explains a run on a slower ECMP member against that member's ceiling, not as a drop", async () => {

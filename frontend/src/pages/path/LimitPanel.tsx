@@ -1,12 +1,13 @@
-// "What limits this path": the newest run's diagnosis with its evidence, and the four
-// ceiling terms with today's tuning (link, receive window, send buffer, loss) with the buffer
-// sizes behind the window terms.
+// "What limits this path": the path's label (the consensus of its recent runs), the newest
+// run's diagnosis with its evidence, and the four ceiling terms with today's tuning (link,
+// receive window, send buffer, loss) with the buffer sizes behind the window terms.
 import type {
   Buffers,
   CeilingSet,
   CeilingTerm,
   Choice,
   PathAnalysis,
+  PathLabel,
   RunAnalysis,
   RunCeilings,
   TermName,
@@ -34,6 +35,19 @@ function MemberNote({ run }: { run: RunAnalysis }) {
   return (
     <p className="member" role="note">
       The newest run was {sentence}.{scale !== null && <span className="muted"> {scale}</span>}
+    </p>
+  );
+}
+
+/** The path's label: the most common diagnosis of its recent runs, and how many agree. */
+function PathLabelLine({ label, diagnoses }: { label: PathLabel; diagnoses: readonly Choice[] | undefined }) {
+  return (
+    <p className="path-label">
+      <strong>This path: </strong>
+      <ChoiceBadge choices={diagnoses} value={label.diagnosis} />{" "}
+      <span className="muted">
+        {`${label.agreeing_runs} of ${label.runs} recent ${label.runs === 1 ? "run" : "runs"} (${formatPercent(label.share)})`}
+      </span>
     </p>
   );
 }
@@ -196,6 +210,7 @@ function Limits({ data, diagnoses }: { data: PathAnalysis; diagnoses: readonly C
   const now = data.ceilings_now;
   return (
     <>
+      {data.path_label !== null && <PathLabelLine label={data.path_label} diagnoses={diagnoses} />}
       {newest === undefined ? <p className="muted">{NO_RUN_HINT}</p> : <RunSummary run={newest} diagnoses={diagnoses} />}
       {now === null ? (
         newest !== undefined && (

@@ -1,0 +1,103 @@
+"""Robust interval statistics: one noisy second must not change a run's label, while a run
+that ramps or saws must still not pass as flat (pure, no DB)."""
+
+from __future__ import annotations
+
+import statistics
+
+import pytest
+
+from analysis.choices import Diagnosis
+from analysis.diagnosis import FLAT_RATE_CV, diagnose
+from analysis.intervals import IntervalRow, interval_stats, still_rising, trimmed_cv
+from analysis.runs import run_ceilings
+from analysis.tests.test_diagnosis import MIB, grnet_default, host
+
+# A steady 500 Mbit/s bottleneck: per-second rates within 1%, as the lab's emulator gives.
+FLAT = [500e6 * (1 + 0.01 * ((second * 7) % 5 - 2) / 2) for second in range(11)]
+
+
+def rows(rates: list[float]) -> list[IntervalRow]:
+    return [
+        IntervalRow(
+            stream=5,
+            start_s=second,
+            end_s=second + 1,
+            omitted=False,
+            sender=True,
+            bytes=int(rate / 8),
+            bits_per_s=rate,
+            retransmits=0,
+            rtt_us=8000,
+            pmtu=9000,
+        )
+        for second, rate in enumerate(rates)
+    ]
+
+
+def with_noisy_second(at: int, rate_bps: float) -> list[float]:
+    rates = list(FLAT)
+    rates[at] = rate_bps
+    return rates
+
+
+def label(rates: list[float]) -> Diagnosis:
+    # Tuned hosts: every ceiling term far above 500 Mbit/s, RTT under load near the unloaded one.
+    facts = grnet_default(
+        sender=host(16 * MIB, wmem_max=16 * MIB), receiver=host(16 * MIB, wmem_max=16 * MIB), inflight_bytes=None
+    )
+    return diagnose(run_ceilings(facts), interval_stats(rows(rates), facts.mss_bytes), facts).label
+
+
+def test_one_noisy_second_broke_the_old_flatness_test() -> None:
+    rates = with_noisy_second(1, 240e6)
+    classic = statistics.pstdev(rates) / statistics.fmean(rates)
+    assert classic > 0.15  # the issue's 15.6%: "below every ceiling", "not converged"
+    assert statistics.fmean(rates[-3:]) > 1.1 * statistics.fmean(rates[:3])
+    stats = interval_stats(rows(rates), 8948)
+    assert stats.rate_cv is not None and stats.rate_cv < 0.01
+    assert not stats.not_converged
+    assert stats.steady_rate_bps == pytest.approx(500e6, rel=0.01)
+
+
+@pytest.mark.parametrize("at", range(11))
+@pytest.mark.parametrize("noisy_bps", [260e6, 420e6, 650e6])
+def test_identical_runs_get_the_same_label_wherever_the_noisy_second_falls(at: int, noisy_bps: float) -> None:
+    assert label(with_noisy_second(at, noisy_bps)) is Diagnosis.CAPACITY
+
+
+def test_a_flat_run_is_capacity_limited() -> None:
+    assert label(FLAT) is Diagnosis.CAPACITY
+
+
+@pytest.mark.parametrize(
+    ("name", "rates"),
+    [
+        ("ramp", [100e6 * (second + 1) for second in range(10)]),
+        ("sawtooth", [300e6, 350e6, 400e6, 450e6, 500e6] * 2),
+        ("fast sawtooth", [250e6, 500e6] * 5),
+        ("flat in 6 seconds of 10, low in 4", [500e6] * 6 + [250e6] * 4),
+        ("two noisy seconds of 10", [500e6] * 8 + [200e6, 800e6]),
+    ],
+)
+def test_a_ramping_or_sawtoothing_run_is_not_flat(name: str, rates: list[float]) -> None:
+    stats = interval_stats(rows(rates), 8948)
+    assert stats.rate_cv is not None and stats.rate_cv >= FLAT_RATE_CV, name
+    assert label(rates) is not Diagnosis.CAPACITY, name
+
+
+def test_trimming_leaves_short_runs_whole() -> None:
+    assert trimmed_cv([]) is None and trimmed_cv([5e8]) is None
+    four = [500e6, 500e6, 500e6, 100e6]
+    assert trimmed_cv(four) == pytest.approx(statistics.pstdev(four) / statistics.fmean(four))
+    # From five seconds on, the one farthest from the median is left out; a tenth from 20 on.
+    assert trimmed_cv([500e6] * 4 + [100e6]) == 0.0
+    assert trimmed_cv([500e6] * 18 + [100e6, 900e6]) == 0.0
+    assert trimmed_cv([0.0, 0.0, 0.0]) is None
+
+
+def test_slow_start_is_judged_on_the_thirds_medians() -> None:
+    assert still_rising([1e8, 2e8, 4e8, 8e8, 1.6e9, 3e9])
+    assert not still_rising([2.6e8, 5e8, 5e8, 5e8, 5e8, 5e8, 5e8, 5e8, 5e8])
+    assert still_rising([2e8, 2e8, 5e8, 5e8, 5e8, 5e8, 5e8, 5e8, 5e8])
+    assert not still_rising([5e8, 5e8]) and not still_rising([0.0, 0.0, 1e8])
