@@ -27,6 +27,9 @@ class Mesh(models.Model):
     # Served as a pSConfig template, without sign-in, at /psconfig/<name>.json (for perfSONAR
     # nodes that subscribe to it); off by default: a mesh lists its hosts' addresses.
     psconfig_published = models.BooleanField(default=False)
+    # The grid's colour thresholds an operator set, only the keys set (meshes.thresholds has
+    # the defaults and the checks).
+    thresholds = models.JSONField(default=dict, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -1,6 +1,7 @@
-"""A mesh as a grid: for every src -> dst, throughput against its ceiling, loss in the last
-hour, the RTT modes that stand now and open alarms, in a fixed number of queries whatever
-the mesh size.
+"""A mesh as a grid: for every src -> dst, throughput against its ceiling, loss and RTT median
+in the last hour, the RTT modes that stand now, the newest run of any kind (its status, and
+how old the path's newest data is against the mesh's stale_after_s) and open alarms, in a
+fixed number of queries whatever the mesh size.
 
 Reads only; the response dict is built in analysis.api.shaping.
 """
@@ -20,8 +21,13 @@ from analysis.choices import FindingKind, FindingState
 from analysis.models import Finding, RunAnalysis
 from analysis.services.modes import MODES_LOOKBACK, path_current_modes
 from inventory.models import Agent
+from measurements.models import PathLatestRun
 from meshes.models import Mesh
 from meshes.services import mesh_pairs
+from meshes.thresholds import GridThresholds, effective_thresholds
+
+PINGS_WINDOW = timedelta(hours=1)
+RUNS_LOOKBACK = timedelta(days=31)
 
 LATEST_PER_PATH_SQL = """
 SELECT DISTINCT ON (source_id, destination_id) source_id, destination_id, {columns}
@@ -30,10 +36,12 @@ WHERE source_id = ANY(%(ids)s) AND destination_id = ANY(%(ids)s) AND started_at 
 ORDER BY source_id, destination_id, started_at DESC
 """
 
-GRID_LOSS_SQL = """
+# One scan of the last hour of pings gives both loss and the RTT median.
+GRID_PINGS_SQL = """
 SELECT source_id, destination_id,
        count(*) FILTER (WHERE NOT duplicate),
-       count(*) FILTER (WHERE NOT duplicate AND rtt_ms IS NULL)
+       count(*) FILTER (WHERE NOT duplicate AND rtt_ms IS NULL),
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY rtt_ms) FILTER (WHERE NOT duplicate AND rtt_ms IS NOT NULL)
 FROM measurements_pingsample
 WHERE source_id = ANY(%(ids)s) AND destination_id = ANY(%(ids)s) AND time >= %(since)s
 GROUP BY source_id, destination_id
@@ -57,9 +65,16 @@ class GridCell:
     diagnosis: str | None
     measured_at: datetime | None
     loss_fraction: float | None  # pings of the last hour
+    rtt_median_ms: float | None  # pings of the last hour
     mode_count: int | None  # of the sweep whose modes stand now
     rtt_mode_verdict: str | None
     open_findings: int  # open alarms
+    # The newest run of any kind: the path's newest data, whatever its age.
+    last_run_status: str | None
+    last_run_test_type: str | None
+    last_run_at: datetime | None
+    data_age_s: float | None
+    stale: bool  # data older than the mesh's stale_after_s ("no data" is not stale)
 
     @property
     def fraction_of_ceiling(self) -> float | None:
@@ -71,24 +86,43 @@ class MeshGrid:
     mesh: Mesh
     agents: list[Agent]  # every agent of a cell, by name
     cells: list[GridCell]
+    thresholds: GridThresholds  # as they apply: the operator's over the defaults
+    generated_at: datetime
+
+
+def _newest_runs(ids: list[uuid.UUID]) -> dict[tuple[Any, Any], tuple[str, str, datetime]]:
+    """(status, test type, start) of each path's newest run of any kind, from the small
+    per-path table ingest keeps, so a path silent for a year still shows its age."""
+    rows = (
+        PathLatestRun.objects.filter(source_id__in=ids, destination_id__in=ids)
+        .order_by("source_id", "destination_id", "-started_at")
+        .distinct("source_id", "destination_id")
+        .values_list("source_id", "destination_id", "status", "test_type", "started_at")
+    )
+    return {(row[0], row[1]): row[2:] for row in rows}
 
 
 def mesh_grid(mesh: Mesh) -> MeshGrid:
-    """For every src -> dst of a mesh: throughput against its ceiling, loss in the last hour,
-    RTT mode count and open findings. A fixed number of queries, whatever the mesh size."""
+    """For every src -> dst of a mesh: throughput against its ceiling, loss and RTT median in
+    the last hour, RTT mode count, the newest run and open findings, with the mesh's
+    thresholds. A fixed number of queries, whatever the mesh size."""
     agents = {agent.pk: agent for agent in Agent.objects.filter(revoked_at__isnull=True)}
     pairs = [(src, dst) for src, dst, _ in mesh_pairs(mesh, agents) if dst is not None]
-    ids = sorted({agent.pk for pair in pairs for agent in pair})
+    # By id, not by instance: a model's __hash__ costs more than the rest of a 9,900-cell grid.
+    members = {agent.id: agent for pair in pairs for agent in pair}
+    ids = sorted(members)
     now = timezone.now()
+    thresholds = effective_thresholds(mesh.thresholds, [test.interval_s for test in mesh.tests.all() if test.enabled])
     # The grid shows what is current: a run older than a month or a sweep older than a day is no
     # longer what the path does.
     runs = _latest_per_path(
-        RunAnalysis._meta.db_table, "rate_bps, ceiling_bps, diagnosis, started_at", ids, now - timedelta(days=31)
+        RunAnalysis._meta.db_table, "rate_bps, ceiling_bps, diagnosis, started_at", ids, now - RUNS_LOOKBACK
     )
     standing = path_current_modes(ids, ids, now - MODES_LOOKBACK, now)
     with connection.cursor() as cursor:
-        cursor.execute(GRID_LOSS_SQL, {"ids": ids, "since": timezone.now() - timedelta(hours=1)})
-        loss = {(row[0], row[1]): row[2:] for row in cursor.fetchall()}
+        cursor.execute(GRID_PINGS_SQL, {"ids": ids, "since": now - PINGS_WINDOW})
+        pings = {(row[0], row[1]): row[2:] for row in cursor.fetchall()}
+    newest = _newest_runs(ids)
     open_counts: dict[tuple[Any, Any], int] = defaultdict(int)
     for source_id, destination_id in Finding.objects.filter(
         state=FindingState.OPEN, kind=FindingKind.ALARM, source_id__in=ids, destination_id__in=ids
@@ -96,12 +130,14 @@ def mesh_grid(mesh: Mesh) -> MeshGrid:
         open_counts[(source_id, destination_id)] += 1
     cells = []
     for src, dst in pairs:
-        key = (src.pk, dst.pk)
+        key = (src.id, dst.id)
         rate, ceiling, diagnosis, measured_at = runs.get(key, (None, None, None, None))
         chosen = standing.get(key)
         sweep = chosen.sweep if chosen is not None else None
         mode_count, verdict = (len(sweep.modes), sweep.verdict.value) if sweep is not None else (None, None)
-        sent, lost = loss.get(key, (0, 0))
+        sent, lost, rtt_median_ms = pings.get(key, (0, 0, None))
+        status, test_type, last_run_at = newest.get(key, (None, None, None))
+        age_s = (now - last_run_at).total_seconds() if last_run_at is not None else None
         cells.append(
             GridCell(
                 source=src,
@@ -111,10 +147,15 @@ def mesh_grid(mesh: Mesh) -> MeshGrid:
                 diagnosis=diagnosis,
                 measured_at=measured_at,
                 loss_fraction=lost / sent if sent else None,
+                rtt_median_ms=rtt_median_ms,
                 mode_count=mode_count,
                 rtt_mode_verdict=verdict,
                 open_findings=open_counts.get(key, 0),
+                last_run_status=status,
+                last_run_test_type=test_type,
+                last_run_at=last_run_at,
+                data_age_s=age_s,
+                stale=age_s is not None and thresholds.stale_after_s is not None and age_s > thresholds.stale_after_s,
             )
         )
-    members = sorted({agent for pair in pairs for agent in pair}, key=lambda agent: agent.name)
-    return MeshGrid(mesh, members, cells)
+    return MeshGrid(mesh, sorted(members.values(), key=lambda agent: agent.name), cells, thresholds, now)

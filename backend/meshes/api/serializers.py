@@ -17,6 +17,7 @@ from meshes.choices import MemberSide, MeshKind, SlotState
 from meshes.models import Mesh, MeshMember, MeshTest, Slot
 from meshes.services import create_default_tests
 from meshes.specs import SpecError, normalize_spec, reserved_seconds
+from meshes.thresholds import threshold_errors
 
 HOSTNAME = re.compile(
     r"^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$"
@@ -25,6 +26,8 @@ MIN_INTERVAL_S = 10
 # /meshes/<these>/ are endpoints, not meshes.
 RESERVED_NAMES = frozenset({"preview"})
 MAX_INTERVAL_S = 7 * 86400
+MAX_STALE_AFTER_S = 366 * 86400
+POSITIVE_THRESHOLDS = ("rate_good_bps", "rate_bad_bps", "rtt_warn_ms", "rtt_crit_ms")
 
 
 class PeerSerializer(serializers.Serializer[Any]):
@@ -140,11 +143,49 @@ def valid_target(value: Any) -> str:
     return value
 
 
+class GridThresholdsSerializer(StrictSerializer):
+    """The grid's colour thresholds an operator sets for a mesh, written whole: the keys sent
+    replace those stored, and a key left out takes its default (GET
+    /analysis/meshes/<name>/grid/ shows them all, as they apply)."""
+
+    fraction_good = serializers.FloatField(
+        min_value=0, max_value=1, required=False, help_text="throughput/ceiling from which a cell is green (0..1)"
+    )
+    fraction_bad = serializers.FloatField(
+        min_value=0, max_value=1, required=False, help_text="throughput/ceiling at or under which a cell is red"
+    )
+    rate_good_bps = serializers.FloatField(required=False, help_text="throughput from which a cell is green")
+    rate_bad_bps = serializers.FloatField(required=False, help_text="throughput at or under which a cell is red")
+    rtt_warn_ms = serializers.FloatField(required=False, help_text="RTT median from which a cell is amber")
+    rtt_crit_ms = serializers.FloatField(required=False, help_text="RTT median from which a cell is red")
+    loss_warn = serializers.FloatField(
+        min_value=0, max_value=1, required=False, help_text="loss fraction from which a cell is amber (0..1)"
+    )
+    loss_crit = serializers.FloatField(
+        min_value=0, max_value=1, required=False, help_text="loss fraction from which a cell is red (0..1)"
+    )
+    stale_after_s = serializers.IntegerField(
+        min_value=1,
+        max_value=MAX_STALE_AFTER_S,
+        required=False,
+        help_text="a cell whose newest data is older is stale; unset: 3x the longest test interval, at least 1 h",
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        errors = {key: "must be above 0" for key in POSITIVE_THRESHOLDS if key in attrs and not attrs[key] > 0}
+        if not errors:
+            errors = threshold_errors(attrs)
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+
 class MeshSerializer(serializers.ModelSerializer[Mesh]):
     kind = serializers.ChoiceField(choices=MeshKind.choices, default=MeshKind.MESH)
     members = MeshMemberSerializer(many=True, required=False)
     tests = MeshTestSerializer(many=True, required=False)
     targets = serializers.ListField(child=serializers.CharField(max_length=255), required=False, max_length=256)
+    thresholds = GridThresholdsSerializer(required=False)
 
     class Meta:
         model = Mesh
@@ -157,6 +198,7 @@ class MeshSerializer(serializers.ModelSerializer[Mesh]):
             "targets",
             "enabled",
             "psconfig_published",
+            "thresholds",
             "members",
             "tests",
         ]

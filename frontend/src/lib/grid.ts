@@ -1,7 +1,14 @@
-// A mesh as a source x destination matrix: which pairs exist, and how each cell reads and
-// is coloured (throughput as a share of its ceiling, loss, RTT modes, open findings).
+// A mesh as a source x destination matrix: which pairs exist, and how each cell reads for the
+// chosen metric against the mesh's thresholds. Everything a cell shows is computed here, once
+// per response and metric, so the page renders 9,900 cells without a hook or a style per cell.
+import type { Schemas } from "../api/client";
 import type { AgentRef, Choice, GridCell, Mesh, MeshGrid } from "../api/queries";
-import { formatPercent, formatRate, formatUtc } from "./format";
+import { formatDuration, formatMs, formatPercent, formatRate, formatUtc } from "./format";
+
+/** The thresholds the grid colours by: the mesh's, over the defaults. */
+export type GridThresholds = Schemas["GridThresholdsNow"];
+/** The thresholds an operator set for a mesh: only the keys set. */
+export type StoredThresholds = Schemas["GridThresholds"];
 
 export interface GridMatrix {
   /** Agents that send in at least one pair, in the server's order: the rows. */
@@ -36,88 +43,308 @@ export function gridMatrix(grid: MeshGrid): GridMatrix {
 /** The rtt_mode_verdict value of a path whose flows take different RTTs (ECMP members). */
 export const ECMP_VERDICT = "ecmp";
 
-type Rgb = readonly [number, number, number];
+export const GRID_METRICS = [
+  { value: "fraction", label: "Throughput / ceiling" },
+  { value: "rate", label: "Throughput" },
+  { value: "rtt", label: "RTT median" },
+  { value: "loss", label: "Loss" },
+  { value: "modes", label: "RTT modes" },
+  { value: "status", label: "Last run" },
+] as const;
 
-/** Light tints so dark text stays readable on every cell. */
-const CELL_COLORS = {
-  low: [245, 183, 177],
-  middle: [251, 216, 138],
-  high: [168, 221, 181],
-  unknown: [230, 233, 238],
-} as const satisfies Record<string, Rgb>;
+export type GridMetric = (typeof GRID_METRICS)[number]["value"];
 
-/** Below LOW the cell is fully red, from HIGH on fully green, amber half-way between. */
-export const FRACTION_LOW = 0.5;
-export const FRACTION_HIGH = 0.9;
-
-function rgb([r, g, b]: Rgb): string {
-  return `rgb(${r}, ${g}, ${b})`;
+/** The metric of the URL's `metric`, throughput against its ceiling when absent or unknown. */
+export function parseMetric(value: string | null): GridMetric {
+  return GRID_METRICS.find((metric) => metric.value === value)?.value ?? "fraction";
 }
 
-function mix(from: Rgb, to: Rgb, t: number): Rgb {
-  const at = (i: 0 | 1 | 2) => Math.round(from[i] + (to[i] - from[i]) * t);
-  return [at(0), at(1), at(2)];
+/** How a reading compares with the thresholds; "stale" and "none" say there is nothing current. */
+export type Tone = "good" | "warn" | "bad" | "none" | "stale";
+
+export interface Reading {
+  text: string;
+  tone: Tone;
 }
 
-/** Background of a cell: red under 50 % of the ceiling, through amber, to green from 90 %; grey when unknown. */
-export function cellBackground(fraction: number | null | undefined): string {
-  if (fraction === null || fraction === undefined || !Number.isFinite(fraction)) {
-    return rgb(CELL_COLORS.unknown);
+/** "45s", "12m", "5h", "3d": an age that fits in a cell. */
+export function compactAge(seconds: number): string {
+  if (seconds < 90) {
+    return `${Math.max(0, Math.round(seconds))}s`;
   }
-  if (fraction <= FRACTION_LOW) {
-    return rgb(CELL_COLORS.low);
+  if (seconds < 90 * 60) {
+    return `${Math.round(seconds / 60)}m`;
   }
-  if (fraction >= FRACTION_HIGH) {
-    return rgb(CELL_COLORS.high);
+  if (seconds < 48 * 3600) {
+    return `${Math.round(seconds / 3600)}h`;
   }
-  const middle = (FRACTION_LOW + FRACTION_HIGH) / 2;
-  if (fraction < middle) {
-    return rgb(mix(CELL_COLORS.low, CELL_COLORS.middle, (fraction - FRACTION_LOW) / (middle - FRACTION_LOW)));
-  }
-  return rgb(mix(CELL_COLORS.middle, CELL_COLORS.high, (fraction - middle) / (FRACTION_HIGH - middle)));
+  return `${Math.round(seconds / 86_400)}d`;
 }
 
-/** Throughput as a whole percentage of its ceiling ("87 %"); above 100 % stays visible. */
-export function formatCellFraction(fraction: number | null | undefined): string {
-  if (fraction === null || fraction === undefined || !Number.isFinite(fraction)) {
-    return "–";
+/** Higher is better (throughput): good from `good` on, bad at `bad` or under. */
+function rising(value: number, good: number, bad: number): Tone {
+  return value >= good ? "good" : value <= bad ? "bad" : "warn";
+}
+
+/** Lower is better (RTT, loss): warn from `warn` on, bad from `crit` on. */
+function falling(value: number, warn: number, crit: number): Tone {
+  return value >= crit ? "bad" : value >= warn ? "warn" : "good";
+}
+
+function compactPercent(fraction: number): string {
+  const percent = fraction * 100;
+  return percent === 0 || percent >= 10 ? `${Math.round(percent)}%` : `${Number(percent.toPrecision(2))}%`;
+}
+
+/** "3.1G", "940M": a rate that fits in a cell. */
+export function compactRate(bps: number): string {
+  const units: [number, string][] = [
+    [1e12, "T"],
+    [1e9, "G"],
+    [1e6, "M"],
+    [1e3, "k"],
+  ];
+  for (const [scale, unit] of units) {
+    if (bps >= scale) {
+      const value = bps / scale;
+      return `${Number(value.toFixed(value >= 10 ? 0 : 1))}${unit}`;
+    }
   }
-  return `${Math.round(fraction * 100)} %`;
+  return `${Math.round(bps)}`;
 }
 
-export function formatModeCount(count: number | null | undefined): string {
-  if (count === null || count === undefined) {
-    return "no sweep";
+const NONE: Reading = { text: "–", tone: "none" };
+
+/** What one direction of a cell shows for `metric`: a short text and its tone. Stale data
+ * reads as its age whatever the metric: its values no longer say what the path does. */
+export function cellReading(cell: GridCell, metric: GridMetric, thresholds: GridThresholds): Reading {
+  if (cell.stale && cell.data_age_s !== null) {
+    return { text: compactAge(cell.data_age_s), tone: "stale" };
   }
-  return `${count} ${count === 1 ? "mode" : "modes"}`;
+  switch (metric) {
+    case "fraction":
+      return cell.fraction_of_ceiling === null
+        ? NONE
+        : {
+            text: compactPercent(cell.fraction_of_ceiling),
+            tone: rising(cell.fraction_of_ceiling, thresholds.fraction_good, thresholds.fraction_bad),
+          };
+    case "rate":
+      return cell.rate_bps === null
+        ? NONE
+        : {
+            text: compactRate(cell.rate_bps),
+            tone: rising(cell.rate_bps, thresholds.rate_good_bps, thresholds.rate_bad_bps),
+          };
+    case "rtt":
+      return cell.rtt_median_ms === null
+        ? NONE
+        : {
+            text: cell.rtt_median_ms >= 10 ? `${Math.round(cell.rtt_median_ms)}` : cell.rtt_median_ms.toFixed(1),
+            tone: falling(cell.rtt_median_ms, thresholds.rtt_warn_ms, thresholds.rtt_crit_ms),
+          };
+    case "loss":
+      return cell.loss_fraction === null
+        ? NONE
+        : {
+            text: compactPercent(cell.loss_fraction),
+            tone: falling(cell.loss_fraction, thresholds.loss_warn, thresholds.loss_crit),
+          };
+    case "modes":
+      // One RTT mode is the plain case; more are ECMP members that take different times.
+      return cell.mode_count === null
+        ? NONE
+        : { text: `${cell.mode_count}`, tone: cell.mode_count > 1 ? "warn" : "good" };
+    case "status":
+      if (cell.last_run_status === null) {
+        return NONE;
+      }
+      return {
+        text: cell.last_run_status,
+        tone: cell.last_run_status === "ok" ? "good" : cell.last_run_status === "failed" ? "bad" : "warn",
+      };
+  }
 }
 
-export function formatCellLoss(fraction: number | null | undefined): string {
-  return fraction === null || fraction === undefined ? "loss –" : `loss ${formatPercent(fraction)}`;
+/** The path page over the 24 hours up to the cell's newest data, so the link shows what the
+ * cell shows even when it is stale; the path page's own range when there is no data. */
+export function pathAtHref(sourceId: string, destinationId: string, newestAt: string | null): string {
+  const path = `/paths/${sourceId}/${destinationId}`;
+  const to = newestAt === null ? Number.NaN : Date.parse(newestAt);
+  if (Number.isNaN(to)) {
+    return path;
+  }
+  const from = new Date(to - 86_400_000).toISOString();
+  return `${path}?from=${encodeURIComponent(from)}&to=${encodeURIComponent(newestAt ?? "")}`;
 }
 
-/** The tooltip of a cell: the figures behind its colour, each labelled. */
-export function cellTitle(cell: GridCell, diagnosis: Choice | null, verdict: Choice | null): string {
+export interface Labels {
+  diagnoses: readonly Choice[] | undefined;
+  verdicts: readonly Choice[] | undefined;
+}
+
+function label(choices: readonly Choice[] | undefined, value: string | null): string {
+  if (value === null) {
+    return "none";
+  }
+  return choices?.find((choice) => choice.value === value)?.label ?? value;
+}
+
+function ecmpLabel(labels: Labels): { label: string; color: string } {
+  const choice = labels.verdicts?.find((item) => item.value === ECMP_VERDICT);
+  return { label: choice?.label ?? ECMP_VERDICT, color: choice?.color ?? "inherit" };
+}
+
+/** The newest of a cell's own times: what its link opens the path page at. */
+function newestAt(cell: GridCell): string | null {
+  const { last_run_at: run, measured_at: analysed } = cell;
+  if (run === null || analysed === null) {
+    return run ?? analysed;
+  }
+  return Date.parse(analysed) > Date.parse(run) ? analysed : run;
+}
+
+/** The tooltip of one direction: every figure behind the cell, each labelled. */
+export function cellTitle(cell: GridCell, labels: Labels): string {
   const lines = [`${cell.source.name} → ${cell.destination.name}`];
-  if (cell.rate_bps === null) {
-    lines.push("no throughput run analysed yet");
+  if (cell.last_run_at === null) {
+    lines.push("no data: no run of any kind reported");
   } else {
-    const share = formatCellFraction(cell.fraction_of_ceiling);
+    const age = cell.data_age_s === null ? "" : ` (${compactAge(cell.data_age_s)} ago)`;
+    lines.push(`${cell.stale ? "STALE: newest data" : "newest data"} ${formatUtc(cell.last_run_at)}${age}`);
+    lines.push(`last run: ${cell.last_run_test_type ?? "?"} ${cell.last_run_status ?? "?"}`);
+  }
+  if (cell.rate_bps === null) {
+    lines.push("no throughput run analysed in the last 31 days");
+  } else {
+    const share = cell.fraction_of_ceiling === null ? "–" : formatPercent(cell.fraction_of_ceiling);
     lines.push(`${formatRate(cell.rate_bps)} of a ${formatRate(cell.ceiling_bps)} ceiling (${share})`);
-    lines.push(`diagnosis: ${diagnosis?.label ?? cell.diagnosis ?? "none"}, measured ${formatUtc(cell.measured_at)}`);
+    lines.push(`diagnosis: ${label(labels.diagnoses, cell.diagnosis)}, measured ${formatUtc(cell.measured_at)}`);
   }
   lines.push(
     cell.loss_fraction === null
       ? "no pings in the last hour"
-      : `loss in the last hour: ${formatPercent(cell.loss_fraction)}`,
+      : `last hour: RTT median ${formatMs(cell.rtt_median_ms)}, loss ${formatPercent(cell.loss_fraction)}`,
   );
+  const modes = `${cell.mode_count ?? "?"} RTT ${cell.mode_count === 1 ? "mode" : "modes"}`;
   lines.push(
     cell.rtt_mode_verdict === null
       ? "no flow sweep yet"
-      : `${formatModeCount(cell.mode_count)}: ${verdict?.label ?? cell.rtt_mode_verdict}`,
+      : `${modes}: ${label(labels.verdicts, cell.rtt_mode_verdict)}`,
   );
   lines.push(`${cell.open_findings} open ${cell.open_findings === 1 ? "finding" : "findings"}`);
   return lines.join("\n");
+}
+
+/** One direction of a cell, ready to draw; its tooltip is built when pointed at (gridTitle). */
+export interface GridHalf extends Reading {
+  key: string;
+  href: string;
+  findings: number;
+  /** The ECMP verdict's label and colour (from the API) when the path's RTT modes are ECMP members. */
+  ecmp: { label: string; color: string } | null;
+}
+
+/** A cell of row A, column B: A -> B on top, the mirrored B -> A under it; null where the
+ * mesh does not test that direction. */
+export interface GridSquare {
+  key: string;
+  forward: GridHalf | null;
+  reverse: GridHalf | null;
+}
+
+export interface GridRow {
+  source: AgentRef;
+  squares: GridSquare[];
+}
+
+export interface GridView {
+  destinations: AgentRef[];
+  rows: GridRow[];
+  /** Each cell by cellKey, for its tooltip. */
+  cells: Map<string, GridCell>;
+  labels: Labels;
+  /** Changes with every response and metric: a tooltip built for another is stale. */
+  version: string;
+}
+
+function half(key: string, cell: GridCell, metric: GridMetric, grid: MeshGrid, labels: Labels): GridHalf {
+  return {
+    ...cellReading(cell, metric, grid.thresholds),
+    key,
+    href: pathAtHref(cell.source.id, cell.destination.id, newestAt(cell)),
+    findings: cell.open_findings,
+    ecmp: cell.rtt_mode_verdict === ECMP_VERDICT ? ecmpLabel(labels) : null,
+  };
+}
+
+/** The whole matrix as the page draws it, for one metric: each direction built once, though
+ * it shows in two cells (its own and its mirror's). */
+export function gridView(grid: MeshGrid, metric: GridMetric, labels: Labels): GridView {
+  const matrix = gridMatrix(grid);
+  const halves = new Map<string, GridHalf>();
+  for (const [key, cell] of matrix.cells) {
+    halves.set(key, half(key, cell, metric, grid, labels));
+  }
+  return {
+    destinations: matrix.destinations,
+    rows: matrix.sources.map((source) => ({
+      source,
+      squares: matrix.destinations.map((destination) => ({
+        key: destination.id,
+        forward: halves.get(cellKey(source.id, destination.id)) ?? null,
+        reverse: halves.get(cellKey(destination.id, source.id)) ?? null,
+      })),
+    })),
+    cells: matrix.cells,
+    labels,
+    version: `${grid.generated_at} ${metric}`,
+  };
+}
+
+/** The tooltip of the direction drawn under `key`, or null for an unknown key. */
+export function gridTitle(view: GridView, key: string): string | null {
+  const cell = view.cells.get(key);
+  return cell === undefined ? null : cellTitle(cell, view.labels);
+}
+
+/** The legend's words for each tone of `metric` under `thresholds`. */
+export function toneLegend(metric: GridMetric, thresholds: GridThresholds): [Tone, string][] {
+  const t = thresholds;
+  const stale: [Tone, string] = ["stale", `stale: nothing for ${formatDuration(t.stale_after_s)} (shows its age)`];
+  const none: [Tone, string] = ["none", "no data"];
+  const ranges: Record<GridMetric, [Tone, string][]> = {
+    fraction: [
+      ["good", `≥ ${formatPercent(t.fraction_good)} of the ceiling`],
+      ["warn", "between"],
+      ["bad", `≤ ${formatPercent(t.fraction_bad)}`],
+    ],
+    rate: [
+      ["good", `≥ ${formatRate(t.rate_good_bps)}`],
+      ["warn", "between"],
+      ["bad", `≤ ${formatRate(t.rate_bad_bps)}`],
+    ],
+    rtt: [
+      ["good", `under ${formatMs(t.rtt_warn_ms)}`],
+      ["warn", `from ${formatMs(t.rtt_warn_ms)}`],
+      ["bad", `from ${formatMs(t.rtt_crit_ms)}`],
+    ],
+    loss: [
+      ["good", `under ${formatPercent(t.loss_warn)}`],
+      ["warn", `from ${formatPercent(t.loss_warn)}`],
+      ["bad", `from ${formatPercent(t.loss_crit)}`],
+    ],
+    modes: [
+      ["good", "one RTT mode"],
+      ["warn", "several (ECMP members)"],
+    ],
+    status: [
+      ["good", "ok"],
+      ["warn", "missed"],
+      ["bad", "failed"],
+    ],
+  };
+  return [...ranges[metric], none, stale];
 }
 
 /** The mesh the grid opens on: the first enabled one, else the first; null without meshes. */

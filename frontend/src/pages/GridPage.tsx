@@ -1,152 +1,217 @@
-import { Link, useSearchParams } from "react-router-dom";
+import { memo, useMemo, type MouseEvent } from "react";
+import { Link, useNavigate, useSearchParams } from "react-router-dom";
 
-import { useChoices, useMeshGrid, useMeshes, type Choice, type GridCell } from "../api/queries";
+import { useChoices, useMeshGrid, useMeshes, type Mesh, type MeshGrid } from "../api/queries";
 import { Panel } from "../components/Panel";
 import { LoadError, Loading } from "../components/QueryState";
 import {
   ECMP_VERDICT,
-  FRACTION_HIGH,
-  FRACTION_LOW,
-  cellBackground,
-  cellKey,
-  cellTitle,
+  GRID_METRICS,
   defaultMesh,
-  formatCellFraction,
-  formatCellLoss,
-  formatModeCount,
-  gridMatrix,
+  gridTitle,
+  gridView,
+  parseMetric,
+  toneLegend,
+  type GridHalf,
+  type GridMetric,
+  type GridView,
+  type Labels,
 } from "../lib/grid";
-import { choiceFor } from "../lib/schedule";
-import { pathHref } from "./PathsPage";
+import { formatUtc } from "../lib/format";
+import { useCan } from "../lib/roles";
+import { ThresholdsForm } from "./grid/ThresholdsForm";
 
-interface Labels {
-  diagnoses: readonly Choice[] | undefined;
-  verdicts: readonly Choice[] | undefined;
-}
+import "./grid/grid.css";
 
-function Cell({ cell, labels }: { cell: GridCell; labels: Labels }) {
-  const verdict = cell.rtt_mode_verdict === null ? null : choiceFor(labels.verdicts, cell.rtt_mode_verdict);
-  const diagnosis = cell.diagnosis === null ? null : choiceFor(labels.diagnoses, cell.diagnosis);
-  const ecmp = cell.rtt_mode_verdict === ECMP_VERDICT;
+/** One direction of a cell: called as a function, not mounted as a component, so 19,800 of
+ * them add no fibers. */
+function halfLink(half: GridHalf | null, forward: boolean) {
+  if (half === null) {
+    return <span className="half tone-absent">{forward ? "not tested" : ""}</span>;
+  }
   return (
-    <td className="grid-cell" style={{ backgroundColor: cellBackground(cell.fraction_of_ceiling) }}>
-      <Link to={pathHref(cell.source.id, cell.destination.id)} title={cellTitle(cell, diagnosis, verdict)}>
-        <span className="grid-fraction">
-          {cell.rate_bps === null ? "no run" : formatCellFraction(cell.fraction_of_ceiling)}
+    <a className={`half tone-${half.tone}`} href={half.href} data-cell={half.key}>
+      <span className="dir">{forward ? "→" : "←"}</span>
+      {half.text}
+      {half.ecmp !== null && (
+        <span
+          className="ecmp-marker"
+          data-testid="ecmp-marker"
+          aria-label={half.ecmp.label}
+          style={{ color: half.ecmp.color }}
+        >
+          ⇉
         </span>
-        <span className="grid-line">{formatCellLoss(cell.loss_fraction)}</span>
-        <span className="grid-line">
-          {formatModeCount(cell.mode_count)}
-          {ecmp && (
-            <span
-              className="ecmp-marker"
-              style={verdict === null ? undefined : { color: verdict.color }}
-              aria-label={verdict?.label ?? cell.rtt_mode_verdict ?? undefined}
-              data-testid="ecmp-marker"
-            >
-              {" "}
-              ⇉
-            </span>
-          )}
+      )}
+      {half.findings > 0 && (
+        <span
+          className="finding-flag"
+          aria-label={`${half.findings} open ${half.findings === 1 ? "finding" : "findings"}`}
+        >
+          !{half.findings > 1 ? half.findings : ""}
         </span>
-        <span className={cell.open_findings > 0 ? "grid-line flag" : "grid-line muted"}>
-          {cell.open_findings} open
-        </span>
-      </Link>
-    </td>
+      )}
+    </a>
   );
 }
 
-function GridLegend({ verdicts }: { verdicts: readonly Choice[] | undefined }) {
-  const ecmp = choiceFor(verdicts, ECMP_VERDICT);
-  const swatches: [string, string][] = [
-    [`under ${formatCellFraction(FRACTION_LOW)}`, cellBackground(FRACTION_LOW)],
-    [formatCellFraction((FRACTION_LOW + FRACTION_HIGH) / 2), cellBackground((FRACTION_LOW + FRACTION_HIGH) / 2)],
-    [`${formatCellFraction(FRACTION_HIGH)} or more`, cellBackground(FRACTION_HIGH)],
-    ["unknown", cellBackground(null)],
-  ];
+/** The tooltip of the direction under the pointer or focus, built then: 19,800 of them up
+ * front would cost more than the rest of the matrix. */
+function showTitle(view: GridView, target: EventTarget) {
+  const anchor = target instanceof Element ? target.closest<HTMLElement>("a.half") : null;
+  if (anchor === null || anchor.dataset.titled === view.version) {
+    return;
+  }
+  anchor.title = gridTitle(view, anchor.dataset.cell ?? "") ?? "";
+  anchor.dataset.titled = view.version;
+}
+
+/** The matrix itself: plain anchors, no hook per cell, and one handler per event for the
+ * table (in-app navigation, tooltips); memoised, so it redraws only with new data or metric. */
+const GridTable = memo(function GridTable({ view }: { view: GridView }) {
+  const navigate = useNavigate();
+  const onClick = (event: MouseEvent<HTMLTableElement>) => {
+    const anchor = (event.target as Element).closest("a.half");
+    if (anchor === null || event.button !== 0 || event.metaKey || event.ctrlKey || event.shiftKey || event.altKey) {
+      return;
+    }
+    event.preventDefault();
+    void navigate(anchor.getAttribute("href") ?? "/");
+  };
+  return (
+    <div className="grid-scroll">
+      <table
+        className={`grid ${view.destinations.length > 20 ? "dense" : ""}`}
+        onClick={onClick}
+        onMouseOver={(event) => {
+          showTitle(view, event.target);
+        }}
+        onFocus={(event) => {
+          showTitle(view, event.target);
+        }}
+      >
+        <thead>
+          <tr>
+            <th scope="col">source ↓ destination →</th>
+            {view.destinations.map((agent) => (
+              <th key={agent.id} scope="col">
+                {agent.name}
+              </th>
+            ))}
+          </tr>
+        </thead>
+        <tbody>
+          {view.rows.map((row) => (
+            <tr key={row.source.id}>
+              <th scope="row">{row.source.name}</th>
+              {row.squares.map((square) =>
+                square.forward === null && square.reverse === null ? (
+                  <td key={square.key} className="grid-cell none">
+                    {square.key === row.source.id ? "" : "not tested"}
+                  </td>
+                ) : (
+                  <td key={square.key} className="grid-cell">
+                    {halfLink(square.forward, true)}
+                    {halfLink(square.reverse, false)}
+                  </td>
+                ),
+              )}
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </div>
+  );
+});
+
+function GridLegend({ grid, metric, labels }: { grid: MeshGrid; metric: GridMetric; labels: Labels }) {
+  const ecmp = labels.verdicts?.find((choice) => choice.value === ECMP_VERDICT);
   return (
     <p className="grid-legend muted">
-      Each cell: the newest throughput run as a share of its ceiling{" "}
-      {swatches.map(([label, color]) => (
-        <span key={label} className="swatch" style={{ backgroundColor: color }}>
-          {label}
+      Rows send, columns receive: each cell shows row → column on top and column → row (←) under it, and opens
+      the path page over the 24 h up to its newest data. <span className="finding-flag">!</span> open findings,{" "}
+      <span className="ecmp-marker" style={ecmp === undefined ? undefined : { color: ecmp.color }}>
+        ⇉
+      </span>{" "}
+      {ecmp?.label ?? "ECMP"}.{" "}
+      {toneLegend(metric, grid.thresholds).map(([tone, words]) => (
+        <span key={tone} className={`swatch tone-${tone}`}>
+          {words}
         </span>
-      ))}
-      , loss over the last hour of pings, RTT modes of the newest flow sweep
-      {ecmp !== null && (
-        <>
-          {" "}
-          (<span style={{ color: ecmp.color }}>⇉</span> {ecmp.label})
-        </>
-      )}
-      , and open findings. Rows send, columns receive; a cell opens its path.
+      ))}{" "}
+      As of {formatUtc(grid.generated_at)}.
     </p>
   );
 }
 
-function MeshGridPanel({ mesh, labels }: { mesh: string; labels: Labels }) {
+function NoPairs({ mesh, grid }: { mesh: string; grid: MeshGrid }) {
+  const reason =
+    grid.agents.length === 1
+      ? `its only agent, ${grid.agents[0]?.name ?? ""}, has nobody to test with`
+      : "it needs at least two active agents";
+  return (
+    <p className="muted">
+      The mesh “{mesh}” has no pairs yet: {reason}. Add members to it on the <Link to="/meshes">Meshes</Link> page
+      (or set <code>all_agents</code>), and enrol agents with <code>fathom-agent enroll</code>.
+    </p>
+  );
+}
+
+function MeshGridPanel({
+  mesh,
+  stored,
+  metric,
+  labels,
+}: {
+  mesh: string;
+  stored: Mesh | undefined;
+  metric: GridMetric;
+  labels: Labels;
+}) {
   const grid = useMeshGrid(mesh);
-  if (grid.isPending) {
-    return <Loading what={`the grid of ${mesh}`} />;
-  }
+  const canEdit = useCan("operator");
+  const view = useMemo(
+    () => (grid.data === undefined ? null : gridView(grid.data, metric, labels)),
+    [grid.data, metric, labels],
+  );
   if (grid.isError) {
     return <LoadError what={`the grid of ${mesh}`} error={grid.error} />;
   }
-  const matrix = gridMatrix(grid.data);
-  if (matrix.sources.length === 0) {
-    return (
-      <p className="muted">
-        The mesh “{mesh}” has no pairs yet. It needs at least two active agents: add members to it, or set{" "}
-        <code>all_agents</code>, and enrol agents with <code>fathom-agent enroll</code>.
-      </p>
-    );
+  if (grid.isPending || view === null) {
+    return <Loading what={`the grid of ${mesh}`} />;
   }
   return (
     <>
-      <GridLegend verdicts={labels.verdicts} />
-      <div className="grid-scroll">
-        <table className="grid">
-          <thead>
-            <tr>
-              <th scope="col">source ↓ destination →</th>
-              {matrix.destinations.map((agent) => (
-                <th key={agent.id} scope="col">
-                  {agent.name}
-                </th>
-              ))}
-            </tr>
-          </thead>
-          <tbody>
-            {matrix.sources.map((source) => (
-              <tr key={source.id}>
-                <th scope="row">{source.name}</th>
-                {matrix.destinations.map((destination) => {
-                  const cell = matrix.cells.get(cellKey(source.id, destination.id));
-                  if (cell === undefined) {
-                    return (
-                      <td key={destination.id} className="grid-cell none">
-                        {source.id === destination.id ? "" : "not tested"}
-                      </td>
-                    );
-                  }
-                  return <Cell key={destination.id} cell={cell} labels={labels} />;
-                })}
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      {canEdit && stored !== undefined && (
+        <ThresholdsForm key={mesh} mesh={mesh} stored={stored.thresholds} effective={grid.data.thresholds} />
+      )}
+      {view.rows.length === 0 ? (
+        <NoPairs mesh={mesh} grid={grid.data} />
+      ) : (
+        <>
+          <GridLegend grid={grid.data} metric={metric} labels={labels} />
+          <GridTable view={view} />
+        </>
+      )}
     </>
   );
 }
 
-/** A mesh as a matrix: every source -> destination against its ceiling, at a glance. */
+/** A mesh as a matrix: every source -> destination, both ways, for one metric at a glance. */
 export function GridPage() {
   const [params, setParams] = useSearchParams();
   const meshes = useMeshes();
   const choices = useChoices();
-  const labels: Labels = { diagnoses: choices.data?.diagnosis, verdicts: choices.data?.rtt_mode_verdict };
+  const diagnoses = choices.data?.diagnosis;
+  const verdicts = choices.data?.rtt_mode_verdict;
+  const labels = useMemo<Labels>(() => ({ diagnoses, verdicts }), [diagnoses, verdicts]);
+  const metric = parseMetric(params.get("metric"));
+
+  const update = (key: string, value: string) => {
+    const next = new URLSearchParams(params);
+    next.set(key, value);
+    setParams(next);
+  };
 
   let body;
   if (meshes.isPending) {
@@ -167,27 +232,50 @@ export function GridPage() {
     }
     body = (
       <>
-        <label className="filters">
-          Mesh{" "}
-          <select
-            value={chosen}
-            onChange={(event) => {
-              setParams({ mesh: event.target.value });
-            }}
-          >
-            {names.map((name) => {
-              const mesh = meshes.data.find((item) => item.name === name);
-              return (
-                <option key={name} value={name}>
-                  {name}
-                  {mesh?.enabled === false ? " (disabled)" : ""}
+        <div className="filters">
+          <label>
+            Mesh{" "}
+            <select
+              value={chosen}
+              onChange={(event) => {
+                update("mesh", event.target.value);
+              }}
+            >
+              {names.map((name) => {
+                const mesh = meshes.data.find((item) => item.name === name);
+                return (
+                  <option key={name} value={name}>
+                    {name}
+                    {mesh?.enabled === false ? " (disabled)" : ""}
+                  </option>
+                );
+              })}
+            </select>
+          </label>{" "}
+          <label>
+            Metric{" "}
+            <select
+              value={metric}
+              onChange={(event) => {
+                update("metric", event.target.value);
+              }}
+            >
+              {GRID_METRICS.map((item) => (
+                <option key={item.value} value={item.value}>
+                  {item.label}
                 </option>
-              );
-            })}
-          </select>
-        </label>
+              ))}
+            </select>
+          </label>
+        </div>
         <Panel title={`Mesh ${chosen}`}>
-          <MeshGridPanel key={chosen} mesh={chosen} labels={labels} />
+          <MeshGridPanel
+            key={chosen}
+            mesh={chosen}
+            stored={meshes.data.find((mesh) => mesh.name === chosen)}
+            metric={metric}
+            labels={labels}
+          />
         </Panel>
       </>
     );
@@ -197,8 +285,9 @@ export function GridPage() {
     <section>
       <h1>Grid</h1>
       <p className="muted">
-        How close each path of a mesh gets to its ceiling: the lowest of what the link, the receive window, the send
-        buffer and loss allow.
+        Each path of a mesh at a glance, for one metric: throughput against its ceiling (the lowest of what the link,
+        the receive window, the send buffer and loss allow) or absolute, the RTT median and loss of the last hour, the
+        RTT modes, or how the newest run went. Colours follow the mesh&apos;s thresholds.
       </p>
       {choices.isError && <LoadError what="the diagnosis labels" error={choices.error} />}
       {body}

@@ -1,0 +1,142 @@
+"""The mesh grid: every metric a cell shows, stale against the mesh's threshold, a fixed number
+of queries whatever the mesh size, and a clear body for a mesh with one agent or none."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from datetime import timedelta
+from typing import Any
+from unittest import mock
+
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.urls import reverse
+from rest_framework.renderers import JSONRenderer
+
+from analysis.api import shaping
+from analysis.api.serializers import MeshGridSerializer
+from analysis.services.grid import mesh_grid
+from analysis.services.runs import analyze_recent
+from analysis.tests.services.fixtures import MIB, T0, facts, pings, snapshot, throughput_run
+from fathom.testing import FathomTestCase
+from measurements.models import PathLatestRun, PingSample
+from meshes.models import Mesh, MeshMember, MeshTest
+from meshes.thresholds import STALE_FLOOR_S
+
+NOW = T0 + timedelta(minutes=5)
+
+
+class MeshGridTests(FathomTestCase):
+    def setUp(self) -> None:
+        self.mesh = Mesh.objects.create(name="pair", kind="mesh")
+        MeshMember.objects.create(mesh=self.mesh, agent=self.athens)
+        MeshMember.objects.create(mesh=self.mesh, agent=self.frankfurt)
+        MeshTest.objects.create(mesh=self.mesh, name="ping", test_type="ping", spec={"count": 5}, interval_s=60)
+        snapshot(self.athens, T0 - timedelta(days=1), facts(6 * MIB))
+        snapshot(self.frankfurt, T0 - timedelta(days=1), facts(6 * MIB))
+        pings(self.athens, self.frankfurt, T0 - timedelta(minutes=50), 90, 7.9, every_s=30)
+        PingSample.objects.bulk_create(
+            PingSample(
+                time=T0 - timedelta(minutes=10, seconds=index),
+                run_id=uuid.uuid4(),
+                sample_index=0,
+                source_id=self.athens.pk,
+                destination_id=self.frankfurt.pk,
+                seq=1000 + index,
+                rtt_ms=None,
+            )
+            for index in range(10)
+        )
+        run = throughput_run(self.athens, self.frankfurt, T0, 3.05e9)
+        analyze_recent(now=NOW)
+        PathLatestRun.objects.create(
+            source=self.athens,
+            destination=self.frankfurt,
+            test_type="ping",
+            run_id=uuid.uuid4(),
+            started_at=T0,
+            status="ok",
+        )
+        PathLatestRun.objects.create(
+            source=self.athens,
+            destination=self.frankfurt,
+            test_type="throughput",
+            run_id=run.id,
+            started_at=T0 - timedelta(minutes=1),
+            status="ok",
+        )
+        PathLatestRun.objects.create(
+            source=self.frankfurt,
+            destination=self.athens,
+            test_type="throughput",
+            run_id=uuid.uuid4(),
+            started_at=T0 - timedelta(hours=2),
+            status="failed",
+        )
+
+    def grid(self, mesh: Mesh | None = None) -> dict[str, Any]:
+        with mock.patch("django.utils.timezone.now", return_value=NOW):
+            return shaping.mesh_grid(mesh_grid(mesh or self.mesh))
+
+    def cells(self, body: dict[str, Any]) -> dict[tuple[str, str], dict[str, Any]]:
+        return {(cell["source"]["name"], cell["destination"]["name"]): cell for cell in body["cells"]}
+
+    def test_a_cell_holds_every_metric_the_switch_offers(self) -> None:
+        forward = self.cells(self.grid())[("athens", "frankfurt")]
+        assert 0.9 < forward["fraction_of_ceiling"] <= 1.0 and forward["rate_bps"] == 3.05e9
+        assert forward["loss_fraction"] == 10 / 100
+        assert forward["rtt_median_ms"] is not None and 7.9 <= forward["rtt_median_ms"] <= 7.92
+        assert forward["last_run_status"] == "ok" and forward["last_run_test_type"] == "ping"
+        assert forward["last_run_at"] == T0  # the newest of any kind, not the throughput run
+        assert forward["data_age_s"] == 300 and forward["stale"] is False
+
+    def test_old_data_is_stale_with_its_age_and_no_data_is_not_stale(self) -> None:
+        body = self.grid()
+        assert body["thresholds"]["stale_after_s"] == STALE_FLOOR_S  # 3 x 60 s is under the floor
+        reverse_cell = self.cells(body)[("frankfurt", "athens")]
+        assert reverse_cell["last_run_status"] == "failed" and reverse_cell["last_run_test_type"] == "throughput"
+        assert reverse_cell["data_age_s"] == 2 * 3600 + 300 and reverse_cell["stale"] is True
+        assert reverse_cell["rtt_median_ms"] is None and reverse_cell["loss_fraction"] is None
+
+        self.mesh.thresholds = {"stale_after_s": 3 * 3600, "rtt_warn_ms": 5, "rtt_crit_ms": 9}
+        self.mesh.save()
+        body = self.grid(Mesh.objects.get(pk=self.mesh.pk))
+        assert self.cells(body)[("frankfurt", "athens")]["stale"] is False
+        assert body["thresholds"]["rtt_warn_ms"] == 5 and body["thresholds"]["fraction_good"] == 0.9
+
+        PathLatestRun.objects.all().delete()
+        silent = self.cells(self.grid(Mesh.objects.get(pk=self.mesh.pk)))[("frankfurt", "athens")]
+        assert silent["last_run_at"] is None and silent["data_age_s"] is None and silent["stale"] is False
+
+    def test_the_view_renders_what_the_serializer_would(self) -> None:
+        body = self.grid()
+        assert JSONRenderer().render(body) == JSONRenderer().render(MeshGridSerializer(body).data)
+        with mock.patch("django.utils.timezone.now", return_value=NOW):
+            served = self.user_client(self.outsider).get(reverse("analysis-mesh-grid", args=["pair"])).json()
+        assert served == json.loads(JSONRenderer().render(body))
+
+    def test_the_grid_takes_a_fixed_number_of_queries_whatever_the_mesh_size(self) -> None:
+        url = reverse("analysis-mesh-grid", args=["pair"])
+        client = self.user_client(self.outsider)
+        with CaptureQueriesContext(connection) as two:
+            assert client.get(url).status_code == 200
+        for index in range(4):
+            agent, _ = self.enroll(f"extra-{index}", f"198.18.9.{index + 1}")
+            MeshMember.objects.create(mesh=self.mesh, agent=agent)
+        with CaptureQueriesContext(connection) as six:
+            response = client.get(url)
+        assert response.status_code == 200 and len(response.json()["cells"]) == 6 * 5
+        assert len(six) == len(two), [query["sql"][:80] for query in six.captured_queries]
+
+    def test_a_mesh_with_one_agent_or_none_has_an_empty_grid_not_an_error(self) -> None:
+        client = self.user_client(self.outsider)
+        lonely = Mesh.objects.create(name="lonely", kind="mesh")
+        for expected_agents in (0, 1):
+            response = client.get(reverse("analysis-mesh-grid", args=["lonely"]))
+            assert response.status_code == 200, response.content
+            body = response.json()
+            assert body["cells"] == [] and body["agents"] == []
+            assert body["thresholds"]["stale_after_s"] == STALE_FLOOR_S
+            if expected_agents == 0:
+                MeshMember.objects.create(mesh=lonely, agent=self.athens)
