@@ -6,6 +6,7 @@ import { AlertSettingsPage } from "./pages/AlertSettingsPage";
 import { AuditPage } from "./pages/AuditPage";
 import { GridPage } from "./pages/GridPage";
 import { IncidentPage } from "./pages/IncidentPage";
+import { FindingsPage } from "./pages/FindingsPage";
 import { IncidentsPage } from "./pages/IncidentsPage";
 import { LoginPage } from "./pages/LoginPage";
 import { MeshEditorPage } from "./pages/MeshEditorPage";
@@ -31,6 +32,7 @@ export function App() {
         <Route path="/meshes/:name" element={<MeshEditorPage />} />
         <Route path="/agents" element={<AgentsPage />} />
         <Route path="/schedule" element={<SchedulePage />} />
+        <Route path="/findings" element={<FindingsPage />} />
         <Route path="/incidents" element={<IncidentsPage />} />
         <Route path="/incidents/:id" element={<IncidentPage />} />
         <Route path="/alerts/settings" element={<AlertSettingsPage />} />

@@ -53,3 +53,24 @@ export async function runCheck(artifacts, viewport, failureShot, body) {
   }
   process.exit(failed ? 1 : 0);
 }
+
+/**
+ * Waits until a Plotly chart has drawn data (a line with at least two points, a marker or a
+ * bar) and returns how many such elements it drew.
+ */
+export async function drawnData(chart, timeout = 20000) {
+  const count = () =>
+    chart.evaluate((root) => {
+      const lines = [...root.querySelectorAll('g.scatterlayer path.js-line')].filter(
+        (path) => (path.getAttribute('d') ?? '').includes('L'),
+      ).length;
+      return lines + root.querySelectorAll('g.scatterlayer path.point, g.barlayer g.point').length;
+    });
+  const deadline = Date.now() + timeout;
+  while (Date.now() < deadline) {
+    const drawn = await count().catch(() => 0);
+    if (drawn > 0) return drawn;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  throw new Error('the chart drew no data');
+}

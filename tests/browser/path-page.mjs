@@ -1,12 +1,12 @@
-// What a NOC engineer does first: sign in, open the path list, open one path and read its RTT
-// chart. Drives Debian's chromium through playwright-core (no browser download is possible
+// What a NOC engineer does first: sign in, open the path list, open one path and read its
+// history chart (throughput, RTT percentiles and loss on one time axis). Drives Debian's chromium through playwright-core (no browser download is possible
 // here). Exits non-zero with a reason when any step fails; saves screenshots either way.
 //
 // Env: FATHOM_URL, FATHOM_USER, FATHOM_PASSWORD, FATHOM_SOURCE_NAME, FATHOM_DESTINATION_NAME,
 //      FATHOM_ARTIFACTS (directory for screenshots)
 import { join } from 'node:path';
 
-import { env, runCheck, signIn } from './browser.mjs';
+import { drawnData, env, runCheck, signIn } from './browser.mjs';
 
 const baseUrl = env('FATHOM_URL');
 const artifacts = env('FATHOM_ARTIFACTS');
@@ -25,13 +25,11 @@ await runCheck(artifacts, { width: 1400, height: 900 }, 'failure.png', async (pa
   await page.waitForURL(/\/paths\/[0-9a-f-]+\/[0-9a-f-]+/, { timeout: 15000 });
 
   // Plotly marks the chart's own container with .js-plotly-plot once it has drawn.
-  const chart = page.locator('[data-testid="rtt-chart"].js-plotly-plot');
+  const chart = page.locator('[data-testid="history-chart"].js-plotly-plot');
   await chart.waitFor({ timeout: 20000 });
-  // Plotly draws one <path class="point"> per marker of a scatter trace.
-  await chart.locator('g.scatterlayer path.point').first().waitFor({ timeout: 20000 });
-  const points = await chart.locator('g.scatterlayer path.point').count();
+  const points = await drawnData(chart);
   const traceNames = await chart.locator('g.legend text.legendtext').allTextContents();
   await page.screenshot({ path: join(artifacts, 'path-page.png'), fullPage: true });
   console.log(JSON.stringify({ points, traceNames, url: page.url() }));
-  if (points < 1) throw new Error('the RTT chart has no data points');
+  if (!traceNames.includes('RTT median')) throw new Error(`no RTT median in the legend: ${traceNames.join(', ')}`);
 });

@@ -175,3 +175,12 @@ def test_a_40_percent_rate_cut_is_one_finding_within_two_runs(
     assert abs(magnitude - (RATE_AFTER / RATE_BEFORE - 1)) <= 0.06, text
     changed = [start for start, *_ in runs(stack, ids, CONTROL) if cut_at <= start <= detected_at]
     assert 1 <= len(changed) <= 2, f"found after {len(changed)} runs on the cut path; evidence {evidence}\n{text}"
+
+
+def test_the_findings_page_lists_the_cut_and_opens_its_path(measured: tuple[Stack, dict[str, str], datetime]) -> None:
+    """In Chromium: the Findings page, filtered to the control's mesh, lists the throughput
+    finding of the cut; its link opens wa -> wb's page at the finding."""
+    stack, ids, _ = measured
+    seen = stack.browser_check("findings-page.mjs", FATHOM_MESH="findings-control", FATHOM_PATH_TEXT="wa → wb")
+    assert len(seen["rows"]) == 1 and "Throughput" in seen["rows"][0], seen
+    assert f"/paths/{ids['wa']}/{ids['wb']}?" in seen["url"], seen

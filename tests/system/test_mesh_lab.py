@@ -320,3 +320,12 @@ def test_the_schedule_page_draws_each_agents_slots_on_a_timeline(measured: tuple
     # Six directed paths, each slot drawn on its sender's and its receiver's row.
     assert seen["bars"] >= 12 and seen["barsDay"] >= seen["bars"], seen
     assert {"dca", "dcb", "dcc"} <= set(seen["rows"]), seen
+
+
+def test_the_routes_view_lists_both_ecmp_members_and_diffs_them(measured: tuple[Stack, Lab, dict[str, str]]) -> None:
+    """In Chromium: dca -> dcb's Routes panel names both ECMP members of the newest trace and
+    its side-by-side diff shows the hop where they part ways."""
+    stack, _, ids = measured
+    seen = stack.browser_check("routes-view.mjs", FATHOM_SOURCE_ID=ids["dca"], FATHOM_DESTINATION_ID=ids["dcb"])
+    assert "2 routes" in seen["summaryText"] or len(seen["options"]) >= 2, seen
+    assert "differ at" in seen["diffSummary"] and seen["differing"] >= 1, seen

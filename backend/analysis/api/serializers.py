@@ -12,7 +12,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from analysis.choices import FindingMetric, FindingState
+from analysis.choices import FindingKind, FindingMetric, FindingState
 from analysis.payloads import SCHEMA
 from core import contract
 from core.serializers import StrictSerializer
@@ -65,7 +65,16 @@ class FindingQuerySerializer(StrictSerializer):
     destination = serializers.UUIDField(required=False)
     metric = serializers.ChoiceField(choices=FindingMetric.choices, required=False)
     state = serializers.ChoiceField(choices=FindingState.choices, required=False)
+    kind = serializers.ChoiceField(choices=FindingKind.choices, required=False)
+    mesh = serializers.CharField(required=False, max_length=100, help_text="only the paths of this mesh")
+    since = serializers.DateTimeField(required=False, help_text="findings still open at or cleared after this")
+    until = serializers.DateTimeField(required=False, help_text="findings that started before this")
     limit = serializers.IntegerField(required=False, min_value=1, max_value=1000, default=200)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if "since" in attrs and "until" in attrs and attrs["since"] >= attrs["until"]:
+            raise serializers.ValidationError({"until": ["must be after since"]})
+        return attrs
 
 
 class FindingSerializer(serializers.Serializer[Any]):
@@ -123,6 +132,19 @@ class CapacityPlanSerializer(serializers.Serializer[Any]):
     backlog_grows = serializers.BooleanField(allow_null=True)
     reason = serializers.CharField()
     notes = serializers.ListField(child=serializers.CharField())
+    shared_ceiling_bps = serializers.FloatField(
+        allow_null=True,
+        help_text="what all streams share (a full bottleneck, a policer's estimated rate, the link): "
+        "streams_needed stops there",
+    )
+
+
+class PathLabelSerializer(serializers.Serializer[Any]):
+    diagnosis = DiagnosisField(help_text="the most common diagnosis of the recent runs")
+    agreeing_runs = serializers.IntegerField(help_text="runs with that diagnosis")
+    runs = serializers.IntegerField(help_text="recent runs with the newest run's options (at most 11)")
+    share = serializers.FloatField()
+    summary = serializers.CharField(help_text='e.g. "capacity (9 of 11 runs)"')
 
 
 class RttModeSerializer(serializers.Serializer[Any]):
@@ -163,6 +185,7 @@ class PathAnalysisSerializer(serializers.Serializer[Any]):
     destination = AgentRefSerializer()
     ceilings_now = CeilingsNowField(allow_null=True, help_text="terms with today's tuning, RTT and loss")
     runs = RunAnalysisSerializer(many=True)
+    path_label = PathLabelSerializer(allow_null=True, help_text="the path's label: the consensus of its recent runs")
     modes = PathModesSerializer()
     findings = FindingSerializer(many=True)
     goal_bps = serializers.FloatField(allow_null=True)
@@ -179,12 +202,34 @@ class GridCellSerializer(serializers.Serializer[Any]):
     diagnosis = DiagnosisField(allow_null=True)
     measured_at = serializers.DateTimeField(allow_null=True)
     loss_fraction = serializers.FloatField(allow_null=True)
+    rtt_median_ms = serializers.FloatField(allow_null=True, help_text="median RTT of the last hour of pings")
     mode_count = serializers.IntegerField(allow_null=True)
     rtt_mode_verdict = ModeVerdictField(allow_null=True)
     open_findings = serializers.IntegerField()
+    last_run_status = serializers.CharField(allow_null=True, help_text="of the newest run of any kind (RunStatus)")
+    last_run_test_type = serializers.CharField(allow_null=True)
+    last_run_at = serializers.DateTimeField(allow_null=True, help_text="the path's newest data")
+    data_age_s = serializers.FloatField(allow_null=True, help_text="seconds since last_run_at; null: no data")
+    stale = serializers.BooleanField(help_text="data_age_s exceeds the mesh's stale_after_s")
+
+
+class GridThresholdsNowSerializer(serializers.Serializer[Any]):
+    """The thresholds the grid colours by: the mesh's, over the defaults."""
+
+    fraction_good = serializers.FloatField()
+    fraction_bad = serializers.FloatField()
+    rate_good_bps = serializers.FloatField()
+    rate_bad_bps = serializers.FloatField()
+    rtt_warn_ms = serializers.FloatField()
+    rtt_crit_ms = serializers.FloatField()
+    loss_warn = serializers.FloatField()
+    loss_crit = serializers.FloatField()
+    stale_after_s = serializers.IntegerField()
 
 
 class MeshGridSerializer(serializers.Serializer[Any]):
     mesh = serializers.CharField()
     agents = AgentRefSerializer(many=True)
     cells = GridCellSerializer(many=True)
+    thresholds = GridThresholdsNowSerializer()
+    generated_at = serializers.DateTimeField(help_text="the instant ages and windows are counted from")

@@ -97,6 +97,7 @@ def path_analysis(source: Agent, destination: Agent, report: PathReport) -> dict
         "destination": agent_ref(destination),
         "ceilings_now": ceilings_now(report.ceilings_now) if report.ceilings_now is not None else None,
         "runs": [run_analysis(row) for row in report.runs],
+        "path_label": report.path_label.to_dict() if report.path_label is not None else None,
         "modes": path_modes(report.modes),
         "findings": [finding(row) for row in report.findings],
         "goal_bps": report.goal_bps,
@@ -106,23 +107,33 @@ def path_analysis(source: Agent, destination: Agent, report: PathReport) -> dict
 
 
 def mesh_grid(grid: MeshGrid) -> dict[str, Any]:
+    """Already in the serializer's output shape (MeshGridView renders it as it is)."""
+    refs = {agent.id: agent_ref(agent) for agent in grid.agents}  # 9,900 cells share 100
     return {
         "mesh": grid.mesh.name,
-        "agents": [agent_ref(agent) for agent in grid.agents],
+        "agents": list(refs.values()),
         "cells": [
             {
-                "source": agent_ref(cell.source),
-                "destination": agent_ref(cell.destination),
+                "source": refs[cell.source.id],
+                "destination": refs[cell.destination.id],
                 "rate_bps": cell.rate_bps,
                 "ceiling_bps": cell.ceiling_bps,
                 "fraction_of_ceiling": cell.fraction_of_ceiling,
                 "diagnosis": cell.diagnosis,
                 "measured_at": cell.measured_at,
                 "loss_fraction": cell.loss_fraction,
+                "rtt_median_ms": cell.rtt_median_ms,
                 "mode_count": cell.mode_count,
                 "rtt_mode_verdict": cell.rtt_mode_verdict,
                 "open_findings": cell.open_findings,
+                "last_run_status": cell.last_run_status,
+                "last_run_test_type": cell.last_run_test_type,
+                "last_run_at": cell.last_run_at,
+                "data_age_s": cell.data_age_s,
+                "stale": cell.stale,
             }
             for cell in grid.cells
         ],
+        "thresholds": grid.thresholds.to_dict(),
+        "generated_at": grid.generated_at,
     }

@@ -99,3 +99,66 @@ class RunRowSerializer(serializers.Serializer[Any]):
     ended_at = serializers.DateTimeField()
     status = serializers.ChoiceField(choices=RunStatus.choices)
     error = serializers.CharField()
+
+
+class RouteQuerySerializer(StrictSerializer):
+    source = serializers.UUIDField()  # type: ignore[assignment]
+    destination = serializers.UUIDField()
+    start = serializers.DateTimeField(required=False, help_text="default: 7 days before end")
+    end = serializers.DateTimeField(required=False, help_text="default: now")
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        start, end = attrs.get("start"), attrs.get("end")
+        if start is not None and end is not None and start >= end:
+            raise serializers.ValidationError({"start": ["start must be before end"]})
+        return attrs
+
+
+class RouteHopSerializer(serializers.Serializer[Any]):
+    ttl = serializers.IntegerField()
+    address = serializers.CharField(allow_null=True, help_text="null: no probe of this hop was answered")
+    other_addresses = serializers.ListField(child=serializers.CharField())
+    rtt_ms = serializers.FloatField(allow_null=True)
+    hostname = serializers.CharField(allow_null=True)
+    asn = serializers.IntegerField(allow_null=True)
+    as_owner = serializers.CharField(allow_null=True)
+    mtu = serializers.IntegerField(allow_null=True)
+
+
+class RouteSerializer(serializers.Serializer[Any]):
+    label = serializers.CharField()  # type: ignore[assignment]
+    fingerprint = serializers.CharField()
+    reached = serializers.BooleanField()
+    hops = RouteHopSerializer(many=True)
+    first_seen = serializers.DateTimeField()
+    last_seen = serializers.DateTimeField()
+    runs = serializers.IntegerField()
+    flows = serializers.IntegerField()
+    latest_flows = serializers.IntegerField(help_text="flows of the newest trace run on this route")
+    path_mtu = serializers.IntegerField(allow_null=True)
+    unanswered_hops = serializers.IntegerField()
+
+
+class RouteRunSerializer(serializers.Serializer[Any]):
+    time = serializers.DateTimeField()
+    run_id = serializers.UUIDField()
+    flows = serializers.DictField(child=serializers.IntegerField(), help_text="route label -> flows")
+
+
+class RouteChangeSerializer(serializers.Serializer[Any]):
+    time = serializers.DateTimeField()
+    added = serializers.ListField(child=serializers.CharField())
+    removed = serializers.ListField(child=serializers.CharField())
+
+
+class PathRoutesSerializer(serializers.Serializer[Any]):
+    source = AgentRefSerializer()  # type: ignore[assignment]
+    destination = AgentRefSerializer()
+    start = serializers.DateTimeField()
+    end = serializers.DateTimeField()
+    routes = RouteSerializer(many=True)
+    runs = RouteRunSerializer(many=True)
+    changes = RouteChangeSerializer(many=True)
+    truncated = serializers.BooleanField(
+        help_text="the range holds more trace runs than are read: the oldest are left out"
+    )

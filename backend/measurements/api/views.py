@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+from dataclasses import asdict
+from datetime import timedelta
+
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -11,11 +14,13 @@ from rest_framework.views import APIView
 from inventory.api.lookups import path_agents
 from inventory.authentication import AgentAuthentication, IsAgent, request_agent
 from inventory.models import Agent
-from measurements import ingest, paths
+from measurements import ingest, paths, routes
 from measurements.api.serializers import (
     IngestResponseSerializer,
     InvalidBatchSerializer,
+    PathRoutesSerializer,
     PathSerializer,
+    RouteQuerySerializer,
     RttQuerySerializer,
     RttSeriesSerializer,
     RunQuerySerializer,
@@ -138,3 +143,33 @@ class PathRunsView(APIView):
             "id", "test_type", "test_id", "started_at", "ended_at", "status", "error"
         )[: params["limit"]]
         return Response(RunRowSerializer(list(rows), many=True).data)
+
+
+class PathRoutesView(APIView):
+    """One path's routes: each ECMP member's hops, the routes each trace run saw, and when
+    that set changed (newest 500 runs of the range)."""
+
+    @extend_schema(parameters=[RouteQuerySerializer], responses={200: PathRoutesSerializer})
+    def get(self, request: Request) -> Response:
+        query = RouteQuerySerializer(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        source, destination = path_agents(params)
+        end = params.get("end") or timezone.now()
+        start = params.get("start") or end - timedelta(days=7)
+        if start >= end:
+            raise ValidationError({"start": ["start must be before end"]})
+        if source.pk == destination.pk:
+            raise ValidationError({"destination": ["a path needs two different agents"]})
+        found = routes.path_routes(source.pk, destination.pk, start, end)
+        body = {
+            "source": agent_ref(source),
+            "destination": agent_ref(destination),
+            "start": start,
+            "end": end,
+            "routes": [asdict(route) for route in found.routes],
+            "runs": [asdict(run) for run in found.runs],
+            "changes": [asdict(change) for change in found.changes],
+            "truncated": found.truncated,
+        }
+        return Response(PathRoutesSerializer(body).data)

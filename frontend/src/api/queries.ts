@@ -15,6 +15,7 @@ export type Mesh = Schemas["Mesh"];
 export type MeshGrid = Schemas["MeshGrid"];
 export type MeshTest = Schemas["MeshTest"];
 export type PathAnalysis = Schemas["PathAnalysis"];
+export type PathLabel = Schemas["PathLabel"];
 export type PathSummary = Schemas["Path"];
 export type RttMode = Schemas["RttMode"];
 export type RttPoint = Schemas["RttPoint"];

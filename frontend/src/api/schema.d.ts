@@ -405,7 +405,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Findings, newest first, filtered by path, metric or state. */
+        /** @description Findings, newest first, filtered by path, mesh, metric, state, kind or a time window. */
         get: operations["analysis_findings_list"];
         put?: never;
         post?: never;
@@ -423,8 +423,9 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * @description Every src -> dst of a mesh: throughput as a fraction of its ceiling, loss, RTT modes,
-         *     open findings.
+         * @description Every src -> dst of a mesh: throughput against its ceiling, loss and RTT median, RTT
+         *     modes, the newest run and its age (stale or not), open findings; and the mesh's
+         *     thresholds, as they apply.
          */
         get: operations["analysis_meshes_grid_retrieve"];
         put?: never;
@@ -794,6 +795,46 @@ export interface paths {
         };
         /** @description Every source -> destination pair that has results. */
         get: operations["paths_list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/paths/history/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description One path's history, both directions, at the resolution (1 minute, 1 hour or 1 day) that
+         *     keeps every series under 1,500 points. An empty series means no data in the range.
+         */
+        get: operations["paths_history_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/paths/routes/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description One path's routes: each ECMP member's hops, the routes each trace run saw, and when
+         *     that set changed (newest 500 runs of the range).
+         */
+        get: operations["paths_routes_retrieve"];
         put?: never;
         post?: never;
         delete?: never;
@@ -1313,6 +1354,11 @@ export interface components {
             backlog_grows: boolean | null;
             reason: string;
             notes: string[];
+            /**
+             * Format: double
+             * @description what all streams share (a full bottleneck, a policer's estimated rate, the link): streams_needed stops there
+             */
+            shared_ceiling_bps: number | null;
         };
         /** @description The four ceiling terms at one RTT, and which of them bounds the path there. */
         CeilingSet: {
@@ -1666,9 +1712,147 @@ export interface components {
             measured_at: string | null;
             /** Format: double */
             loss_fraction: number | null;
+            /**
+             * Format: double
+             * @description median RTT of the last hour of pings
+             */
+            rtt_median_ms: number | null;
             mode_count: number | null;
             rtt_mode_verdict: components["schemas"]["ModeVerdict"] | null;
             open_findings: number;
+            /** @description of the newest run of any kind (RunStatus) */
+            last_run_status: string | null;
+            last_run_test_type: string | null;
+            /**
+             * Format: date-time
+             * @description the path's newest data
+             */
+            last_run_at: string | null;
+            /**
+             * Format: double
+             * @description seconds since last_run_at; null: no data
+             */
+            data_age_s: number | null;
+            /** @description data_age_s exceeds the mesh's stale_after_s */
+            stale: boolean;
+        };
+        /**
+         * @description The grid's colour thresholds an operator sets for a mesh, written whole: the keys sent
+         *     replace those stored, and a key left out takes its default (GET
+         *     /analysis/meshes/<name>/grid/ shows them all, as they apply).
+         */
+        GridThresholds: {
+            /**
+             * Format: double
+             * @description throughput/ceiling from which a cell is green (0..1)
+             */
+            fraction_good?: number;
+            /**
+             * Format: double
+             * @description throughput/ceiling at or under which a cell is red
+             */
+            fraction_bad?: number;
+            /**
+             * Format: double
+             * @description throughput from which a cell is green
+             */
+            rate_good_bps?: number;
+            /**
+             * Format: double
+             * @description throughput at or under which a cell is red
+             */
+            rate_bad_bps?: number;
+            /**
+             * Format: double
+             * @description RTT median from which a cell is amber
+             */
+            rtt_warn_ms?: number;
+            /**
+             * Format: double
+             * @description RTT median from which a cell is red
+             */
+            rtt_crit_ms?: number;
+            /**
+             * Format: double
+             * @description loss fraction from which a cell is amber (0..1)
+             */
+            loss_warn?: number;
+            /**
+             * Format: double
+             * @description loss fraction from which a cell is red (0..1)
+             */
+            loss_crit?: number;
+            /** @description a cell whose newest data is older is stale; unset: 3x the longest test interval, at least 1 h */
+            stale_after_s?: number;
+        };
+        /** @description The thresholds the grid colours by: the mesh's, over the defaults. */
+        GridThresholdsNow: {
+            /** Format: double */
+            fraction_good: number;
+            /** Format: double */
+            fraction_bad: number;
+            /** Format: double */
+            rate_good_bps: number;
+            /** Format: double */
+            rate_bad_bps: number;
+            /** Format: double */
+            rtt_warn_ms: number;
+            /** Format: double */
+            rtt_crit_ms: number;
+            /** Format: double */
+            loss_warn: number;
+            /** Format: double */
+            loss_crit: number;
+            stale_after_s: number;
+        };
+        /**
+         * @description The grid's colour thresholds an operator sets for a mesh, written whole: the keys sent
+         *     replace those stored, and a key left out takes its default (GET
+         *     /analysis/meshes/<name>/grid/ shows them all, as they apply).
+         */
+        GridThresholdsRequest: {
+            /**
+             * Format: double
+             * @description throughput/ceiling from which a cell is green (0..1)
+             */
+            fraction_good?: number;
+            /**
+             * Format: double
+             * @description throughput/ceiling at or under which a cell is red
+             */
+            fraction_bad?: number;
+            /**
+             * Format: double
+             * @description throughput from which a cell is green
+             */
+            rate_good_bps?: number;
+            /**
+             * Format: double
+             * @description throughput at or under which a cell is red
+             */
+            rate_bad_bps?: number;
+            /**
+             * Format: double
+             * @description RTT median from which a cell is amber
+             */
+            rtt_warn_ms?: number;
+            /**
+             * Format: double
+             * @description RTT median from which a cell is red
+             */
+            rtt_crit_ms?: number;
+            /**
+             * Format: double
+             * @description loss fraction from which a cell is amber (0..1)
+             */
+            loss_warn?: number;
+            /**
+             * Format: double
+             * @description loss fraction from which a cell is red (0..1)
+             */
+            loss_crit?: number;
+            /** @description a cell whose newest data is older is stale; unset: 3x the longest test interval, at least 1 h */
+            stale_after_s?: number;
         };
         Health: {
             status: components["schemas"]["HealthStateEnum"];
@@ -1681,6 +1865,67 @@ export interface components {
          * @enum {string}
          */
         HealthStateEnum: "ok" | "down";
+        HistoryDirection: {
+            rtt: components["schemas"]["HistoryRttPoint"][];
+            throughput: components["schemas"]["HistoryThroughputPoint"][];
+        };
+        /**
+         * @description * `minute` - minute
+         *     * `hour` - hour
+         *     * `day` - day
+         * @enum {string}
+         */
+        HistoryResolutionEnum: "minute" | "hour" | "day";
+        HistoryRttPoint: {
+            /**
+             * Format: date-time
+             * @description the bucket's start
+             */
+            t: string;
+            /**
+             * Format: double
+             * @description RTT in ms, of the replies in the bucket
+             */
+            min: number | null;
+            /** Format: double */
+            p10: number | null;
+            /** Format: double */
+            p50: number | null;
+            /** Format: double */
+            p90: number | null;
+            /** Format: double */
+            max: number | null;
+            /** @description replies */
+            count: number;
+            sent: number;
+            lost: number;
+            /**
+             * Format: double
+             * @description lost / sent
+             */
+            loss: number;
+        };
+        HistoryThroughputPoint: {
+            /**
+             * Format: date-time
+             * @description the bucket's start
+             */
+            t: string;
+            runs_ok: number;
+            /** @description failed and missed runs */
+            runs_failed: number;
+            /**
+             * Format: double
+             * @description of the ok runs' received rates
+             */
+            min_bps: number | null;
+            /** Format: double */
+            median_bps: number | null;
+            /** Format: double */
+            max_bps: number | null;
+            /** @description summed over the ok runs */
+            retransmits: number | null;
+        };
         /** @description Refuses unknown keys instead of silently dropping them: a typo is an error. */
         HostFactsRequest: {
             /** Format: date-time */
@@ -1864,9 +2109,9 @@ export interface components {
             retransmit_rate: number | null;
             retransmit_bursts: number;
             cwnd_collapses: number;
-            /** @description coefficient of variation of the per-second rate */
+            /** @description coefficient of variation of the per-second rate, the tenth of seconds farthest from the median (at least one from 5 seconds on) left out */
             rate_cv: number | null;
-            /** @description slow start had not finished */
+            /** @description slow start had not finished: the last third's median rate above the first third's by 10% */
             not_converged: boolean;
             pmtu_bytes: number | null;
         };
@@ -1995,6 +2240,7 @@ export interface components {
             targets?: string[];
             enabled?: boolean;
             psconfig_published?: boolean;
+            thresholds?: components["schemas"]["GridThresholds"];
             members?: components["schemas"]["MeshMember"][];
             tests?: components["schemas"]["MeshTest"][];
         };
@@ -2009,6 +2255,12 @@ export interface components {
             mesh: string;
             agents: components["schemas"]["AgentRef"][];
             cells: components["schemas"]["GridCell"][];
+            thresholds: components["schemas"]["GridThresholdsNow"];
+            /**
+             * Format: date-time
+             * @description the instant ages and windows are counted from
+             */
+            generated_at: string;
         };
         /**
          * @description * `mesh` - Mesh
@@ -2051,6 +2303,7 @@ export interface components {
             targets?: string[];
             enabled?: boolean;
             psconfig_published?: boolean;
+            thresholds?: components["schemas"]["GridThresholdsRequest"];
             members?: components["schemas"]["MeshMemberRequest"][];
             tests?: components["schemas"]["MeshTestRequest"][];
         };
@@ -2198,6 +2451,7 @@ export interface components {
             targets?: string[];
             enabled?: boolean;
             psconfig_published?: boolean;
+            thresholds?: components["schemas"]["GridThresholdsRequest"];
             members?: components["schemas"]["MeshMemberRequest"][];
             tests?: components["schemas"]["MeshTestRequest"][];
         };
@@ -2246,12 +2500,42 @@ export interface components {
             /** @description terms with today's tuning, RTT and loss */
             ceilings_now: components["schemas"]["CeilingsNow"] | null;
             runs: components["schemas"]["RunAnalysis"][];
+            /** @description the path's label: the consensus of its recent runs */
+            path_label: components["schemas"]["PathLabel"] | null;
             modes: components["schemas"]["PathModes"];
             findings: components["schemas"]["Finding"][];
             /** Format: double */
             goal_bps: number | null;
             advice: components["schemas"]["Advice"][];
             capacity_plan: components["schemas"]["CapacityPlan"];
+        };
+        PathHistory: {
+            source: components["schemas"]["AgentRef"];
+            destination: components["schemas"]["AgentRef"];
+            resolution: components["schemas"]["HistoryResolutionEnum"];
+            bucket_s: number;
+            /** Format: date-time */
+            to: string;
+            /** @description pings from source to destination */
+            rtt: components["schemas"]["HistoryRttPoint"][];
+            /** @description runs whose data flowed source -> destination */
+            throughput: components["schemas"]["HistoryThroughputPoint"][];
+            /** @description the same from destination to source */
+            reverse: components["schemas"]["HistoryDirection"];
+            /** Format: date-time */
+            from: string;
+        };
+        PathLabel: {
+            /** @description the most common diagnosis of the recent runs */
+            diagnosis: components["schemas"]["Diagnosis"];
+            /** @description runs with that diagnosis */
+            agreeing_runs: number;
+            /** @description recent runs with the newest run's options (at most 11) */
+            runs: number;
+            /** Format: double */
+            share: number;
+            /** @description e.g. "capacity (9 of 11 runs)" */
+            summary: string;
         };
         PathModes: {
             verdict: components["schemas"]["ModeVerdict"];
@@ -2269,6 +2553,19 @@ export interface components {
             ecmp_sweeps: number;
             ping_dip: components["schemas"]["Dip"];
             time_modes: components["schemas"]["TimeModes"];
+        };
+        PathRoutes: {
+            source: components["schemas"]["AgentRef"];
+            destination: components["schemas"]["AgentRef"];
+            /** Format: date-time */
+            start: string;
+            /** Format: date-time */
+            end: string;
+            routes: components["schemas"]["Route"][];
+            runs: components["schemas"]["RouteRun"][];
+            changes: components["schemas"]["RouteChange"][];
+            /** @description the range holds more trace runs than are read: the oldest are left out */
+            truncated: boolean;
         };
         Peer: {
             /** Format: uuid */
@@ -2387,6 +2684,28 @@ export interface components {
          * @enum {string}
          */
         RoleEnum: "viewer" | "operator" | "admin";
+        Route: {
+            label: string;
+            fingerprint: string;
+            reached: boolean;
+            hops: components["schemas"]["RouteHop"][];
+            /** Format: date-time */
+            first_seen: string;
+            /** Format: date-time */
+            last_seen: string;
+            runs: number;
+            flows: number;
+            /** @description flows of the newest trace run on this route */
+            latest_flows: number;
+            path_mtu: number | null;
+            unanswered_hops: number;
+        };
+        RouteChange: {
+            /** Format: date-time */
+            time: string;
+            added: string[];
+            removed: string[];
+        };
         /** @description What a route change rests on: the path fingerprints known before and seen after. */
         RouteEvidence: {
             old_fingerprints: string[];
@@ -2400,6 +2719,28 @@ export interface components {
             confirm_n: number;
             /** @description why a finding no rule confirms any more was cleared */
             cleared?: string;
+        };
+        RouteHop: {
+            ttl: number;
+            /** @description null: no probe of this hop was answered */
+            address: string | null;
+            other_addresses: string[];
+            /** Format: double */
+            rtt_ms: number | null;
+            hostname: string | null;
+            asn: number | null;
+            as_owner: string | null;
+            mtu: number | null;
+        };
+        RouteRun: {
+            /** Format: date-time */
+            time: string;
+            /** Format: uuid */
+            run_id: string;
+            /** @description route label -> flows */
+            flows: {
+                [key: string]: number;
+            };
         };
         /** @description What the RTT CUSUM's shift rests on. */
         RttCusumEvidence: {
@@ -3565,7 +3906,14 @@ export interface operations {
         parameters: {
             query?: {
                 destination?: string;
+                /**
+                 * @description * `alarm` - Alarm
+                 *     * `annotation` - Annotation
+                 */
+                kind?: "alarm" | "annotation";
                 limit?: number;
+                /** @description only the paths of this mesh */
+                mesh?: string;
                 /**
                  * @description * `throughput` - Throughput
                  *     * `rtt` - RTT
@@ -3574,12 +3922,16 @@ export interface operations {
                  *     * `ecmp` - ECMP members
                  */
                 metric?: "throughput" | "rtt" | "loss" | "route" | "ecmp";
+                /** @description findings still open at or cleared after this */
+                since?: string;
                 source?: string;
                 /**
                  * @description * `open` - Open
                  *     * `cleared` - Cleared
                  */
                 state?: "open" | "cleared";
+                /** @description findings that started before this */
+                until?: string;
             };
             header?: never;
             path?: never;
@@ -4227,6 +4579,58 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Path"][];
+                };
+            };
+        };
+    };
+    paths_history_retrieve: {
+        parameters: {
+            query: {
+                destination: string;
+                /** @description the range's start (default: to - 24 h) */
+                from?: string;
+                source: string;
+                /** @description the range's end (default: now; later is clipped to now) */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PathHistory"];
+                };
+            };
+        };
+    };
+    paths_routes_retrieve: {
+        parameters: {
+            query: {
+                destination: string;
+                /** @description default: now */
+                end?: string;
+                source: string;
+                /** @description default: 7 days before end */
+                start?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PathRoutes"];
                 };
             };
         };

@@ -35,6 +35,7 @@ export function AppLayout() {
           <NavLink to="/meshes">Meshes</NavLink>
           <NavLink to="/agents">Agents</NavLink>
           <NavLink to="/schedule">Schedule</NavLink>
+          <NavLink to="/findings">Findings</NavLink>
           <NavLink to="/incidents">
             Incidents
             {alerts.data !== undefined && alerts.data.open + alerts.data.acknowledged > 0 && (

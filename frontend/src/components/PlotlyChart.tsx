@@ -1,6 +1,6 @@
 // The one place that talks to Plotly. Plotly is large, so it is loaded on first use and
 // the login and agent pages never download it.
-import type { Config, Data, Layout } from "plotly.js";
+import type { Config, Data, Layout, PlotRelayoutEvent } from "plotly.js";
 import { useEffect, useRef, useState } from "react";
 
 type PlotlyModule = typeof import("plotly.js-dist-min");
@@ -26,11 +26,19 @@ export interface PlotlyChartProps {
   uiRevision: string;
   height?: number;
   testId?: string;
+  /** Called when the user zooms or pans (Plotly's relayout event). */
+  onRelayout?: (event: PlotRelayoutEvent) => void;
 }
 
-export function PlotlyChart({ data, layout, uiRevision, height = 420, testId }: PlotlyChartProps) {
+export function PlotlyChart({ data, layout, uiRevision, height = 420, testId, onRelayout }: PlotlyChartProps) {
   const container = useRef<HTMLDivElement>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
+  // The newest callback, read by the one listener attached after the first draw.
+  const relayout = useRef(onRelayout);
+  const listening = useRef(false);
+  useEffect(() => {
+    relayout.current = onRelayout;
+  }, [onRelayout]);
 
   useEffect(() => {
     const element = container.current;
@@ -43,7 +51,15 @@ export function PlotlyChart({ data, layout, uiRevision, height = 420, testId }: 
         if (!cancelled) {
           // react() diffs against the previous figure; with a stable uirevision a refresh
           // keeps the user's zoom instead of snapping back.
-          return plotly.react(element, data, { ...layout, height, uirevision: uiRevision }, CONFIG);
+          return plotly.react(element, data, { ...layout, height, uirevision: uiRevision }, CONFIG).then((plot) => {
+            if (!listening.current) {
+              listening.current = true;
+              plot.on("plotly_relayout", (event) => {
+                relayout.current?.(event);
+              });
+            }
+            return plot;
+          });
         }
         return undefined;
       })

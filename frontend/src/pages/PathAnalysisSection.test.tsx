@@ -5,7 +5,7 @@ import { fireEvent, render, screen, within } from "@testing-library/react";
 import { MemoryRouter, Route, Routes } from "react-router-dom";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import type { RttSeries } from "../api/queries";
+import type { PathHistory } from "../lib/historyFigure";
 import type { PlotlyChartProps } from "../components/PlotlyChart";
 import { ANALYSIS, CHOICES, DESTINATION, SOURCE } from "../test/analysisFixtures";
 import { mockApi, requestedUrls, type ApiRoutes } from "../test/mockApi";
@@ -23,13 +23,16 @@ vi.mock("../components/PlotlyChart", () => ({
   ),
 }));
 
-const RTT: RttSeries = {
+const HISTORY: PathHistory = {
   source: SOURCE,
   destination: DESTINATION,
-  start: "2026-11-22T11:00:00Z",
-  end: "2026-11-22T12:00:00Z",
+  resolution: "minute",
   bucket_s: 60,
-  points: [],
+  from: "2026-11-22T11:00:00Z",
+  to: "2026-11-22T12:00:00Z",
+  rtt: [],
+  throughput: [],
+  reverse: { rtt: [], throughput: [] },
 };
 
 /** Each panel's title and the words of its loading and error states. */
@@ -45,7 +48,10 @@ const PANELS = [
 function renderPath(overrides: ApiRoutes = {}) {
   const fetchMock = mockApi({
     "/api/v1/choices/": CHOICES,
-    "/api/v1/paths/rtt/": RTT,
+    "/api/v1/paths/history/": HISTORY,
+    "/api/v1/paths/runs/": [],
+    "/api/v1/paths/routes/": { ...HISTORY, start: HISTORY.from, end: HISTORY.to, routes: [], runs: [], changes: [], truncated: false },
+    "/api/v1/analysis/findings/": [],
     [ANALYSIS_PATH]: ANALYSIS,
     ...overrides,
   });
@@ -68,7 +74,7 @@ describe("PathPage analysis", () => {
     vi.restoreAllMocks();
   });
 
-  it("feeds every panel from one request for the path, below the RTT chart", async () => {
+  it("feeds every panel from one request for the path, below the history chart", async () => {
     const fetchMock = renderPath();
     await screen.findByTestId("ceiling-chart");
     const section = screen.getByRole("region", { name: "Analysis" });
@@ -80,8 +86,8 @@ describe("PathPage analysis", () => {
     expect(requests[0]?.searchParams.get("source")).toBe(SOURCE.id);
     expect(requests[0]?.searchParams.get("destination")).toBe(DESTINATION.id);
     expect(requests[0]?.searchParams.has("goal_bps")).toBe(false);
-    // The RTT part still renders above it.
-    expect(await screen.findByTestId("rtt-empty")).toBeDefined();
+    // The history part still renders above it.
+    expect(await screen.findByTestId("history-empty")).toBeDefined();
   });
 
   it("shows each panel's loading state until the analysis arrives", async () => {
@@ -128,12 +134,12 @@ describe("PathPage analysis", () => {
     expect(screen.getByTestId("ceiling-chart")).toBeDefined();
   });
 
-  it("reports a failed analysis in each panel and keeps the RTT chart", async () => {
+  it("reports a failed analysis in each panel and keeps the history", async () => {
     renderPath({ [ANALYSIS_PATH]: 500 });
     for (const [title, what] of PANELS) {
       expect(await within(panel(title)).findByText(`Could not load ${what}: server error.`)).toBeDefined();
     }
-    expect(screen.getByTestId("rtt-empty")).toBeDefined();
+    expect(screen.getByTestId("history-empty")).toBeDefined();
     // The forms stay, so a bad goal can be changed back.
     expect(within(panel("Advice")).getByLabelText(/Goal rate/)).toBeDefined();
   });

@@ -10,6 +10,7 @@ import type {
   GridCell,
   HostTuning,
   IntervalStats,
+  MeshGrid,
   PathAnalysis,
   RunAnalysis,
   RunCeilings,
@@ -276,6 +277,14 @@ export const ANALYSIS: PathAnalysis = {
       ceilings: { buffers: BUFFERS, at_min_rtt: ceilingSet(7.9, null), under_load: null, per_mode: [], member: null, flow_above_path: null },
     }),
   ],
+  // The consensus of the path's recent runs with the newest run's options (not only the two above).
+  path_label: {
+    diagnosis: "receive_window",
+    agreeing_runs: 9,
+    runs: 11,
+    share: 9 / 11,
+    summary: "receive window (9 of 11 runs)",
+  },
   modes: {
     verdict: "ecmp",
     sweep_run_id: "55555555-5555-4555-8555-555555555555",
@@ -330,6 +339,7 @@ export const ANALYSIS: PathAnalysis = {
     backlog_grows: false,
     reason: "13.0 TiB/day needs 1.32 Gbit/s; at 3.10 Gbit/s (1 x 3.10 Gbit/s) it takes 10.2 h a day: the volume fits",
     notes: [],
+    shared_ceiling_bps: null,
   },
 };
 
@@ -339,6 +349,7 @@ export const EMPTY_ANALYSIS: PathAnalysis = {
   destination: DESTINATION,
   ceilings_now: null,
   runs: [],
+  path_label: null,
   modes: {
     verdict: "insufficient",
     sweep_run_id: null,
@@ -366,6 +377,7 @@ export const EMPTY_ANALYSIS: PathAnalysis = {
     backlog_grows: null,
     reason: "no throughput measured yet",
     notes: [],
+    shared_ceiling_bps: null,
   },
 };
 
@@ -452,9 +464,28 @@ export function gridCell(source: AgentRef, destination: AgentRef, fields: Partia
     diagnosis: "receive_window",
     measured_at: "2026-11-22T12:00:00Z",
     loss_fraction: 0,
+    rtt_median_ms: 7.9,
     mode_count: 2,
     rtt_mode_verdict: "ecmp",
     open_findings: 1,
+    last_run_status: "ok",
+    last_run_test_type: "ping",
+    last_run_at: "2026-11-22T12:05:00Z",
+    data_age_s: 300,
+    stale: false,
     ...fields,
   };
 }
+
+/** The grid thresholds in force when a mesh sets none (meshes.thresholds' defaults). */
+export const GRID_THRESHOLDS: MeshGrid["thresholds"] = {
+  fraction_good: 0.9,
+  fraction_bad: 0.5,
+  rate_good_bps: 1e9,
+  rate_bad_bps: 1e8,
+  rtt_warn_ms: 100,
+  rtt_crit_ms: 250,
+  loss_warn: 0.001,
+  loss_crit: 0.01,
+  stale_after_s: 3600,
+};

@@ -65,9 +65,21 @@ function FailedRunsTable({ runs, statuses }: { runs: readonly PathRun[]; statuse
 }
 
 /** The failed and missed runs of one direction of a path, over the time range the page shows. */
-export function FailedRunsPanel({ source, destination }: { source: string; destination: string }) {
+export function FailedRunsPanel({
+  source,
+  destination,
+  rangeS,
+  rangeLabel,
+}: {
+  source: string;
+  destination: string;
+  /** Seconds back from now; without it, the URL's `range`. */
+  rangeS?: number;
+  rangeLabel?: string;
+}) {
   const [params] = useSearchParams();
-  const range = rangeFromKey(params.get("range"));
+  const named = rangeFromKey(params.get("range"));
+  const range = { seconds: rangeS ?? named.seconds, label: rangeLabel ?? named.label };
   const runs = useFailedRuns(source, destination, range.seconds);
   const choices = useChoices();
   let body;

@@ -1,0 +1,37 @@
+// A path's history (GET /paths/history/: rollups at the resolution the range needs) and its
+// findings in the same window, for the path page's shared time axis.
+import { useQuery } from "@tanstack/react-query";
+
+import { apiGet } from "./client";
+import { ANALYSIS_REFRESH_MS, REFRESH_MS, type Finding } from "./queries";
+import type { PathHistory } from "../lib/historyFigure";
+
+export function usePathHistory(source: string, destination: string, from: Date, to: Date) {
+  const fromIso = from.toISOString();
+  const toIso = to.toISOString();
+  return useQuery({
+    queryKey: ["history", source, destination, fromIso, toIso] as const,
+    queryFn: () => {
+      const params = new URLSearchParams({ source, destination, from: fromIso, to: toIso });
+      return apiGet<PathHistory>(`/paths/history/?${params.toString()}`);
+    },
+    refetchInterval: REFRESH_MS,
+    // The previous range stays drawn while the next one loads (a zoom, a range button).
+    placeholderData: (previous) => previous,
+  });
+}
+
+/** The path's findings that overlap the window, for the chart's shaded spans. */
+export function usePathFindings(source: string, destination: string, from: Date, to: Date) {
+  const fromIso = from.toISOString();
+  const toIso = to.toISOString();
+  return useQuery({
+    queryKey: ["findings", "path", source, destination, fromIso, toIso] as const,
+    queryFn: () => {
+      const params = new URLSearchParams({ source, destination, since: fromIso, until: toIso, limit: "200" });
+      return apiGet<Finding[]>(`/analysis/findings/?${params.toString()}`);
+    },
+    refetchInterval: ANALYSIS_REFRESH_MS,
+    placeholderData: (previous) => previous,
+  });
+}

@@ -1,0 +1,64 @@
+import { describe, expect, it } from "vitest";
+
+import { DESTINATION, FINDING, SOURCE } from "../test/analysisFixtures";
+import { historyFigure, withGaps, type PathHistory } from "./historyFigure";
+
+function rtt(t: string, p50: number) {
+  return { t, min: p50 - 1, p10: p50 - 0.5, p50, p90: p50 + 2, max: p50 + 5, count: 60, sent: 60, lost: 3, loss: 0.05 };
+}
+
+function tput(t: string, median: number) {
+  return { t, runs_ok: 2, runs_failed: 0, min_bps: median * 0.9, median_bps: median, max_bps: median * 1.1, retransmits: 4 };
+}
+
+const HISTORY: PathHistory = {
+  source: SOURCE,
+  destination: DESTINATION,
+  resolution: "hour",
+  bucket_s: 3600,
+  from: "2026-11-22T00:00:00Z",
+  to: "2026-11-22T12:00:00Z",
+  rtt: [rtt("2026-11-22T01:00:00Z", 8), rtt("2026-11-22T02:00:00Z", 8.2), rtt("2026-11-22T06:00:00Z", 12)],
+  throughput: [tput("2026-11-22T01:00:00Z", 3e9)],
+  reverse: { rtt: [], throughput: [tput("2026-11-22T02:00:00Z", 2e9)] },
+};
+
+describe("historyFigure", () => {
+  it("puts throughput both ways, retransmits, RTT percentiles and loss on rows of one time axis", () => {
+    const figure = historyFigure(HISTORY, [], []);
+    const names = figure.data.map((trace) => trace.name).filter((name) => name !== undefined);
+    expect(names).toEqual([
+      "dca → dcb min–max", "dca → dcb throughput", "dca → dcb retransmits",
+      "dcb → dca min–max", "dcb → dca throughput", "dcb → dca retransmits",
+      "RTT p10–p90", "RTT median", "RTT min", "loss",
+    ]);
+    const axes = new Set(figure.data.map((trace) => (trace as { yaxis?: string }).yaxis));
+    expect(axes).toEqual(new Set(["y", "y2", "y3", "y4"]));
+    expect(figure.layout.xaxis?.range).toEqual([HISTORY.from, HISTORY.to]);
+  });
+
+  it("breaks the RTT lines across a time without data", () => {
+    const median = historyFigure(HISTORY, [], []).data.find((trace) => trace.name === "RTT median") as {
+      y: (number | null)[];
+    };
+    expect(median.y).toEqual([8, 8.2, null, 12]);
+  });
+
+  it("marks failed runs with their reason and shades findings across every row", () => {
+    const failed = [{ started_at: "2026-11-22T03:00:00Z", test_type: "throughput", status: "failed", error: "iperf3: refused" }];
+    const figure = historyFigure(HISTORY, failed, [FINDING]);
+    const marks = figure.data.find((trace) => trace.name === "failed runs") as { hovertext: string[] };
+    expect(marks.hovertext).toEqual(["throughput failed: iperf3: refused"]);
+    expect(figure.layout.shapes).toHaveLength(1);
+    expect(figure.layout.shapes?.[0]?.x1).toBe(HISTORY.to); // still open: to the range's end
+  });
+});
+
+describe("withGaps", () => {
+  it("inserts one null where buckets are more than one and a half widths apart", () => {
+    const points = [{ t: "2026-11-22T00:00:00Z" }, { t: "2026-11-22T00:01:00Z" }, { t: "2026-11-22T00:05:00Z" }];
+    expect(withGaps(points, 60).map((point) => point?.t ?? null)).toEqual([
+      "2026-11-22T00:00:00Z", "2026-11-22T00:01:00Z", null, "2026-11-22T00:05:00Z",
+    ]);
+  });
+});

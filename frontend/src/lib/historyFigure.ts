@@ -1,0 +1,165 @@
+// A path's history as one Plotly figure on a shared time axis, rows top to bottom:
+// throughput (median and min-max of each bucket's runs, both directions, failed runs marked),
+// retransmits, RTT (min, p10-p90 band, median) and loss. Findings are shaded spans over all
+// rows. Zooming any row zooms them all: they share one x axis.
+import type { Data, Layout, Shape } from "plotly.js";
+
+import type { Schemas } from "../api/client";
+import type { Finding } from "../api/queries";
+
+export type PathHistory = Schemas["PathHistory"];
+export type HistoryRttPoint = PathHistory["rtt"][number];
+export type HistoryThroughputPoint = PathHistory["throughput"][number];
+
+/** A run that did not measure, as GET /paths/runs/?status=failed returns it. */
+export interface FailedRunMark {
+  started_at: string;
+  test_type: string;
+  status: string;
+  error: string;
+}
+
+const FORWARD = "#1f77b4";
+const REVERSE = "#ff7f0e";
+const FAILED = "#cf222e";
+const ROWS = {
+  throughput: { axis: "y", domain: [0.7, 1] },
+  retransmits: { axis: "y2", domain: [0.56, 0.66] },
+  rtt: { axis: "y3", domain: [0.17, 0.52] },
+  loss: { axis: "y4", domain: [0, 0.13] },
+} as const;
+
+/**
+ * Columns with a null row wherever buckets are more than one and a half widths apart, so a
+ * line never bridges a time without data.
+ */
+export function withGaps<T extends { t: string }>(points: readonly T[], bucketS: number): (T | null)[] {
+  const out: (T | null)[] = [];
+  let previous: number | null = null;
+  for (const point of points) {
+    const ms = new Date(point.t).getTime();
+    if (previous !== null && ms - previous > 1.5 * bucketS * 1000) {
+      out.push(null);
+    }
+    out.push(point);
+    previous = ms;
+  }
+  return out;
+}
+
+function times(rows: readonly ({ t: string } | null)[], bucketS: number): string[] {
+  let last = "";
+  return rows.map((row) => {
+    if (row === null) {
+      // A gap row sits one bucket after the point before it.
+      return last === "" ? "" : new Date(new Date(last).getTime() + bucketS * 1000).toISOString();
+    }
+    last = row.t;
+    return row.t;
+  });
+}
+
+function throughputTraces(points: readonly HistoryThroughputPoint[], bucketS: number, label: string, color: string): Data[] {
+  const rows = withGaps(points, bucketS);
+  const x = times(rows, bucketS);
+  const band = color === FORWARD ? "rgba(31, 119, 180, 0.15)" : "rgba(255, 127, 14, 0.15)";
+  return [
+    { type: "scatter", mode: "lines", x, y: rows.map((r) => r?.min_bps ?? null), line: { width: 0 }, showlegend: false,
+      hoverinfo: "skip", yaxis: ROWS.throughput.axis, connectgaps: false },
+    { type: "scatter", mode: "lines", x, y: rows.map((r) => r?.max_bps ?? null), line: { width: 0 }, fill: "tonexty",
+      fillcolor: band, name: `${label} min–max`, hoverinfo: "skip", yaxis: ROWS.throughput.axis, connectgaps: false },
+    { type: "scatter", mode: points.length > 200 ? "lines" : "lines+markers", x, y: rows.map((r) => r?.median_bps ?? null),
+      name: `${label} throughput`, line: { color, width: 1.5 }, marker: { size: 5 }, yaxis: ROWS.throughput.axis,
+      connectgaps: false,
+      customdata: rows.map((r) => (r === null ? null : [r.runs_ok, r.runs_failed])),
+      hovertemplate: "%{y:.3s}bit/s median of %{customdata[0]} runs (%{customdata[1]} failed)<extra>" + label + "</extra>" },
+    { type: "bar", x: points.map((p) => p.t), y: points.map((p) => p.retransmits), name: `${label} retransmits`,
+      marker: { color }, yaxis: ROWS.retransmits.axis, showlegend: false,
+      hovertemplate: "%{y} retransmits<extra>" + label + "</extra>" },
+  ] as Data[];
+}
+
+function rttTraces(points: readonly HistoryRttPoint[], bucketS: number): Data[] {
+  const rows = withGaps(points, bucketS);
+  const x = times(rows, bucketS);
+  return [
+    { type: "scatter", mode: "lines", x, y: rows.map((r) => r?.p10 ?? null), line: { width: 0 }, showlegend: false,
+      hoverinfo: "skip", yaxis: ROWS.rtt.axis, connectgaps: false },
+    { type: "scatter", mode: "lines", x, y: rows.map((r) => r?.p90 ?? null), line: { width: 0 }, fill: "tonexty",
+      fillcolor: "rgba(44, 160, 44, 0.2)", name: "RTT p10–p90", yaxis: ROWS.rtt.axis, connectgaps: false,
+      hovertemplate: "p90 %{y:.2f} ms<extra></extra>" },
+    { type: "scatter", mode: "lines", x, y: rows.map((r) => r?.p50 ?? null), name: "RTT median",
+      line: { color: "#2ca02c", width: 1.5 }, yaxis: ROWS.rtt.axis, connectgaps: false,
+      hovertemplate: "median %{y:.2f} ms<extra></extra>" },
+    { type: "scatter", mode: "lines", x, y: rows.map((r) => r?.min ?? null), name: "RTT min",
+      line: { color: "#1b5e20", width: 1, dash: "dot" }, yaxis: ROWS.rtt.axis, connectgaps: false,
+      hovertemplate: "min %{y:.2f} ms<extra></extra>" },
+    { type: "bar", x: points.map((p) => p.t), y: points.map((p) => p.loss * 100), name: "loss",
+      marker: { color: "rgba(214, 39, 40, 0.6)" }, yaxis: ROWS.loss.axis,
+      customdata: points.map((p) => [p.lost, p.sent]),
+      hovertemplate: "%{y:.2f} %% (%{customdata[0]} of %{customdata[1]})<extra>loss</extra>" },
+  ] as Data[];
+}
+
+function failedTrace(failed: readonly FailedRunMark[]): Data[] {
+  if (failed.length === 0) {
+    return [];
+  }
+  return [
+    {
+      type: "scatter",
+      mode: "markers",
+      name: "failed runs",
+      x: failed.map((run) => run.started_at),
+      y: failed.map(() => 0),
+      marker: { symbol: "x", size: 9, color: FAILED },
+      yaxis: ROWS.throughput.axis,
+      hovertext: failed.map((run) => `${run.test_type} ${run.status}: ${run.error === "" ? "no reason recorded" : run.error}`),
+      hoverinfo: "x+text",
+    },
+  ];
+}
+
+function findingShapes(findings: readonly Finding[], to: string): Partial<Shape>[] {
+  return findings.map((finding) => ({
+    type: "rect",
+    xref: "x",
+    yref: "paper",
+    x0: finding.started_at,
+    x1: finding.cleared_at ?? to,
+    y0: 0,
+    y1: 1,
+    fillcolor: finding.kind === "alarm" ? "rgba(207, 34, 46, 0.08)" : "rgba(130, 80, 223, 0.08)",
+    line: { width: 0 },
+    layer: "below",
+  }));
+}
+
+export function historyFigure(
+  history: PathHistory,
+  failed: readonly FailedRunMark[],
+  findings: readonly Finding[],
+): { data: Data[]; layout: Partial<Layout> } {
+  const forward = `${history.source.name} → ${history.destination.name}`;
+  const reverse = `${history.destination.name} → ${history.source.name}`;
+  const data: Data[] = [
+    ...throughputTraces(history.throughput, history.bucket_s, forward, FORWARD),
+    ...throughputTraces(history.reverse.throughput, history.bucket_s, reverse, REVERSE),
+    ...failedTrace(failed),
+    ...rttTraces(history.rtt, history.bucket_s),
+  ];
+  const layout: Partial<Layout> = {
+    margin: { l: 70, r: 10, t: 10, b: 40 },
+    hovermode: "closest",
+    barmode: "group",
+    legend: { orientation: "h", y: -0.08 },
+    xaxis: { type: "date", range: [history.from, history.to], anchor: "y4", title: { text: "UTC" } },
+    yaxis: { domain: [...ROWS.throughput.domain], title: { text: "throughput" }, ticksuffix: "bit/s", tickformat: "~s",
+      rangemode: "tozero" },
+    yaxis2: { domain: [...ROWS.retransmits.domain], title: { text: "retr." }, rangemode: "tozero" },
+    yaxis3: { domain: [...ROWS.rtt.domain], title: { text: "RTT (ms)" } },
+    yaxis4: { domain: [...ROWS.loss.domain], title: { text: "loss %" }, rangemode: "tozero" },
+    shapes: findingShapes(findings, history.to),
+  };
+  return { data, layout };
+}

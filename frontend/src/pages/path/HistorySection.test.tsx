@@ -1,0 +1,122 @@
+import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
+import { fireEvent, render, screen, within } from "@testing-library/react";
+import { MemoryRouter, Route, Routes, useSearchParams } from "react-router-dom";
+import { afterEach, describe, expect, it, vi } from "vitest";
+
+import type { PlotlyChartProps } from "../../components/PlotlyChart";
+import type { PathHistory } from "../../lib/historyFigure";
+import { rangeFromParams } from "../../lib/historyRange";
+import { DESTINATION, SOURCE } from "../../test/analysisFixtures";
+import { mockApi, requestedUrls, type ApiRoutes } from "../../test/mockApi";
+import { HistorySection } from "./HistorySection";
+
+vi.mock("../../components/PlotlyChart", () => ({
+  PlotlyChart: ({ data, testId }: PlotlyChartProps) => (
+    <ul data-testid={testId}>
+      {data.map((trace, index) => (
+        <li key={index}>{String(trace.name)}</li>
+      ))}
+    </ul>
+  ),
+}));
+
+const HISTORY: PathHistory = {
+  source: SOURCE,
+  destination: DESTINATION,
+  resolution: "minute",
+  bucket_s: 60,
+  from: "2026-11-22T11:00:00Z",
+  to: "2026-11-22T12:00:00Z",
+  rtt: [{ t: "2026-11-22T11:00:00Z", min: 7.8, p10: 7.9, p50: 8.1, p90: 9, max: 12, count: 10, sent: 10, lost: 1, loss: 0.1 }],
+  throughput: [{ t: "2026-11-22T11:00:00Z", runs_ok: 1, runs_failed: 0, min_bps: 3e9, median_bps: 3e9, max_bps: 3e9, retransmits: 2 }],
+  reverse: { rtt: [], throughput: [] },
+};
+const EMPTY: PathHistory = { ...HISTORY, rtt: [], throughput: [] };
+const FAILED = [{ id: "r1", test_type: "throughput", test_id: "t", started_at: "2026-11-22T11:30:00Z", ended_at: null,
+  status: "failed", error: "iperf3: the server is busy running a test" }];  // prettier-ignore
+
+function renderSection(entry: string, routes: ApiRoutes = {}) {
+  const fetchMock = mockApi({
+    "/api/v1/paths/history/": HISTORY,
+    "/api/v1/paths/runs/": [],
+    "/api/v1/analysis/findings/": [],
+    ...routes,
+  });
+  const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false } } });
+  render(
+    <QueryClientProvider client={queryClient}>
+      <MemoryRouter initialEntries={[entry]}>
+        <Routes>
+          <Route path="/paths/:source/:destination" element={<RoutedSection />} />
+        </Routes>
+      </MemoryRouter>
+    </QueryClientProvider>,
+  );
+  return fetchMock;
+}
+
+/** The page's own wiring: the range comes from the URL. */
+function RoutedSection() {
+  const [params] = useSearchParams();
+  return <HistorySection source={SOURCE.id} destination={DESTINATION.id} range={rangeFromParams(params, new Date())} />;
+}
+
+const PATH = `/paths/${SOURCE.id}/${DESTINATION.id}`;
+
+describe("HistorySection", () => {
+  afterEach(() => {
+    vi.unstubAllGlobals();
+    vi.restoreAllMocks();
+  });
+
+  it("draws throughput, RTT and loss on one chart and asks for the named range", async () => {
+    const fetchMock = renderSection(`${PATH}?range=30d`);
+    const chart = await screen.findByTestId("history-chart");
+    expect(within(chart).getByText("RTT median")).toBeDefined();
+    expect(within(chart).getByText("dca → dcb throughput")).toBeDefined();
+    const asked = requestedUrls(fetchMock, "/api/v1/paths/history/")[0];
+    const span = new Date(asked?.searchParams.get("to") ?? "").getTime() - new Date(asked?.searchParams.get("from") ?? "").getTime();
+    expect(Math.round(span / 86_400_000)).toBe(30);
+    expect(screen.getByRole("button", { name: "30 days" }).getAttribute("aria-pressed")).toBe("true");
+
+    fireEvent.click(screen.getByRole("button", { name: "1 year" }));
+    await vi.waitFor(() => {
+      const last = requestedUrls(fetchMock, "/api/v1/paths/history/").at(-1);
+      const days = (new Date(last?.searchParams.get("to") ?? "").getTime() - new Date(last?.searchParams.get("from") ?? "").getTime()) / 86_400_000;
+      expect(Math.round(days)).toBe(365);
+    });
+  });
+
+  it("asks for a link's explicit bounds and refuses a reversed custom range", async () => {
+    const fetchMock = renderSection(`${PATH}?from=2026-11-20T00:00:00Z&to=2026-11-21T00:00:00Z`);
+    await screen.findByTestId("history-chart");
+    const asked = requestedUrls(fetchMock, "/api/v1/paths/history/")[0];
+    expect(asked?.searchParams.get("from")).toBe("2026-11-20T00:00:00.000Z");
+    expect(asked?.searchParams.get("to")).toBe("2026-11-21T00:00:00.000Z");
+    fireEvent.change(screen.getByLabelText("From (UTC)"), { target: { value: "2026-11-21T10:00" } });
+    fireEvent.change(screen.getByLabelText("to"), { target: { value: "2026-11-21T09:00" } });
+    fireEvent.click(screen.getByRole("button", { name: "Show" }));
+    expect(screen.getByRole("alert").textContent).toContain("must end after it starts");
+  });
+
+  it("says why a link's range was not used", async () => {
+    renderSection(`${PATH}?from=2026-11-21T00:00:00Z&to=2026-11-20T00:00:00Z`);
+    expect((await screen.findByRole("note")).textContent).toContain("ends before it starts");
+  });
+
+  it("explains an empty range, and a range whose runs all failed", async () => {
+    renderSection(PATH, { "/api/v1/paths/history/": EMPTY });
+    expect((await screen.findByTestId("history-empty")).textContent).toContain("No measurements of this path");
+  });
+
+  it("draws the failed runs when nothing else came back", async () => {
+    renderSection(PATH, { "/api/v1/paths/history/": EMPTY, "/api/v1/paths/runs/": FAILED });
+    expect(await screen.findByTestId("history-only-failed")).toBeDefined();
+    expect(within(await screen.findByTestId("history-chart")).getByText("failed runs")).toBeDefined();
+  });
+
+  it("shows the server's refusal instead of a blank chart", async () => {
+    renderSection(PATH, { "/api/v1/paths/history/": 400 });
+    expect(await screen.findByText(/Could not load the path's history/)).toBeDefined();
+  });
+});

@@ -1,0 +1,239 @@
+// The head of the path page: the range picker (1 hour to 1 year, or custom; kept in the URL
+// with any zoom, so a link shows the same view) and the path's history on one shared time
+// axis: throughput both ways, retransmits, RTT percentiles and loss, failed runs and findings.
+import { useCallback, useMemo, useState } from "react";
+import type { PlotRelayoutEvent } from "plotly.js";
+import { Link, useSearchParams } from "react-router-dom";
+
+import { usePathFindings, usePathHistory } from "../../api/historyQueries";
+import { useFailedRuns } from "../../api/perfsonarQueries";
+import { PlotlyChart } from "../../components/PlotlyChart";
+import { LoadError, Loading } from "../../components/QueryState";
+import { formatDuration, formatMs, formatPercent, formatRate, formatUtc } from "../../lib/format";
+import { historyFigure, type PathHistory } from "../../lib/historyFigure";
+import {
+  HISTORY_RANGES,
+  explicitRangeParams,
+  namedRangeParams,
+  type HistoryRange,
+} from "../../lib/historyRange";
+import { pathHref } from "../PathsPage";
+
+const CHART_HEIGHT = 640;
+
+/** What the figures above the chart say of the range. */
+export function historySummary(history: PathHistory) {
+  const mins = history.rtt.map((point) => point.min).filter((value): value is number => value !== null);
+  const sent = history.rtt.reduce((sum, point) => sum + point.sent, 0);
+  const lost = history.rtt.reduce((sum, point) => sum + point.lost, 0);
+  const latest = (points: PathHistory["throughput"]) =>
+    [...points].reverse().find((point) => point.median_bps !== null)?.median_bps ?? null;
+  return {
+    minRttMs: mins.length > 0 ? Math.min(...mins) : null,
+    latestMedianMs: history.rtt.at(-1)?.p50 ?? null,
+    lossFraction: sent > 0 ? lost / sent : null,
+    sent,
+    lost,
+    forwardBps: latest(history.throughput),
+    reverseBps: latest(history.reverse.throughput),
+    empty: history.rtt.length === 0 && history.throughput.length === 0 && history.reverse.throughput.length === 0,
+  };
+}
+
+function toLocalInput(date: Date): string {
+  return date.toISOString().slice(0, 16);
+}
+
+/** Two UTC times and Apply: the custom range. */
+function CustomRange({ range, onApply }: { range: HistoryRange; onApply: (from: Date, to: Date) => void }) {
+  const [from, setFrom] = useState(toLocalInput(range.from));
+  const [to, setTo] = useState(toLocalInput(range.to));
+  const [error, setError] = useState<string | null>(null);
+  return (
+    <form
+      className="custom-range"
+      onSubmit={(event) => {
+        event.preventDefault();
+        const start = new Date(`${from}Z`);
+        const end = new Date(`${to}Z`);
+        if (Number.isNaN(start.getTime()) || Number.isNaN(end.getTime())) {
+          setError("Both ends need a date and a time.");
+        } else if (start >= end) {
+          setError("The range must end after it starts.");
+        } else {
+          setError(null);
+          onApply(start, end);
+        }
+      }}
+    >
+      <label>
+        From (UTC){" "}
+        <input type="datetime-local" value={from} onChange={(event) => { setFrom(event.target.value); }} />
+      </label>{" "}
+      <label>
+        to{" "}
+        <input type="datetime-local" value={to} onChange={(event) => { setTo(event.target.value); }} />
+      </label>{" "}
+      <button type="submit">Show</button>
+      {error !== null && (
+        <span className="error" role="alert">
+          {" "}
+          {error}
+        </span>
+      )}
+    </form>
+  );
+}
+
+export function HistorySection({
+  source,
+  destination,
+  range,
+}: {
+  source: string;
+  destination: string;
+  range: HistoryRange;
+}) {
+  const [params, setParams] = useSearchParams();
+  const history = usePathHistory(source, destination, range.from, range.to);
+  const failed = useFailedRuns(source, destination, range.backS);
+  const findings = usePathFindings(source, destination, range.from, range.to);
+  const figure = useMemo(
+    () =>
+      history.data === undefined ? null : historyFigure(history.data, failed.data ?? [], findings.data ?? []),
+    [history.data, failed.data, findings.data],
+  );
+  // A zoom or pan on any row is the new range, in the URL; a double click (autorange) goes
+  // back to the named range.
+  const onRelayout = useCallback(
+    (event: PlotRelayoutEvent) => {
+      const start = event["xaxis.range[0]"];
+      const end = event["xaxis.range[1]"];
+      if (start !== undefined && end !== undefined) {
+        const from = new Date(`${String(start).replace(" ", "T")}Z`);
+        const to = new Date(`${String(end).replace(" ", "T")}Z`);
+        if (!Number.isNaN(from.getTime()) && !Number.isNaN(to.getTime()) && from < to) {
+          setParams(explicitRangeParams(params, from, to), { replace: true });
+        }
+      } else if (event["xaxis.autorange"] === true && range.key === null) {
+        setParams(namedRangeParams(params, params.get("range") ?? "24h"));
+      }
+    },
+    [params, setParams, range.key],
+  );
+
+  if (history.isPending) {
+    return <Loading what="the path's history" />;
+  }
+  if (history.isError) {
+    return <LoadError what="the path's history" error={history.error} />;
+  }
+  const data = history.data;
+  const summary = historySummary(data);
+  const reverseParams = new URLSearchParams(params);
+  return (
+    <section>
+      <p className="crumbs">
+        <Link to="/paths">Paths</Link> /
+      </p>
+      <h1>
+        {data.source.name} → {data.destination.name}
+      </h1>
+      <p className="muted">
+        Measured by {data.source.name} towards {data.destination.name}, and the reverse direction&apos;s throughput
+        beside it.{" "}
+        <Link to={`${pathHref(destination, source)}?${reverseParams.toString()}`}>
+          Reverse direction ({data.destination.name} → {data.source.name})
+        </Link>
+      </p>
+
+      <div className="toolbar" role="group" aria-label="Time range">
+        {HISTORY_RANGES.map((option) => (
+          <button
+            key={option.key}
+            type="button"
+            aria-pressed={range.key === option.key}
+            onClick={() => {
+              setParams(namedRangeParams(params, option.key));
+            }}
+          >
+            {option.label}
+          </button>
+        ))}
+        {history.isFetching && <span className="muted">refreshing…</span>}
+      </div>
+      <CustomRange
+        key={`${range.from.toISOString()}/${range.to.toISOString()}`}
+        range={range}
+        onApply={(from, to) => {
+          setParams(explicitRangeParams(params, from, to));
+        }}
+      />
+      {range.problem !== null && (
+        <p className="warning" role="note">
+          {range.problem}
+        </p>
+      )}
+
+      <dl className="figures">
+        <div>
+          <dt>Throughput now</dt>
+          <dd>
+            {formatRate(summary.forwardBps)} <span className="muted">(reverse {formatRate(summary.reverseBps)})</span>
+          </dd>
+        </div>
+        <div>
+          <dt>Lowest RTT</dt>
+          <dd>{formatMs(summary.minRttMs)}</dd>
+        </div>
+        <div>
+          <dt>Latest median</dt>
+          <dd>{formatMs(summary.latestMedianMs)}</dd>
+        </div>
+        <div>
+          <dt>Loss</dt>
+          <dd>
+            {formatPercent(summary.lossFraction)}{" "}
+            <span className="muted">
+              ({summary.lost} of {summary.sent} packets)
+            </span>
+          </dd>
+        </div>
+        <div>
+          <dt>Resolution</dt>
+          <dd>{formatDuration(data.bucket_s)}</dd>
+        </div>
+      </dl>
+
+      {summary.empty && (failed.data ?? []).length === 0 ? (
+        <p className="muted" data-testid="history-empty">
+          No measurements of this path between {formatUtc(data.from)} and {formatUtc(data.to)}
+          {range.key === null ? "" : ` (${range.label})`}. Choose a longer range, or check that a mesh with this path
+          is enabled.
+        </p>
+      ) : (
+        <>
+          {summary.empty && (
+            <p className="warning" role="note" data-testid="history-only-failed">
+              Every run in this range failed: the crosses on the throughput row give each one&apos;s reason.
+            </p>
+          )}
+          {figure !== null && (
+            <PlotlyChart
+              data={figure.data}
+              layout={figure.layout}
+              height={CHART_HEIGHT}
+              uiRevision={`${source}/${destination}/${range.key ?? "custom"}`}
+              testId="history-chart"
+              onRelayout={onRelayout}
+            />
+          )}
+          <p className="muted">
+            One point per {formatDuration(data.bucket_s)} ({data.resolution} rollups); shaded spans are findings on
+            this path. Drag across any row to zoom all of them; double-click to zoom back out.
+          </p>
+        </>
+      )}
+    </section>
+  );
+}
