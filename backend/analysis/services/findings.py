@@ -314,7 +314,8 @@ def reconcile_findings(
         plans.append((by_key[incident.key] if incident.key is not None else None, fields))
     # Close stale open findings first: at most one may be open per path and metric.
     for finding in existing:
-        if finding.pk not in matched and finding.state == FindingState.OPEN:
+        # A finding folded into another above is deleted (its pk is None now): nothing to close.
+        if finding.pk is not None and finding.pk not in matched and finding.state == FindingState.OPEN:
             cleared = max(now, finding.started_at)
             finding.state, finding.cleared_at, finding.updated_at = FindingState.CLEARED, cleared, now
             # `cleared` is one of every evidence shape's keys; the rest was checked when it was stored.

@@ -86,6 +86,30 @@ class FindingTests(FathomTestCase):
         reconcile_findings(self.athens, self.frankfurt, FindingMetric.THROUGHPUT, [episode], T0)
         assert list(Finding.objects.values_list("pk", flat=True)) == [first.pk]
 
+    def test_an_episode_folding_an_open_finding_into_a_cleared_one_keeps_one_finding(self) -> None:
+        """A second drop on a path whose recomputed episode now spans both: the open one is
+        folded into the first, not closed after its deletion (which failed every analysis pass
+        of the path and kept it open)."""
+        first = Finding.objects.create(
+            source=self.athens, destination=self.frankfurt, metric=FindingMetric.THROUGHPUT, state="cleared",
+            started_at=T0, detected_at=T0, cleared_at=T0 + timedelta(days=1), direction="down",
+            baseline=3e9, current=2e9, magnitude=-0.33, unit="relative",
+        )  # fmt: skip
+        Finding.objects.create(
+            source=self.athens, destination=self.frankfurt, metric=FindingMetric.THROUGHPUT,
+            started_at=T0 + timedelta(days=2), detected_at=T0 + timedelta(days=2), direction="down",
+            baseline=3e9, current=2e9, magnitude=-0.33, unit="relative",
+        )  # fmt: skip
+        episode = Episode(
+            metric=Metric.THROUGHPUT, rule="throughput_slow", started_at=T0,
+            detected_at=T0 + timedelta(days=1), cleared_at=T0 + timedelta(days=4),
+            direction=Direction.DOWN, baseline=3e9, current=2e9, magnitude=-0.33, evidence=SLOW_EVIDENCE,
+        )  # fmt: skip
+        reconcile_findings(self.athens, self.frankfurt, FindingMetric.THROUGHPUT, [episode], T0 + timedelta(days=5))
+        (kept,) = Finding.objects.all()
+        assert kept.pk == first.pk and kept.state == FindingState.CLEARED
+        assert kept.cleared_at == T0 + timedelta(days=4)
+
     def test_an_open_finding_no_rule_confirms_is_cleared_not_before_it_started(self) -> None:
         finding = Finding.objects.create(
             source=self.athens, destination=self.frankfurt, metric=FindingMetric.RTT,
