@@ -30,6 +30,24 @@ await runCheck(artifacts, { width: 1400, height: 900 }, 'failure.png', async (pa
   const points = await drawnData(chart);
   const traceNames = await chart.locator('g.legend text.legendtext').allTextContents();
   await page.screenshot({ path: join(artifacts, 'path-page.png'), fullPage: true });
-  console.log(JSON.stringify({ points, traceNames, url: page.url() }));
+  // One x axis under every row (one x title, four y titles): a zoom on any row zooms them all.
+  const xAxes = await chart.locator('text.xtitle, text.x2title, text.x3title, text.x4title').count();
+  const yAxes = await chart.locator('text.ytitle, text.y2title, text.y3title, text.y4title').count();
+
+  // Another range, then a zoom (Plotly's relayout event, as a drag across a row emits it):
+  // each lands in the URL, so a link shows the same view.
+  await page.getByRole('button', { name: '7 days' }).click();
+  await page.waitForURL(/range=7d/, { timeout: 10000 });
+  await drawnData(chart);
+  const plotTime = (msAgo) => new Date(Date.now() - msAgo).toISOString().slice(0, 19).replace('T', ' ');
+  await chart.evaluate((gd, range) => {
+    gd.emit('plotly_relayout', { 'xaxis.range[0]': range[0], 'xaxis.range[1]': range[1] });
+  }, [plotTime(30 * 60 * 1000), plotTime(60 * 1000)]);
+  await page.waitForURL(/from=.*&to=/, { timeout: 10000 });
+  const zoomedUrl = page.url();
+  await page.goto(zoomedUrl);
+  await chart.waitFor({ timeout: 20000 });
+  const pressed = await page.getByRole('group', { name: 'Time range' }).locator('button[aria-pressed="true"]').count();
+  console.log(JSON.stringify({ points, traceNames, xAxes, yAxes, zoomedUrl, pressed, url: page.url() }));
   if (!traceNames.includes('RTT median')) throw new Error(`no RTT median in the legend: ${traceNames.join(', ')}`);
 });

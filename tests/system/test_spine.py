@@ -198,3 +198,6 @@ def test_browser_shows_the_rtt_chart(measured: Stack) -> None:
     seen = measured.browser_check("path-page.mjs", FATHOM_SOURCE_NAME=a.name, FATHOM_DESTINATION_NAME=b.name)
     assert seen["points"] >= 1
     assert (ARTIFACTS / "path-page.png").stat().st_size > 10_000
+    # One shared x axis over the four rows; a zoom is a from/to link that opens as a custom range.
+    assert seen["xAxes"] == 1 and seen["yAxes"] == 4, seen
+    assert "from=" in seen["zoomedUrl"] and seen["pressed"] == 0, seen

@@ -88,8 +88,10 @@ function rttTraces(points: readonly HistoryRttPoint[], bucketS: number): Data[] 
     { type: "scatter", mode: "lines", x, y: rows.map((r) => r?.p90 ?? null), line: { width: 0 }, fill: "tonexty",
       fillcolor: "rgba(44, 160, 44, 0.2)", name: "RTT p10–p90", yaxis: ROWS.rtt.axis, connectgaps: false,
       hovertemplate: "p90 %{y:.2f} ms<extra></extra>" },
-    { type: "scatter", mode: "lines", x, y: rows.map((r) => r?.p50 ?? null), name: "RTT median",
-      line: { color: "#2ca02c", width: 1.5 }, yaxis: ROWS.rtt.axis, connectgaps: false,
+    // Markers while the points are few: a line of two buckets on a day's axis is invisible.
+    { type: "scatter", mode: points.length > 200 ? "lines" : "lines+markers", x, y: rows.map((r) => r?.p50 ?? null),
+      name: "RTT median", line: { color: "#2ca02c", width: 1.5 }, marker: { size: 4 }, yaxis: ROWS.rtt.axis,
+      connectgaps: false,
       hovertemplate: "median %{y:.2f} ms<extra></extra>" },
     { type: "scatter", mode: "lines", x, y: rows.map((r) => r?.min ?? null), name: "RTT min",
       line: { color: "#1b5e20", width: 1, dash: "dot" }, yaxis: ROWS.rtt.axis, connectgaps: false,
@@ -141,6 +143,7 @@ export function historyFigure(
   findings: readonly Finding[],
 ): { data: Data[]; layout: Partial<Layout> } {
   const forward = `${history.source.name} → ${history.destination.name}`;
+  const hasThroughput = history.throughput.length > 0 || history.reverse.throughput.length > 0;
   const reverse = `${history.destination.name} → ${history.source.name}`;
   const data: Data[] = [
     ...throughputTraces(history.throughput, history.bucket_s, forward, FORWARD),
@@ -154,8 +157,9 @@ export function historyFigure(
     barmode: "group",
     legend: { orientation: "h", y: -0.08 },
     xaxis: { type: "date", range: [history.from, history.to], anchor: "y4", title: { text: "UTC" } },
+    // Without a run the axis would count single bits: show a gigabit's scale instead.
     yaxis: { domain: [...ROWS.throughput.domain], title: { text: "throughput" }, ticksuffix: "bit/s", tickformat: "~s",
-      rangemode: "tozero" },
+      rangemode: "tozero", ...(hasThroughput ? {} : { range: [0, 1e9] }) },
     yaxis2: { domain: [...ROWS.retransmits.domain], title: { text: "retr." }, rangemode: "tozero" },
     yaxis3: { domain: [...ROWS.rtt.domain], title: { text: "RTT (ms)" } },
     yaxis4: { domain: [...ROWS.loss.domain], title: { text: "loss %" }, rangemode: "tozero" },

@@ -17,12 +17,13 @@ export function PathPage() {
   const { source = "", destination = "" } = useParams();
   const [params] = useSearchParams();
   const range = rangeFromParams(params, minuteNow());
-  const since = range.key === null ? `since ${formatUtc(range.from.toISOString())}` : range.label.replace(/^the /, "");
+  // "the last 24 hours", or "the range from ... on" for explicit bounds.
+  const phrase = range.key === null ? `the range from ${formatUtc(range.from.toISOString())} on` : range.label;
   return (
     <>
       <HistorySection source={source} destination={destination} range={range} />
-      <FailedRunsPanel source={source} destination={destination} rangeS={range.backS} rangeLabel={since} />
-      <RoutesPanel source={source} destination={destination} rangeS={range.backS} rangeLabel={since} />
+      <FailedRunsPanel source={source} destination={destination} rangeS={range.backS} rangeLabel={phrase} />
+      <RoutesPanel source={source} destination={destination} rangeS={range.backS} rangeLabel={phrase} />
       {/* A new path starts from the server's default goal and volume. */}
       <PathAnalysisSection key={`${source}/${destination}`} source={source} destination={destination} />
     </>

@@ -75,11 +75,12 @@ export function FailedRunsPanel({
   destination: string;
   /** Seconds back from now; without it, the URL's `range`. */
   rangeS?: number;
+  /** The range in words, e.g. "the last 24 hours". */
   rangeLabel?: string;
 }) {
   const [params] = useSearchParams();
   const named = rangeFromKey(params.get("range"));
-  const range = { seconds: rangeS ?? named.seconds, label: rangeLabel ?? named.label };
+  const range = { seconds: rangeS ?? named.seconds, label: rangeLabel ?? `the last ${named.label}` };
   const runs = useFailedRuns(source, destination, range.seconds);
   const choices = useChoices();
   let body;
@@ -88,7 +89,7 @@ export function FailedRunsPanel({
   } else if (runs.isError) {
     body = <LoadError what="the failed runs" error={runs.error} />;
   } else if (runs.data.length === 0) {
-    body = <p className="muted">No failed or missed runs in the last {range.label}.</p>;
+    body = <p className="muted">No failed or missed runs in {range.label}.</p>;
   } else {
     body = <FailedRunsTable runs={runs.data} statuses={choices.data?.run_status} />;
   }

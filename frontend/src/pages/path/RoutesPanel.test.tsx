@@ -23,7 +23,7 @@ function renderPanel(body: unknown) {
   const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false } } });
   render(
     <QueryClientProvider client={queryClient}>
-      <RoutesPanel source={SOURCE.id} destination={DESTINATION.id} rangeS={86_400} rangeLabel="24 hours" />
+      <RoutesPanel source={SOURCE.id} destination={DESTINATION.id} rangeS={86_400} rangeLabel="the last 24 hours" />
     </QueryClientProvider>,
   );
   return fetchMock;

@@ -113,8 +113,8 @@ function RoutesBody({ data, rangeLabel }: { data: PathRoutes; rangeLabel: string
   if (data.routes.length === 0) {
     return (
       <p className="muted" data-testid="routes-empty">
-        No traceroutes of this path in the last {rangeLabel}. A mesh with a trace test (Meshes page) runs one per
-        flow, so that each ECMP member shows.
+        No traceroutes of this path in {rangeLabel}. A mesh with a trace test (Meshes page) runs one per flow, so
+        that each ECMP member shows.
       </p>
     );
   }
