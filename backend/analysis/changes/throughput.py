@@ -369,9 +369,10 @@ def throughput_slow_rule(
     earliest point at which the before-segment against the after-segment up to that point
     passes both tests (cheap to compute, but the window the rule ran on when it found the split
     may have ended later); `baseline` and `current` are geometric means of the two segments in
-    bit/s. A change point whose new level is within min_relative of the baseline of an open
-    episode closes that episode (and any opened after it) at its first point and is not an
-    episode itself; every other change point is one episode, direction from its sign.
+    bit/s. A change point whose new level is back within min_relative of the baseline of an
+    open episode, or past it the other way (a drop recovering above its baseline), closes that
+    episode (and any opened after it) at its first point and is not an episode itself; every
+    other change point is one episode, direction from its sign.
     """
     if window < 2 * min_segment or min_segment < 2:
         raise ValueError("window must hold two segments of at least min_segment >= 2 points")
@@ -409,11 +410,17 @@ def _slow_episodes(
     for split in splits:
         left, right = x[split.start : split.change], x[split.change : split.end]
         before_ln, after_ln = float(left.mean()), float(right.mean())
+        # Back to an open episode's baseline, or past it the other way: a drop whose path
+        # recovers to more than its noisy baseline is over, not a drop plus a rise.
         returned_to = next(
             (
                 position
-                for position, (_, baseline_ln) in enumerate(open_stack)
-                if abs(relative_change(baseline_ln, after_ln)) < min_relative
+                for position, (episode, baseline_ln) in enumerate(open_stack)
+                if (
+                    relative_change(baseline_ln, after_ln) > -min_relative
+                    if episode.direction == Direction.DOWN
+                    else relative_change(baseline_ln, after_ln) < min_relative
+                )
             ),
             None,
         )

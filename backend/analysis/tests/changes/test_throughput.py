@@ -231,6 +231,17 @@ def test_slow_rule_clears_when_the_level_returns() -> None:
     assert episode.cleared_at == at(100)
 
 
+def test_slow_rule_clears_a_drop_that_recovers_above_its_baseline() -> None:
+    """The alert drill's path: a short, noisy baseline, a 40% cut, then the full rate, higher
+    than the baseline's mean. The drop is over; it is not a drop plus a rise."""
+    values = [136e6, 147e6, 194e6, 189e6, 194e6, 183e6, 168e6, 152e6]
+    values += [118e6, 73e6, 89e6, 89e6, 109e6, 119e6, 80e6, 118e6, 120e6, 123e6, 121e6, 78e6]
+    values += list(noisy_rates(14, 40, sigma=0.02) * (194e6 / RATE_BPS))
+    (episode,) = throughput_slow_rule(rates(values))
+    assert episode.direction is Direction.DOWN and episode.started_at == at(8)
+    assert episode.cleared_at == at(20)
+
+
 def test_slow_rule_on_short_flat_and_broken_series() -> None:
     assert throughput_slow_rule([]) == []
     assert throughput_slow_rule(rates([RATE_BPS] * 9)) == []
