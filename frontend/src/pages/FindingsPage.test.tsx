@@ -52,9 +52,9 @@ describe("FindingsPage", () => {
     const link = (await screen.findAllByRole("link", { name: "dca → dcb" }))[0];
     const href = new URL(link?.getAttribute("href") ?? "", "http://x");
     expect(href.searchParams.get("from")).toBe("2026-11-22T05:00:00.000Z");
-    expect(screen.getByText(/2 findings, 1 open alarms/)).toBeDefined();
+    expect(screen.getByText(/2 findings, 1 open alarm;/)).toBeDefined();
     const rows = screen.getAllByRole("row").slice(1);
-    expect(within(rows[0] as HTMLElement).getByText(/up \+4\.10 ms/)).toBeDefined();
+    expect(within(rows[0] as HTMLElement).getByText(/\+4\.10 ms/)).toBeDefined();
     expect(within(rows[1] as HTMLElement).getByText("annotation")).toBeDefined();
   });
 

@@ -32,8 +32,8 @@ function FindingRow({ finding, states, now }: { finding: Finding; states: readon
         {finding.rules.length > 0 && <div className="muted">{finding.rules.join(", ")}</div>}
         {sentence !== null && <div>{sentence}</div>}
       </td>
-      <td className="number">
-        {finding.direction} {formatMagnitude(finding.magnitude, finding.unit)}
+      <td className="number" title={`${finding.direction} from ${String(finding.baseline)} to ${String(finding.current)}`}>
+        {formatMagnitude(finding.magnitude, finding.unit)}
       </td>
       <td>
         <ChoiceBadge choices={states} value={finding.state} />
@@ -129,8 +129,8 @@ export function FindingsPage({ now = new Date() }: { now?: Date }) {
     body = (
       <>
         <p className="muted">
-          {findings.data.length} findings, {open} open alarms; newest detection first, times in UTC. A path opens its
-          page at the finding.
+          {findings.data.length} {findings.data.length === 1 ? "finding" : "findings"}, {open} open{" "}
+          {open === 1 ? "alarm" : "alarms"}; newest detection first, times in UTC. A path opens its page at the finding.
         </p>
         {findings.data.length >= FINDINGS_LIMIT && (
           <p className="warning" role="note">
