@@ -6,13 +6,21 @@ import { apiGet } from "./client";
 import { ANALYSIS_REFRESH_MS, REFRESH_MS, type Finding } from "./queries";
 import type { PathHistory } from "../lib/historyFigure";
 
-export function usePathHistory(source: string, destination: string, from: Date, to: Date) {
+/**
+ * `live`: the range ends now, so the request leaves `to` out and the server reads up to its
+ * own now (the page's `to` is held to the minute to keep the query key still, and would cut
+ * off what arrived since).
+ */
+export function usePathHistory(source: string, destination: string, from: Date, to: Date, live: boolean) {
   const fromIso = from.toISOString();
-  const toIso = to.toISOString();
+  const toIso = live ? "now" : to.toISOString();
   return useQuery({
     queryKey: ["history", source, destination, fromIso, toIso] as const,
     queryFn: () => {
-      const params = new URLSearchParams({ source, destination, from: fromIso, to: toIso });
+      const params = new URLSearchParams({ source, destination, from: fromIso });
+      if (!live) {
+        params.set("to", toIso);
+      }
       return apiGet<PathHistory>(`/paths/history/?${params.toString()}`);
     },
     refetchInterval: REFRESH_MS,
