@@ -156,7 +156,9 @@ export function historyFigure(
     hovermode: "closest",
     barmode: "group",
     legend: { orientation: "h", y: -0.08 },
-    xaxis: { type: "date", range: [history.from, history.to], anchor: "y4", title: { text: "UTC" } },
+    // The axis spans the data, not the whole range: a path measured for ten minutes of a
+    // day's range would be a sliver at the right edge. The range picker chooses what is read.
+    xaxis: { type: "date", autorange: true, anchor: "y4", title: { text: "UTC" } },
     // Without a run the axis would count single bits: show a gigabit's scale instead.
     yaxis: { domain: [...ROWS.throughput.domain], title: { text: "throughput" }, ticksuffix: "bit/s", tickformat: "~s",
       rangemode: "tozero", ...(hasThroughput ? {} : { range: [0, 1e9] }) },

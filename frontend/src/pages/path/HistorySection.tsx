@@ -229,8 +229,9 @@ export function HistorySection({
             />
           )}
           <p className="muted">
-            One point per {formatDuration(data.bucket_s)} ({data.resolution} rollups); shaded spans are findings on
-            this path. Drag across any row to zoom all of them; double-click to zoom back out.
+            One point per {formatDuration(data.bucket_s)} ({data.resolution} rollups), the axis spanning the data;
+            shaded spans are findings on this path. Drag across any row to zoom all of them; double-click to zoom
+            back out.
           </p>
         </>
       )}
