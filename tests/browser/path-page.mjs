@@ -1,6 +1,7 @@
 // What a NOC engineer does first: sign in, open the path list, open one path and read its
-// history chart (throughput, RTT percentiles and loss on one time axis). Drives Debian's chromium through playwright-core (no browser download is possible
-// here). Exits non-zero with a reason when any step fails; saves screenshots either way.
+// history chart (throughput, RTT percentiles and loss on one time axis). Drives Debian's
+// chromium through playwright-core (no browser download is possible here). Exits non-zero
+// with a reason when any step fails; saves screenshots either way.
 //
 // Env: FATHOM_URL, FATHOM_USER, FATHOM_PASSWORD, FATHOM_SOURCE_NAME, FATHOM_DESTINATION_NAME,
 //      FATHOM_ARTIFACTS (directory for screenshots)
@@ -42,7 +43,8 @@ await runCheck(artifacts, { width: 1400, height: 900 }, 'failure.png', async (pa
   const plotTime = (msAgo) => new Date(Date.now() - msAgo).toISOString().slice(0, 19).replace('T', ' ');
   await chart.evaluate((gd, range) => {
     gd.emit('plotly_relayout', { 'xaxis.range[0]': range[0], 'xaxis.range[1]': range[1] });
-  }, [plotTime(30 * 60 * 1000), plotTime(60 * 1000)]);
+    // Ending a minute ahead: the server reads up to its now, and a new path's data is seconds old.
+  }, [plotTime(30 * 60 * 1000), plotTime(-60 * 1000)]);
   await page.waitForURL(/from=.*&to=/, { timeout: 10000 });
   const zoomedUrl = page.url();
   await page.goto(zoomedUrl);

@@ -69,63 +69,69 @@ def test_a_perfsonar_node_measures_with_an_agent_and_shows_in_the_ui(stack: Stac
             "members": [{"agent": a.name}, {"agent": NODE}],
             "tests": [
                 {"name": "rtt", "test_type": "ping", "interval_s": 10, "spec": {"count": 5, "interval_s": 0.2}},
-                {"name": "tput", "test_type": "throughput", "interval_s": 60, "slip_s": 10,
+                # Both directions in each 60 s period, each holding sys-a 25 s (3 s, margins and
+                # pScheduler's run overhead): the slip must leave room for the second.
+                {"name": "tput", "test_type": "throughput", "interval_s": 60, "slip_s": 45,
                  "spec": {"duration_s": 3}},
             ],
         }  # fmt: skip
         reply = http.post(f"{stack.url}/api/v1/meshes/", json=mesh, timeout=30)
         assert reply.status_code == 201, reply.text
-
-        # The node's rtt task runs: the first run did not start (stored failed, with the
-        # reason), the next ones come back by push.
-        # (The node's first run of any task: towards sys-a or, in the default mesh, sys-b.)
-        failed = wait_for("the node's non-started run stored", lambda: stack.query(FAILED_WITH, f"%{REASON}%"), 60)
-        failed_path = f"/paths/{failed[0][0]}/{failed[0][1]}"
-        wait_for("the node's pushed RTT results", lambda: stack.query(PINGS_FROM, node_id), 60)
-
-        # A throughput slot each way, each a real iperf3 between the node and sys-a's window.
-        def both_directions() -> bool:
-            pairs = {(str(source), str(destination)) for source, destination in stack.query(THROUGHPUT_PAIRS)}
-            return {(node_id, a.agent_id), (a.agent_id, node_id)} <= pairs
-
-        if not a.agent_id:
-            a.agent_id = str(stack.query("SELECT id FROM inventory_agent WHERE name = %s", a.name)[0][0])
         try:
-            wait_for("throughput measured both ways between the node and sys-a", both_directions, 240, 2)
-        except AssertionError as exc:
+            # The node's rtt task runs: the first run did not start (stored failed, with the
+            # reason), the next ones come back by push.
+            # (The node's first run of any task: towards sys-a or, in the default mesh, sys-b.)
+            failed = wait_for("the node's non-started run stored", lambda: stack.query(FAILED_WITH, f"%{REASON}%"), 60)
+            failed_path = f"/paths/{failed[0][0]}/{failed[0][1]}"
+            wait_for("the node's pushed RTT results", lambda: stack.query(PINGS_FROM, node_id), 60)
+
+            # A throughput slot each way, each a real iperf3 between the node and sys-a's window.
+            def both_directions() -> bool:
+                pairs = {(str(source), str(destination)) for source, destination in stack.query(THROUGHPUT_PAIRS)}
+                return {(node_id, a.agent_id), (a.agent_id, node_id)} <= pairs
+
+            if not a.agent_id:
+                a.agent_id = str(stack.query("SELECT id FROM inventory_agent WHERE name = %s", a.name)[0][0])
+            try:
+                wait_for("throughput measured both ways between the node and sys-a", both_directions, 240, 2)
+            except AssertionError as exc:
+                tasks = http.get(f"{stack.url}/api/v1/perfsonar/nodes/{NODE}/tasks/", timeout=10).json()
+                raise AssertionError(
+                    f"{exc}\nnode {node_id}, sys-a {a.agent_id}"
+                    f"\nslots: {stack.query(NODE_SLOTS, node_id, node_id)}"
+                    f"\nruns: {stack.query(NODE_THROUGHPUT_RUNS, node_id, node_id)}"
+                    f"\nthroughput tasks: {[t for t in tasks if t['test_type'] == 'throughput']}"
+                    f"\npushes the node attempted: {len(node.archive_attempts())}"
+                ) from exc
             tasks = http.get(f"{stack.url}/api/v1/perfsonar/nodes/{NODE}/tasks/", timeout=10).json()
-            raise AssertionError(
-                f"{exc}\nnode {node_id}, sys-a {a.agent_id}"
-                f"\nslots: {stack.query(NODE_SLOTS, node_id, node_id)}"
-                f"\nruns: {stack.query(NODE_THROUGHPUT_RUNS, node_id, node_id)}"
-                f"\nthroughput tasks: {[t for t in tasks if t['test_type'] == 'throughput']}"
-                f"\npushes the node attempted: {len(node.archive_attempts())}"
-            ) from exc
-        tasks = http.get(f"{stack.url}/api/v1/perfsonar/nodes/{NODE}/tasks/", timeout=10).json()
-        assert {task["test_type"] for task in tasks} >= {"ping", "throughput"}
-        assert all(task["url"].startswith(node.base_url) for task in tasks if task["state"] == "active")
-        assert node.archive_attempts(), "the node pushed nothing"
+            assert {task["test_type"] for task in tasks} >= {"ping", "throughput"}
+            assert all(task["url"].startswith(node.base_url) for task in tasks if task["state"] == "active")
+            assert node.archive_attempts(), "the node pushed nothing"
 
-        stack.browser_check(
-            "perfsonar-views.mjs",
-            FATHOM_NODE_NAME=NODE,
-            FATHOM_PATH_URL=failed_path,
-            FATHOM_PSCONFIG_FILE=str(PSCONFIG),
-            FATHOM_FAILED_REASON=REASON,
-        )
+            stack.browser_check(
+                "perfsonar-views.mjs",
+                FATHOM_NODE_NAME=NODE,
+                FATHOM_PATH_URL=failed_path,
+                FATHOM_PSCONFIG_FILE=str(PSCONFIG),
+                FATHOM_FAILED_REASON=REASON,
+            )
 
-        # The mesh goes: its tasks are deleted from the node (the default mesh's stay).
-        assert http.delete(f"{stack.url}/api/v1/meshes/{MESH}/", timeout=30).status_code == 204
-        mesh_tasks = {task["url"] for task in tasks if task["state"] == "active" and task["mesh"] == MESH}
-        assert mesh_tasks
+            # The mesh goes: its tasks are deleted from the node (the default mesh's stay).
+            assert http.delete(f"{stack.url}/api/v1/meshes/{MESH}/", timeout=30).status_code == 204
+            mesh_tasks = {task["url"] for task in tasks if task["state"] == "active" and task["mesh"] == MESH}
+            assert mesh_tasks
 
-        def deleted_on_node() -> bool:
-            enabled = {task["url"]: task["enabled"] for task in node.tasks()}
-            return not any(enabled.get(url) for url in mesh_tasks)
+            def deleted_on_node() -> bool:
+                enabled = {task["url"]: task["enabled"] for task in node.tasks()}
+                return not any(enabled.get(url) for url in mesh_tasks)
 
-        wait_for("the mesh's tasks deleted from the node", deleted_on_node, 30)
-        # The node leaves: everything of it on the node is deleted, its results stay.
-        assert http.delete(f"{stack.url}/api/v1/perfsonar/nodes/{NODE}/", timeout=30).status_code == 204
-        assert not [task for task in node.tasks() if task["enabled"]]
+            wait_for("the mesh's tasks deleted from the node", deleted_on_node, 30)
+            # The node leaves: everything of it on the node is deleted, its results stay.
+            assert http.delete(f"{stack.url}/api/v1/perfsonar/nodes/{NODE}/", timeout=30).status_code == 204
+            assert not [task for task in node.tasks() if task["enabled"]]
+        finally:
+            # A failure must not leave the node's 60 s throughput on sys-a for the tests after.
+            http.delete(f"{stack.url}/api/v1/meshes/{MESH}/", timeout=30)
+            http.delete(f"{stack.url}/api/v1/perfsonar/nodes/{NODE}/", timeout=30)
     for shot in ("agents-perfsonar-node.png", "path-perfsonar-node.png", "meshes-psconfig-dry-run.png"):
         assert (ARTIFACTS / shot).exists()
