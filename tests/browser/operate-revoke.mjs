@@ -27,7 +27,8 @@ await runCheck(artifacts, { width: 1400, height: 900 }, 'operate-revoke-failure.
 
   await page.getByRole('navigation').getByRole('link', { name: 'Audit' }).click();
   await page.waitForURL(/\/audit/, { timeout: 15000 });
-  await page.getByRole('row').filter({ hasText: agent }).first().waitFor({ timeout: 15000 });
+  // The revocation's own row (the enrolment token's row names the agent too, and may come first).
+  await page.getByRole('row').filter({ hasText: agent }).filter({ hasText: 'Revoked' }).first().waitFor({ timeout: 15000 });
   const auditRows = await page.getByRole('row').allInnerTexts();
   await page.screenshot({ path: join(artifacts, 'audit-page.png'), fullPage: true });
 
