@@ -24,6 +24,10 @@ describe("rangeFromParams", () => {
     expect(zoom.label).toBe("2026-11-25 00:00 – 2026-11-27 12:00 UTC");
     expect(zoom.problem).toBeNull();
     expect(range("from=2026-11-27T11:00:00Z").to).toEqual(NOW);
+    // Reaching now, it is read up to the server's now; ending before, exactly as given.
+    expect(zoom.live).toBe(true);
+    expect(range("from=2026-11-25T00:00:00Z&to=2026-11-26T00:00:00Z").live).toBe(false);
+    expect(range("range=7d").live).toBe(true);
   });
 
   it("falls back with a reason for a broken, reversed, empty or future range", () => {

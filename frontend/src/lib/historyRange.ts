@@ -27,6 +27,8 @@ export interface HistoryRange {
   problem: string | null;
   /** Seconds from its start to now: for the lists that read "since then". */
   backS: number;
+  /** It ends now: the server reads up to its own now (`to` is held to the minute here). */
+  live: boolean;
 }
 
 function named(key: string, now: Date, problem: string | null = null): HistoryRange {
@@ -39,6 +41,7 @@ function named(key: string, now: Date, problem: string | null = null): HistoryRa
     label: `the last ${option?.label ?? "24 hours"}`,
     problem,
     backS: seconds,
+    live: true,
   };
 }
 
@@ -80,7 +83,8 @@ export function rangeFromParams(params: URLSearchParams, now: Date): HistoryRang
   if (from.getTime() >= now.getTime()) {
     return named(key, now, "The link's range lies in the future, where there is no data yet.");
   }
-  const end = to.getTime() > now.getTime() ? now : to;
+  const live = to.getTime() >= now.getTime();
+  const end = live ? now : to;
   return {
     from,
     to: end,
@@ -88,6 +92,7 @@ export function rangeFromParams(params: URLSearchParams, now: Date): HistoryRang
     label: formatRangeLabel(from, end),
     problem: null,
     backS: Math.ceil((now.getTime() - from.getTime()) / 1000),
+    live,
   };
 }
 

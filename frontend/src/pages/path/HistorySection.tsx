@@ -95,7 +95,7 @@ export function HistorySection({
   range: HistoryRange;
 }) {
   const [params, setParams] = useSearchParams();
-  const history = usePathHistory(source, destination, range.from, range.to, range.key !== null);
+  const history = usePathHistory(source, destination, range.from, range.to, range.live);
   const failed = useFailedRuns(source, destination, range.backS);
   const findings = usePathFindings(source, destination, range.from, range.to);
   const figure = useMemo(
