@@ -29,14 +29,17 @@ export function usePathHistory(source: string, destination: string, from: Date, 
   });
 }
 
-/** The path's findings that overlap the window, for the chart's shaded spans. */
-export function usePathFindings(source: string, destination: string, from: Date, to: Date) {
+/** The path's findings that overlap the window, for the chart's shaded spans (`live` as above). */
+export function usePathFindings(source: string, destination: string, from: Date, to: Date, live: boolean) {
   const fromIso = from.toISOString();
-  const toIso = to.toISOString();
+  const toIso = live ? "now" : to.toISOString();
   return useQuery({
     queryKey: ["findings", "path", source, destination, fromIso, toIso] as const,
     queryFn: () => {
-      const params = new URLSearchParams({ source, destination, since: fromIso, until: toIso, limit: "200" });
+      const params = new URLSearchParams({ source, destination, since: fromIso, limit: "200" });
+      if (!live) {
+        params.set("until", toIso);
+      }
       return apiGet<Finding[]>(`/analysis/findings/?${params.toString()}`);
     },
     refetchInterval: ANALYSIS_REFRESH_MS,

@@ -6,22 +6,12 @@ import { MemoryRouter, Route, Routes } from "react-router-dom";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
 import type { PathHistory } from "../lib/historyFigure";
-import type { PlotlyChartProps } from "../components/PlotlyChart";
 import { ANALYSIS, CHOICES, DESTINATION, SOURCE } from "../test/analysisFixtures";
 import { mockApi, requestedUrls, type ApiRoutes } from "../test/mockApi";
 import { ANALYSIS_PATH, UNKNOWN_ANALYSIS, panel } from "./path/panelTesting";
 import { PathPage } from "./PathPage";
 
-// Plotly does not run in jsdom; the traces themselves are tested in lib/ceilingTraces.test.ts.
-vi.mock("../components/PlotlyChart", () => ({
-  PlotlyChart: ({ data, testId }: PlotlyChartProps) => (
-    <ul data-testid={testId}>
-      {data.map((trace, index) => (
-        <li key={index}>{String(trace.name)}</li>
-      ))}
-    </ul>
-  ),
-}));
+vi.mock("../components/PlotlyChart", () => import("../test/plotlyChartStub"));
 
 const HISTORY: PathHistory = {
   source: SOURCE,

@@ -4,20 +4,10 @@ import { MemoryRouter } from "react-router-dom";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
 import type { Agent, Choices, Mesh, Slot, Utilization } from "../api/queries";
-import type { PlotlyChartProps } from "../components/PlotlyChart";
 import { mockApi, requestedUrls, type ApiRoutes } from "../test/mockApi";
 import { SchedulePage } from "./SchedulePage";
 
-// Plotly does not run in jsdom; the figure itself is tested in lib/slotTimeline.test.ts.
-vi.mock("../components/PlotlyChart", () => ({
-  PlotlyChart: ({ data, testId, height }: PlotlyChartProps) => (
-    <ul data-testid={testId} data-height={height}>
-      {data.map((trace, index) => (
-        <li key={index}>{String(trace.name)}</li>
-      ))}
-    </ul>
-  ),
-}));
+vi.mock("../components/PlotlyChart", () => import("../test/plotlyChartStub"));
 
 const HOUR_MS = 3600 * 1000;
 

@@ -1,21 +1,11 @@
 import { screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import type { PlotlyChartProps } from "../../components/PlotlyChart";
 import { EMPTY_ANALYSIS } from "../../test/analysisFixtures";
 import { CeilingsPanel } from "./CeilingsPanel";
 import { UNKNOWN_ANALYSIS, renderPanel, type PanelOf } from "./panelTesting";
 
-// Plotly does not run in jsdom; the traces themselves are tested in lib/ceilingTraces.test.ts.
-vi.mock("../../components/PlotlyChart", () => ({
-  PlotlyChart: ({ data, testId }: PlotlyChartProps) => (
-    <ul data-testid={testId}>
-      {data.map((trace, index) => (
-        <li key={index}>{String(trace.name)}</li>
-      ))}
-    </ul>
-  ),
-}));
+vi.mock("../../components/PlotlyChart", () => import("../../test/plotlyChartStub"));
 
 const ceilings: PanelOf = (analysis, choices) => <CeilingsPanel analysis={analysis} diagnoses={choices?.diagnosis} />;
 

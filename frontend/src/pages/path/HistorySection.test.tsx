@@ -3,22 +3,13 @@ import { fireEvent, render, screen, within } from "@testing-library/react";
 import { MemoryRouter, Route, Routes, useSearchParams } from "react-router-dom";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import type { PlotlyChartProps } from "../../components/PlotlyChart";
 import type { PathHistory } from "../../lib/historyFigure";
 import { rangeFromParams } from "../../lib/historyRange";
 import { DESTINATION, SOURCE } from "../../test/analysisFixtures";
 import { mockApi, requestedUrls, type ApiRoutes } from "../../test/mockApi";
 import { HistorySection } from "./HistorySection";
 
-vi.mock("../../components/PlotlyChart", () => ({
-  PlotlyChart: ({ data, testId }: PlotlyChartProps) => (
-    <ul data-testid={testId}>
-      {data.map((trace, index) => (
-        <li key={index}>{String(trace.name)}</li>
-      ))}
-    </ul>
-  ),
-}));
+vi.mock("../../components/PlotlyChart", () => import("../../test/plotlyChartStub"));
 
 const HISTORY: PathHistory = {
   source: SOURCE,

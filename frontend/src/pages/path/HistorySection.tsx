@@ -97,7 +97,7 @@ export function HistorySection({
   const [params, setParams] = useSearchParams();
   const history = usePathHistory(source, destination, range.from, range.to, range.live);
   const failed = useFailedRuns(source, destination, range.backS);
-  const findings = usePathFindings(source, destination, range.from, range.to);
+  const findings = usePathFindings(source, destination, range.from, range.to, range.live);
   const figure = useMemo(
     () =>
       history.data === undefined ? null : historyFigure(history.data, failed.data ?? [], findings.data ?? []),

@@ -2,21 +2,12 @@ import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
 import { fireEvent, render, screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import type { PlotlyChartProps } from "../../components/PlotlyChart";
 import { DESTINATION, SOURCE } from "../../test/analysisFixtures";
 import { mockApi, requestedUrls } from "../../test/mockApi";
 import { ROUTE_A, ROUTES, hop } from "../../test/routeFixtures";
 import { RoutesPanel } from "./RoutesPanel";
 
-vi.mock("../../components/PlotlyChart", () => ({
-  PlotlyChart: ({ data, testId }: PlotlyChartProps) => (
-    <ul data-testid={testId}>
-      {data.map((trace, index) => (
-        <li key={index}>{String(trace.name)}</li>
-      ))}
-    </ul>
-  ),
-}));
+vi.mock("../../components/PlotlyChart", () => import("../../test/plotlyChartStub"));
 
 function renderPanel(body: unknown) {
   const fetchMock = mockApi({ "/api/v1/paths/routes/": body });
