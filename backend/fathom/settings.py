@@ -210,7 +210,10 @@ AGENT_OFFLINE_AFTER_S = env_int("FATHOM_AGENT_OFFLINE_AFTER_S", 180, minimum=10)
 # Besides global addresses, the networks an agent's address may be in (private, lab, loopback
 # ranges): every peer probes the address an agent registers (inventory/addresses.py).
 AGENT_ADDRESS_NETWORKS = env_networks("FATHOM_AGENT_ADDRESS_NETWORKS", [])
-RAW_RETENTION_DAYS = env_int("FATHOM_RAW_RETENTION_DAYS", 180, minimum=1)
+RAW_RETENTION_DAYS = env_int("FATHOM_RAW_RETENTION_DAYS", 30, minimum=1)
+# Per-run analyses, sweep modes and cleared findings outlive the raw data they were computed
+# from: the slow throughput rule reads 120 days of analyses, and the path page draws each run.
+ANALYSIS_RETENTION_DAYS = env_int("FATHOM_ANALYSIS_RETENTION_DAYS", 180, minimum=1)
 # Rollups (history app): days each resolution keeps; 0 keeps it forever.
 ROLLUP_MINUTE_RETENTION_DAYS = env_int("FATHOM_ROLLUP_MINUTE_RETENTION_DAYS", 30, minimum=0)
 ROLLUP_HOURLY_RETENTION_DAYS = env_int("FATHOM_ROLLUP_HOURLY_RETENTION_DAYS", 730, minimum=0)

@@ -269,9 +269,9 @@ def analyze_recent(now: datetime | None = None) -> Progress:
 
 
 def purge_expired(now: datetime | None = None) -> int:
-    """Drops analyses of runs past the raw-data retention, and findings cleared before it:
-    what they describe is gone from the hypertables too."""
-    cutoff = (now or timezone.now()) - timedelta(days=settings.RAW_RETENTION_DAYS)
+    """Drops analyses of runs past their own retention, and findings cleared before it. It is
+    longer than the raw data's: an analysis is small and keeps what its run showed."""
+    cutoff = (now or timezone.now()) - timedelta(days=settings.ANALYSIS_RETENTION_DAYS)
     deleted = RunAnalysis.objects.filter(started_at__lt=cutoff).delete()[0]
     deleted += SweepModes.objects.filter(started_at__lt=cutoff).delete()[0]
     deleted += Finding.objects.filter(state=FindingState.CLEARED, cleared_at__lt=cutoff).delete()[0]

@@ -18,7 +18,16 @@ from analysis.services import runs as run_service
 from analysis.services.findings import ALL_METRICS
 from analysis.services.inputs import path_loss
 from analysis.services.runs import analyze_range, analyze_recent, new_data_window, recently_received_metrics
-from analysis.tests.services.fixtures import MIB, T0, facts, flow_sweep, pings, snapshot, throughput_run
+from analysis.tests.services.fixtures import (
+    MIB,
+    T0,
+    analysis_row,
+    facts,
+    flow_sweep,
+    pings,
+    snapshot,
+    throughput_run,
+)
 from fathom.testing import FathomTestCase
 from inventory.models import Agent, HostFactsSnapshot
 from measurements.models import PingSample, Run, ThroughputInterval
@@ -310,3 +319,13 @@ class RecheckedMetricsTests(FathomTestCase):
         # A last pass from the future (a clock stepped back) is not trusted either.
         AnalysisPass.objects.update_or_create(pk=1, defaults={"judged_at": now + timedelta(hours=1)})
         assert self.checked_by_pass(now) == [frozenset({FindingMetric.RTT, FindingMetric.LOSS})]
+
+
+class PurgeTests(FathomTestCase):
+    @override_settings(RAW_RETENTION_DAYS=30, ANALYSIS_RETENTION_DAYS=180)
+    def test_analyses_outlive_the_raw_data_and_go_at_their_own_retention(self) -> None:
+        analysis_row(self.athens, self.frankfurt, T0 - timedelta(days=90), 3e9)  # raw data gone, analysis kept
+        analysis_row(self.athens, self.frankfurt, T0 - timedelta(days=181), 3e9)  # past the analysis retention
+        deleted = run_service.purge_expired(now=T0)
+        assert deleted == 1
+        assert list(RunAnalysis.objects.values_list("started_at", flat=True)) == [T0 - timedelta(days=90)]
