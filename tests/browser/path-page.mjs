@@ -50,6 +50,23 @@ await runCheck(artifacts, { width: 1400, height: 900 }, 'failure.png', async (pa
   await page.goto(zoomedUrl);
   await chart.waitFor({ timeout: 20000 });
   const pressed = await page.getByRole('group', { name: 'Time range' }).locator('button[aria-pressed="true"]').count();
-  console.log(JSON.stringify({ points, traceNames, xAxes, yAxes, zoomedUrl, pressed, url: page.url() }));
+
+  // The custom range: a reversed one is refused on the spot; two UTC times in order land in
+  // the URL and redraw the chart.
+  const minuteText = (msAgo) => new Date(Date.now() - msAgo).toISOString().slice(0, 16);
+  const custom = page.locator('form.custom-range');
+  await custom.getByLabel('From (UTC)').fill(minuteText(0));
+  await custom.getByLabel('to', { exact: true }).fill(minuteText(2 * 3600 * 1000));
+  await custom.getByRole('button', { name: 'Show' }).click();
+  const refusal = await custom.getByRole('alert').innerText({ timeout: 10000 });
+  await custom.getByLabel('From (UTC)').fill(minuteText(2 * 3600 * 1000));
+  await custom.getByLabel('to', { exact: true }).fill(minuteText(-60 * 1000));
+  await custom.getByRole('button', { name: 'Show' }).click();
+  await page.waitForURL((url) => url.toString() !== zoomedUrl && /from=.*&to=/.test(url.search), { timeout: 10000 });
+  const customUrl = page.url();
+  const customPoints = await drawnData(chart);
+  console.log(
+    JSON.stringify({ points, traceNames, xAxes, yAxes, zoomedUrl, pressed, refusal, customUrl, customPoints, url: page.url() }),
+  );
   if (!traceNames.includes('RTT median')) throw new Error(`no RTT median in the legend: ${traceNames.join(', ')}`);
 });

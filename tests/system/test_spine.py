@@ -201,3 +201,6 @@ def test_browser_shows_the_rtt_chart(measured: Stack) -> None:
     # One shared x axis over the four rows; a zoom is a from/to link that opens as a custom range.
     assert seen["xAxes"] == 1 and seen["yAxes"] == 4, seen
     assert "from=" in seen["zoomedUrl"] and seen["pressed"] == 0, seen
+    # The custom range form: a reversed range is refused with a reason, an ordered one is a link.
+    assert "must end after it starts" in seen["refusal"], seen
+    assert "from=" in seen["customUrl"] and seen["customPoints"] >= 1, seen
