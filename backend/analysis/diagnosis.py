@@ -580,9 +580,8 @@ def capacity_plan(
     """
     required = daily_volume_bytes * 8 / 86400
     if rate_bps is None or rate_bps <= 0 or streams < 1:
-        return CapacityPlan(
-            daily_volume_bytes, required, rate_bps, streams, None, None, None, None, "no throughput measured yet"
-        )
+        return CapacityPlan(daily_volume_bytes, required, rate_bps, streams, None, None, None, None,
+                            "no throughput measured yet")  # fmt: skip
     per_stream = rate_bps / streams
     hours = daily_volume_bytes * 8 / rate_bps / 3600
     grows = hours > 24
@@ -600,44 +599,32 @@ def capacity_plan(
                 "what all streams share is unknown (no link speed, no full bottleneck seen): they stop adding up "
                 "there, perhaps before this count"
             )
-        return CapacityPlan(
-            daily_volume_bytes,
-            required,
-            rate_bps,
-            streams,
-            per_stream,
-            hours,
-            needed,
-            grows,
-            reason,
-            notes,
-            shared.rate_bps if shared is not None else None,
+    else:
+        needed = max(1, math.ceil(shared.rate_bps / per_stream))
+        best_hours = daily_volume_bytes * 8 / shared.rate_bps / 3600
+        reason = (
+            f"{volume}; {now}; no number of streams keeps up: {shared.what} carries at most "
+            f"{_mbit(shared.rate_bps)} for all streams together ({best_hours:.1f} h a day); "
+            + (
+                f"{needed} streams reach it, more only share it"
+                if needed > streams
+                else "more streams only share it rather than add up"
+            )
         )
-    needed = max(1, math.ceil(shared.rate_bps / per_stream))
-    best_hours = daily_volume_bytes * 8 / shared.rate_bps / 3600
-    reason = (
-        f"{volume}; {now}; no number of streams keeps up: {shared.what} carries at most {_mbit(shared.rate_bps)} "
-        f"for all streams together ({best_hours:.1f} h a day); "
-        + (
-            f"{needed} streams reach it, more only share it"
-            if needed > streams
-            else "more streams only share it rather than add up"
+        notes.append(
+            "streams add up only while each has its own limit (a window, its share of random loss), never past "
+            "what they share (a full bottleneck, a policer, the link)"
         )
-    )
-    notes.append(
-        "streams add up only while each has its own limit (a window, its share of random loss), never past "
-        "what they share (a full bottleneck, a policer, the link)"
-    )
     return CapacityPlan(
-        daily_volume_bytes,
-        required,
-        rate_bps,
-        streams,
-        per_stream,
-        hours,
-        needed,
-        grows,
-        reason,
-        notes,
-        shared.rate_bps,
+        daily_volume_bytes=daily_volume_bytes,
+        required_bps=required,
+        rate_bps=rate_bps,
+        streams=streams,
+        per_stream_bps=per_stream,
+        hours_per_day=hours,
+        streams_needed=needed,
+        backlog_grows=grows,
+        reason=reason,
+        notes=notes,
+        shared_ceiling_bps=shared.rate_bps if shared is not None else None,
     )
