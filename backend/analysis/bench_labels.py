@@ -23,7 +23,7 @@ import numpy as np
 
 from analysis.choices import Diagnosis
 from analysis.diagnosis import diagnose, path_label
-from analysis.intervals import IntervalRow, IntervalStats, interval_stats
+from analysis.intervals import IntervalRow, IntervalStats, interval_stats, per_second_rows
 from analysis.runs import RunFacts, run_ceilings
 from analysis.tuning import HostTuning
 
@@ -108,23 +108,14 @@ def cases() -> list[LabelCase]:
 
 
 def _rows(rates: Sequence[float], window_limited: bool) -> list[IntervalRow]:
-    return [
-        IntervalRow(
-            stream=5,
-            start_s=second,
-            end_s=second + 1,
-            omitted=False,
-            sender=True,
-            bytes=int(rate / 8),
-            bits_per_s=rate,
-            retransmits=0,
-            snd_cwnd_bytes=5_000_000,
-            snd_wnd_bytes=3_300_000 if window_limited else 6_000_000,
-            rtt_us=8600,
-            pmtu=9000,
-        )
-        for second, rate in enumerate(rates)
-    ]
+    return per_second_rows(
+        rates,
+        retransmits=0,
+        snd_cwnd_bytes=5_000_000,
+        snd_wnd_bytes=3_300_000 if window_limited else 6_000_000,
+        rtt_us=8600,
+        pmtu=9000,
+    )
 
 
 def plain_stats(stats: IntervalStats, rates: Sequence[float]) -> IntervalStats:

@@ -37,6 +37,24 @@ class IntervalRow:
     pmtu: int | None = None
 
 
+def per_second_rows(rates: Sequence[float], stream: int = 5, **tcp_info: int | None) -> list[IntervalRow]:
+    """One sender row a second at each rate, with the same TCP_INFO fields in every row: the
+    shape the benches and tests build runs from."""
+    return [
+        IntervalRow(
+            stream=stream,
+            start_s=second,
+            end_s=second + 1,
+            omitted=False,
+            sender=True,
+            bytes=int(rate / 8),
+            bits_per_s=rate,
+            **tcp_info,
+        )
+        for second, rate in enumerate(rates)
+    ]
+
+
 @dataclass(frozen=True)
 class IntervalStats:
     """What the intervals say beyond the end summary."""

@@ -9,7 +9,7 @@ import pytest
 from analysis.ceilings import Limit
 from analysis.choices import Diagnosis
 from analysis.diagnosis import DEFAULT_DAILY_VOLUME_BYTES, advise, capacity_plan, diagnose
-from analysis.intervals import IntervalRow, interval_stats
+from analysis.intervals import IntervalRow, interval_stats, per_second_rows
 from analysis.runs import RunFacts, run_buffers, run_ceilings
 from analysis.tuning import HostTuning
 
@@ -40,26 +40,10 @@ def steady_rows(
     pmtu: int = 9000,
     jitter: float = 0.0,
 ) -> list[IntervalRow]:
-    rows = []
-    for second in range(seconds):
-        rate = rate_bps * (1 + (jitter if second % 2 else -jitter))
-        rows.append(
-            IntervalRow(
-                stream=5,
-                start_s=second,
-                end_s=second + 1,
-                omitted=False,
-                sender=True,
-                bytes=int(rate / 8),
-                bits_per_s=rate,
-                retransmits=retransmits,
-                snd_cwnd_bytes=snd_cwnd,
-                snd_wnd_bytes=snd_wnd,
-                rtt_us=8000,
-                pmtu=pmtu,
-            )
-        )
-    return rows
+    rates = [rate_bps * (1 + (jitter if second % 2 else -jitter)) for second in range(seconds)]
+    return per_second_rows(
+        rates, retransmits=retransmits, snd_cwnd_bytes=snd_cwnd, snd_wnd_bytes=snd_wnd, rtt_us=8000, pmtu=pmtu
+    )
 
 
 def grnet_default(**overrides: object) -> RunFacts:
@@ -240,11 +224,7 @@ def test_no_intervals_and_no_rate() -> None:
 
 
 def test_runs_without_tcp_info_still_get_a_rate() -> None:
-    rows = [
-        IntervalRow(stream=5, start_s=s, end_s=s + 1, omitted=False, sender=True, bytes=10**8, bits_per_s=8e8)
-        for s in range(5)
-    ]
-    stats = interval_stats(rows, None)
+    stats = interval_stats(per_second_rows([8e8] * 5), None)
     assert stats.steady_rate_bps == 8e8
     assert stats.retransmits is None and stats.retransmit_rate is None and stats.pmtu_bytes is None
 

@@ -9,7 +9,7 @@ import pytest
 
 from analysis.choices import Diagnosis
 from analysis.diagnosis import FLAT_RATE_CV, diagnose
-from analysis.intervals import IntervalRow, interval_stats, still_rising, trimmed_cv
+from analysis.intervals import IntervalRow, interval_stats, per_second_rows, still_rising, trimmed_cv
 from analysis.runs import run_ceilings
 from analysis.tests.test_diagnosis import MIB, grnet_default, host
 
@@ -18,21 +18,7 @@ FLAT = [500e6 * (1 + 0.01 * ((second * 7) % 5 - 2) / 2) for second in range(11)]
 
 
 def rows(rates: list[float]) -> list[IntervalRow]:
-    return [
-        IntervalRow(
-            stream=5,
-            start_s=second,
-            end_s=second + 1,
-            omitted=False,
-            sender=True,
-            bytes=int(rate / 8),
-            bits_per_s=rate,
-            retransmits=0,
-            rtt_us=8000,
-            pmtu=9000,
-        )
-        for second, rate in enumerate(rates)
-    ]
+    return per_second_rows(rates, retransmits=0, rtt_us=8000, pmtu=9000)
 
 
 def with_noisy_second(at: int, rate_bps: float) -> list[float]:
