@@ -25,19 +25,27 @@ def snapshot(mesh: Mesh) -> dict[str, Any]:
     return dict(MeshSerializer(fresh).data)
 
 
+# Fields that change what the mesh shows, never what it measures: a write of only these
+# neither waits for the planner nor re-plans (a grid threshold is not a schedule change).
+PLAN_NEUTRAL_FIELDS = frozenset({"description", "psconfig_published", "thresholds"})
+
+
 def save_mesh(serializer: MeshSerializer, actor: Actor, action: AuditAction | None = None) -> Mesh:
     """Saves a validated MeshSerializer unless the change overbooks an agent or leaves runs
     without a slot (400 {"tests": [...]}, nothing written), re-plans and records the change
     (CREATE or UPDATE unless `action` says otherwise)."""
     instance = serializer.instance
+    plans = instance is None or not set(serializer.validated_data) <= PLAN_NEUTRAL_FIELDS
     with transaction.atomic():
-        lock_planner()  # the check and the change see the same plan
         before = snapshot(instance) if instance is not None else None
-        refusals = change_refusals(draft_mesh(serializer.validated_data, instance), instance)
-        if refusals:
-            raise ValidationError({"tests": refusals})
+        if plans:
+            lock_planner()  # the check and the change see the same plan
+            refusals = change_refusals(draft_mesh(serializer.validated_data, instance), instance)
+            if refusals:
+                raise ValidationError({"tests": refusals})
         mesh = serializer.save()
-        replan_mesh(mesh)
+        if plans:
+            replan_mesh(mesh)
         after = snapshot(mesh)
         if before != after:
             action = action or (AuditAction.UPDATE if instance is not None else AuditAction.CREATE)

@@ -4,11 +4,15 @@ malformed set is refused whole, and unset values take their defaults."""
 from __future__ import annotations
 
 from typing import Any
+from unittest import mock
 
 from django.test import SimpleTestCase
 
+from audit.choices import AuditObject
+from audit.models import AuditEntry
 from fathom.testing import FathomTestCase
 from meshes.models import Mesh, MeshTest
+from meshes.services import replan_mesh
 from meshes.thresholds import DEFAULTS, STALE_FLOOR_S, effective_thresholds, threshold_errors
 
 URL = "/api/v1/meshes/lab/"
@@ -44,6 +48,19 @@ class ThresholdsApiTests(FathomTestCase):
         reply = self.user_client(self.operator).patch(URL, {"description": "lab pair"}, format="json")
         assert reply.status_code == 200, reply.content
         assert reply.json()["thresholds"] == {"rtt_warn_ms": 80}
+
+    def test_a_threshold_change_is_audited_but_does_not_re_plan_the_mesh(self) -> None:
+        # Re-planning waits for the planner's lock, which a busy beat task holds for seconds.
+        with mock.patch("meshes.history.replan_mesh", wraps=replan_mesh) as replan:
+            assert self.patch({"rtt_warn_ms": 5}).status_code == 200
+            assert replan.call_count == 0
+            members = {"members": [], "all_agents": True}
+            assert self.user_client(self.operator).patch(URL, members, format="json").status_code == 200
+            assert replan.call_count == 1
+        changes = AuditEntry.objects.filter(object_type=AuditObject.MESH, object_key=str(self.mesh.pk))
+        assert changes.count() == 2
+        first = changes.order_by("id").first()
+        assert first is not None and first.after is not None and first.after["thresholds"] == {"rtt_warn_ms": 5}
 
     def test_malformed_thresholds_are_refused_with_a_reason_and_nothing_is_saved(self) -> None:
         cases: list[tuple[Any, str, str]] = [
