@@ -1,5 +1,6 @@
 // What a NOC engineer reads after the mesh has run: one path's analysis (ceiling chart,
-// what limits it, its RTT modes) and the mesh grid. Drives Debian's chromium through
+// what limits it, its RTT modes) and the mesh grid, switched to RTT and recoloured by
+// thresholds the operator sets. Drives Debian's chromium through
 // playwright-core. Exits non-zero with a reason when any step fails; screenshots either way.
 //
 // Env: FATHOM_URL, FATHOM_USER, FATHOM_PASSWORD, FATHOM_SOURCE_ID, FATHOM_DESTINATION_ID,
@@ -41,6 +42,32 @@ await runCheck(artifacts, { width: 1400, height: 1000 }, 'analysis-failure.png',
   const cellCount = await cells.count();
   const ecmpMarkers = await page.locator('[data-testid="ecmp-marker"]').count();
   await page.screenshot({ path: join(artifacts, 'analysis-grid-page.png'), fullPage: true });
-  console.log(JSON.stringify({ points, modeRows, cellCount, ecmpMarkers, memberNote }));
   if (cellCount < 1) throw new Error('the grid has no cells');
+
+  // The metric switch: RTT medians, kept in the URL.
+  await page.getByLabel('Metric').selectOption('rtt');
+  await page.waitForURL(/metric=rtt/, { timeout: 10000 });
+  // An RTT half reads "→8.1" (ms), maybe with its markers after; a fraction would read "→85%".
+  const rttHalves = page.locator('a.half', { hasText: /[→←]\s*[\d.]+(?![\d.%])/ });
+  await rttHalves.first().waitFor({ timeout: 15000 });
+  const rttCells = await rttHalves.count();
+  const badBefore = await page.locator('a.half.tone-bad').count();
+
+  // Thresholds an operator sets recolour the grid: critical from 0.2 ms makes every measured
+  // direction bad; resetting to the defaults (100 ms) makes them good again.
+  await page.locator('details.grid-thresholds > summary').click();
+  const form = page.getByRole('form', { name: `Grid thresholds of ${env('FATHOM_MESH')}` });
+  await form.getByLabel('RTT median: warn from (ms)').fill('0.1');
+  await form.getByLabel('RTT median: critical from (ms)').fill('0.2');
+  await form.getByRole('button', { name: 'Save thresholds' }).click();
+  await form.getByRole('status').waitFor({ timeout: 15000 });
+  await page.locator('a.half.tone-bad').first().waitFor({ timeout: 15000 });
+  const badStrict = await page.locator('a.half.tone-bad').count();
+  await page.screenshot({ path: join(artifacts, 'analysis-grid-thresholds.png'), fullPage: true });
+  await form.getByRole('button', { name: 'Reset to defaults' }).click();
+  await page.waitForFunction(() => document.querySelectorAll('a.half.tone-bad').length === 0, null, { timeout: 15000 });
+  const badAfterReset = await page.locator('a.half.tone-bad').count();
+  console.log(
+    JSON.stringify({ points, modeRows, cellCount, ecmpMarkers, memberNote, rttCells, badBefore, badStrict, badAfterReset }),
+  );
 });

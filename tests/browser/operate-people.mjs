@@ -14,11 +14,21 @@ await runCheck(artifacts, { width: 1400, height: 900 }, 'operate-people-failure.
   await page.waitForURL(/\/login/, { timeout: 15000 });
   await signIn(page);
   await page.waitForURL(/\/people$/, { timeout: 15000 });
+  const form = page.locator('section.panel', { has: page.getByRole('heading', { name: 'Add a person' }) });
+  const add = form.getByRole('button', { name: 'Add person' });
+  await add.waitFor({ timeout: 15000 });
   for (const person of people) {
-    await page.getByLabel('Username').fill(person.username);
-    await page.getByLabel('Initial password').fill(person.password);
-    await page.getByLabel('Role', { exact: true }).selectOption(person.role);
-    await page.getByRole('button', { name: 'Add person' }).click();
+    // Filled again until the button takes it: a form re-mounted while the signed-in user's
+    // queries settle starts empty, and its button stays disabled (once seen: 30 s).
+    for (let attempt = 1; ; attempt += 1) {
+      await form.getByLabel('Username').fill(person.username);
+      await form.getByLabel('Initial password').fill(person.password);
+      await form.getByLabel('Role', { exact: true }).selectOption(person.role);
+      if (await add.isEnabled()) break;
+      if (attempt === 5) throw new Error(`"Add person" stays disabled with ${person.username} filled in`);
+      await page.waitForTimeout(1000);
+    }
+    await add.click();
     await page.getByRole('status').filter({ hasText: `Added ${person.username}` }).waitFor({ timeout: 10000 });
     // Listed with the role chosen.
     await page.getByLabel(`Role of ${person.username}`).waitFor({ timeout: 10000 });

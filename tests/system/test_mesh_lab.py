@@ -308,6 +308,9 @@ def test_the_analysis_pages_show_the_limit_modes_and_grid(measured: tuple[Stack,
         FATHOM_EXPECT_MEMBER="" if member is None else f"on ECMP member {member} (",
     )
     assert seen["cellCount"] == 6 and seen["ecmpMarkers"] >= 1, seen
+    # RTT medians in both directions of every cell; strict thresholds turn them all bad, the defaults none.
+    assert seen["rttCells"] == 12 and seen["badBefore"] == 0, seen
+    assert seen["badStrict"] == 12 and seen["badAfterReset"] == 0, seen
     if member is not None:
         assert "of that member's ceiling" in seen["memberNote"], seen
 
