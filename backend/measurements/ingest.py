@@ -33,8 +33,9 @@ from inventory.models import Agent
 from measurements.copy_rows import copy_rows
 from measurements.kinds import REGISTRY
 from measurements.kinds.base import BatchError, KindIngest, RunKeys, timestamp
-from measurements.models import PathLatestRun, Run
+from measurements.models import PathLatestRun, Run, TargetLatestRun
 from measurements.signals import results_received, results_stored
+from measurements.targets import normalize_target
 
 SCHEMA_NAME = "result-batch.v1.schema.json"
 MAX_REPORTED_ERRORS = 50
@@ -202,6 +203,7 @@ def _store(agent: Agent, results: list[dict[str, Any]]) -> list[ItemStatus]:
         for kind in REGISTRY.values():
             copy_rows(kind.model, _sample_rows(kind, agent, new))
         _update_latest_runs(agent, new)
+        _update_target_latest_runs(agent, new)
         # In the same transaction: what listens (the slot ledger) commits or fails with the batch.
         results_stored.send(sender=Run, agent=agent, results=new)
     return [ItemStatus(str(run_id), "duplicate" if run_id in stored else "created") for run_id in ids]
@@ -232,7 +234,8 @@ def _run_row(agent: Agent, result: dict[str, Any], received_at: datetime) -> Run
         ended_at=timestamp(result["ended_at"]),
         source_id=agent.pk,
         destination_id=uuid.UUID(result["peer_id"]) if result.get("peer_id") else None,
-        target=result["target"],
+        # An external target in one spelling, so its runs are found whatever case a mesh used.
+        target=result["target"] if result.get("peer_id") else normalize_target(result["target"]),
         test_type=result["test_type"],
         test_id=result["test_id"],
         plan_version=result.get("plan_version", ""),
@@ -262,6 +265,29 @@ def _update_latest_runs(agent: Agent, results: list[dict[str, Any]]) -> None:
             PathLatestRun.objects.get_or_create(
                 source=agent,
                 destination_id=uuid.UUID(peer_id),
+                test_type=test_type,
+                defaults={"run_id": result["id"], "started_at": started_at, "status": result["status"]},
+            )
+
+
+def _update_target_latest_runs(agent: Agent, results: list[dict[str, Any]]) -> None:
+    """TargetLatestRun for the results without a peer agent (a list mesh's external targets)."""
+    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    for result in results:
+        if result.get("peer_id"):
+            continue
+        key = (normalize_target(result["target"]), result["test_type"])
+        if key not in latest or timestamp(result["started_at"]) > timestamp(latest[key]["started_at"]):
+            latest[key] = result
+    for (target, test_type), result in latest.items():
+        started_at = timestamp(result["started_at"])
+        updated = TargetLatestRun.objects.filter(
+            Q(started_at__lt=started_at), source=agent, target=target, test_type=test_type
+        ).update(run_id=result["id"], started_at=started_at, status=result["status"])
+        if not updated:
+            TargetLatestRun.objects.get_or_create(
+                source=agent,
+                target=target,
                 test_type=test_type,
                 defaults={"run_id": result["id"], "started_at": started_at, "status": result["status"]},
             )

@@ -1,7 +1,7 @@
 """Measurement tables. Run and the per-sample tables are TimescaleDB hypertables (see the migrations):
 their primary keys include the time column, as hypertables require, and nothing points
-into them with a foreign key. PathLatestRun is a small ordinary table that makes "which
-paths exist" cheap without scanning the hypertables.
+into them with a foreign key. PathLatestRun and TargetLatestRun are small ordinary tables that
+make "which paths exist" cheap without scanning the hypertables.
 """
 
 from __future__ import annotations
@@ -38,6 +38,12 @@ class Run(models.Model):
         indexes = [
             models.Index(fields=["source_id", "destination_id", "-started_at"], name="run_path_time"),
             models.Index(fields=["id"], name="run_id"),
+            # Runs to a list mesh's external targets (no agent at the far end), one target's at a time.
+            models.Index(
+                fields=["source_id", "target", "-started_at"],
+                name="run_target_time",
+                condition=models.Q(destination_id__isnull=True),
+            ),
         ]
 
     def __str__(self) -> str:
@@ -161,3 +167,24 @@ class PathLatestRun(models.Model):
 
     def __str__(self) -> str:
         return f"{self.source_id} -> {self.destination_id} {self.test_type}"
+
+
+class TargetLatestRun(models.Model):
+    """The newest run per source, external target and test type (kept by ingest): the paths of
+    list meshes, whose far end is a host name or address and no agent. `target` is normalised
+    (measurements.targets.normalize_target), as ingest stores it on the run."""
+
+    source = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    target = models.CharField(max_length=255)
+    test_type = models.CharField(max_length=32, choices=TestType.choices)
+    run_id = models.UUIDField()
+    started_at = models.DateTimeField()
+    status = models.CharField(max_length=16, choices=RunStatus.choices)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["source", "target", "test_type"], name="target_latest_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} -> {self.target} {self.test_type}"

@@ -3,6 +3,8 @@ member the flows hashed onto), hop by hop, which routes each run saw, and when t
 
 Two queries whatever the range: counts of flows per run and route, then one stored flow per
 route for its hops (equal routes share a fingerprint, so any flow of a route has its hops).
+A path is an agent pair (path_routes) or an agent and an external target (target_routes),
+whose trace samples carry no target and are found through the target's runs.
 """
 
 from __future__ import annotations
@@ -23,13 +25,13 @@ MAX_RUNS = 500
 RUN_ROUTES_SQL = """
 WITH newest AS (
     SELECT DISTINCT time, run_id FROM measurements_tracepath
-    WHERE source_id = %(source)s AND destination_id = %(destination)s AND time >= %(start)s AND time < %(end)s
+    WHERE {path} AND time >= %(start)s AND time < %(end)s
     ORDER BY time DESC
     LIMIT %(runs)s
 )
 SELECT t.time, t.run_id, t.fingerprint, count(*)
 FROM measurements_tracepath t JOIN newest USING (time, run_id)
-WHERE t.source_id = %(source)s AND t.destination_id = %(destination)s
+WHERE {path}
 GROUP BY t.time, t.run_id, t.fingerprint
 ORDER BY t.time, t.run_id
 """
@@ -37,10 +39,18 @@ ORDER BY t.time, t.run_id
 ROUTE_HOPS_SQL = """
 SELECT DISTINCT ON (fingerprint) fingerprint, reached, hops
 FROM measurements_tracepath
-WHERE source_id = %(source)s AND destination_id = %(destination)s AND fingerprint = ANY(%(fingerprints)s)
+WHERE {path} AND fingerprint = ANY(%(fingerprints)s)
   AND time >= %(start)s AND time < %(end)s
 ORDER BY fingerprint, time DESC
 """
+
+AGENT_PATH = "source_id = %(source)s AND destination_id = %(destination)s"
+# A trace sample's time is its run's start, so the runs of the range are those of its samples.
+TARGET_PATH = """source_id = %(source)s AND destination_id IS NULL AND run_id IN (
+    SELECT id FROM measurements_run
+    WHERE source_id = %(source)s AND destination_id IS NULL AND target = %(target)s AND test_type = 'trace'
+      AND started_at >= %(start)s AND started_at < %(end)s
+)"""
 
 
 @dataclass(frozen=True)
@@ -122,9 +132,18 @@ def summarize_hop(hop: dict[str, Any]) -> RouteHop:
 
 
 def path_routes(source: uuid.UUID, destination: uuid.UUID, start: datetime, end: datetime) -> PathRoutes:
-    params: dict[str, Any] = {"source": source, "destination": destination, "start": start, "end": end}
+    """The routes from one agent to another."""
+    return _routes(AGENT_PATH, {"source": source, "destination": destination, "start": start, "end": end})
+
+
+def target_routes(source: uuid.UUID, target: str, start: datetime, end: datetime) -> PathRoutes:
+    """The routes from an agent to an external target (normalised, as runs store it)."""
+    return _routes(TARGET_PATH, {"source": source, "target": target, "start": start, "end": end})
+
+
+def _routes(path: str, params: dict[str, Any]) -> PathRoutes:
     with connection.cursor() as cursor:
-        cursor.execute(RUN_ROUTES_SQL, {**params, "runs": MAX_RUNS + 1})
+        cursor.execute(RUN_ROUTES_SQL.format(path=path), {**params, "runs": MAX_RUNS + 1})
         rows = cursor.fetchall()
     by_run: dict[tuple[datetime, uuid.UUID], dict[str, int]] = {}
     for time, run_id, fingerprint, flows in rows:
@@ -148,7 +167,7 @@ def path_routes(source: uuid.UUID, destination: uuid.UUID, start: datetime, end:
     labels = {fingerprint: route_label(index) for index, fingerprint in enumerate(order)}
 
     with connection.cursor() as cursor:
-        cursor.execute(ROUTE_HOPS_SQL, {**params, "fingerprints": order})
+        cursor.execute(ROUTE_HOPS_SQL.format(path=path), {**params, "fingerprints": order})
         # Django's cursor hands jsonb over as text.
         stored = {
             fingerprint: (reached, json.loads(hops) if isinstance(hops, str) else hops)

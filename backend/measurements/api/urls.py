@@ -1,6 +1,6 @@
 from django.urls import path
 
-from measurements.api import views
+from measurements.api import target_views, views
 
 urlpatterns = [
     path("agent/results/", views.ResultsView.as_view(), name="agent-results"),
@@ -8,4 +8,8 @@ urlpatterns = [
     path("paths/rtt/", views.PathRttView.as_view(), name="path-rtt"),
     path("paths/runs/", views.PathRunsView.as_view(), name="path-runs"),
     path("paths/routes/", views.PathRoutesView.as_view(), name="path-routes"),
+    path("targets/", target_views.TargetListView.as_view(), name="target-list"),
+    path("targets/rtt/", target_views.TargetRttView.as_view(), name="target-rtt"),
+    path("targets/runs/", target_views.TargetRunsView.as_view(), name="target-runs"),
+    path("targets/routes/", target_views.TargetRoutesView.as_view(), name="target-routes"),
 ]

@@ -1,0 +1,208 @@
+// External targets (a list mesh's far ends, no agent there): their links, the rows of the
+// targets table, and the target page's RTT figure on a time axis: min, p10-p90 band and
+// median per bucket, loss in its own row, the runs that failed marked with their reason.
+import type { Data, Layout } from "plotly.js";
+
+import type { PathRoutes } from "../api/routeQueries";
+import type { TargetPath, TargetRoutes, TargetRttPoint, TargetRttSeries, TargetRun } from "../api/targetQueries";
+import { withGaps } from "./historyFigure";
+
+/** The target page of one agent -> target path. */
+export function targetHref(sourceId: string, target: string): string {
+  return `/targets/${encodeURIComponent(sourceId)}/${encodeURIComponent(target)}`;
+}
+
+/**
+ * The server's spelling of a target (measurements.targets.normalize_target) for host names
+ * and IPv4: lower case, no root dot. (IPv6 written unusually may still differ; the server
+ * answers with its canonical form, which a mesh's list rarely differs from.)
+ */
+export function normalizeTarget(value: string): string {
+  const text = value.trim();
+  const bare = text.endsWith(".") && text.length > 1 ? text.slice(0, -1) : text;
+  return bare.toLowerCase() || value;
+}
+
+/** Target -> the names of the list meshes that name it, for "in mesh …". */
+export function meshesByTarget(meshes: readonly { name: string; targets?: string[] }[]): Map<string, string[]> {
+  const named = new Map<string, string[]>();
+  for (const mesh of meshes) {
+    for (const target of mesh.targets ?? []) {
+      const key = normalizeTarget(target);
+      const names = named.get(key) ?? [];
+      if (!names.includes(mesh.name)) {
+        names.push(mesh.name);
+      }
+      named.set(key, names);
+    }
+  }
+  return named;
+}
+
+/** Rows whose source, target or test types contain every word of the query (any case). */
+export function filterTargets(rows: readonly TargetPath[], query: string): TargetPath[] {
+  const words = query.toLowerCase().split(/\s+/).filter((word) => word !== "");
+  if (words.length === 0) {
+    return [...rows];
+  }
+  return rows.filter((row) => {
+    const text = [row.source.name, row.target, ...row.test_types].join(" ").toLowerCase();
+    return words.every((word) => text.includes(word));
+  });
+}
+
+export interface RunCounts {
+  ok: number;
+  notOk: number;
+  byStatus: Map<string, number>;
+}
+
+export function runCounts(runs: readonly TargetRun[]): RunCounts {
+  const byStatus = new Map<string, number>();
+  for (const run of runs) {
+    byStatus.set(run.status, (byStatus.get(run.status) ?? 0) + 1);
+  }
+  const ok = byStatus.get("ok") ?? 0;
+  return { ok, notOk: runs.length - ok, byStatus };
+}
+
+/** "12 ok, 3 failed, 1 missed" (ok first, then the commonest). */
+export function runCountsText(runs: readonly TargetRun[]): string {
+  const { byStatus } = runCounts(runs);
+  return [...byStatus.entries()]
+    .sort(([a, countA], [b, countB]) => (a === "ok" ? -1 : b === "ok" ? 1 : countB - countA || a.localeCompare(b)))
+    .map(([status, count]) => `${String(count)} ${status}`)
+    .join(", ");
+}
+
+function numberIn(summary: Record<string, unknown>, key: string): number | null {
+  const value = summary[key];
+  return typeof value === "number" ? value : null;
+}
+
+/** What a run found, in a few words: "median 8.1 ms, 0 % loss", "2 routes, 16 of 16 flows reached". */
+export function runFindings(run: TargetRun): string {
+  const summary = run.summary;
+  if (run.status !== "ok") {
+    return "";
+  }
+  if (run.test_type === "ping") {
+    const median = numberIn(summary, "rtt_median_ms");
+    const loss = numberIn(summary, "loss_fraction");
+    return [median === null ? "no reply" : `median ${median.toFixed(2)} ms`, loss === null ? "" : `${(loss * 100).toFixed(1)} % loss`]
+      .filter((part) => part !== "")
+      .join(", ");
+  }
+  if (run.test_type === "trace") {
+    const routes = numberIn(summary, "distinct_paths");
+    const flows = numberIn(summary, "flows");
+    const reached = numberIn(summary, "reached");
+    if (routes === null || flows === null || reached === null) {
+      return "";
+    }
+    return `${String(routes)} ${routes === 1 ? "route" : "routes"}, ${String(reached)} of ${String(flows)} flows reached`;
+  }
+  if (run.test_type === "flowsweep") {
+    const sent = numberIn(summary, "sent");
+    const answered = numberIn(summary, "answered");
+    const min = numberIn(summary, "rtt_min_ms");
+    if (sent === null || answered === null) {
+      return "";
+    }
+    return `${String(answered)} of ${String(sent)} probes answered${min === null ? "" : `, min ${min.toFixed(2)} ms`}`;
+  }
+  return "";
+}
+
+/** The runs that did not measure and started within [from, to]: the chart marks them. */
+export function failedRunsIn(runs: readonly TargetRun[], from: string, to: string): TargetRun[] {
+  const start = new Date(from).getTime();
+  const end = new Date(to).getTime();
+  return runs.filter((run) => {
+    const at = new Date(run.started_at).getTime();
+    return run.status !== "ok" && at >= start && at <= end;
+  });
+}
+
+const RTT_AXIS = "y";
+const LOSS_AXIS = "y2";
+
+/** Each point's time, with a gap row one bucket after the point before it. */
+function gapTimes(rows: readonly (TargetRttPoint | null)[], bucketS: number): string[] {
+  let last = "";
+  return rows.map((row) => {
+    if (row === null) {
+      return last === "" ? "" : new Date(new Date(last).getTime() + bucketS * 1000).toISOString();
+    }
+    last = row.t;
+    return row.t;
+  });
+}
+
+export function targetRttFigure(
+  series: TargetRttSeries,
+  failed: readonly TargetRun[],
+): { data: Data[]; layout: Partial<Layout> } {
+  const points = series.points;
+  const rows = withGaps(points, series.bucket_s);
+  const x = gapTimes(rows, series.bucket_s);
+  const many = points.length > 200;
+  const data: Data[] = [
+    { type: "scatter", mode: "lines", x, y: rows.map((r) => r?.p10 ?? null), line: { width: 0 }, showlegend: false,
+      hoverinfo: "skip", yaxis: RTT_AXIS, connectgaps: false },
+    { type: "scatter", mode: "lines", x, y: rows.map((r) => r?.p90 ?? null), line: { width: 0 }, fill: "tonexty",
+      fillcolor: "rgba(44, 160, 44, 0.2)", name: "RTT p10–p90", yaxis: RTT_AXIS, connectgaps: false,
+      hovertemplate: "p90 %{y:.2f} ms<extra></extra>" },
+    { type: "scatter", mode: many ? "lines" : "lines+markers", x, y: rows.map((r) => r?.p50 ?? null),
+      name: "RTT median", line: { color: "#2ca02c", width: 1.5 }, marker: { size: 4 }, yaxis: RTT_AXIS,
+      connectgaps: false, hovertemplate: "median %{y:.2f} ms<extra></extra>" },
+    { type: "scatter", mode: "lines", x, y: rows.map((r) => r?.min ?? null), name: "RTT min",
+      line: { color: "#1b5e20", width: 1, dash: "dot" }, yaxis: RTT_AXIS, connectgaps: false,
+      hovertemplate: "min %{y:.2f} ms<extra></extra>" },
+    { type: "bar", x: points.map((p) => p.t), y: points.map((p) => p.loss * 100), name: "loss",
+      marker: { color: "rgba(214, 39, 40, 0.6)" }, yaxis: LOSS_AXIS,
+      customdata: points.map((p) => [p.lost, p.sent]),
+      hovertemplate: "%{y:.2f} %% (%{customdata[0]} of %{customdata[1]})<extra>loss</extra>" },
+  ] as Data[];
+  if (failed.length > 0) {
+    data.push({
+      type: "scatter",
+      mode: "markers",
+      name: "failed runs",
+      x: failed.map((run) => run.started_at),
+      y: failed.map(() => 0),
+      marker: { symbol: "x", size: 9, color: "#cf222e" },
+      yaxis: LOSS_AXIS,
+      hovertext: failed.map(
+        (run) => `${run.test_type} ${run.status}: ${run.error === "" ? "no reason recorded" : run.error}`,
+      ),
+      hoverinfo: "x+text",
+    });
+  }
+  const layout: Partial<Layout> = {
+    margin: { l: 70, r: 10, t: 10, b: 40 },
+    hovermode: "closest",
+    legend: { orientation: "h", y: -0.15 },
+    xaxis: { type: "date", autorange: true, anchor: LOSS_AXIS, title: { text: "UTC" } },
+    yaxis: { domain: [0.3, 1], title: { text: "RTT (ms)" } },
+    yaxis2: { domain: [0, 0.22], title: { text: "loss %" }, rangemode: "tozero" },
+  };
+  return { data, layout };
+}
+
+/**
+ * A target's routes in the agent-path shape lib/routes.ts reads (it uses only the routes, runs
+ * and changes): the target stands where a destination agent would, with no agent id.
+ */
+export function routesAsPath(data: TargetRoutes): PathRoutes {
+  return {
+    source: data.source,
+    destination: { id: "", name: data.target },
+    start: data.from,
+    end: data.to,
+    routes: data.routes,
+    runs: data.runs,
+    changes: data.changes,
+    truncated: data.truncated,
+  };
+}

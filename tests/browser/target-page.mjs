@@ -1,0 +1,36 @@
+// External targets (a list mesh's hosts without an agent): the Paths page lists the agent ->
+// target row under the agent paths, and its link opens the target's page with RTT drawn and
+// its recent runs listed. Saves target-page.png.
+//
+// Env: FATHOM_URL, FATHOM_USER, FATHOM_PASSWORD, FATHOM_ARTIFACTS, FATHOM_SOURCE_NAME,
+//      FATHOM_TARGET (the target as the mesh names it)
+import { join } from 'node:path';
+
+import { drawnData, env, runCheck, signIn } from './browser.mjs';
+
+const baseUrl = env('FATHOM_URL');
+const artifacts = env('FATHOM_ARTIFACTS');
+const source = env('FATHOM_SOURCE_NAME');
+const target = env('FATHOM_TARGET');
+await runCheck(artifacts, { width: 1400, height: 1000 }, 'target-failure.png', async (page) => {
+  await page.goto(`${baseUrl}/login`);
+  await signIn(page);
+  await page.waitForURL((url) => !url.pathname.startsWith('/login'), { timeout: 15000 });
+  await page.goto(`${baseUrl}/paths`);
+  const targets = page.locator('section[aria-labelledby="targets-heading"]');
+  const escaped = target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  const link = targets.getByRole('link', { name: new RegExp(`${source}\\s*→\\s*${escaped}`) });
+  await link.waitFor({ timeout: 20000 });
+  const rowText = await targets.locator('tr', { has: link }).innerText();
+  await link.click();
+  await page.waitForURL(/\/targets\/[0-9a-f-]+\//, { timeout: 15000 });
+  const heading = await page.getByRole('heading', { level: 1 }).innerText({ timeout: 15000 });
+  const chart = page.locator('[data-testid="target-rtt-chart"].js-plotly-plot');
+  await chart.waitFor({ timeout: 20000 });
+  const points = await drawnData(chart);
+  const runs = page.locator('section.panel', { has: page.getByRole('heading', { name: 'Recent runs' }) });
+  await runs.locator('tbody tr').first().waitFor({ timeout: 15000 });
+  const runRows = await runs.locator('tbody tr').count();
+  await page.screenshot({ path: join(artifacts, 'target-page.png'), fullPage: true });
+  console.log(JSON.stringify({ rowText, heading, points, runRows, url: page.url() }));
+});
