@@ -10,13 +10,14 @@ GO_LDFLAGS := -X main.version=$(VERSION)
 # The backend's environment: the private services plus development defaults.
 BACKEND_ENV = set -a && eval "$$(bash deploy/services.sh env)" && set +a && cd backend
 
-.PHONY: help demo test install install-system services-start services-stop \
+.PHONY: help demo demo-screenshots test install install-system services-start services-stop \
         frontend agents agents-testclock migrate openapi openapi-check contract contract-check \
         interop-test lab-test lab-bench lab-noise bench-scheduler bench-analysis bench-alerts bench-ingest bench-queries bench-load bench-agent alert-drill clean
 
 help:
 	@echo "make demo          run Fathom with a demo mesh (Ctrl-C stops everything)"
 	@echo "make test          install what is missing and run every test suite"
+	@echo "make demo-screenshots  run the demo until it has history, photograph its views into docs/screenshots (root)"
 	@echo "make frontend      build the web UI into frontend/dist"
 	@echo "make agents        build the static fathom-agent and fathom-lab binaries"
 	@echo "make agents-testclock  build fathom-agent-testclock, whose waits a test can speed up (never deploy it)"
@@ -28,7 +29,7 @@ help:
 	@echo "make bench-analysis   detection delay and false alarms of every regression rule, per path case on lab noise"
 	@echo "make bench-alerts  the cost of one alert evaluation at 500 paths, as a fraction of its interval"
 	@echo "make bench-ingest  per-packet RTT samples per second through the result API beside a raw COPY"
-	@echo "make bench-queries  path history (1 day, 30 days, 1 year) and grid server time, rollup refresh cost, 100 agents"
+	@echo "make bench-queries  path history (1 day, 30 days, 1 year), grid and Paths list server time, rollup refresh cost, 100 agents"
 	@echo "make bench-load    500 simulated agents against the real stack for 10 minutes: errors, latency, backlog"
 	@echo "make bench-agent   the agent's footprint: binary size, idle RSS and CPU, RSS during a throughput test"
 	@echo "make alert-drill   alerting end to end on the lab: regressions, clearing, silence, killed worker, agent down (root)"
@@ -81,6 +82,9 @@ contract-check:
 
 demo: install services-start agents
 	bash deploy/demo.sh
+
+demo-screenshots: install services-start agents
+	bash deploy/demo-screenshots.sh
 
 test: install services-start
 	bash tests/run-suites.sh

@@ -78,6 +78,27 @@ class SweepModes(models.Model):
         return f"sweep {self.run_id}: {self.verdict}"
 
 
+class StandingModes(models.Model):
+    """Whose RTT modes stand now on a path: `current_modes` over its sweeps of the last day, as
+    the analysis task last computed it (services/modes.py says when), so the grid reads one
+    row per path instead of every path's last day of sweeps."""
+
+    source = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    destination = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    sweep_run_id = models.UUIDField(null=True, blank=True)  # the standing sweep; null: no decided sweep
+    mode_count = models.IntegerField(null=True, blank=True)
+    verdict = models.CharField(max_length=16, choices=RttModeVerdict.choices, blank=True)  # "": none
+    # The answer may change without new data from here on (the window drops a sweep that counted).
+    valid_until = models.DateTimeField(null=True, blank=True)
+    computed_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["source", "destination"], name="standing_modes_path")]
+
+    def __str__(self) -> str:
+        return f"{self.source_id} -> {self.destination_id}: {self.verdict} ({self.mode_count} modes)"
+
+
 class Finding(models.Model):
     """A detected change on one path: open until the rule's clear condition holds."""
 

@@ -2,6 +2,7 @@
 
 from celery import shared_task
 
+from analysis.api import grid_snapshot
 from analysis.services import runs
 
 
@@ -21,3 +22,9 @@ def analyze_recent() -> dict[str, int]:
 @shared_task
 def purge_expired_analysis() -> int:
     return runs.purge_expired()
+
+
+@shared_task
+def refresh_grid_snapshots() -> int:
+    """Every enabled mesh's grid, computed for the minute to come (analysis.api.grid_snapshot)."""
+    return grid_snapshot.refresh_grid_snapshots()

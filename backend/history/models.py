@@ -85,6 +85,23 @@ class ThroughputDay(ThroughputRollup):
     pass
 
 
+class RttLastHour(models.Model):
+    """Loss and RTT of each path's last hour of pings, up to its newest settled minute, kept by
+    the minute refresh (history/last_hour.py) so the grid and the Paths list read one row per
+    path instead of sixty minute rows."""
+
+    pk = models.CompositePrimaryKey("source_id", "destination_id")
+    source_id = models.UUIDField()
+    destination_id = models.UUIDField()
+    sent = models.IntegerField()
+    lost = models.IntegerField()
+    p50_ms = models.FloatField(null=True)  # the median of the hour's 1-minute medians
+    through = models.DateTimeField()  # the end of the hour summarised
+
+    def __str__(self) -> str:
+        return f"{self.source_id} -> {self.destination_id} until {self.through}: p50 {self.p50_ms} ms"
+
+
 class ClosedBuckets(models.Model):
     """Per coarse resolution, the buckets before `before` have been closed: computed once for
     every path with raw data after they settled. Minutes of a bucket not yet closed need no

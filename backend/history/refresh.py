@@ -23,6 +23,7 @@ from django.utils import timezone
 
 from history import aggregates
 from history.buckets import DAY, HOUR, MINUTE, RESOLUTIONS, Resolution, kept_since, windows
+from history.last_hour import store_last_hour
 from history.marks import Mark, mark, mark_from_raw
 from history.models import ClosedBuckets, Kind
 from history.tables import retention_days, table
@@ -80,6 +81,7 @@ def _refresh_batch(resolution: Resolution, now: datetime) -> int:
         for kind in Kind.values:
             recompute(kind, resolution, [item for item in claimed if item.kind == kind and item.bucket >= horizon])
         if resolution is MINUTE:
+            store_last_hour({(m.source_id, m.destination_id) for m in claimed if m.kind == Kind.RTT}, now)
             for coarser in (HOUR, DAY):
                 closed = ClosedBuckets.objects.filter(resolution=coarser.name).first()
                 late = [m for m in claimed if closed is None or coarser.floor(m.bucket) < closed.before]

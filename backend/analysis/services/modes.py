@@ -8,11 +8,12 @@ that follow each other in time, and the trace path nearest each mode's RTT.
 
 from __future__ import annotations
 
+import bisect
 import json
 import statistics
 import uuid
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -21,7 +22,7 @@ from django.db import connection
 from django.utils import timezone
 
 from analysis.choices import RttModeVerdict
-from analysis.models import ANALYSIS_VERSION, SweepModes
+from analysis.models import ANALYSIS_VERSION, StandingModes, SweepModes
 from analysis.modes import (
     CurrentModes,
     DipResult,
@@ -97,7 +98,8 @@ def sweep_modes_near(source: Agent, destination: Agent, when: datetime) -> Sweep
 
 
 # Each path's decided sweeps in a time range, newest last, with when each ended. The newest
-# CURRENT_MODES_SWEEPS per path are enough for the hold rule and bound the work.
+# CURRENT_MODES_SWEEPS per path are enough for the hold rule and bound the work. {paths} is
+# CROSS_PATHS (every source to every destination) or LISTED_PATHS (given pairs).
 SWEEP_SUMMARIES_SQL = """
 SELECT source_id, destination_id, run_id, started_at, ended_at, verdict, modes, flows_used FROM (
   SELECT s.source_id, s.destination_id, s.run_id, s.started_at, r.ended_at, s.verdict,
@@ -105,12 +107,15 @@ SELECT source_id, destination_id, run_id, started_at, ended_at, verdict, modes, 
          row_number() OVER (PARTITION BY s.source_id, s.destination_id ORDER BY s.started_at DESC) AS newest
   FROM analysis_sweepmodes s
   LEFT JOIN measurements_run r ON r.id = s.run_id AND r.started_at = s.started_at
-  WHERE s.source_id = ANY(%(sources)s) AND s.destination_id = ANY(%(destinations)s)
-    AND s.started_at >= %(since)s AND s.started_at <= %(until)s AND s.verdict <> %(insufficient)s
+  WHERE {paths} AND s.started_at >= %(since)s AND s.started_at <= %(until)s AND s.verdict <> %(insufficient)s
 ) recent
 WHERE newest <= %(limit)s
 ORDER BY started_at
 """
+CROSS_PATHS = "s.source_id = ANY(%(sources)s) AND s.destination_id = ANY(%(destinations)s)"
+LISTED_PATHS = (
+    "(s.source_id, s.destination_id) IN (SELECT * FROM unnest(%(sources)s::uuid[], %(destinations)s::uuid[]))"
+)
 # Throughput runs are few (one per path every few hours) and last minutes (at most 300 s plus
 # omit and margin): fetching those of the agents in one go is cheaper than a lookup per sweep.
 THROUGHPUT_SPANS_SQL = """
@@ -120,6 +125,8 @@ WHERE test_type = %(throughput)s AND started_at >= %(since)s AND started_at <= %
 """
 THROUGHPUT_SPAN_BOUND = timedelta(hours=1)
 CURRENT_MODES_SWEEPS = 100
+
+PathKey = tuple[uuid.UUID, uuid.UUID]
 
 
 def _mode_pairs(text: str | None) -> tuple[tuple[float, float], ...]:
@@ -134,15 +141,14 @@ def _mode_pairs(text: str | None) -> tuple[tuple[float, float], ...]:
     )
 
 
-def path_current_modes(
-    sources: Sequence[uuid.UUID], destinations: Sequence[uuid.UUID], since: datetime, until: datetime
-) -> dict[tuple[uuid.UUID, uuid.UUID], CurrentModes]:
-    """`current_modes` for every source -> destination pair with a decided sweep in the range,
-    in two queries."""
-    ids = sorted({*sources, *destinations})
+def _recent_sweeps(
+    paths: str, sources: Sequence[uuid.UUID], destinations: Sequence[uuid.UUID], since: datetime, until: datetime
+) -> dict[PathKey, list[SweepSummary]]:
+    """Each path's decided sweeps in the range, oldest first, each marked disturbed when a
+    throughput run of either agent overlapped it."""
     with connection.cursor() as cursor:
         cursor.execute(
-            SWEEP_SUMMARIES_SQL,
+            SWEEP_SUMMARIES_SQL.format(paths=paths),
             {
                 "sources": list(sources),
                 "destinations": list(destinations),
@@ -153,34 +159,172 @@ def path_current_modes(
             },
         )
         rows = cursor.fetchall()
+        if not rows:
+            return {}
         cursor.execute(
             THROUGHPUT_SPANS_SQL,
             {
                 "throughput": TestType.THROUGHPUT.value,
                 "since": since - THROUGHPUT_SPAN_BOUND,
                 "until": until,
-                "ids": ids,
+                "ids": sorted({*sources, *destinations}),
             },
         )
         busy: dict[uuid.UUID, list[tuple[datetime, datetime]]] = defaultdict(list)
         for source_id, destination_id, started_at, ended_at in cursor.fetchall():
             for agent in {source_id, destination_id} - {None}:
                 busy[agent].append((started_at, ended_at))
-    by_path: dict[tuple[uuid.UUID, uuid.UUID], list[SweepSummary]] = defaultdict(list)
+    # By start, so each sweep looks only at the runs that began within the bound before it.
+    for spans in busy.values():
+        spans.sort()
+    by_path: dict[PathKey, list[SweepSummary]] = defaultdict(list)
     for source_id, destination_id, run_id, started_at, ended_at, verdict, modes, flows_used in rows:
         # A throughput run of either agent during the sweep queues its probes (or their echo
         # replies) and blurs the modes.
         end = ended_at or started_at
-        disturbed = any(
-            begin < end and finish > started_at
-            for agent in (source_id, destination_id)
-            for begin, finish in busy.get(agent, ())
-        )
+        disturbed = any(_overlaps(busy.get(agent, []), started_at, end) for agent in (source_id, destination_id))
         summary = SweepSummary(
             str(run_id), started_at, ModeVerdict(verdict), _mode_pairs(modes), int(flows_used or 0), disturbed
         )
         by_path[(source_id, destination_id)].append(summary)
+    return by_path
+
+
+def _overlaps(spans: list[tuple[datetime, datetime]], start: datetime, end: datetime) -> bool:
+    """Whether a run of these (sorted by start, none longer than THROUGHPUT_SPAN_BOUND)
+    overlaps [start, end]."""
+    first = bisect.bisect_left(spans, (start - THROUGHPUT_SPAN_BOUND,))
+    for begin, finish in spans[first:]:
+        if begin >= end:
+            return False
+        if finish > start:
+            return True
+    return False
+
+
+def path_current_modes(
+    sources: Sequence[uuid.UUID], destinations: Sequence[uuid.UUID], since: datetime, until: datetime
+) -> dict[PathKey, CurrentModes]:
+    """`current_modes` for every source -> destination pair with a decided sweep in the range,
+    in two queries."""
+    by_path = _recent_sweeps(CROSS_PATHS, sources, destinations, since, until)
     return {path: current_modes(summaries) for path, summaries in by_path.items()}
+
+
+# The grid shows every path's standing modes; reading each path's last day of sweeps (a sweep
+# every 15 minutes is 950,000 of them at 100 agents) for that costs seconds, so the analysis
+# task keeps the answer per path (StandingModes) whenever what it rests on changes: a sweep
+# of the path analysed, a throughput run that overlapped one of its sweeps analysed, or the
+# day-long window moving past a sweep that counted (valid_until). The grid computes the few
+# paths without a valid row as before.
+
+
+def standing_valid_until(summaries: Sequence[SweepSummary], chosen: CurrentModes) -> datetime | None:
+    """Until when `chosen` stands without new data: the window (MODES_LOOKBACK) drops sweeps
+    oldest first. The newest sweep of the pool stands until it leaves the window unless the
+    hold rule weighed older ECMP sweeps, which then count until the oldest one leaves it.
+    None: no decided sweep, which only new data changes."""
+    decided = sorted((s for s in summaries if s.verdict != ModeVerdict.INSUFFICIENT), key=lambda s: s.started_at)
+    pool = [s for s in decided if not s.disturbed] or decided
+    if chosen.sweep is None or not pool:
+        return None
+    ecmp_before_newest = any(s.verdict == ModeVerdict.ECMP for s in pool[:-1])
+    counted = pool[0] if ecmp_before_newest and pool[-1].verdict != ModeVerdict.ECMP else pool[-1]
+    return counted.started_at + MODES_LOOKBACK
+
+
+def refresh_standing_modes(paths: Iterable[PathKey], now: datetime) -> int:
+    """Recomputes the standing modes of these paths at `now`; returns how many rows it wrote."""
+    wanted = sorted(set(paths))
+    if not wanted:
+        return 0
+    sources, destinations = [src for src, _ in wanted], [dst for _, dst in wanted]
+    by_path = _recent_sweeps(LISTED_PATHS, sources, destinations, now - MODES_LOOKBACK, now)
+    rows = []
+    for source_id, destination_id in wanted:
+        summaries = by_path.get((source_id, destination_id), [])
+        chosen = current_modes(summaries)
+        sweep = chosen.sweep
+        rows.append(
+            StandingModes(
+                source_id=source_id,
+                destination_id=destination_id,
+                sweep_run_id=uuid.UUID(sweep.key) if sweep is not None else None,
+                mode_count=len(sweep.modes) if sweep is not None else None,
+                verdict=sweep.verdict.value if sweep is not None else "",
+                valid_until=standing_valid_until(summaries, chosen),
+                computed_at=now,
+            )
+        )
+    StandingModes.objects.bulk_create(
+        rows,
+        batch_size=1000,
+        update_conflicts=True,
+        unique_fields=["source", "destination"],
+        update_fields=["sweep_run_id", "mode_count", "verdict", "valid_until", "computed_at"],
+    )
+    return len(rows)
+
+
+# Paths whose standing modes a newly analysed throughput run may change: those of either agent
+# with a sweep that overlapped the run (the rule passes over disturbed sweeps).
+OVERLAPPED_SQL = """
+SELECT DISTINCT s.source_id, s.destination_id
+FROM unnest(%(sources)s::uuid[], %(destinations)s::uuid[], %(starts)s::timestamptz[], %(ends)s::timestamptz[])
+     AS t(source_id, destination_id, started_at, ended_at)
+JOIN analysis_sweepmodes s
+  ON s.started_at < t.ended_at AND s.started_at >= t.started_at - make_interval(secs => %(bound_s)s)
+  AND (s.source_id IN (t.source_id, t.destination_id) OR s.destination_id IN (t.source_id, t.destination_id))
+JOIN measurements_run r ON r.id = s.run_id AND r.started_at = s.started_at AND r.ended_at > t.started_at
+"""
+
+
+def overlapped_paths(runs: Sequence[Run]) -> set[PathKey]:
+    """Paths with a sweep that one of these throughput runs overlapped."""
+    spans = [run for run in runs if run.ended_at is not None]
+    if not spans:
+        return set()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            OVERLAPPED_SQL,
+            {
+                "sources": [run.source_id for run in spans],
+                "destinations": [run.destination_id for run in spans],
+                "starts": [run.started_at for run in spans],
+                "ends": [run.ended_at for run in spans],
+                "bound_s": THROUGHPUT_SPAN_BOUND.total_seconds(),
+            },
+        )
+        return {(row[0], row[1]) for row in cursor.fetchall()}
+
+
+STANDING_SQL = """
+SELECT source_id::text, destination_id::text, mode_count, verdict, valid_until IS NULL OR valid_until > %(now)s
+FROM analysis_standingmodes
+WHERE source_id = ANY(%(ids)s) AND destination_id = ANY(%(ids)s)
+"""
+
+
+def standing_mode_counts(ids: Sequence[uuid.UUID], now: datetime) -> dict[tuple[str, str], tuple[int, str]]:
+    """(mode count, verdict) of the sweep whose modes stand now, for every path between the
+    agents that has one, keyed by the ids as text (as analysis.services.path_state): the kept
+    rows, and the paths without a valid one computed here."""
+    with connection.cursor() as cursor:
+        cursor.execute(STANDING_SQL, {"ids": list(ids), "now": now})
+        rows = cursor.fetchall()
+    counts = {(row[0], row[1]): (row[2], row[3]) for row in rows if row[4] and row[2] is not None}
+    kept = {(row[0], row[1]) for row in rows if row[4]}
+    text_ids = [(agent_id, str(agent_id)) for agent_id in ids]
+    missing = [(src, dst) for src, s in text_ids for dst, d in text_ids if src != dst and (s, d) not in kept]
+    if missing:
+        by_path = _recent_sweeps(
+            LISTED_PATHS, [src for src, _ in missing], [dst for _, dst in missing], now - MODES_LOOKBACK, now
+        )
+        for (source_id, destination_id), summaries in by_path.items():
+            sweep = current_modes(summaries).sweep
+            if sweep is not None:
+                counts[(str(source_id), str(destination_id))] = (len(sweep.modes), sweep.verdict.value)
+    return counts
 
 
 def _trace_paths_by_rtt(source: Agent, destination: Agent, since: datetime) -> list[tuple[float, list[str]]]:

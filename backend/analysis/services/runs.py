@@ -25,7 +25,7 @@ from django.utils import timezone
 from analysis.choices import FindingMetric, FindingState
 from analysis.diagnosis import NEAR_FRACTION, diagnose
 from analysis.intervals import interval_stats
-from analysis.models import ANALYSIS_VERSION, AnalysisPass, Finding, RunAnalysis, SweepModes
+from analysis.models import ANALYSIS_VERSION, AnalysisPass, Finding, RunAnalysis, StandingModes, SweepModes
 from analysis.payloads import checked
 from analysis.runs import RunInputs, options_key, run_ceilings
 from analysis.services.findings import ALL_METRICS, detect_findings
@@ -38,7 +38,7 @@ from analysis.services.inputs import (
     run_inputs,
     with_summary_retransmits,
 )
-from analysis.services.modes import analyze_sweep
+from analysis.services.modes import analyze_sweep, overlapped_paths, refresh_standing_modes
 from inventory.models import Agent
 from measurements.choices import RunStatus, TestType
 from measurements.models import Run
@@ -160,6 +160,12 @@ def analyze_range(
         for run in throughput
         if (result := _guarded(f"throughput run {run.id}", partial(analyze_throughput_run, run, agents))) is not None
     ]
+    # The grid's standing modes of the paths these sweeps and runs may change.
+    swept = {(run.source_id, run.destination_id) for run in sweeps if run.destination_id is not None}
+    _guarded(
+        "standing modes",
+        lambda: refresh_standing_modes(swept | overlapped_paths(throughput), now or timezone.now()),
+    )
     # Each path re-runs only the rules its new data can change.
     checks: dict[PathKey, set[FindingMetric]] = defaultdict(set)
     for run in runs:
@@ -264,6 +270,9 @@ def analyze_recent(now: datetime | None = None) -> Progress:
     progress = analyze_range(
         now - INCREMENTAL_LOOKBACK, now + timedelta(minutes=5), only_missing=True, now=now, settled=True
     )
+    # Standing modes whose window has moved past a sweep that counted.
+    expired = StandingModes.objects.filter(valid_until__lte=now).values_list("source_id", "destination_id")
+    _guarded("expired standing modes", lambda: refresh_standing_modes(list(expired), now))
     AnalysisPass.objects.update_or_create(pk=1, defaults={"judged_at": now})
     return progress
 

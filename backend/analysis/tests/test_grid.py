@@ -9,17 +9,21 @@ from datetime import timedelta
 from typing import Any
 from unittest import mock
 
+from django.core.cache import cache
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.renderers import JSONRenderer
 
 from analysis.api import shaping
+from analysis.api.grid_snapshot import refresh_grid_snapshots, snapshot_key
 from analysis.api.serializers import MeshGridSerializer
 from analysis.services.grid import mesh_grid
 from analysis.services.runs import analyze_recent
 from analysis.tests.services.fixtures import MIB, T0, facts, pings, snapshot, throughput_run
 from fathom.testing import FathomTestCase
+from history.backfill import mark_range
+from history.refresh import refresh
 from measurements.models import PathLatestRun, PingSample
 from meshes.models import Mesh, MeshMember, MeshTest
 from meshes.thresholds import STALE_FLOOR_S
@@ -48,6 +52,9 @@ class MeshGridTests(FathomTestCase):
             )
             for index in range(10)
         )
+        # The grid reads the last hour's pings from the minute rollups, as the refresh keeps them.
+        mark_range(T0 - timedelta(hours=2), NOW, NOW)
+        refresh(NOW)
         run = throughput_run(self.athens, self.frankfurt, T0, 3.05e9)
         analyze_recent(now=NOW)
         PathLatestRun.objects.create(
@@ -88,7 +95,8 @@ class MeshGridTests(FathomTestCase):
         assert forward["loss_fraction"] == 10 / 100
         assert forward["rtt_median_ms"] is not None and 7.9 <= forward["rtt_median_ms"] <= 7.92
         assert forward["last_run_status"] == "ok" and forward["last_run_test_type"] == "ping"
-        assert forward["last_run_at"] == T0  # the newest of any kind, not the throughput run
+        assert forward["last_run_at"] == "2026-11-20T12:00:00Z"  # the newest of any kind, not the throughput run
+        assert forward["measured_at"] == "2026-11-20T12:00:00Z"
         assert forward["data_age_s"] == 300 and forward["stale"] is False
 
     def test_old_data_is_stale_with_its_age_and_no_data_is_not_stale(self) -> None:
@@ -124,6 +132,7 @@ class MeshGridTests(FathomTestCase):
         for index in range(4):
             agent, _ = self.enroll(f"extra-{index}", f"198.18.9.{index + 1}")
             MeshMember.objects.create(mesh=self.mesh, agent=agent)
+        cache.delete(snapshot_key(self.mesh))  # members added behind the API's back
         with CaptureQueriesContext(connection) as six:
             response = client.get(url)
         assert response.status_code == 200 and len(response.json()["cells"]) == 6 * 5
@@ -140,3 +149,41 @@ class MeshGridTests(FathomTestCase):
             assert body["thresholds"]["stale_after_s"] == STALE_FLOOR_S
             if expected_agents == 0:
                 MeshMember.objects.create(mesh=lonely, agent=self.athens)
+                cache.delete(snapshot_key(lonely))
+
+
+class GridSnapshotTests(FathomTestCase):
+    """The grid is served from a snapshot beat refreshes each minute; an edit is served at once."""
+
+    def setUp(self) -> None:
+        self.mesh = Mesh.objects.create(name="pair", kind="mesh")
+        MeshMember.objects.create(mesh=self.mesh, agent=self.athens)
+        MeshMember.objects.create(mesh=self.mesh, agent=self.frankfurt)
+        self.url = reverse("analysis-mesh-grid", args=["pair"])
+
+    def test_a_second_request_reads_the_snapshot_and_computes_nothing(self) -> None:
+        client = self.user_client(self.outsider)
+        first = client.get(self.url)
+        with CaptureQueriesContext(connection) as again:
+            second = client.get(self.url)
+        assert first.status_code == second.status_code == 200
+        assert second.content == first.content
+        # The session and the mesh lookup only: no grid query.
+        assert not any("measurements_" in query["sql"] or "history_" in query["sql"] for query in again), [
+            query["sql"][:80] for query in again.captured_queries
+        ]
+
+    def test_a_threshold_edit_is_served_at_once(self) -> None:
+        client = self.user_client(self.outsider)
+        assert client.get(self.url).json()["thresholds"]["rtt_warn_ms"] == 100
+        reply = self.user_client(self.operator).patch(
+            "/api/v1/meshes/pair/", {"thresholds": {"rtt_warn_ms": 20}}, format="json"
+        )
+        assert reply.status_code == 200, reply.content
+        assert client.get(self.url).json()["thresholds"]["rtt_warn_ms"] == 20
+
+    def test_beat_refreshes_every_enabled_mesh(self) -> None:
+        off = Mesh.objects.create(name="off", kind="mesh", enabled=False)
+        assert refresh_grid_snapshots() == Mesh.objects.filter(enabled=True).count()
+        assert isinstance(cache.get(snapshot_key(self.mesh)), bytes)
+        assert cache.get(snapshot_key(off)) is None

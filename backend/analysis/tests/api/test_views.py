@@ -146,7 +146,7 @@ class AnalysisApiTests(FathomTestCase):
             with mock.patch("django.utils.timezone.now", return_value=now):
                 modes = shaping.path_modes(path_modes_now(self.athens, self.frankfurt, None))
                 (cell,) = [
-                    c for c in shaping.mesh_grid(mesh_grid(mesh))["cells"] if c["source"]["id"] == self.athens.pk
+                    c for c in shaping.mesh_grid(mesh_grid(mesh))["cells"] if c["source"]["id"] == str(self.athens.pk)
                 ]
             return modes, cell, sweep_modes_near(self.athens, self.frankfurt, now)
 
