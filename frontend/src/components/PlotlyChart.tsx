@@ -1,6 +1,6 @@
 // The one place that talks to Plotly. Plotly is large, so it is loaded on first use and
 // the login and agent pages never download it.
-import type { Config, Data, Layout, PlotRelayoutEvent } from "plotly.js";
+import type { Config, Data, Layout, PlotMouseEvent, PlotRelayoutEvent } from "plotly.js";
 import { useEffect, useRef, useState } from "react";
 
 type PlotlyModule = typeof import("plotly.js-dist-min");
@@ -28,17 +28,21 @@ export interface PlotlyChartProps {
   testId?: string;
   /** Called when the user zooms or pans (Plotly's relayout event). */
   onRelayout?: (event: PlotRelayoutEvent) => void;
+  /** Called when the user clicks a point (Plotly's click event). */
+  onClick?: (event: PlotMouseEvent) => void;
 }
 
-export function PlotlyChart({ data, layout, uiRevision, height = 420, testId, onRelayout }: PlotlyChartProps) {
+export function PlotlyChart({ data, layout, uiRevision, height = 420, testId, onRelayout, onClick }: PlotlyChartProps) {
   const container = useRef<HTMLDivElement>(null);
   const [loadError, setLoadError] = useState<string | null>(null);
   // The newest callback, read by the one listener attached after the first draw.
   const relayout = useRef(onRelayout);
+  const click = useRef(onClick);
   const listening = useRef(false);
   useEffect(() => {
     relayout.current = onRelayout;
-  }, [onRelayout]);
+    click.current = onClick;
+  }, [onRelayout, onClick]);
 
   useEffect(() => {
     const element = container.current;
@@ -56,6 +60,9 @@ export function PlotlyChart({ data, layout, uiRevision, height = 420, testId, on
               listening.current = true;
               plot.on("plotly_relayout", (event) => {
                 relayout.current?.(event);
+              });
+              plot.on("plotly_click", (event) => {
+                click.current?.(event);
               });
             }
             return plot;

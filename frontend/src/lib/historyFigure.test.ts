@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 
 import { DESTINATION, FINDING, SOURCE } from "../test/analysisFixtures";
-import { historyFigure, withGaps, type PathHistory } from "./historyFigure";
+import { TIMELINE } from "../test/timelineFixtures";
+import { historyFigure, rowDomains, withGaps, type PathHistory } from "./historyFigure";
 
 function rtt(t: string, p50: number) {
   return { t, min: p50 - 1, p10: p50 - 0.5, p50, p90: p50 + 2, max: p50 + 5, count: 60, sent: 60, lost: 3, loss: 0.05 };
@@ -51,6 +52,44 @@ describe("historyFigure", () => {
     expect(marks.hovertext).toEqual(["throughput failed: iperf3: refused"]);
     expect(figure.layout.shapes).toHaveLength(1);
     expect(figure.layout.shapes?.[0]?.x1).toBe(HISTORY.to); // still open: to the range's end
+  });
+});
+
+describe("historyFigure with the path's timeline", () => {
+  it("adds runs, ceilings and ECMP modes to their rows, and rows for changes and the modes' share", () => {
+    const figure = historyFigure(HISTORY, [], [], TIMELINE);
+    const names = figure.data.map((trace) => trace.name);
+    expect(names).toEqual(expect.arrayContaining([
+      "dca → dcb ceiling (1 stream)", "dca → dcb TCP runs", "dca → dcb UDP runs", "dcb → dca TCP runs",
+      "ECMP mode 1 (fastest)", "ECMP mode 2", "tuning changes", "iperf3 changes", "findings",
+    ]));
+    const axes = new Set(figure.data.map((trace) => (trace as { yaxis?: string }).yaxis));
+    expect(axes).toEqual(new Set(["y", "y2", "y3", "y4", "y5", "y6"]));
+    // Still one x axis; the changes row on top, loss at the bottom.
+    expect(Object.keys(figure.layout).filter((key) => key.startsWith("xaxis"))).toEqual(["xaxis"]);
+    expect(figure.layout.yaxis5?.domain?.[1]).toBe(1);
+    expect(figure.layout.yaxis4?.domain?.[0]).toBe(0);
+    // The timeline's findings (both directions) shade the spans; tuning and iperf3 changes are lines.
+    expect(figure.layout.shapes?.map((shape) => shape.type)).toEqual(["rect", "line", "line"]);
+  });
+
+  it("leaves out the rows it has nothing for", () => {
+    const quiet = { ...TIMELINE, tuning_changes: [], iperf3_changes: [], findings: [],
+      forward: { ...TIMELINE.forward, sweeps: [] } };  // prettier-ignore
+    const layout = historyFigure(HISTORY, [], [], quiet).layout;
+    expect([layout.yaxis5, layout.yaxis6]).toEqual([undefined, undefined]);
+  });
+});
+
+describe("rowDomains", () => {
+  it("stacks the drawn rows top to bottom without overlap, in proportion to their weights", () => {
+    const domains = rowDomains(["throughput", "retransmits", "rtt", "loss"]);
+    expect(domains.throughput?.[1]).toBe(1);
+    expect(domains.loss?.[0]).toBe(0);
+    const ordered = [domains.throughput, domains.retransmits, domains.rtt, domains.loss];
+    for (let k = 1; k < ordered.length; k += 1) {
+      expect((ordered[k]?.[1] ?? 1) < (ordered[k - 1]?.[0] ?? 0)).toBe(true);
+    }
   });
 });
 

@@ -2,10 +2,15 @@
 // throughput (median and min-max of each bucket's runs, both directions, failed runs marked),
 // retransmits, RTT (min, p10-p90 band, median) and loss. Findings are shaded spans over all
 // rows. Zooming any row zooms them all: they share one x axis.
-import type { Data, Layout, Shape } from "plotly.js";
+// With the path's timeline (lib/timelineTraces.ts) the throughput row also shows every run and
+// its ceilings, the RTT row the ECMP modes, and two rows join: changes (tuning, iperf3,
+// findings) on top and the modes' share of flows above loss.
+import type { Data, Layout, LayoutAxis, Shape } from "plotly.js";
 
 import type { Schemas } from "../api/client";
 import type { Finding } from "../api/queries";
+import type { PathTimeline } from "../api/timelineQueries";
+import { ceilingTraces, changeLines, eventTraces, hasEcmpModes, modeTraces, runTraces } from "./timelineTraces";
 
 export type PathHistory = Schemas["PathHistory"];
 export type HistoryRttPoint = PathHistory["rtt"][number];
@@ -22,12 +27,34 @@ export interface FailedRunMark {
 const FORWARD = "#1f77b4";
 const REVERSE = "#ff7f0e";
 const FAILED = "#cf222e";
+const FORWARD_BAND = "rgba(31, 119, 180, 0.08)";
+const REVERSE_BAND = "rgba(255, 127, 14, 0.08)";
+// Axis names stay fixed whichever rows are drawn (y..y4 as before the timeline rows joined).
 const ROWS = {
-  throughput: { axis: "y", domain: [0.7, 1] },
-  retransmits: { axis: "y2", domain: [0.56, 0.66] },
-  rtt: { axis: "y3", domain: [0.17, 0.52] },
-  loss: { axis: "y4", domain: [0, 0.13] },
+  changes: { axis: "y5", weight: 0.06 },
+  throughput: { axis: "y", weight: 0.3 },
+  retransmits: { axis: "y2", weight: 0.1 },
+  rtt: { axis: "y3", weight: 0.35 },
+  share: { axis: "y6", weight: 0.1 },
+  loss: { axis: "y4", weight: 0.13 },
 } as const;
+type Row = keyof typeof ROWS;
+const ROW_GAP = 0.04;
+
+/** Each drawn row's [bottom, top] in paper units, top to bottom in ROWS' order, in proportion to their weights. */
+export function rowDomains(rows: readonly Row[]): Partial<Record<Row, [number, number]>> {
+  const ordered = (Object.keys(ROWS) as Row[]).filter((row) => rows.includes(row));
+  const space = 1 - ROW_GAP * (ordered.length - 1);
+  const total = ordered.reduce((sum, row) => sum + ROWS[row].weight, 0);
+  const domains: Partial<Record<Row, [number, number]>> = {};
+  let top = 1;
+  for (const row of ordered) {
+    const bottom = Math.max(0, top - (ROWS[row].weight / total) * space);
+    domains[row] = [Number(bottom.toFixed(4)), Number(top.toFixed(4))];
+    top = bottom - ROW_GAP;
+  }
+  return domains;
+}
 
 /**
  * Columns with a null row wherever buckets are more than one and a half widths apart, so a
@@ -122,7 +149,7 @@ function failedTrace(failed: readonly FailedRunMark[]): Data[] {
   ];
 }
 
-function findingShapes(findings: readonly Finding[], to: string): Partial<Shape>[] {
+function findingShapes(findings: readonly Pick<Finding, "started_at" | "cleared_at" | "kind">[], to: string): Partial<Shape>[] {
   return findings.map((finding) => ({
     type: "rect",
     xref: "x",
@@ -141,18 +168,43 @@ export function historyFigure(
   history: PathHistory,
   failed: readonly FailedRunMark[],
   findings: readonly Finding[],
+  timeline: PathTimeline | null = null,
 ): { data: Data[]; layout: Partial<Layout> } {
   const forward = `${history.source.name} → ${history.destination.name}`;
-  const hasThroughput = history.throughput.length > 0 || history.reverse.throughput.length > 0;
   const reverse = `${history.destination.name} → ${history.source.name}`;
+  const runs = timeline === null ? [] : [...timeline.forward.runs, ...timeline.reverse.runs];
+  const hasThroughput = history.throughput.length > 0 || history.reverse.throughput.length > 0 || runs.length > 0;
+  const events = timeline === null ? [] : eventTraces(timeline, forward, reverse, ROWS.changes.axis);
+  // The RTT row is the forward pings: the forward sweeps' modes belong beside them.
+  const modes = timeline === null ? [] : modeTraces(timeline.forward.sweeps, ROWS.rtt.axis, ROWS.share.axis);
+  const rows: Row[] = ["throughput", "retransmits", "rtt", "loss"];
+  if (events.length > 0) {
+    rows.push("changes");
+  }
+  if (timeline !== null && hasEcmpModes(timeline.forward.sweeps)) {
+    rows.push("share");
+  }
+  const domains = rowDomains(rows);
   const data: Data[] = [
     ...throughputTraces(history.throughput, history.bucket_s, forward, FORWARD),
     ...throughputTraces(history.reverse.throughput, history.bucket_s, reverse, REVERSE),
+    ...(timeline === null
+      ? []
+      : [
+          ...ceilingTraces(timeline.forward.runs, forward, FORWARD, FORWARD_BAND, ROWS.throughput.axis),
+          ...ceilingTraces(timeline.reverse.runs, reverse, REVERSE, REVERSE_BAND, ROWS.throughput.axis),
+          ...runTraces(timeline.forward.runs, forward, FORWARD, ROWS.throughput.axis),
+          ...runTraces(timeline.reverse.runs, reverse, REVERSE, ROWS.throughput.axis),
+        ]),
     ...failedTrace(failed),
     ...rttTraces(history.rtt, history.bucket_s),
+    ...modes,
+    ...events,
   ];
+  const axis = (row: Row, extra: Partial<LayoutAxis>): Partial<LayoutAxis> => ({ domain: domains[row] ?? [0, 1], ...extra });
   const layout: Partial<Layout> = {
-    margin: { l: 70, r: 10, t: 10, b: 40 },
+    // Room above the changes row: Plotly's mode bar would cover its markers.
+    margin: { l: 70, r: 10, t: rows.includes("changes") ? 30 : 10, b: 40 },
     hovermode: "closest",
     barmode: "group",
     legend: { orientation: "h", y: -0.08 },
@@ -160,12 +212,23 @@ export function historyFigure(
     // day's range would be a sliver at the right edge. The range picker chooses what is read.
     xaxis: { type: "date", autorange: true, anchor: "y4", title: { text: "UTC" } },
     // Without a run the axis would count single bits: show a gigabit's scale instead.
-    yaxis: { domain: [...ROWS.throughput.domain], title: { text: "throughput" }, ticksuffix: "bit/s", tickformat: "~s",
-      rangemode: "tozero", ...(hasThroughput ? {} : { range: [0, 1e9] }) },
-    yaxis2: { domain: [...ROWS.retransmits.domain], title: { text: "retr." }, rangemode: "tozero" },
-    yaxis3: { domain: [...ROWS.rtt.domain], title: { text: "RTT (ms)" } },
-    yaxis4: { domain: [...ROWS.loss.domain], title: { text: "loss %" }, rangemode: "tozero" },
-    shapes: findingShapes(findings, history.to),
+    yaxis: axis("throughput", { title: { text: "throughput" }, ticksuffix: "bit/s", tickformat: "~s",
+      rangemode: "tozero", ...(hasThroughput ? {} : { range: [0, 1e9] }) }),
+    yaxis2: axis("retransmits", { title: { text: "retr." }, rangemode: "tozero" }),
+    yaxis3: axis("rtt", { title: { text: "RTT (ms)" } }),
+    yaxis4: axis("loss", { title: { text: "loss %" }, rangemode: "tozero" }),
+    ...(rows.includes("changes")
+      ? { yaxis5: axis("changes", { title: { text: "changes", font: { size: 10 } }, range: [-1, 1], fixedrange: true,
+          showticklabels: false, showgrid: false, zeroline: false }) }
+      : {}),
+    ...(rows.includes("share")
+      ? { yaxis6: axis("share", { title: { text: "flows %", font: { size: 10 } }, range: [0, 100], fixedrange: true }) }
+      : {}),
+    shapes: [
+      // The timeline's findings cover both directions; without it, the findings query's.
+      ...findingShapes(timeline?.findings ?? findings, history.to),
+      ...(timeline === null ? [] : changeLines(timeline)),
+    ],
   };
   return { data, layout };
 }

@@ -7,6 +7,7 @@ import type { PathHistory } from "../../lib/historyFigure";
 import { rangeFromParams } from "../../lib/historyRange";
 import { DESTINATION, SOURCE } from "../../test/analysisFixtures";
 import { mockApi, requestedUrls, type ApiRoutes } from "../../test/mockApi";
+import { TIMELINE } from "../../test/timelineFixtures";
 import { HistorySection } from "./HistorySection";
 
 vi.mock("../../components/PlotlyChart", () => import("../../test/plotlyChartStub"));
@@ -23,6 +24,7 @@ const HISTORY: PathHistory = {
   reverse: { rtt: [], throughput: [] },
 };
 const EMPTY: PathHistory = { ...HISTORY, rtt: [], throughput: [] };
+const UNCAPPED = { ...TIMELINE, reverse: { ...TIMELINE.reverse, runs_capped: false } };
 const FAILED = [{ id: "r1", test_type: "throughput", test_id: "t", started_at: "2026-11-22T11:30:00Z", ended_at: null,
   status: "failed", error: "iperf3: the server is busy running a test" }];  // prettier-ignore
 
@@ -31,6 +33,7 @@ function renderSection(entry: string, routes: ApiRoutes = {}) {
     "/api/v1/paths/history/": HISTORY,
     "/api/v1/paths/runs/": [],
     "/api/v1/analysis/findings/": [],
+    "/api/v1/analysis/path/timeline/": UNCAPPED,
     ...routes,
   });
   const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false } } });
@@ -106,6 +109,44 @@ describe("HistorySection", () => {
     renderSection(PATH, { "/api/v1/paths/history/": EMPTY, "/api/v1/paths/runs/": FAILED });
     expect(await screen.findByTestId("history-only-failed")).toBeDefined();
     expect(within(await screen.findByTestId("history-chart")).getByText("failed runs")).toBeDefined();
+  });
+
+  it("draws each run, its ceilings, the ECMP modes and the changes from the path's timeline", async () => {
+    const fetchMock = renderSection(`${PATH}?range=7d`);
+    const chart = await screen.findByTestId("history-chart");
+    await within(chart).findByText("dca → dcb TCP runs");
+    for (const name of ["dca → dcb UDP runs", "dca → dcb ceiling (1 stream)", "ECMP mode 2", "tuning changes", "findings"]) {
+      expect(within(chart).getByText(name)).toBeDefined();
+    }
+    // The same range as the history's: back from now, `to` left to the server.
+    const asked = requestedUrls(fetchMock, "/api/v1/analysis/path/timeline/")[0];
+    expect(asked?.searchParams.has("to")).toBe(false);
+    expect(asked?.searchParams.get("source")).toBe(SOURCE.id);
+    expect(screen.queryByTestId("timeline-capped")).toBeNull();
+  });
+
+  it("says when only the newest runs are shown", async () => {
+    renderSection(PATH, { "/api/v1/analysis/path/timeline/": TIMELINE });
+    expect((await screen.findByTestId("timeline-capped")).textContent).toContain("newest 1,500 runs of each direction");
+  });
+
+  it("opens a finding's evidence from the URL and closes it", async () => {
+    renderSection(`${PATH}?finding=7`);
+    const evidence = await screen.findByTestId("finding-evidence");
+    expect(evidence.textContent).toContain("Throughput down -66 %");
+    expect(evidence.textContent).toContain("dca → dcb");
+    expect(within(evidence).getByText("open_threshold_bps").nextSibling?.textContent).toBe("8.2 Gbit/s");
+    expect(evidence.textContent).toContain("9.1 Gbit/s → 3.1 Gbit/s");
+    fireEvent.click(within(evidence).getByRole("button", { name: "Close" }));
+    await vi.waitFor(() => {
+      expect(screen.queryByTestId("finding-evidence")).toBeNull();
+    });
+  });
+
+  it("still draws the rollups when the timeline fails", async () => {
+    renderSection(PATH, { "/api/v1/analysis/path/timeline/": 500 });
+    expect(await screen.findByText(/runs, ceilings and changes could not be loaded/)).toBeDefined();
+    expect(within(screen.getByTestId("history-chart")).getByText("RTT median")).toBeDefined();
   });
 
   it("shows the server's refusal instead of a blank chart", async () => {

@@ -1,12 +1,15 @@
 // The head of the path page: the range picker (1 hour to 1 year, or custom; kept in the URL
 // with any zoom, so a link shows the same view) and the path's history on one shared time
-// axis: throughput both ways, retransmits, RTT percentiles and loss, failed runs and findings.
+// axis: throughput both ways, retransmits, RTT percentiles and loss, failed runs and findings;
+// from the path's timeline, every run with its ceilings, ECMP modes, tuning and iperf3 changes,
+// and findings whose marker opens their evidence.
 import { useCallback, useMemo, useState } from "react";
-import type { PlotRelayoutEvent } from "plotly.js";
+import type { PlotMouseEvent, PlotRelayoutEvent } from "plotly.js";
 import { Link, useSearchParams } from "react-router-dom";
 
 import { usePathFindings, usePathHistory } from "../../api/historyQueries";
 import { useFailedRuns } from "../../api/perfsonarQueries";
+import { usePathTimeline, type PathTimeline } from "../../api/timelineQueries";
 import { PlotlyChart } from "../../components/PlotlyChart";
 import { LoadError, Loading } from "../../components/QueryState";
 import { formatDuration, formatMs, formatPercent, formatRate, formatUtc } from "../../lib/format";
@@ -17,9 +20,36 @@ import {
   namedRangeParams,
   type HistoryRange,
 } from "../../lib/historyRange";
+import { clickedFinding } from "../../lib/timelineTraces";
 import { pathHref } from "../PathsPage";
+import { FindingEvidence } from "./FindingEvidence";
 
 const CHART_HEIGHT = 640;
+// The rows the timeline adds (changes, ECMP share) get room of their own.
+const CHANGES_ROW_HEIGHT = 50;
+const SHARE_ROW_HEIGHT = 80;
+const FINDING_MARGIN_MS = 3600 * 1000;
+
+function timelineNotes(timeline: PathTimeline | undefined): string[] {
+  if (timeline === undefined) {
+    return [];
+  }
+  const notes: string[] = [];
+  if (timeline.forward.runs_capped || timeline.reverse.runs_capped) {
+    notes.push(
+      `Showing the newest ${timeline.run_cap.toLocaleString("en")} runs of each direction; zoom in to see older ones.`,
+    );
+  }
+  if (timeline.forward.sweeps_capped) {
+    notes.push(
+      `ECMP modes: one flow sweep in each 1/${timeline.run_cap.toLocaleString("en")} of the range (its newest); zoom in to see them all.`,
+    );
+  }
+  if (timeline.tuning_capped || timeline.findings_capped) {
+    notes.push("Only the newest tuning changes and findings of this range are marked; zoom in for the others.");
+  }
+  return notes;
+}
 
 /** What the figures above the chart say of the range. */
 export function historySummary(history: PathHistory) {
@@ -98,10 +128,25 @@ export function HistorySection({
   const history = usePathHistory(source, destination, range.from, range.to, range.live);
   const failed = useFailedRuns(source, destination, range.backS);
   const findings = usePathFindings(source, destination, range.from, range.to, range.live);
+  const timeline = usePathTimeline(source, destination, range.from, range.to, range.live);
   const figure = useMemo(
     () =>
-      history.data === undefined ? null : historyFigure(history.data, failed.data ?? [], findings.data ?? []),
-    [history.data, failed.data, findings.data],
+      history.data === undefined
+        ? null
+        : historyFigure(history.data, failed.data ?? [], findings.data ?? [], timeline.data ?? null),
+    [history.data, failed.data, findings.data, timeline.data],
+  );
+  // A click on a finding's marker opens its evidence below the chart; its id goes in the URL.
+  const onClick = useCallback(
+    (event: PlotMouseEvent) => {
+      const id = clickedFinding(event.points);
+      if (id !== null) {
+        const next = new URLSearchParams(params);
+        next.set("finding", String(id));
+        setParams(next, { replace: true });
+      }
+    },
+    [params, setParams],
   );
   // A zoom or pan on any row is the new range, in the URL; a double click (autorange) goes
   // back to the named range.
@@ -131,6 +176,18 @@ export function HistorySection({
   const data = history.data;
   const summary = historySummary(data);
   const reverseParams = new URLSearchParams(params);
+  reverseParams.delete("finding");
+  const chosenId = Number(params.get("finding") ?? "");
+  const chosen = timeline.data?.findings.find((finding) => finding.id === chosenId) ?? null;
+  const closeFinding = () => {
+    const next = new URLSearchParams(params);
+    next.delete("finding");
+    setParams(next, { replace: true });
+  };
+  const height =
+    CHART_HEIGHT +
+    (figure?.layout.yaxis5 === undefined ? 0 : CHANGES_ROW_HEIGHT) +
+    (figure?.layout.yaxis6 === undefined ? 0 : SHARE_ROW_HEIGHT);
   return (
     <section>
       <p className="crumbs">
@@ -218,21 +275,53 @@ export function HistorySection({
               Every run in this range failed: the crosses on the throughput row give each one&apos;s reason.
             </p>
           )}
+          {timelineNotes(timeline.data).map((note) => (
+            <p key={note} className="warning" role="note" data-testid="timeline-capped">
+              {note}
+            </p>
+          ))}
+          {timeline.isError && (
+            <p className="warning" role="note">
+              The runs, ceilings and changes could not be loaded ({timeline.error.message}); the chart shows the
+              rollups only.
+            </p>
+          )}
           {figure !== null && (
             <PlotlyChart
               data={figure.data}
               layout={figure.layout}
-              height={CHART_HEIGHT}
+              height={height}
               uiRevision={`${source}/${destination}/${range.key ?? "custom"}`}
               testId="history-chart"
               onRelayout={onRelayout}
+              onClick={onClick}
             />
           )}
           <p className="muted">
-            One point per {formatDuration(data.bucket_s)} ({data.resolution} rollups), the axis spanning the data;
-            shaded spans are findings on this path. Drag across any row to zoom all of them; double-click to zoom
-            back out.
+            One point per {formatDuration(data.bucket_s)} ({data.resolution} rollups), the axis spanning the data,
+            and each throughput run as a marker: circles TCP, squares paced TCP, diamonds UDP; open for one stream,
+            filled for several. Dashed steps are each run&apos;s ceiling at its min RTT with a band to the
+            ceiling under load; dotted lines mark tuning (▼) and iperf3 (★) changes, shaded spans findings: click a
+            finding&apos;s square for its evidence. Drag across any row to zoom all of them; double-click to zoom back
+            out.
           </p>
+          {chosen !== null && (
+            <FindingEvidence
+              finding={chosen}
+              pathName={
+                chosen.path_direction === "forward"
+                  ? `${data.source.name} → ${data.destination.name}`
+                  : `${data.destination.name} → ${data.source.name}`
+              }
+              onClose={closeFinding}
+              onZoom={() => {
+                const start = new Date(new Date(chosen.started_at).getTime() - FINDING_MARGIN_MS);
+                const cleared = chosen.cleared_at === null ? Date.now() : new Date(chosen.cleared_at).getTime();
+                const end = new Date(Math.min(cleared + FINDING_MARGIN_MS, Date.now()));
+                setParams(explicitRangeParams(params, start, end));
+              }}
+            />
+          )}
         </>
       )}
     </section>
