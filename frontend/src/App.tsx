@@ -17,6 +17,8 @@ import { PathsPage } from "./pages/PathsPage";
 import { PeoplePage } from "./pages/PeoplePage";
 import { SchedulePage } from "./pages/SchedulePage";
 import { TokensPage } from "./pages/TokensPage";
+import { TargetPage } from "./pages/target/TargetPage";
+import { TargetsTable } from "./pages/target/TargetsTable";
 
 export function App() {
   return (
@@ -24,8 +26,9 @@ export function App() {
       <Route path="/login" element={<LoginPage />} />
       <Route element={<AppLayout />}>
         <Route index element={<Navigate to="/paths" replace />} />
-        <Route path="/paths" element={<PathsPage />} />
+        <Route path="/paths" element={<PathsPage externalTargets={<TargetsTable />} />} />
         <Route path="/paths/:source/:destination" element={<PathPage />} />
+        <Route path="/targets/:source/:target" element={<TargetPage />} />
         <Route path="/grid" element={<GridPage />} />
         <Route path="/meshes" element={<MeshesPage />} />
         <Route path="/meshes/new" element={<MeshEditorPage />} />
