@@ -14,6 +14,7 @@ from rest_framework import serializers
 
 from analysis.choices import FindingKind, FindingMetric, FindingState
 from analysis.payloads import SCHEMA
+from analysis.services.path_spark import SPARK_PAIRS, parse_pair
 from core import contract
 from core.serializers import StrictSerializer
 from inventory.api.serializers import AgentRefSerializer
@@ -202,7 +203,9 @@ class GridCellSerializer(serializers.Serializer[Any]):
     diagnosis = DiagnosisField(allow_null=True)
     measured_at = serializers.DateTimeField(allow_null=True)
     loss_fraction = serializers.FloatField(allow_null=True)
-    rtt_median_ms = serializers.FloatField(allow_null=True, help_text="median RTT of the last hour of pings")
+    rtt_median_ms = serializers.FloatField(
+        allow_null=True, help_text="median of the 1-minute RTT medians of the last hour (settled minutes)"
+    )
     mode_count = serializers.IntegerField(allow_null=True)
     rtt_mode_verdict = ModeVerdictField(allow_null=True)
     open_findings = serializers.IntegerField()
@@ -233,3 +236,170 @@ class MeshGridSerializer(serializers.Serializer[Any]):
     cells = GridCellSerializer(many=True)
     thresholds = GridThresholdsNowSerializer()
     generated_at = serializers.DateTimeField(help_text="the instant ages and windows are counted from")
+
+
+class PathListQuerySerializer(StrictSerializer):
+    mesh = serializers.CharField(required=False, max_length=200, help_text="only this mesh's pairs")
+
+
+class PathSummarySerializer(serializers.Serializer[Any]):
+    """One path's current state, as the Paths list shows it (the grid cell's fields, less the
+    mesh-specific ones)."""
+
+    source = AgentRefSerializer()  # type: ignore[assignment]
+    destination = AgentRefSerializer()
+    test_types = serializers.ListField(child=serializers.CharField(), help_text="test types with runs")
+    last_run_at = serializers.DateTimeField(allow_null=True, help_text="the path's newest data")
+    last_run_status = serializers.CharField(allow_null=True, help_text="of the newest run of any kind (RunStatus)")
+    last_run_test_type = serializers.CharField(allow_null=True)
+    data_age_s = serializers.FloatField(allow_null=True, help_text="seconds since last_run_at; null: no data")
+    rtt_median_ms = serializers.FloatField(
+        allow_null=True, help_text="median of the 1-minute RTT medians of the last hour (settled minutes)"
+    )
+    loss_fraction = serializers.FloatField(allow_null=True, help_text="pings lost in the last hour (settled minutes)")
+    rate_bps = serializers.FloatField(allow_null=True, help_text="newest analysed throughput run of the last 31 days")
+    ceiling_bps = serializers.FloatField(allow_null=True)
+    fraction_of_ceiling = serializers.FloatField(allow_null=True)
+    diagnosis = DiagnosisField(allow_null=True)
+    limit = LimitField(allow_null=True)
+    measured_at = serializers.DateTimeField(allow_null=True, help_text="start of the run rate_bps is of")
+    open_findings = serializers.IntegerField(help_text="open alarms")
+
+
+class PathListSerializer(serializers.Serializer[Any]):
+    generated_at = serializers.DateTimeField(help_text="the instant ages and windows are counted from")
+    paths = PathSummarySerializer(many=True)
+
+
+class PathSparkQuerySerializer(StrictSerializer):
+    pair = serializers.ListField(
+        child=serializers.CharField(max_length=100),
+        min_length=1,
+        help_text="<source uuid>:<destination uuid>, repeated (1 to 100)",
+    )
+
+    def validate_pair(self, value: list[str]) -> list[tuple[Any, Any]]:
+        if len(value) > SPARK_PAIRS:
+            raise serializers.ValidationError(f"at most {SPARK_PAIRS} pairs a request, not {len(value)}")
+        try:
+            return [parse_pair(text) for text in value]
+        except ValueError as error:
+            raise serializers.ValidationError(str(error)) from None
+
+
+class SparkRunSerializer(serializers.Serializer[Any]):
+    started_at = serializers.DateTimeField()
+    rate_bps = serializers.FloatField(allow_null=True)
+    ceiling_bps = serializers.FloatField(allow_null=True)
+
+
+class SparkSerializer(serializers.Serializer[Any]):
+    source = serializers.UUIDField()  # type: ignore[assignment]
+    destination = serializers.UUIDField()
+    rtt_p50_ms = serializers.ListField(
+        child=serializers.FloatField(allow_null=True), help_text="hourly RTT medians from `start`, oldest first"
+    )
+    runs = SparkRunSerializer(many=True, help_text="newest analysed throughput runs of 31 days, oldest first")
+
+
+class PathSparksSerializer(serializers.Serializer[Any]):
+    generated_at = serializers.DateTimeField()
+    start = serializers.DateTimeField(help_text="start of the first hourly RTT bucket")
+    step_s = serializers.IntegerField()
+    sparks = SparkSerializer(many=True)
+
+
+class TimelineRunSerializer(serializers.Serializer[Any]):
+    """One throughput run, in the direction its data flowed."""
+
+    t = serializers.DateTimeField(help_text="the run's start")
+    run_id = serializers.UUIDField()
+    protocol = serializers.ChoiceField(choices=["tcp", "udp"])
+    paced = serializers.BooleanField(help_text="the sender was paced (-b on TCP, or fq-rate)")
+    streams = serializers.IntegerField(allow_null=True)
+    rate_bps = serializers.FloatField(allow_null=True, help_text="received; a TCP run's steady rate when analysed")
+    offered_bps = serializers.FloatField(allow_null=True, help_text="UDP: the rate sent")
+    lost_fraction = serializers.FloatField(allow_null=True, help_text="UDP: datagrams lost")
+    iperf3_version = serializers.CharField(allow_blank=True)
+    client = AgentRefSerializer(help_text="the agent that ran iperf3's client (its version is the one reported)")
+    diagnosis = DiagnosisField(allow_null=True, help_text="TCP runs with a stored analysis only")
+    limit = LimitField(allow_null=True)
+    ceiling_bps = serializers.FloatField(allow_null=True, help_text="the binding ceiling at the run's min RTT")
+    ceiling_under_load_bps = serializers.FloatField(allow_null=True, help_text="the same at the RTT under load")
+    terms = serializers.DictField(
+        child=serializers.FloatField(allow_null=True), allow_null=True, help_text="each term's rate at min RTT"
+    )
+
+
+class TimelineModeSerializer(serializers.Serializer[Any]):
+    rtt_ms = serializers.FloatField(allow_null=True)
+    share = serializers.FloatField(allow_null=True, help_text="of the sweep's flows")
+    flow_count = serializers.IntegerField()
+
+
+class TimelineSweepSerializer(serializers.Serializer[Any]):
+    t = serializers.DateTimeField()
+    verdict = ModeVerdictField()
+    modes = TimelineModeSerializer(many=True, help_text="by RTT, fastest first")
+
+
+class TimelineDirectionSerializer(serializers.Serializer[Any]):
+    runs = TimelineRunSerializer(many=True, help_text="OK throughput runs, oldest first")
+    runs_capped = serializers.BooleanField(help_text="more runs in the range: only the newest run_cap are listed")
+    sweeps = TimelineSweepSerializer(many=True, help_text="at most run_cap, spread over the range, oldest first")
+    sweeps_capped = serializers.BooleanField(help_text="thinned: only the newest sweep of each 1/run_cap of the range")
+
+
+class TimelineVersionChangeSerializer(serializers.Serializer[Any]):
+    t = serializers.DateTimeField(help_text="the first run with the new version")
+    agent = AgentRefSerializer()
+    old = serializers.CharField()
+    new = serializers.CharField()
+
+
+class TimelineTuningChangeSerializer(serializers.Serializer[Any]):
+    t = serializers.DateTimeField(help_text="when the host collected the new facts")
+    agent = AgentRefSerializer()
+    changes = serializers.DictField(
+        child=serializers.ListField(min_length=2, max_length=2), help_text="{key: [old, new]}; null: not reported"
+    )
+
+
+class TimelineFindingSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField()
+    path_direction = serializers.ChoiceField(choices=["forward", "reverse"])
+    # Plain strings, as FindingSerializer has them: the UI reads labels from /choices/.
+    metric = serializers.CharField(help_text="FindingMetric")
+    kind = serializers.CharField(help_text="FindingKind")
+    state = serializers.CharField(help_text="FindingState")
+    started_at = serializers.DateTimeField()
+    detected_at = serializers.DateTimeField()
+    cleared_at = serializers.DateTimeField(allow_null=True)
+    rules = serializers.ListField(child=serializers.CharField())
+    direction = serializers.CharField(help_text="of the change: up or down")
+    baseline = serializers.FloatField()
+    current = serializers.FloatField()
+    magnitude = serializers.FloatField()
+    unit = serializers.CharField()
+    annotation = serializers.CharField(allow_blank=True)
+    evidence = FindingEvidenceField()
+
+
+class PathTimelineSerializer(serializers.Serializer[Any]):
+    source = AgentRefSerializer()  # type: ignore[assignment]
+    destination = AgentRefSerializer()
+    to = serializers.DateTimeField()
+    run_cap = serializers.IntegerField(help_text="most runs (and sweeps) listed per direction")
+    forward = TimelineDirectionSerializer(help_text="data from source to destination")
+    reverse = TimelineDirectionSerializer()
+    iperf3_changes = TimelineVersionChangeSerializer(many=True)
+    tuning_changes = TimelineTuningChangeSerializer(many=True, help_text="either host's, oldest first")
+    tuning_capped = serializers.BooleanField()
+    findings = TimelineFindingSerializer(many=True, help_text="overlapping the range, both directions, oldest first")
+    findings_capped = serializers.BooleanField()
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        # "from" is a Python keyword: it cannot be declared as a class attribute.
+        fields = super().get_fields()
+        fields["from"] = serializers.DateTimeField()
+        return fields

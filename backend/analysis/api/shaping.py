@@ -6,6 +6,7 @@ evidence, time modes) are those of contract/analysis.v1.schema.json.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from analysis.choices import RttModeVerdict
@@ -13,6 +14,8 @@ from analysis.models import Finding, RunAnalysis
 from analysis.payloads import checked
 from analysis.services.grid import MeshGrid
 from analysis.services.modes import PathModesNow
+from analysis.services.path_list import PathList
+from analysis.services.path_spark import PathSparks
 from analysis.services.paths import CeilingsNow, PathReport
 from inventory.models import Agent
 
@@ -106,9 +109,15 @@ def path_analysis(source: Agent, destination: Agent, report: PathReport) -> dict
     }
 
 
+def agent_refs(agents: Iterable[Agent]) -> dict[Any, dict[str, Any]]:
+    """Agent refs by id with the id as text, shared by every row that names the agent: a
+    UUID would go through the JSON encoder's Python fallback once per row."""
+    return {agent.id: {"id": str(agent.id), "name": agent.name} for agent in agents}
+
+
 def mesh_grid(grid: MeshGrid) -> dict[str, Any]:
     """Already in the serializer's output shape (MeshGridView renders it as it is)."""
-    refs = {agent.id: agent_ref(agent) for agent in grid.agents}  # 9,900 cells share 100
+    refs = agent_refs(grid.agents)  # 9,900 cells share 100
     return {
         "mesh": grid.mesh.name,
         "agents": list(refs.values()),
@@ -116,24 +125,74 @@ def mesh_grid(grid: MeshGrid) -> dict[str, Any]:
             {
                 "source": refs[cell.source.id],
                 "destination": refs[cell.destination.id],
-                "rate_bps": cell.rate_bps,
-                "ceiling_bps": cell.ceiling_bps,
-                "fraction_of_ceiling": cell.fraction_of_ceiling,
-                "diagnosis": cell.diagnosis,
-                "measured_at": cell.measured_at,
-                "loss_fraction": cell.loss_fraction,
-                "rtt_median_ms": cell.rtt_median_ms,
+                "rate_bps": cell.state.rate_bps,
+                "ceiling_bps": cell.state.ceiling_bps,
+                "fraction_of_ceiling": cell.state.fraction_of_ceiling,
+                "diagnosis": cell.state.diagnosis,
+                "measured_at": cell.state.measured_at,
+                "loss_fraction": cell.state.loss_fraction,
+                "rtt_median_ms": cell.state.rtt_median_ms,
                 "mode_count": cell.mode_count,
                 "rtt_mode_verdict": cell.rtt_mode_verdict,
-                "open_findings": cell.open_findings,
-                "last_run_status": cell.last_run_status,
-                "last_run_test_type": cell.last_run_test_type,
-                "last_run_at": cell.last_run_at,
-                "data_age_s": cell.data_age_s,
+                "open_findings": cell.state.open_findings,
+                "last_run_status": cell.state.last_run_status,
+                "last_run_test_type": cell.state.last_run_test_type,
+                "last_run_at": cell.state.last_run_at,
+                "data_age_s": cell.state.data_age_s,
                 "stale": cell.stale,
             }
             for cell in grid.cells
         ],
         "thresholds": grid.thresholds.to_dict(),
         "generated_at": grid.generated_at,
+    }
+
+
+def path_list(paths: PathList) -> dict[str, Any]:
+    """Already in PathListSerializer's output shape, in its field order (PathListView renders it
+    as it is; tests/api/test_path_list.py holds them equal)."""
+    refs = agent_refs(paths.agents)
+    return {
+        "generated_at": paths.generated_at,
+        "paths": [
+            {
+                "source": refs[row.source.id],
+                "destination": refs[row.destination.id],
+                "test_types": row.state.test_types.split(",") if row.state.test_types else [],
+                "last_run_at": row.state.last_run_at,
+                "last_run_status": row.state.last_run_status,
+                "last_run_test_type": row.state.last_run_test_type,
+                "data_age_s": row.state.data_age_s,
+                "rtt_median_ms": row.state.rtt_median_ms,
+                "loss_fraction": row.state.loss_fraction,
+                "rate_bps": row.state.rate_bps,
+                "ceiling_bps": row.state.ceiling_bps,
+                "fraction_of_ceiling": row.state.fraction_of_ceiling,
+                "diagnosis": row.state.diagnosis,
+                "limit": row.state.limit,
+                "measured_at": row.state.measured_at,
+                "open_findings": row.state.open_findings,
+            }
+            for row in paths.rows
+        ],
+    }
+
+
+def path_sparks(sparks: PathSparks) -> dict[str, Any]:
+    return {
+        "generated_at": sparks.generated_at,
+        "start": sparks.start,
+        "step_s": sparks.step_s,
+        "sparks": [
+            {
+                "source": spark.source,
+                "destination": spark.destination,
+                "rtt_p50_ms": spark.rtt_p50_ms,
+                "runs": [
+                    {"started_at": started_at, "rate_bps": rate_bps, "ceiling_bps": ceiling_bps}
+                    for started_at, rate_bps, ceiling_bps in spark.runs
+                ],
+            }
+            for spark in sparks.sparks
+        ],
     }

@@ -1,26 +1,42 @@
-"""Read-only analysis API for logged-in users: one path in depth, a mesh as a grid, findings."""
+"""Read-only analysis API for logged-in users: one path in depth, a mesh as a grid, every path's
+current state and a page of sparklines, findings."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 from django.conf import settings
+from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
 from drf_spectacular.utils import extend_schema
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis.api import shaping
+from analysis.api.grid_snapshot import grid_body
 from analysis.api.serializers import (
     FindingQuerySerializer,
     FindingSerializer,
     MeshGridSerializer,
     PathAnalysisSerializer,
+    PathListQuerySerializer,
+    PathListSerializer,
     PathQuerySerializer,
+    PathSparkQuerySerializer,
+    PathSparksSerializer,
+    PathTimelineSerializer,
 )
 from analysis.services.finding_list import FindingFilter, list_findings
-from analysis.services.grid import mesh_grid
+from analysis.services.path_list import path_list
+from analysis.services.path_spark import path_sparks
 from analysis.services.paths import path_report
+from analysis.services.timeline import path_timeline
+from history.api.serializers import HistoryQuerySerializer
+from history.buckets import RangeRefused, choose_resolution
+from history.tables import retention_days
 from inventory.api.lookups import path_agents
 from meshes.models import Mesh
 
@@ -54,9 +70,9 @@ class MeshGridView(APIView):
     @extend_schema(responses={200: MeshGridSerializer})
     def get(self, request: Request, name: str) -> Response:
         mesh = get_object_or_404(Mesh.objects.prefetch_related("members", "tests"), name=name)
-        # The shaped body is already the serializer's output (tests/test_grid.py holds them
-        # equal); at 100 agents the serializer would add 0.8 s to 9,900 cells.
-        return Response(shaping.mesh_grid(mesh_grid(mesh)))
+        # The body is the serializer's output shape (tests/test_grid.py holds them equal), from
+        # the mesh's snapshot of the last minute (grid_snapshot.py says why).
+        return HttpResponse(grid_body(mesh), content_type="application/json")
 
 
 class FindingListView(APIView):
@@ -84,3 +100,68 @@ class FindingListView(APIView):
         )
         rows = [shaping.finding(finding) for finding in list_findings(chosen, params["limit"])]
         return Response(FindingSerializer(rows, many=True).data)
+
+
+class PathListView(APIView):
+    """Every path with any run and its current state: RTT and loss of the last hour, the newest
+    throughput run against its ceiling, the newest run's age, open alarms (the Paths list)."""
+
+    @extend_schema(parameters=[PathListQuerySerializer], responses={200: PathListSerializer})
+    def get(self, request: Request) -> Response:
+        query = PathListQuerySerializer(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        mesh = None
+        if "mesh" in query.validated_data:
+            name = query.validated_data["mesh"]
+            mesh = Mesh.objects.prefetch_related("members").filter(name=name).first()
+            if mesh is None:
+                raise NotFound(f"there is no mesh named {name!r}")
+        # As the grid: the shaped body is the serializer's output (tests/api/test_path_list.py
+        # holds them equal), without the serializer's cost at 9,900 rows.
+        return Response(shaping.path_list(path_list(mesh)))
+
+
+class PathSparkView(APIView):
+    """Sparkline series of up to 100 paths: 24 hourly RTT medians and the newest throughput runs."""
+
+    @extend_schema(parameters=[PathSparkQuerySerializer], responses={200: PathSparksSerializer})
+    def get(self, request: Request) -> Response:
+        query = PathSparkQuerySerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        sparks = path_sparks(query.validated_data["pair"])
+        return Response(PathSparksSerializer(shaping.path_sparks(sparks)).data)
+
+
+TIMELINE_DEFAULT_SPAN = timedelta(hours=24)
+
+
+class PathTimelineView(APIView):
+    """What the path page draws over its history: each throughput run with its ceilings, tuning
+    and iperf3 changes, ECMP modes and findings, both directions. The range is checked as the
+    history's is (the same query parameters), so the two always answer for the same range."""
+
+    @extend_schema(parameters=[HistoryQuerySerializer], responses={200: PathTimelineSerializer})
+    def get(self, request: Request) -> Response:
+        query = HistoryQuerySerializer(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        if params["source"] == params["destination"]:
+            raise ValidationError({"destination": ["a path needs two different agents"]})
+        source, destination = path_agents(params)
+        now = timezone.now()
+        end = params.get("to") or now
+        start = params.get("from") or end - TIMELINE_DEFAULT_SPAN
+        if start > end:
+            raise ValidationError({"from": ["from is after to: the range is reversed"]})
+        if start == end:
+            raise ValidationError({"from": ["the range is empty: from equals to"]})
+        if start >= now:
+            raise ValidationError({"from": ["the range lies in the future: there is no data yet"]})
+        end = min(end, now)
+        try:
+            # Refuses what the history refuses: longer than its daily points, older than kept.
+            choose_resolution(start, end, now, retention_days())
+        except RangeRefused as exc:
+            raise ValidationError({"from": [str(exc)]}) from exc
+        # Plain dicts, like the history: PathTimelineSerializer is the schema.
+        return Response(path_timeline(source, destination, start, end))

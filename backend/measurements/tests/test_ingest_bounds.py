@@ -103,7 +103,7 @@ class TimeBoundsTests(IngestBoundsTestCase):
     def test_times_older_than_the_raw_retention_are_refused(self) -> None:
         batch = self.ping()
         batch["results"][0]["ping"]["samples"][0]["time"] = "0001-01-01T00:00:00+01:00"
-        self.refused(batch, "results/0/ping/samples/0/time", "older than the raw retention (180 days)")
+        self.refused(batch, "results/0/ping/samples/0/time", "older than the raw retention (30 days)")
         batch = self.ping()
         result = batch["results"][0]
         result["started_at"], result["ended_at"] = stamp(-timedelta(days=200)), stamp(-timedelta(days=200))

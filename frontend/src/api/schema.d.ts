@@ -453,6 +453,64 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/analysis/path/timeline/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description What the path page draws over its history: each throughput run with its ceilings, tuning
+         *     and iperf3 changes, ECMP modes and findings, both directions. The range is checked as the
+         *     history's is (the same query parameters), so the two always answer for the same range.
+         */
+        get: operations["analysis_path_timeline_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/analysis/paths/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Every path with any run and its current state: RTT and loss of the last hour, the newest
+         *     throughput run against its ceiling, the newest run's age, open alarms (the Paths list).
+         */
+        get: operations["analysis_paths_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/analysis/paths/spark/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Sparkline series of up to 100 paths: 24 hourly RTT medians and the newest throughput runs. */
+        get: operations["analysis_paths_spark_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/api-tokens/": {
         parameters: {
             query?: never;
@@ -1113,6 +1171,86 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/targets/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Every source agent -> external target pair with runs: test types, the newest run and its
+         *     status, and the RTT median and loss of the last hour of pings.
+         */
+        get: operations["targets_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/targets/routes/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description One target path's routes: each ECMP member's hops, the routes each trace run saw and
+         *     when that set changed (the newest 500 trace runs of the range; default the last 7 days).
+         */
+        get: operations["targets_routes_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/targets/rtt/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description One target path's RTT (min, p10, median, p90, max) and loss in time buckets, at most
+         *     max_points of them, from raw pings (raw retention is the longest range).
+         */
+        get: operations["targets_rtt_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/targets/runs/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description One target path's runs of every kind, newest first, with why a run did not measure;
+         *     a page at a time (`before` = the previous page's `next_before`).
+         */
+        get: operations["targets_runs_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1714,7 +1852,7 @@ export interface components {
             loss_fraction: number | null;
             /**
              * Format: double
-             * @description median RTT of the last hour of pings
+             * @description median of the 1-minute RTT medians of the last hour (settled minutes)
              */
             rtt_median_ms: number | null;
             mode_count: number | null;
@@ -2509,6 +2647,12 @@ export interface components {
             advice: components["schemas"]["Advice"][];
             capacity_plan: components["schemas"]["CapacityPlan"];
         };
+        /**
+         * @description * `forward` - forward
+         *     * `reverse` - reverse
+         * @enum {string}
+         */
+        PathDirectionEnum: "forward" | "reverse";
         PathHistory: {
             source: components["schemas"]["AgentRef"];
             destination: components["schemas"]["AgentRef"];
@@ -2536,6 +2680,14 @@ export interface components {
             share: number;
             /** @description e.g. "capacity (9 of 11 runs)" */
             summary: string;
+        };
+        PathList: {
+            /**
+             * Format: date-time
+             * @description the instant ages and windows are counted from
+             */
+            generated_at: string;
+            paths: components["schemas"]["PathSummary"][];
         };
         PathModes: {
             verdict: components["schemas"]["ModeVerdict"];
@@ -2566,6 +2718,88 @@ export interface components {
             changes: components["schemas"]["RouteChange"][];
             /** @description the range holds more trace runs than are read: the oldest are left out */
             truncated: boolean;
+        };
+        PathSparks: {
+            /** Format: date-time */
+            generated_at: string;
+            /**
+             * Format: date-time
+             * @description start of the first hourly RTT bucket
+             */
+            start: string;
+            step_s: number;
+            sparks: components["schemas"]["Spark"][];
+        };
+        /**
+         * @description One path's current state, as the Paths list shows it (the grid cell's fields, less the
+         *     mesh-specific ones).
+         */
+        PathSummary: {
+            source: components["schemas"]["AgentRef"];
+            destination: components["schemas"]["AgentRef"];
+            /** @description test types with runs */
+            test_types: string[];
+            /**
+             * Format: date-time
+             * @description the path's newest data
+             */
+            last_run_at: string | null;
+            /** @description of the newest run of any kind (RunStatus) */
+            last_run_status: string | null;
+            last_run_test_type: string | null;
+            /**
+             * Format: double
+             * @description seconds since last_run_at; null: no data
+             */
+            data_age_s: number | null;
+            /**
+             * Format: double
+             * @description median of the 1-minute RTT medians of the last hour (settled minutes)
+             */
+            rtt_median_ms: number | null;
+            /**
+             * Format: double
+             * @description pings lost in the last hour (settled minutes)
+             */
+            loss_fraction: number | null;
+            /**
+             * Format: double
+             * @description newest analysed throughput run of the last 31 days
+             */
+            rate_bps: number | null;
+            /** Format: double */
+            ceiling_bps: number | null;
+            /** Format: double */
+            fraction_of_ceiling: number | null;
+            diagnosis: components["schemas"]["Diagnosis"] | null;
+            limit: components["schemas"]["Limit"] | null;
+            /**
+             * Format: date-time
+             * @description start of the run rate_bps is of
+             */
+            measured_at: string | null;
+            /** @description open alarms */
+            open_findings: number;
+        };
+        PathTimeline: {
+            source: components["schemas"]["AgentRef"];
+            destination: components["schemas"]["AgentRef"];
+            /** Format: date-time */
+            to: string;
+            /** @description most runs (and sweeps) listed per direction */
+            run_cap: number;
+            /** @description data from source to destination */
+            forward: components["schemas"]["TimelineDirection"];
+            reverse: components["schemas"]["TimelineDirection"];
+            iperf3_changes: components["schemas"]["TimelineVersionChange"][];
+            /** @description either host's, oldest first */
+            tuning_changes: components["schemas"]["TimelineTuningChange"][];
+            tuning_capped: boolean;
+            /** @description overlapping the range, both directions, oldest first */
+            findings: components["schemas"]["TimelineFinding"][];
+            findings_capped: boolean;
+            /** Format: date-time */
+            from: string;
         };
         Peer: {
             /** Format: uuid */
@@ -2650,6 +2884,12 @@ export interface components {
         };
         /** @enum {string} */
         PriorEnum: "ceilings";
+        /**
+         * @description * `tcp` - tcp
+         *     * `udp` - udp
+         * @enum {string}
+         */
+        ProtocolEnum: "tcp" | "udp";
         /** @description Refuses unknown keys instead of silently dropping them: a typo is an error. */
         PsconfigImportRequest: {
             /** @description the pSConfig template itself (a JSON object) */
@@ -3019,6 +3259,24 @@ export interface components {
          * @enum {string}
          */
         SlotStateEnum: "planned" | "ok" | "failed" | "missed" | "unschedulable";
+        Spark: {
+            /** Format: uuid */
+            source: string;
+            /** Format: uuid */
+            destination: string;
+            /** @description hourly RTT medians from `start`, oldest first */
+            rtt_p50_ms: (number | null)[];
+            /** @description newest analysed throughput runs of 31 days, oldest first */
+            runs: components["schemas"]["SparkRun"][];
+        };
+        SparkRun: {
+            /** Format: date-time */
+            started_at: string;
+            /** Format: double */
+            rate_bps: number | null;
+            /** Format: double */
+            ceiling_bps: number | null;
+        };
         /** @description The RTT modes of one flow sweep by the per-flow rule, as stored (analysis.modes.ModeAnalysis). */
         SweepAnalysis: {
             verdict: components["schemas"]["ModeVerdict"];
@@ -3041,6 +3299,143 @@ export interface components {
             flow_count: number;
             share: number;
             src_ports: number[];
+        };
+        Target: {
+            source: components["schemas"]["AgentRef"];
+            target: string;
+            /** @description test types with runs */
+            test_types: string[];
+            /** Format: date-time */
+            last_run_at: string;
+            last_status: components["schemas"]["RunStatusEnum"];
+            /** @description the test type of the newest run */
+            last_run_test_type: string;
+            /**
+             * Format: double
+             * @description seconds since the newest run started
+             */
+            data_age_s: number;
+            /**
+             * Format: double
+             * @description pings of the last hour
+             */
+            rtt_median_ms: number | null;
+            /**
+             * Format: double
+             * @description pings of the last hour; null: none sent
+             */
+            loss_fraction: number | null;
+            sent_last_hour: number;
+        };
+        TargetLatest: {
+            test_type: components["schemas"]["TestTypeEnum"];
+            /** Format: uuid */
+            run_id: string;
+            /** Format: date-time */
+            started_at: string;
+            status: components["schemas"]["RunStatusEnum"];
+        };
+        TargetList: {
+            /** Format: date-time */
+            generated_at: string;
+            targets: components["schemas"]["Target"][];
+        };
+        TargetRoutes: {
+            source: components["schemas"]["AgentRef"];
+            target: string;
+            /** Format: date-time */
+            to: string;
+            /**
+             * Format: date-time
+             * @description raw data older than this is gone (targets have no rollups)
+             */
+            retained_from: string;
+            routes: components["schemas"]["Route"][];
+            runs: components["schemas"]["RouteRun"][];
+            changes: components["schemas"]["RouteChange"][];
+            /** @description the range holds more trace runs than are read: the oldest are left out */
+            truncated: boolean;
+            /**
+             * Format: date-time
+             * @description the range read: the asked one, from raw retention on
+             */
+            from: string;
+        };
+        TargetRttPoint: {
+            /**
+             * Format: date-time
+             * @description the bucket's start
+             */
+            t: string;
+            /**
+             * Format: double
+             * @description RTT in ms, of the replies in the bucket
+             */
+            min: number | null;
+            /** Format: double */
+            p10: number | null;
+            /** Format: double */
+            p50: number | null;
+            /** Format: double */
+            p90: number | null;
+            /** Format: double */
+            max: number | null;
+            /** @description replies */
+            count: number;
+            sent: number;
+            lost: number;
+            /**
+             * Format: double
+             * @description lost / sent
+             */
+            loss: number;
+        };
+        TargetRttSeries: {
+            source: components["schemas"]["AgentRef"];
+            target: string;
+            /** Format: date-time */
+            to: string;
+            /**
+             * Format: date-time
+             * @description raw data older than this is gone (targets have no rollups)
+             */
+            retained_from: string;
+            bucket_s: number;
+            /** @description the newest run of each test type, whenever it was */
+            latest: components["schemas"]["TargetLatest"][];
+            points: components["schemas"]["TargetRttPoint"][];
+            /**
+             * Format: date-time
+             * @description the range read: the asked one, from raw retention on
+             */
+            from: string;
+        };
+        TargetRun: {
+            /** Format: uuid */
+            id: string;
+            test_type: components["schemas"]["TestTypeEnum"];
+            test_id: string;
+            /** Format: date-time */
+            started_at: string;
+            /** Format: date-time */
+            ended_at: string;
+            status: components["schemas"]["RunStatusEnum"];
+            error: string;
+            /** @description what the run found, per test kind (ping: rtt_min_ms, loss, ...) */
+            summary: {
+                [key: string]: unknown;
+            };
+        };
+        TargetRuns: {
+            source: components["schemas"]["AgentRef"];
+            target: string;
+            /** @description newest first */
+            runs: components["schemas"]["TargetRun"][];
+            /**
+             * Format: date-time
+             * @description pass as `before` for the next page; null: no more runs
+             */
+            next_before: string | null;
         };
         /**
          * @description The four ceiling terms of tcp-ceilings.md (analysis.ceilings.PathCeilings).
@@ -3115,6 +3510,132 @@ export interface components {
             levels_ms: number[];
             change_times: string[];
             reason: string;
+        };
+        TimelineDirection: {
+            /** @description OK throughput runs, oldest first */
+            runs: components["schemas"]["TimelineRun"][];
+            /** @description more runs in the range: only the newest run_cap are listed */
+            runs_capped: boolean;
+            /** @description at most run_cap, spread over the range, oldest first */
+            sweeps: components["schemas"]["TimelineSweep"][];
+            /** @description thinned: only the newest sweep of each 1/run_cap of the range */
+            sweeps_capped: boolean;
+        };
+        TimelineFinding: {
+            id: number;
+            path_direction: components["schemas"]["PathDirectionEnum"];
+            /** @description FindingMetric */
+            metric: string;
+            /** @description FindingKind */
+            kind: string;
+            /** @description FindingState */
+            state: string;
+            /** Format: date-time */
+            started_at: string;
+            /** Format: date-time */
+            detected_at: string;
+            /** Format: date-time */
+            cleared_at: string | null;
+            rules: string[];
+            /** @description of the change: up or down */
+            direction: string;
+            /** Format: double */
+            baseline: number;
+            /** Format: double */
+            current: number;
+            /** Format: double */
+            magnitude: number;
+            unit: string;
+            annotation: string;
+            evidence: components["schemas"]["FindingEvidence"];
+        };
+        TimelineMode: {
+            /** Format: double */
+            rtt_ms: number | null;
+            /**
+             * Format: double
+             * @description of the sweep's flows
+             */
+            share: number | null;
+            flow_count: number;
+        };
+        /** @description One throughput run, in the direction its data flowed. */
+        TimelineRun: {
+            /**
+             * Format: date-time
+             * @description the run's start
+             */
+            t: string;
+            /** Format: uuid */
+            run_id: string;
+            protocol: components["schemas"]["ProtocolEnum"];
+            /** @description the sender was paced (-b on TCP, or fq-rate) */
+            paced: boolean;
+            streams: number | null;
+            /**
+             * Format: double
+             * @description received; a TCP run's steady rate when analysed
+             */
+            rate_bps: number | null;
+            /**
+             * Format: double
+             * @description UDP: the rate sent
+             */
+            offered_bps: number | null;
+            /**
+             * Format: double
+             * @description UDP: datagrams lost
+             */
+            lost_fraction: number | null;
+            iperf3_version: string;
+            /** @description the agent that ran iperf3's client (its version is the one reported) */
+            client: components["schemas"]["AgentRef"];
+            /** @description TCP runs with a stored analysis only */
+            diagnosis: components["schemas"]["Diagnosis"] | null;
+            limit: components["schemas"]["Limit"] | null;
+            /**
+             * Format: double
+             * @description the binding ceiling at the run's min RTT
+             */
+            ceiling_bps: number | null;
+            /**
+             * Format: double
+             * @description the same at the RTT under load
+             */
+            ceiling_under_load_bps: number | null;
+            /** @description each term's rate at min RTT */
+            terms: {
+                [key: string]: number | null;
+            } | null;
+        };
+        TimelineSweep: {
+            /** Format: date-time */
+            t: string;
+            verdict: components["schemas"]["ModeVerdict"];
+            /** @description by RTT, fastest first */
+            modes: components["schemas"]["TimelineMode"][];
+        };
+        TimelineTuningChange: {
+            /**
+             * Format: date-time
+             * @description when the host collected the new facts
+             */
+            t: string;
+            agent: components["schemas"]["AgentRef"];
+            /** @description {key: [old, new]}; null: not reported */
+            changes: {
+                [key: string]: unknown[];
+            };
+        };
+        TimelineVersionChange: {
+            /**
+             * Format: date-time
+             * @description the first run with the new version
+             */
+            t: string;
+            agent: components["schemas"]["AgentRef"];
+            old: string;
+            new: string;
         };
         /**
          * @description * `system` - System CAs
@@ -3993,6 +4514,76 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["PathAnalysis"];
+                };
+            };
+        };
+    };
+    analysis_path_timeline_retrieve: {
+        parameters: {
+            query: {
+                destination: string;
+                /** @description the range's start (default: to - 24 h) */
+                from?: string;
+                source: string;
+                /** @description the range's end (default: now; later is clipped to now) */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PathTimeline"];
+                };
+            };
+        };
+    };
+    analysis_paths_retrieve: {
+        parameters: {
+            query?: {
+                /** @description only this mesh's pairs */
+                mesh?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PathList"];
+                };
+            };
+        };
+    };
+    analysis_paths_spark_retrieve: {
+        parameters: {
+            query: {
+                /** @description <source uuid>:<destination uuid>, repeated (1 to 100) */
+                pair: string[];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PathSparks"];
                 };
             };
         };
@@ -5151,6 +5742,145 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["Utilization"];
                 };
+            };
+        };
+    };
+    targets_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TargetList"];
+                };
+            };
+        };
+    };
+    targets_routes_retrieve: {
+        parameters: {
+            query: {
+                /** @description the range's start (default: to - 24 h) */
+                from?: string;
+                /** @description the agent that probes the target */
+                source: string;
+                /** @description host name or address, as the list mesh names it (case does not matter) */
+                target: string;
+                /** @description the range's end (default: now; later is clipped to now) */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TargetRoutes"];
+                };
+            };
+            /** @description the source agent has no runs to this target */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    targets_rtt_retrieve: {
+        parameters: {
+            query: {
+                /** @description the range's start (default: to - 24 h) */
+                from?: string;
+                max_points?: number;
+                /** @description the agent that probes the target */
+                source: string;
+                /** @description host name or address, as the list mesh names it (case does not matter) */
+                target: string;
+                /** @description the range's end (default: now; later is clipped to now) */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TargetRttSeries"];
+                };
+            };
+            /** @description the source agent has no runs to this target */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    targets_runs_retrieve: {
+        parameters: {
+            query: {
+                /** @description runs that started before this (the next page) */
+                before?: string;
+                limit?: number;
+                /** @description the agent that probes the target */
+                source: string;
+                /**
+                 * @description failed: every run that did not measure (failed or missed)
+                 *
+                 *     * `failed` - failed
+                 *     * `ok` - ok
+                 *     * `all` - all
+                 */
+                status?: "failed" | "ok" | "all";
+                /** @description host name or address, as the list mesh names it (case does not matter) */
+                target: string;
+                /**
+                 * @description * `ping` - Ping
+                 *     * `throughput` - Throughput
+                 *     * `flowsweep` - Flow sweep
+                 *     * `trace` - Trace
+                 */
+                test_type?: "ping" | "throughput" | "flowsweep" | "trace";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TargetRuns"];
+                };
+            };
+            /** @description the source agent has no runs to this target */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };
