@@ -30,7 +30,7 @@ def snapshot_key(mesh: Mesh) -> str:
 
 def compute_grid_body(mesh: Mesh) -> bytes:
     """The grid's response body now, stored as the mesh's snapshot."""
-    body = JSONRenderer().render(shaping.mesh_grid(mesh_grid(mesh)))
+    body: bytes = JSONRenderer().render(shaping.mesh_grid(mesh_grid(mesh)))
     cache.set(snapshot_key(mesh), body, timeout=SNAPSHOT_TTL_S)
     return body
 

@@ -177,18 +177,35 @@ def facts_diff(old: object, new: object) -> dict[str, list[Any]]:
         if before.get(key) != after.get(key):
             changes[key] = [before.get(key), after.get(key)]
     old_interfaces, new_interfaces = _interfaces(before), _interfaces(after)
-    for name in sorted(set(old_interfaces) | set(new_interfaces)):
+    for identity in sorted(set(old_interfaces) | set(new_interfaces)):
+        was_item, now_item = old_interfaces.get(identity, {}), new_interfaces.get(identity, {})
+        name = now_item.get("name") or was_item.get("name") or identity
         for key in INTERFACE_KEYS:
-            was, now = old_interfaces.get(name, {}).get(key), new_interfaces.get(name, {}).get(key)
+            was, now = was_item.get(key), now_item.get(key)
             if was != now:
                 changes[f"interfaces.{name}.{key}"] = [was, now]
     return changes
 
 
 def _interfaces(facts: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """Interfaces by what identifies them across a reboot: their addresses other than
+    link-local (a recreated interface gets a new name and fe80 address, and is the same
+    link), or their name when they have none."""
     listed = facts.get("interfaces")
-    items = listed if isinstance(listed, list) else []
-    return {item["name"]: item for item in items if isinstance(item, dict) and isinstance(item.get("name"), str)}
+    items = [item for item in (listed if isinstance(listed, list) else []) if isinstance(item, dict)]
+    by_identity: dict[str, dict[str, Any]] = {}
+    for item in items:
+        addresses = item.get("addresses")
+        stable = sorted(
+            address
+            for address in (addresses if isinstance(addresses, list) else [])
+            if isinstance(address, str) and not address.lower().startswith("fe80:")
+        )
+        name = item.get("name")
+        identity = ",".join(stable) if stable else name if isinstance(name, str) else None
+        if identity is not None:
+            by_identity[identity] = item
+    return by_identity
 
 
 def _tuning_changes(agents: list[uuid.UUID], start: datetime, end: datetime) -> Capped:

@@ -182,3 +182,14 @@ def test_version_changes_follow_each_client() -> None:
         {"t": t + timedelta(hours=3), "client": a, "iperf3_version": "3.16"},
     ]
     assert version_changes(points) == [{"t": t + timedelta(hours=3), "agent": a, "old": "3.12", "new": "3.16"}]
+
+
+def test_an_interface_recreated_under_a_new_name_is_no_change() -> None:
+    # The lab rebuilt: same addresses, MTU and speed; new names and link-local addresses.
+    old = {"interfaces": [{"name": "fla22al0a", "mtu": 9000, "speed_mbps": 10000,
+                           "addresses": ["198.18.1.1/32", "fe80::ca03:cc04:1c12:779/64"]}]}  # fmt: skip
+    new = {"interfaces": [{"name": "fl1419l0a", "mtu": 9000, "speed_mbps": 10000,
+                           "addresses": ["198.18.1.1/32", "fe80::7bbf:20c4:c25b:3cbc/64"]}]}  # fmt: skip
+    assert facts_diff(old, new) == {}
+    new["interfaces"][0]["mtu"] = 1500
+    assert facts_diff(old, new) == {"interfaces.fl1419l0a.mtu": [9000, 1500]}
