@@ -68,7 +68,7 @@ class MeshGridView(APIView):
     thresholds, as they apply."""
 
     @extend_schema(responses={200: MeshGridSerializer})
-    def get(self, request: Request, name: str) -> Response:
+    def get(self, request: Request, name: str) -> HttpResponse:
         mesh = get_object_or_404(Mesh.objects.prefetch_related("members", "tests"), name=name)
         # The body is the serializer's output shape (tests/test_grid.py holds them equal), from
         # the mesh's snapshot of the last minute (grid_snapshot.py says why).
