@@ -55,7 +55,8 @@ stop_all() {
   for pid in "${PIDS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${PIDS[@]}"; do wait "$pid" 2>/dev/null || true; done
   if [ "$LAB_UP" -eq 1 ]; then "$LAB" down --state-dir "$LAB_STATE" >/dev/null || true; fi
-  bash deploy/services.sh stop || true
+  # The screenshot run (deploy/demo-screenshots.sh) leaves them to whoever started them.
+  [ "${FATHOM_DEMO_KEEP_SERVICES:-0}" = 1 ] || bash deploy/services.sh stop || true
   log "stopped"
 }
 trap stop_all INT TERM EXIT

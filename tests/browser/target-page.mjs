@@ -19,10 +19,12 @@ await runCheck(artifacts, { width: 1400, height: 1000 }, 'target-failure.png', a
   await page.goto(`${baseUrl}/paths`);
   const targets = page.locator('section[aria-labelledby="targets-heading"]');
   const escaped = target.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  const link = targets.getByRole('link', { name: new RegExp(`${source}\\s*→\\s*${escaped}`) });
-  await link.waitFor({ timeout: 20000 });
-  const rowText = await targets.locator('tr', { has: link }).innerText();
-  await link.click();
+  const name = new RegExp(`${source}\\s*→\\s*${escaped}`);
+  // `has` is matched inside each row, so its locator starts from the page, not the section.
+  const row = targets.locator('tr', { has: page.getByRole('link', { name }) });
+  await row.waitFor({ timeout: 20000 });
+  const rowText = await row.innerText();
+  await row.getByRole('link', { name }).click();
   await page.waitForURL(/\/targets\/[0-9a-f-]+\//, { timeout: 15000 });
   const heading = await page.getByRole('heading', { level: 1 }).innerText({ timeout: 15000 });
   const chart = page.locator('[data-testid="target-rtt-chart"].js-plotly-plot');
