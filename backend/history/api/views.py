@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
 from django.utils import timezone
@@ -12,12 +11,10 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from history.api.ranges import path_range
 from history.api.serializers import HistoryQuerySerializer, PathHistorySerializer
 from history.buckets import RangeRefused
 from history.series import Direction, path_history
-from inventory.api.lookups import path_agents
-
-DEFAULT_SPAN = timedelta(hours=24)
 
 
 def _rtt(row: tuple[Any, ...]) -> dict[str, Any]:
@@ -46,22 +43,8 @@ class PathHistoryView(APIView):
 
     @extend_schema(parameters=[HistoryQuerySerializer], responses={200: PathHistorySerializer})
     def get(self, request: Request) -> Response:
-        query = HistoryQuerySerializer(data=request.query_params.dict())
-        query.is_valid(raise_exception=True)
-        params = query.validated_data
-        if params["source"] == params["destination"]:
-            raise ValidationError({"destination": ["a path needs two different agents"]})
-        source, destination = path_agents(params)
         now = timezone.now()
-        end = params.get("to") or now
-        start = params.get("from") or end - DEFAULT_SPAN
-        if start > end:
-            raise ValidationError({"from": ["from is after to: the range is reversed"]})
-        if start == end:
-            raise ValidationError({"from": ["the range is empty: from equals to"]})
-        if start >= now:
-            raise ValidationError({"from": ["the range lies in the future: there is no data yet"]})
-        end = min(end, now)
+        source, destination, start, end = path_range(request.query_params.dict(), now)
         try:
             history = path_history(source.pk, destination.pk, start, end, now)
         except RangeRefused as exc:

@@ -91,6 +91,20 @@ class RunQuerySerializer(StrictSerializer):
         return attrs
 
 
+# No docstring: drf-spectacular would give it to every subclass's schema component as its description.
+class RttBucketSerializer(serializers.Serializer[Any]):
+    t = serializers.DateTimeField(help_text="the bucket's start")
+    min = serializers.FloatField(allow_null=True, help_text="RTT in ms, of the replies in the bucket")
+    p10 = serializers.FloatField(allow_null=True)
+    p50 = serializers.FloatField(allow_null=True)
+    p90 = serializers.FloatField(allow_null=True)
+    max = serializers.FloatField(allow_null=True)
+    count = serializers.IntegerField(help_text="replies")
+    sent = serializers.IntegerField()
+    lost = serializers.IntegerField()
+    loss = serializers.FloatField(help_text="lost / sent")
+
+
 class RunRowSerializer(serializers.Serializer[Any]):
     id = serializers.UUIDField()
     test_type = serializers.ChoiceField(choices=TestType.choices)

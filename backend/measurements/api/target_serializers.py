@@ -9,7 +9,13 @@ from rest_framework import serializers
 
 from core.serializers import StrictSerializer
 from inventory.api.serializers import AgentRefSerializer
-from measurements.api.serializers import RouteChangeSerializer, RouteRunSerializer, RouteSerializer
+from measurements.api.serializers import (
+    RouteChangeSerializer,
+    RouteRunSerializer,
+    RouteSerializer,
+    RttBucketSerializer,
+    RunRowSerializer,
+)
 from measurements.choices import RunStatus, TestType
 from measurements.paths import MAX_POINTS_LIMIT
 from measurements.targets import normalize_target
@@ -78,17 +84,9 @@ class TargetLatestSerializer(serializers.Serializer[Any]):
     status = serializers.ChoiceField(choices=RunStatus.choices)
 
 
-class TargetRttPointSerializer(serializers.Serializer[Any]):
-    t = serializers.DateTimeField(help_text="the bucket's start")
-    min = serializers.FloatField(allow_null=True, help_text="RTT in ms, of the replies in the bucket")
-    p10 = serializers.FloatField(allow_null=True)
-    p50 = serializers.FloatField(allow_null=True)
-    p90 = serializers.FloatField(allow_null=True)
-    max = serializers.FloatField(allow_null=True)
-    count = serializers.IntegerField(help_text="replies")
-    sent = serializers.IntegerField()
-    lost = serializers.IntegerField()
-    loss = serializers.FloatField(help_text="lost / sent")
+# Its own name keeps the TargetRttPoint schema component; the fields are the history's.
+class TargetRttPointSerializer(RttBucketSerializer):
+    pass
 
 
 class TargetRangeSerializer(serializers.Serializer[Any]):
@@ -109,14 +107,7 @@ class TargetRttSeriesSerializer(TargetRangeSerializer):
     points = TargetRttPointSerializer(many=True)
 
 
-class TargetRunSerializer(serializers.Serializer[Any]):
-    id = serializers.UUIDField()
-    test_type = serializers.ChoiceField(choices=TestType.choices)
-    test_id = serializers.CharField()
-    started_at = serializers.DateTimeField()
-    ended_at = serializers.DateTimeField()
-    status = serializers.ChoiceField(choices=RunStatus.choices)
-    error = serializers.CharField()
+class TargetRunSerializer(RunRowSerializer):
     summary = serializers.DictField(help_text="what the run found, per test kind (ping: rtt_min_ms, loss, ...)")
 
 

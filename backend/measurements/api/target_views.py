@@ -27,8 +27,8 @@ from measurements.api.target_serializers import (
     TargetRunsQuerySerializer,
     TargetRunsSerializer,
 )
-from measurements.choices import RunStatus
 from measurements.models import Run, TargetLatestRun
+from measurements.run_filters import runs_matching
 
 DEFAULT_RTT_SPAN = timedelta(hours=24)
 DEFAULT_ROUTES_SPAN = timedelta(days=7)
@@ -153,13 +153,11 @@ class TargetRunsView(APIView):
         query.is_valid(raise_exception=True)
         params = query.validated_data
         source, target, _latest = _target_path(params)
-        runs = Run.objects.filter(source_id=source.pk, destination_id__isnull=True, target=target)
-        if params["status"] == "failed":
-            runs = runs.exclude(status=RunStatus.OK)
-        elif params["status"] == "ok":
-            runs = runs.filter(status=RunStatus.OK)
-        if params.get("test_type"):
-            runs = runs.filter(test_type=params["test_type"])
+        runs = runs_matching(
+            Run.objects.filter(source_id=source.pk, destination_id__isnull=True, target=target),
+            params["status"],
+            params.get("test_type"),
+        )
         if params.get("before"):
             runs = runs.filter(started_at__lt=params["before"])
         limit = params["limit"]

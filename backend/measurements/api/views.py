@@ -26,8 +26,8 @@ from measurements.api.serializers import (
     RunQuerySerializer,
     RunRowSerializer,
 )
-from measurements.choices import RunStatus
 from measurements.models import Run
+from measurements.run_filters import runs_matching
 
 
 class ResultsView(APIView):
@@ -128,13 +128,11 @@ class PathRunsView(APIView):
         query = RunQuerySerializer(data=request.query_params.dict())
         query.is_valid(raise_exception=True)
         params = query.validated_data
-        runs = Run.objects.filter(source_id=params["source"], destination_id=params["destination"])
-        if params["status"] == "failed":
-            runs = runs.exclude(status=RunStatus.OK)
-        elif params["status"] == "ok":
-            runs = runs.filter(status=RunStatus.OK)
-        if params.get("test_type"):
-            runs = runs.filter(test_type=params["test_type"])
+        runs = runs_matching(
+            Run.objects.filter(source_id=params["source"], destination_id=params["destination"]),
+            params["status"],
+            params.get("test_type"),
+        )
         if params.get("since"):
             runs = runs.filter(started_at__gte=params["since"])
         if params.get("until"):

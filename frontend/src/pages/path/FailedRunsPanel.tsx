@@ -8,9 +8,7 @@ import { RUNS_LIMIT, useFailedRuns } from "../../api/perfsonarQueries";
 import { useChoices, type Choice } from "../../api/queries";
 import { Panel } from "../../components/Panel";
 import { LoadError, Loading } from "../../components/QueryState";
-import { ChoiceBadge } from "../../components/StatusBadge";
-import { formatUtc } from "../../lib/format";
-import { testKind } from "../../lib/testKinds";
+import { RunsTable } from "../../components/RunsTable";
 import { rangeFromKey } from "../../lib/timeRange";
 
 /** More than this many rows says little more; the count above the table still says how many. */
@@ -38,28 +36,12 @@ function FailedRunsTable({ runs, statuses }: { runs: readonly PathRun[]; statuse
         {runs.length >= RUNS_LIMIT && ` (the newest ${String(RUNS_LIMIT)}; there may be more)`}
         {runs.length > shown.length && `; the newest ${String(shown.length)} are listed`}.
       </p>
-      <table className="failed-runs">
-        <thead>
-          <tr>
-            <th>Started</th>
-            <th>Test</th>
-            <th>Status</th>
-            <th>Reason</th>
-          </tr>
-        </thead>
-        <tbody>
-          {shown.map((run) => (
-            <tr key={run.id}>
-              <td className="nowrap">{formatUtc(run.started_at)}</td>
-              <td>{testKind(run.test_type).label}</td>
-              <td>
-                <ChoiceBadge choices={statuses} value={run.status} />
-              </td>
-              <td>{run.error === "" ? <span className="muted">no reason given</span> : run.error}</td>
-            </tr>
-          ))}
-        </tbody>
-      </table>
+      <RunsTable
+        runs={shown}
+        statuses={statuses}
+        lastHeading="Reason"
+        lastCell={(run) => (run.error === "" ? <span className="muted">no reason given</span> : run.error)}
+      />
     </>
   );
 }

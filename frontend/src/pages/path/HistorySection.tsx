@@ -4,7 +4,7 @@
 // from the path's timeline, every run with its ceilings, ECMP modes, tuning and iperf3 changes,
 // and findings whose marker opens their evidence.
 import { useCallback, useMemo, useState } from "react";
-import type { PlotMouseEvent, PlotRelayoutEvent } from "plotly.js";
+import type { PlotMouseEvent } from "plotly.js";
 import { Link, useSearchParams } from "react-router-dom";
 
 import { usePathFindings, usePathHistory } from "../../api/historyQueries";
@@ -12,7 +12,7 @@ import { useFailedRuns } from "../../api/perfsonarQueries";
 import { usePathTimeline, type PathTimeline } from "../../api/timelineQueries";
 import { PlotlyChart } from "../../components/PlotlyChart";
 import { LoadError, Loading } from "../../components/QueryState";
-import { formatDuration, formatMs, formatPercent, formatRate, formatUtc } from "../../lib/format";
+import { formatDuration, formatRate, formatUtc } from "../../lib/format";
 import { historyFigure, type PathHistory } from "../../lib/historyFigure";
 import {
   HISTORY_RANGES,
@@ -20,9 +20,12 @@ import {
   namedRangeParams,
   type HistoryRange,
 } from "../../lib/historyRange";
+import { rttTotals } from "../../lib/rttTotals";
 import { clickedFinding } from "../../lib/timelineTraces";
+import { useRangeZoom } from "../../lib/useRangeZoom";
 import { pathHref } from "../PathsPage";
 import { FindingEvidence } from "./FindingEvidence";
+import { RttFigures } from "./RttFigures";
 
 const CHART_HEIGHT = 640;
 // The rows the timeline adds (changes, ECMP share) get room of their own.
@@ -53,17 +56,10 @@ function timelineNotes(timeline: PathTimeline | undefined): string[] {
 
 /** What the figures above the chart say of the range. */
 export function historySummary(history: PathHistory) {
-  const mins = history.rtt.map((point) => point.min).filter((value): value is number => value !== null);
-  const sent = history.rtt.reduce((sum, point) => sum + point.sent, 0);
-  const lost = history.rtt.reduce((sum, point) => sum + point.lost, 0);
   const latest = (points: PathHistory["throughput"]) =>
     [...points].reverse().find((point) => point.median_bps !== null)?.median_bps ?? null;
   return {
-    minRttMs: mins.length > 0 ? Math.min(...mins) : null,
-    latestMedianMs: history.rtt.at(-1)?.p50 ?? null,
-    lossFraction: sent > 0 ? lost / sent : null,
-    sent,
-    lost,
+    ...rttTotals(history.rtt),
     forwardBps: latest(history.throughput),
     reverseBps: latest(history.reverse.throughput),
     empty: history.rtt.length === 0 && history.throughput.length === 0 && history.reverse.throughput.length === 0,
@@ -148,24 +144,7 @@ export function HistorySection({
     },
     [params, setParams],
   );
-  // A zoom or pan on any row is the new range, in the URL; a double click (autorange) goes
-  // back to the named range.
-  const onRelayout = useCallback(
-    (event: PlotRelayoutEvent) => {
-      const start = event["xaxis.range[0]"];
-      const end = event["xaxis.range[1]"];
-      if (start !== undefined && end !== undefined) {
-        const from = new Date(`${String(start).replace(" ", "T")}Z`);
-        const to = new Date(`${String(end).replace(" ", "T")}Z`);
-        if (!Number.isNaN(from.getTime()) && !Number.isNaN(to.getTime()) && from < to) {
-          setParams(explicitRangeParams(params, from, to), { replace: true });
-        }
-      } else if (event["xaxis.autorange"] === true && range.key === null) {
-        setParams(namedRangeParams(params, params.get("range") ?? "24h"));
-      }
-    },
-    [params, setParams, range.key],
-  );
+  const onRelayout = useRangeZoom(range.key);
 
   if (history.isPending) {
     return <Loading what="the path's history" />;
@@ -239,27 +218,7 @@ export function HistorySection({
             {formatRate(summary.forwardBps)} <span className="muted">(reverse {formatRate(summary.reverseBps)})</span>
           </dd>
         </div>
-        <div>
-          <dt>Lowest RTT</dt>
-          <dd>{formatMs(summary.minRttMs)}</dd>
-        </div>
-        <div>
-          <dt>Latest median</dt>
-          <dd>{formatMs(summary.latestMedianMs)}</dd>
-        </div>
-        <div>
-          <dt>Loss</dt>
-          <dd>
-            {formatPercent(summary.lossFraction)}{" "}
-            <span className="muted">
-              ({summary.lost} of {summary.sent} packets)
-            </span>
-          </dd>
-        </div>
-        <div>
-          <dt>Resolution</dt>
-          <dd>{formatDuration(data.bucket_s)}</dd>
-        </div>
+        <RttFigures totals={summary} bucketS={data.bucket_s} />
       </dl>
 
       {summary.empty && (failed.data ?? []).length === 0 ? (

@@ -1,32 +1,19 @@
 // RTT to an external target over the page's range, on a time axis: min, p10-p90 band and
 // median per bucket, loss below, failed runs marked with their reason. Read from raw pings
 // (targets have no rollups), so the range reaches back only as far as raw retention.
-import { useCallback, useMemo } from "react";
-import type { PlotRelayoutEvent } from "plotly.js";
-import { useSearchParams } from "react-router-dom";
+import { useMemo } from "react";
 
 import type { TargetRttSeries, TargetRun } from "../../api/targetQueries";
 import { Panel } from "../../components/Panel";
 import { PlotlyChart } from "../../components/PlotlyChart";
-import { formatDuration, formatMs, formatPercent, formatUtc } from "../../lib/format";
-import { explicitRangeParams, namedRangeParams, type HistoryRange } from "../../lib/historyRange";
+import { formatDuration, formatUtc } from "../../lib/format";
+import type { HistoryRange } from "../../lib/historyRange";
+import { rttTotals } from "../../lib/rttTotals";
 import { failedRunsIn, targetRttFigure } from "../../lib/targets";
+import { useRangeZoom } from "../../lib/useRangeZoom";
+import { RttFigures } from "../path/RttFigures";
 
 const CHART_HEIGHT = 420;
-
-/** The figures above the chart. */
-export function rttSummary(series: TargetRttSeries) {
-  const mins = series.points.map((point) => point.min).filter((value): value is number => value !== null);
-  const sent = series.points.reduce((sum, point) => sum + point.sent, 0);
-  const lost = series.points.reduce((sum, point) => sum + point.lost, 0);
-  return {
-    minRttMs: mins.length > 0 ? Math.min(...mins) : null,
-    latestMedianMs: series.points.at(-1)?.p50 ?? null,
-    lossFraction: sent > 0 ? lost / sent : null,
-    sent,
-    lost,
-  };
-}
 
 export function TargetRttSection({
   series,
@@ -38,26 +25,10 @@ export function TargetRttSection({
   runs: readonly TargetRun[];
   range: HistoryRange;
 }) {
-  const [params, setParams] = useSearchParams();
   const failed = useMemo(() => failedRunsIn(runs, series.from, series.to), [runs, series.from, series.to]);
   const figure = useMemo(() => targetRttFigure(series, failed), [series, failed]);
-  const onRelayout = useCallback(
-    (event: PlotRelayoutEvent) => {
-      const start = event["xaxis.range[0]"];
-      const end = event["xaxis.range[1]"];
-      if (start !== undefined && end !== undefined) {
-        const from = new Date(`${String(start).replace(" ", "T")}Z`);
-        const to = new Date(`${String(end).replace(" ", "T")}Z`);
-        if (!Number.isNaN(from.getTime()) && !Number.isNaN(to.getTime()) && from < to) {
-          setParams(explicitRangeParams(params, from, to), { replace: true });
-        }
-      } else if (event["xaxis.autorange"] === true && range.key === null) {
-        setParams(namedRangeParams(params, params.get("range") ?? "24h"));
-      }
-    },
-    [params, setParams, range.key],
-  );
-  const summary = rttSummary(series);
+  const onRelayout = useRangeZoom(range.key);
+  const summary = rttTotals(series.points);
   const cut = new Date(series.from).getTime() > range.from.getTime() + 60_000;
 
   let body;
@@ -78,27 +49,7 @@ export function TargetRttSection({
     body = (
       <>
         <dl className="figures">
-          <div>
-            <dt>Lowest RTT</dt>
-            <dd>{formatMs(summary.minRttMs)}</dd>
-          </div>
-          <div>
-            <dt>Latest median</dt>
-            <dd>{formatMs(summary.latestMedianMs)}</dd>
-          </div>
-          <div>
-            <dt>Loss</dt>
-            <dd>
-              {formatPercent(summary.lossFraction)}{" "}
-              <span className="muted">
-                ({summary.lost} of {summary.sent} packets)
-              </span>
-            </dd>
-          </div>
-          <div>
-            <dt>Resolution</dt>
-            <dd>{formatDuration(series.bucket_s)}</dd>
-          </div>
+          <RttFigures totals={summary} bucketS={series.bucket_s} />
         </dl>
         <PlotlyChart
           data={figure.data}

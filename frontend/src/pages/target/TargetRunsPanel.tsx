@@ -2,49 +2,20 @@
 // that did not measure, why (the agent's own reason). A target whose runs all fail says so first.
 import { useState } from "react";
 
-import { useChoices, type Choice } from "../../api/queries";
+import { useChoices } from "../../api/queries";
 import { TARGET_RUNS_LIMIT, type TargetRun } from "../../api/targetQueries";
-import { ChoiceBadge } from "../../components/StatusBadge";
-import { formatUtc } from "../../lib/format";
+import { RunsTable } from "../../components/RunsTable";
 import { runCounts, runCountsText, runFindings } from "../../lib/targets";
-import { testKind } from "../../lib/testKinds";
 
 /** Rows shown at first, and added by each "Show more". */
 export const RUNS_PAGE = 50;
 
-function RunsTable({ runs, statuses }: { runs: readonly TargetRun[]; statuses: readonly Choice[] | undefined }) {
-  return (
-    <table className="failed-runs" data-testid="target-runs">
-      <thead>
-        <tr>
-          <th>Started</th>
-          <th>Test</th>
-          <th>Status</th>
-          <th>Found, or why not</th>
-        </tr>
-      </thead>
-      <tbody>
-        {runs.map((run) => (
-          <tr key={run.id}>
-            <td className="nowrap">{formatUtc(run.started_at)}</td>
-            <td>{testKind(run.test_type).label}</td>
-            <td>
-              <ChoiceBadge choices={statuses} value={run.status} />
-            </td>
-            <td>
-              {run.status === "ok" ? (
-                runFindings(run)
-              ) : run.error === "" ? (
-                <span className="muted">no reason given</span>
-              ) : (
-                run.error
-              )}
-            </td>
-          </tr>
-        ))}
-      </tbody>
-    </table>
-  );
+/** What an ok run found; for the others, why they did not measure. */
+function foundOrWhyNot(run: TargetRun) {
+  if (run.status === "ok") {
+    return runFindings(run);
+  }
+  return run.error === "" ? <span className="muted">no reason given</span> : run.error;
 }
 
 /** `runs`: the newest runs of the path, newest first, as GET /targets/runs/ answers. */
@@ -85,7 +56,13 @@ export function TargetRunsBody({ runs, target }: { runs: readonly TargetRun[]; t
         <p className="muted">No failed or missed run among them.</p>
       ) : (
         <>
-          <RunsTable runs={listed.slice(0, shown)} statuses={choices.data?.run_status} />
+          <RunsTable
+            runs={listed.slice(0, shown)}
+            statuses={choices.data?.run_status}
+            lastHeading="Found, or why not"
+            lastCell={foundOrWhyNot}
+            testId="target-runs"
+          />
           {listed.length > shown && (
             <button
               type="button"
