@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from analysis.api import grid_snapshot
+from analysis.api import snapshots
 from analysis.services import runs
 
 
@@ -25,6 +25,6 @@ def purge_expired_analysis() -> int:
 
 
 @shared_task
-def refresh_grid_snapshots() -> int:
-    """Every enabled mesh's grid, computed for the minute to come (analysis.api.grid_snapshot)."""
-    return grid_snapshot.refresh_grid_snapshots()
+def refresh_snapshots() -> int:
+    """Every enabled mesh's grid, computed for the minute to come (analysis.api.snapshots)."""
+    return snapshots.refresh_snapshots()

@@ -21,8 +21,8 @@ history app's path queries. What it fills (9,900 paths x a year of 1-minute raw 
   full day of raw data and scaled to 9,900 (it happens once a day).
 
 Timed: path history through the Django test client (the real view, URL to JSON), the grid
-(served from the minute's snapshot, analysis/api/grid_snapshot.py) and the Paths list
-likewise; the grid snapshot's computation, which beat repeats each minute, as wall time;
+(served from the minute's snapshot, analysis/api/snapshots.py) and the Paths list likewise;
+the grid snapshot's computation, which beat repeats each minute, as wall time;
 refresh CPU as this process's CPU plus the PostgreSQL backend's (from /proc).
 
     make bench-queries      # or: cd backend && python -m fathom.bench_queries
@@ -53,7 +53,7 @@ from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from analysis.api.grid_snapshot import compute_grid_body  # noqa: E402
+from analysis.api.snapshots import compute_grid_body  # noqa: E402
 from analysis.models import Finding, RunAnalysis  # noqa: E402
 from analysis.services.modes import MODES_LOOKBACK  # noqa: E402
 from history.backfill import mark_range  # noqa: E402
@@ -215,6 +215,21 @@ def timed(call: Callable[[], object], backend_pid: int) -> tuple[float, float]:
     return cpu_seconds(backend_pid) - cpu, time.perf_counter() - wall
 
 
+def snapshot_costs(compute: Callable[[], object]) -> list[float]:
+    """Wall time of computing and storing a snapshot, SNAPSHOT_COMPUTES times."""
+    costs = []
+    for _ in range(SNAPSHOT_COMPUTES):
+        started = time.perf_counter()
+        compute()
+        costs.append(time.perf_counter() - started)
+    return costs
+
+
+def minute_share(costs: list[float]) -> float:
+    """A once-a-minute cost as a percentage of one core (its median over the minute)."""
+    return statistics.median(costs) / 60 * 100
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -353,14 +368,9 @@ def run(test_db: str, began: float) -> None:
         if attempt >= 2:
             grid_times.append(elapsed)
     cells = len(reply.json()["cells"])
-    # What beat pays each minute to keep that snapshot: the grid computed and stored.
+    # What beat pays each minute to keep the grid's snapshot: the grid computed and stored.
     mesh = Mesh.objects.prefetch_related("members", "tests").get(name="default")
-    compute_times = []
-    for _ in range(SNAPSHOT_COMPUTES):
-        started = time.perf_counter()
-        compute_grid_body(mesh)
-        compute_times.append(time.perf_counter() - started)
-    compute_percent = statistics.median(compute_times) / 60 * 100
+    compute_times = snapshot_costs(lambda: compute_grid_body(mesh))
     list_times = []
     for attempt in range(GRID_REQUESTS + 2):
         started = time.perf_counter()
@@ -386,7 +396,7 @@ def run(test_db: str, began: float) -> None:
         (f"grid, {cells:,} cells (the minute's snapshot)", statistics.median(grid_times),
          percentile(grid_times, 0.95), "< 300 ms p95", percentile(grid_times, 0.95) < 0.300),
         ("grid snapshot computed (beat, once a minute)", statistics.median(compute_times),
-         percentile(compute_times, 0.95), f"(its cost: {compute_percent:.1f}% of a core)", None),
+         percentile(compute_times, 0.95), f"(its cost: {minute_share(compute_times):.1f}% of a core)", None),
         (f"paths list, {listed:,} paths", statistics.median(list_times), percentile(list_times, 0.95),
          "< 500 ms p95", percentile(list_times, 0.95) < 0.500),
     ]  # fmt: skip

@@ -14,7 +14,7 @@ def register(app: Celery) -> None:
     from django.conf import settings
 
     from alerts.tasks import evaluate_alerts, redeliver_due
-    from analysis.tasks import analyze_recent, purge_expired_analysis, refresh_grid_snapshots
+    from analysis.tasks import analyze_recent, purge_expired_analysis, refresh_snapshots
     from history.tasks import drop_expired_rollups, refresh_rollups
     from inventory.tasks import purge_stale_enrollment_tokens
     from measurements.tasks import drop_expired_measurements
@@ -35,7 +35,7 @@ def register(app: Celery) -> None:
     )
     app.add_periodic_task(
         crontab(minute="*"),
-        refresh_grid_snapshots.s(),
+        refresh_snapshots.s(),
         name="recompute every enabled mesh's grid for the minute to come",
         expires=60,
     )

@@ -23,3 +23,7 @@ WHITENOISE_AUTOREFRESH = True
 # Each test run counts throttles and failed sign-ins apart from every other (and from a
 # server on the same Redis): the keys expire with their windows.
 CACHES["default"]["KEY_PREFIX"] = f"fathom-test-{os.getpid()}-{os.urandom(4).hex()}"  # noqa: F405
+
+# Tests see what they just wrote: no snapshot of the grid or the Paths list outlives its
+# request (tests/test_grid.py turns them on to test them).
+SNAPSHOT_TTL_S = 0

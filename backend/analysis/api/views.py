@@ -3,8 +3,6 @@ current state and a page of sparklines, findings."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 from django.conf import settings
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
@@ -16,7 +14,6 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis.api import shaping
-from analysis.api.grid_snapshot import grid_body
 from analysis.api.serializers import (
     FindingQuerySerializer,
     FindingSerializer,
@@ -29,11 +26,13 @@ from analysis.api.serializers import (
     PathSparksSerializer,
     PathTimelineSerializer,
 )
+from analysis.api.snapshots import grid_body
 from analysis.services.finding_list import FindingFilter, list_findings
 from analysis.services.path_list import path_list
 from analysis.services.path_spark import path_sparks
 from analysis.services.paths import path_report
 from analysis.services.timeline import path_timeline
+from history.api.ranges import path_range
 from history.api.serializers import HistoryQuerySerializer
 from history.buckets import RangeRefused, choose_resolution
 from history.tables import retention_days
@@ -71,7 +70,7 @@ class MeshGridView(APIView):
     def get(self, request: Request, name: str) -> HttpResponse:
         mesh = get_object_or_404(Mesh.objects.prefetch_related("members", "tests"), name=name)
         # The body is the serializer's output shape (tests/test_grid.py holds them equal), from
-        # the mesh's snapshot of the last minute (grid_snapshot.py says why).
+        # the mesh's snapshot of the last minute (snapshots.py says why).
         return HttpResponse(grid_body(mesh), content_type="application/json")
 
 
@@ -132,9 +131,6 @@ class PathSparkView(APIView):
         return Response(PathSparksSerializer(shaping.path_sparks(sparks)).data)
 
 
-TIMELINE_DEFAULT_SPAN = timedelta(hours=24)
-
-
 class PathTimelineView(APIView):
     """What the path page draws over its history: each throughput run with its ceilings, tuning
     and iperf3 changes, ECMP modes and findings, both directions. The range is checked as the
@@ -142,22 +138,8 @@ class PathTimelineView(APIView):
 
     @extend_schema(parameters=[HistoryQuerySerializer], responses={200: PathTimelineSerializer})
     def get(self, request: Request) -> Response:
-        query = HistoryQuerySerializer(data=request.query_params.dict())
-        query.is_valid(raise_exception=True)
-        params = query.validated_data
-        if params["source"] == params["destination"]:
-            raise ValidationError({"destination": ["a path needs two different agents"]})
-        source, destination = path_agents(params)
         now = timezone.now()
-        end = params.get("to") or now
-        start = params.get("from") or end - TIMELINE_DEFAULT_SPAN
-        if start > end:
-            raise ValidationError({"from": ["from is after to: the range is reversed"]})
-        if start == end:
-            raise ValidationError({"from": ["the range is empty: from equals to"]})
-        if start >= now:
-            raise ValidationError({"from": ["the range lies in the future: there is no data yet"]})
-        end = min(end, now)
+        source, destination, start, end = path_range(request.query_params.dict(), now)
         try:
             # Refuses what the history refuses: longer than its daily points, older than kept.
             choose_resolution(start, end, now, retention_days())

@@ -11,13 +11,14 @@ from unittest import mock
 
 from django.core.cache import cache
 from django.db import connection
+from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.renderers import JSONRenderer
 
 from analysis.api import shaping
-from analysis.api.grid_snapshot import refresh_grid_snapshots, snapshot_key
 from analysis.api.serializers import MeshGridSerializer
+from analysis.api.snapshots import grid_key, refresh_snapshots
 from analysis.services.grid import mesh_grid
 from analysis.services.runs import analyze_recent
 from analysis.tests.services.fixtures import MIB, T0, facts, pings, snapshot, throughput_run
@@ -132,7 +133,6 @@ class MeshGridTests(FathomTestCase):
         for index in range(4):
             agent, _ = self.enroll(f"extra-{index}", f"198.18.9.{index + 1}")
             MeshMember.objects.create(mesh=self.mesh, agent=agent)
-        cache.delete(snapshot_key(self.mesh))  # members added behind the API's back
         with CaptureQueriesContext(connection) as six:
             response = client.get(url)
         assert response.status_code == 200 and len(response.json()["cells"]) == 6 * 5
@@ -149,9 +149,9 @@ class MeshGridTests(FathomTestCase):
             assert body["thresholds"]["stale_after_s"] == STALE_FLOOR_S
             if expected_agents == 0:
                 MeshMember.objects.create(mesh=lonely, agent=self.athens)
-                cache.delete(snapshot_key(lonely))
 
 
+@override_settings(SNAPSHOT_TTL_S=150)
 class GridSnapshotTests(FathomTestCase):
     """The grid is served from a snapshot beat refreshes each minute; an edit is served at once."""
 
@@ -184,6 +184,6 @@ class GridSnapshotTests(FathomTestCase):
 
     def test_beat_refreshes_every_enabled_mesh(self) -> None:
         off = Mesh.objects.create(name="off", kind="mesh", enabled=False)
-        assert refresh_grid_snapshots() == Mesh.objects.filter(enabled=True).count()
-        assert isinstance(cache.get(snapshot_key(self.mesh)), bytes)
-        assert cache.get(snapshot_key(off)) is None
+        assert refresh_snapshots() == Mesh.objects.filter(enabled=True).count()
+        assert isinstance(cache.get(grid_key(self.mesh)), bytes)
+        assert cache.get(grid_key(off)) is None

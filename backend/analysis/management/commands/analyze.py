@@ -15,6 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
+from analysis.api.snapshots import refresh_snapshots
 from analysis.services.runs import analyze_range
 
 
@@ -53,6 +54,8 @@ class Command(BaseCommand):
         # Settled: runs that ended in the last two minutes are left to the task, whose inputs
         # (the other agent's pings and sweeps) may still be on their way.
         progress = analyze_range(since, until, only_missing=False, now=now, settled=True)
+        # The grids show what was just recomputed, not the minute's snapshot from before it.
+        refresh_snapshots()
         self.stdout.write(
             f"analysed {progress.throughput_runs} throughput runs and {progress.sweeps} flow sweeps; "
             f"{progress.paths} paths checked, {progress.findings_opened} findings opened"
