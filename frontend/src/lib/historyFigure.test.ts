@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import { DESTINATION, FINDING, SOURCE } from "../test/analysisFixtures";
 import { TIMELINE } from "../test/timelineFixtures";
-import { historyFigure, rowDomains, withGaps, type PathHistory } from "./historyFigure";
+import { historyFigure, rowDomains, spanningXAxis, withGaps, type PathHistory } from "./historyFigure";
 
 function rtt(t: string, p50: number) {
   return { t, min: p50 - 1, p10: p50 - 0.5, p50, p90: p50 + 2, max: p50 + 5, count: 60, sent: 60, lost: 3, loss: 0.05 };
@@ -36,6 +36,14 @@ describe("historyFigure", () => {
     const axes = new Set(figure.data.map((trace) => (trace as { yaxis?: string }).yaxis));
     expect(axes).toEqual(new Set(["y", "y2", "y3", "y4"]));
     expect(figure.layout.xaxis?.autorange).toBe(true);
+  });
+
+  it("gives data within two buckets a bucket either side, and spans wider data as it is", () => {
+    const one = spanningXAxis(["2026-11-27T11:10:00Z"], 120, "y2");
+    expect(one.range).toEqual(["2026-11-27T11:08:00.000Z", "2026-11-27T11:12:00.000Z"]);
+    expect(one.autorange).toBeUndefined();
+    expect(spanningXAxis(["2026-11-27T11:00:00Z", "2026-11-27T12:00:00Z"], 60, "y4").autorange).toBe(true);
+    expect(spanningXAxis([], 60, "y4").autorange).toBe(true);
   });
 
   it("breaks the RTT lines across a time without data", () => {

@@ -60,6 +60,29 @@ export function rowDomains(rows: readonly Row[]): Partial<Record<Row, [number, n
  * Columns with a null row wherever buckets are more than one and a half widths apart, so a
  * line never bridges a time without data.
  */
+/**
+ * The shared x axis: it spans the data, not the whole range (a path measured for ten minutes
+ * of a day's range would be a sliver at the right edge). Data within two buckets (one point,
+ * a new path) would be stretched to fractions of a second, so it gets a bucket either side.
+ */
+export function spanningXAxis(times: readonly string[], bucketS: number, anchor: string): Partial<LayoutAxis> {
+  const axis: Partial<LayoutAxis> = { type: "date", anchor: anchor as LayoutAxis["anchor"], title: { text: "UTC" } };
+  let lo = Infinity;
+  let hi = -Infinity;
+  for (const time of times) {
+    const ms = Date.parse(time);
+    if (Number.isFinite(ms)) {
+      lo = Math.min(lo, ms);
+      hi = Math.max(hi, ms);
+    }
+  }
+  const pad = bucketS * 1000;
+  if (!Number.isFinite(lo) || hi - lo >= 2 * pad) {
+    return { ...axis, autorange: true };
+  }
+  return { ...axis, range: [new Date(lo - pad).toISOString(), new Date(hi + pad).toISOString()] };
+}
+
 export function withGaps<T extends { t: string }>(points: readonly T[], bucketS: number): (T | null)[] {
   const out: (T | null)[] = [];
   let previous: number | null = null;
@@ -208,9 +231,14 @@ export function historyFigure(
     hovermode: "closest",
     barmode: "group",
     legend: { orientation: "h", y: -0.08 },
-    // The axis spans the data, not the whole range: a path measured for ten minutes of a
-    // day's range would be a sliver at the right edge. The range picker chooses what is read.
-    xaxis: { type: "date", autorange: true, anchor: "y4", title: { text: "UTC" } },
+    // The range picker chooses what is read; the axis spans what came back.
+    xaxis: spanningXAxis(
+      [history.rtt, history.reverse.rtt, history.throughput, history.reverse.throughput]
+        .flatMap((points) => points.map((point) => point.t))
+        .concat(runs.map((run) => run.t)),
+      history.bucket_s,
+      "y4",
+    ),
     // Without a run the axis would count single bits: show a gigabit's scale instead.
     yaxis: axis("throughput", { title: { text: "throughput" }, ticksuffix: "bit/s", tickformat: "~s",
       rangemode: "tozero", ...(hasThroughput ? {} : { range: [0, 1e9] }) }),

@@ -5,7 +5,7 @@ import type { Data, Layout } from "plotly.js";
 
 import type { PathRoutes } from "../api/routeQueries";
 import type { TargetPath, TargetRoutes, TargetRttPoint, TargetRttSeries, TargetRun } from "../api/targetQueries";
-import { withGaps } from "./historyFigure";
+import { spanningXAxis, withGaps } from "./historyFigure";
 
 /** The target page of one agent -> target path. */
 export function targetHref(sourceId: string, target: string): string {
@@ -183,7 +183,7 @@ export function targetRttFigure(
     margin: { l: 70, r: 10, t: 10, b: 40 },
     hovermode: "closest",
     legend: { orientation: "h", y: -0.15 },
-    xaxis: { type: "date", autorange: true, anchor: LOSS_AXIS, title: { text: "UTC" } },
+    xaxis: spanningXAxis(points.map((point) => point.t), series.bucket_s, LOSS_AXIS),
     yaxis: { domain: [0.3, 1], title: { text: "RTT (ms)" } },
     yaxis2: { domain: [0, 0.22], title: { text: "loss %" }, rangemode: "tozero" },
   };
