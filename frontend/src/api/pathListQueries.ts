@@ -3,7 +3,7 @@
 import { useQueries, useQuery, type UseQueryResult } from "@tanstack/react-query";
 
 import { apiGet, type Schemas } from "./client";
-import { ANALYSIS_REFRESH_MS } from "./queries";
+import { ANALYSIS_REFRESH_MS, queryKeys } from "./queries";
 
 export type PathList = Schemas["PathList"];
 export type PathListEntry = Schemas["PathSummary"];
@@ -17,8 +17,8 @@ export type PathSpark = Schemas["Spark"];
 export const SPARK_PAIRS_PER_REQUEST = 40;
 
 export const pathListKeys = {
-  list: (mesh: string | null) => ["analysis", "paths", "list", mesh ?? ""] as const,
-  sparks: (pairs: readonly string[]) => ["analysis", "paths", "spark", ...pairs] as const,
+  list: (mesh: string | null) => [...queryKeys.paths, "list", mesh ?? ""] as const,
+  sparks: (pairs: readonly string[]) => [...queryKeys.paths, "spark", ...pairs] as const,
 };
 
 export function usePathList(mesh: string | null) {

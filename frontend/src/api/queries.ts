@@ -16,7 +16,6 @@ export type MeshGrid = Schemas["MeshGrid"];
 export type MeshTest = Schemas["MeshTest"];
 export type PathAnalysis = Schemas["PathAnalysis"];
 export type PathLabel = Schemas["PathLabel"];
-export type PathSummary = Schemas["Path"];
 export type RttMode = Schemas["RttMode"];
 export type RttPoint = Schemas["RttPoint"];
 export type RunAnalysis = Schemas["RunAnalysis"];
@@ -49,7 +48,8 @@ export const queryKeys = {
   me: ["me"] as const,
   choices: ["choices"] as const,
   agents: ["agents"] as const,
-  paths: ["paths"] as const,
+  // The prefix of the Paths list and its sparklines (api/pathListQueries.ts).
+  paths: ["analysis", "paths"] as const,
   rtt: (source: string, destination: string, start: string, end: string) =>
     ["rtt", source, destination, start, end] as const,
   meshes: ["meshes"] as const,
@@ -77,14 +77,6 @@ export function useAgents() {
   return useQuery({
     queryKey: queryKeys.agents,
     queryFn: () => apiGet<Agent[]>("/agents/"),
-    refetchInterval: REFRESH_MS,
-  });
-}
-
-export function usePaths() {
-  return useQuery({
-    queryKey: queryKeys.paths,
-    queryFn: () => apiGet<PathSummary[]>("/paths/"),
     refetchInterval: REFRESH_MS,
   });
 }
