@@ -215,6 +215,19 @@ def timed(call: Callable[[], object], backend_pid: int) -> tuple[float, float]:
     return cpu_seconds(backend_pid) - cpu, time.perf_counter() - wall
 
 
+def timed_gets(client: Client, url: str) -> tuple[list[float], Any]:
+    """Server time of GRID_REQUESTS GETs of url after 2 warm-ups, and the last body."""
+    times = []
+    for attempt in range(GRID_REQUESTS + 2):
+        started = time.perf_counter()
+        reply = client.get(url)
+        elapsed = time.perf_counter() - started
+        assert reply.status_code == 200, reply.content[:300]
+        if attempt >= 2:
+            times.append(elapsed)
+    return times, reply.json()
+
+
 def snapshot_costs(compute: Callable[[], object]) -> list[float]:
     """Wall time of computing and storing a snapshot, SNAPSHOT_COMPUTES times."""
     costs = []
@@ -359,27 +372,13 @@ def run(test_db: str, began: float) -> None:
                 times[name].append(elapsed)
             body = reply.json()
             points[name] = (body["resolution"], max(len(body["rtt"]), len(body["reverse"]["rtt"])))
-    grid_times = []
-    for attempt in range(GRID_REQUESTS + 2):
-        started = time.perf_counter()
-        reply = client.get("/api/v1/analysis/meshes/default/grid/")
-        elapsed = time.perf_counter() - started
-        assert reply.status_code == 200, reply.content[:300]
-        if attempt >= 2:
-            grid_times.append(elapsed)
-    cells = len(reply.json()["cells"])
+    grid_times, grid = timed_gets(client, "/api/v1/analysis/meshes/default/grid/")
+    cells = len(grid["cells"])
     # What beat pays each minute to keep the grid's snapshot: the grid computed and stored.
     mesh = Mesh.objects.prefetch_related("members", "tests").get(name="default")
     compute_times = snapshot_costs(lambda: compute_grid_body(mesh))
-    list_times = []
-    for attempt in range(GRID_REQUESTS + 2):
-        started = time.perf_counter()
-        reply = client.get("/api/v1/analysis/paths/")
-        elapsed = time.perf_counter() - started
-        assert reply.status_code == 200, reply.content[:300]
-        if attempt >= 2:
-            list_times.append(elapsed)
-    listed = len(reply.json()["paths"])
+    list_times, listing = timed_gets(client, "/api/v1/analysis/paths/")
+    listed = len(listing["paths"])
 
     # The table.
     p95 = {name: percentile(values, 0.95) for name, values in times.items()}
