@@ -4,8 +4,11 @@ migration adds them; tests whose database was flushed call ensure_default_rules.
 from typing import Any
 
 DEFAULT_RULES: list[dict[str, Any]] = [
+    # Scoped to drops: the slow rule also reports a path that got faster, which is worth a
+    # finding on the path page but not a critical page.
     {"name": "Throughput regression", "kind": "finding", "metric": "throughput", "severity": "critical",
-     "hold_s": 1800, "description": "The analysis found a throughput drop (judged per ECMP member)."},
+     "hold_s": 1800, "scope": [{"name": "direction", "op": "=", "value": "down"}],
+     "description": "The analysis found a throughput drop (judged per ECMP member)."},
     {"name": "RTT shift", "kind": "finding", "metric": "rtt", "severity": "warning", "hold_s": 900,
      "description": "The analysis found the path's RTT moved (within its ECMP member)."},
     {"name": "Loss increase", "kind": "finding", "metric": "loss", "severity": "warning", "hold_s": 900,

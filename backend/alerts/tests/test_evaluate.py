@@ -87,6 +87,16 @@ class EvaluateTests(FathomTestCase):
         update = Delivery.objects.get(kind="update", channel=self.hook)
         assert update.message["changes"] == "1 new" and len(update.message["firing"]) == 2
 
+    def test_a_path_that_got_faster_does_not_page_as_a_regression(self) -> None:
+        # The slow rule reports rises too (a recovery above a baseline measured on a busy
+        # host); the default rule is scoped to drops, so only the drop below raises an alert.
+        finding(self.athens, self.frankfurt, direction="up", baseline=1.7e8, current=2.0e8, magnitude=0.18)
+        evaluate(T0)
+        assert Alert.objects.count() == 0 and Incident.objects.count() == 0
+        finding(self.geneva, self.frankfurt)
+        evaluate(later(31))
+        assert Alert.objects.get().rule.name == "Throughput regression"
+
     def test_unrelated_paths_are_separate_incidents(self) -> None:
         finding(self.athens, self.frankfurt)
         finding(self.geneva, self.newyork, metric="rtt")
