@@ -24,5 +24,8 @@ export default defineConfig({
     environment: "jsdom",
     include: ["src/**/*.test.{ts,tsx}"],
     setupFiles: ["src/test/setup.ts"],
+    // CI runs this suite on two cores beside the lab lane, where rendering a page and typing
+    // into it took 5-7 s: vitest's 5 s default measured the machine, not the page.
+    testTimeout: 30_000,
   },
 });

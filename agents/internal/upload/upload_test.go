@@ -259,7 +259,9 @@ func TestRunBacksOffToTheCapThroughAnHourOfErrorsWhateverTheKicks(t *testing.T) 
 			waits = append(waits, line.RetryIn)
 		}
 	}
-	if len(waits) != attempts {
+	// The cancel can cut the last attempt short after the server counted it and before its
+	// wait was logged: one fewer wait than attempts, never more, never two fewer.
+	if len(waits) != attempts && len(waits) != attempts-1 {
 		t.Fatalf("%d attempts but %d logged waits", attempts, len(waits))
 	}
 	if first, last := waits[0], waits[len(waits)-1]; first > 3*time.Second || last < 4*time.Minute || last > 6*time.Minute {

@@ -167,12 +167,9 @@ describe("MeshEditorPage", () => {
     renderAt("/meshes/backbone");
     const interval = await screen.findByLabelText("Interval (s)");
     fireEvent.change(interval, { target: { value: "21600" } });
-    await waitFor(
-      () => {
-        expect(requestedUrls(fetchMock, "/api/v1/meshes/preview/").length).toBeGreaterThan(0);
-      },
-      { timeout: 3000 },
-    );
+    await waitFor(() => {
+      expect(requestedUrls(fetchMock, "/api/v1/meshes/preview/").length).toBeGreaterThan(0);
+    });
     expect(await screen.findByText("The plan fits: no agent is overbooked.")).toBeDefined();
     expect(screen.getByText("5 % → 13 %")).toBeDefined();
   });

@@ -317,7 +317,7 @@ describe("PathsPage", () => {
     expect(where()).toBe("/paths?q=agent-15");
     expect(screen.getByTestId("path-range").textContent).toBe("1–30 of 30 matching");
     expect(screen.queryByText("Next →")).toBeNull();
-  }, 20_000);
+  });
 
   it("shows the last page for a page number past the end", async () => {
     renderPaths({}, "/paths?page=9");
