@@ -57,6 +57,11 @@ shared_preload_libraries = 'timescaledb'
 timescaledb.telemetry_level = off
 max_connections = 200
 shared_buffers = 256MB
+# Each database with the timescaledb extension keeps a scheduler in a background worker; the
+# test suites make a dozen databases on this cluster, and PostgreSQL's default of 8 workers
+# ran out ("out of background workers" every few seconds in the log).
+max_worker_processes = 32
+timescaledb.max_background_workers = 24
 fsync = ${FATHOM_PG_FSYNC:-on}
 EOF
   fi
