@@ -545,8 +545,9 @@ def replan_mesh(mesh: Mesh, now: datetime | None = None) -> SlotPlanning:
 
 def record_slot_outcomes(agent: Agent, results: Iterable[dict[str, Any]]) -> None:
     """A result that names a slot of this agent settles it, late or not (measurements'
-    results_stored signal calls this inside ingest's transaction)."""
-    for result in results:
+    results_stored signal calls this inside ingest's transaction). Slots are settled in id
+    order, so two uploads that name the same slots lock them in the same order."""
+    for result in sorted(results, key=lambda result: str(result.get("slot_id") or "")):
         slot_id = result.get("slot_id")
         if not slot_id:
             continue
@@ -666,14 +667,25 @@ def unplanned_results(agent: Agent, results: list[dict[str, Any]]) -> list[Batch
 
 
 def expire_overdue_slots(now: datetime | None = None) -> int:
-    """Slots whose run should have been reported long ago become missed, with the reason."""
+    """Slots whose run should have been reported long ago become missed, with the reason.
+
+    A slot that an upload is settling right now (its row locked) is skipped: the upload
+    settles it, or the next pass expires it. Waiting for it instead deadlocked with an
+    agent's upload of many late results, each side holding slots the other wanted."""
     now = now or timezone.now()
     grace = timedelta(seconds=settings.SLOT_RESULT_GRACE_S)
-    return Slot.objects.filter(state=SlotState.PLANNED, end_at__lt=now - grace).update(
-        state=SlotState.MISSED,
-        reason=f"no result from the agent within {settings.SLOT_RESULT_GRACE_S} s of the slot's end",
-        updated_at=now,
-    )
+    with transaction.atomic():
+        overdue = list(
+            Slot.objects.filter(state=SlotState.PLANNED, end_at__lt=now - grace)
+            .order_by("pk")
+            .select_for_update(skip_locked=True)
+            .values_list("pk", flat=True)
+        )
+        return Slot.objects.filter(pk__in=overdue).update(
+            state=SlotState.MISSED,
+            reason=f"no result from the agent within {settings.SLOT_RESULT_GRACE_S} s of the slot's end",
+            updated_at=now,
+        )
 
 
 @dataclass(frozen=True)
