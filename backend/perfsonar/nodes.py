@@ -30,6 +30,7 @@ from inventory.services import AGENT_NAME_RE, decommission_agent, decommissioned
 from perfsonar.choices import TaskState, TlsMode
 from perfsonar.client import PSchedulerClient, PSchedulerError, Trust
 from perfsonar.models import Node, Task
+from perfsonar.sync_lock import sync_lock
 
 FINGERPRINT_RE = re.compile(r"^[0-9a-f]{64}$")
 # What Fathom asks of a node for each of its test kinds (pScheduler test, preferred tool).
@@ -235,22 +236,31 @@ def node_problems(node: Node) -> list[str]:
     return problems
 
 
+# How long a node's removal waits for a sync that is running (each call to a node has its
+# own timeout, so a sync ends well within it).
+REMOVE_WAIT_S = 60
+
+
 def remove_node(node: Node, actor: Actor) -> list[str]:
     """Deletes the node's tasks from it (best effort: what failed is returned) and
-    decommissions it; its results stay."""
-    failures = delete_all_tasks(node)
-    with transaction.atomic():
-        before = node_snapshot(node)
-        decommission_agent(node.agent)
-        record(
-            actor,
-            AuditAction.DECOMMISSION,
-            AuditObject.AGENT,
-            node.agent.pk,
-            node.agent.name,
-            before=before,
-            after={**before, "decommissioned_at": node.agent.decommissioned_at},
-        )
+    decommissions it; its results stay. Waits for a running sync first: a task it was
+    creating meanwhile would otherwise be left on the node."""
+    with sync_lock(wait_s=REMOVE_WAIT_S) as held:
+        failures = delete_all_tasks(node)
+        if not held:
+            failures.append(f"a sync with the nodes ran for over {REMOVE_WAIT_S} s: the next one deletes what it left")
+        with transaction.atomic():
+            before = node_snapshot(node)
+            decommission_agent(node.agent)
+            record(
+                actor,
+                AuditAction.DECOMMISSION,
+                AuditObject.AGENT,
+                node.agent.pk,
+                node.agent.name,
+                before=before,
+                after={**before, "decommissioned_at": node.agent.decommissioned_at},
+            )
     return failures
 
 

@@ -12,6 +12,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from meshes.choices import SlotState
@@ -92,7 +93,12 @@ def task_json(
     return body
 
 
-def create_task(client: PSchedulerClient, desired: DesiredTask, start: datetime, until: datetime) -> Task:
+def create_task(client: PSchedulerClient, desired: DesiredTask, start: datetime, until: datetime) -> Task | None:
+    """Creates the task on its node, its row first: a mesh deleted while the node answers
+    leaves the row (its mesh test and slot set to null) with the task's URL, so the next sync
+    deletes the task from the node. Saving the row after the POST failed on the gone mesh
+    test and left the task on the node, unknown to Fathom. None: the mesh test or slot was
+    gone before the row was saved, and nothing was created."""
     task_id = uuid.uuid4()
     task = Task(
         id=task_id,
@@ -110,11 +116,16 @@ def create_task(client: PSchedulerClient, desired: DesiredTask, start: datetime,
         until=until,
     )
     try:
+        with transaction.atomic():
+            task.save()
+    except IntegrityError:
+        return None
+    try:
         task.url = client.create_task(task_json(desired, task_id, start, until, secret=True))
     except PSchedulerError as error:
         task.state = TaskState.REFUSED
         task.reason = str(error)[:2000]
-    task.save()
+    Task.objects.filter(pk=task_id).update(url=task.url, state=task.state, reason=task.reason)
     return task
 
 
@@ -186,14 +197,16 @@ def reconcile(now: datetime | None = None) -> SyncReport:
         if not isinstance(client, PSchedulerClient):
             report.errors.append(str(client))
             continue
-        task = create_task(client, desired, start, until)
-        if task.state == TaskState.REFUSED:
+        made = create_task(client, desired, start, until)
+        if made is None:
+            continue  # its mesh went while this sync ran
+        if made.state == TaskState.REFUSED:
             report.refused += 1
-            report.errors.append(task.reason)
-            note_error(desired.node, f"task refused: {task.reason}", now)
+            report.errors.append(made.reason)
+            note_error(desired.node, f"task refused: {made.reason}", now)
             if desired.slot is not None:
                 Slot.objects.filter(pk=desired.slot.pk, state=SlotState.PLANNED).update(
-                    state=SlotState.MISSED, reason=f"the perfSONAR node refused the task: {task.reason}"[:500]
+                    state=SlotState.MISSED, reason=f"the perfSONAR node refused the task: {made.reason}"[:500]
                 )
         elif current:
             report.renewed += 1

@@ -6,16 +6,15 @@ import logging
 from typing import Any
 
 from celery import shared_task
-from django.core.cache import cache
 
 from perfsonar.choices import TaskState
 from perfsonar.intake import poll
 from perfsonar.models import Node, Task
 from perfsonar.nodes import check_node
 from perfsonar.reconcile import reconcile
+from perfsonar.sync_lock import sync_lock
 
 log = logging.getLogger(__name__)
-SYNC_LOCK = "perfsonar-sync-lock"
 
 
 @shared_task(ignore_result=True)
@@ -27,13 +26,11 @@ def sync_perfsonar() -> dict[str, Any]:
         and not Task.objects.filter(state=TaskState.ACTIVE).exists()
     ):
         return {"skipped": "no perfSONAR node"}
-    if not cache.add(SYNC_LOCK, "1", timeout=300):
-        return {"skipped": "another sync is running"}
-    try:
+    with sync_lock() as held:
+        if not held:
+            return {"skipped": "another sync is running"}
         made = reconcile()
         polled = poll()
-    finally:
-        cache.delete(SYNC_LOCK)
     summary = {
         "created": made.created,
         "renewed": made.renewed,

@@ -37,10 +37,11 @@ from perfsonar.choices import TaskState, TlsMode
 from perfsonar.client import PSchedulerClient, Trust
 from perfsonar.intake import poll
 from perfsonar.models import Node, Task
-from perfsonar.nodes import check_node, delete_all_tasks, node_problems, register_node
+from perfsonar.nodes import check_node, client_for, delete_all_tasks, node_problems, register_node
 from perfsonar.psconfig.exporter import export_mesh
-from perfsonar.reconcile import reconcile
+from perfsonar.reconcile import create_task, reconcile
 from perfsonar.tokens import authorization_header
+from perfsonar.wanted import desired_background
 
 TESTS_DIR = Path(__file__).resolve().parents[3] / "tests"
 if str(TESTS_DIR) not in sys.path:
@@ -174,6 +175,32 @@ class InteropTests(LiveServerTestCase):
         # The node leaves the mesh: nothing of it is left enabled on the node.
         MeshMember.objects.filter(agent=self.node.agent).delete()
         assert not [task for task in self.fake.tasks() if task["enabled"]]
+
+    def test_a_mesh_deleted_while_the_node_creates_its_task_leaves_no_task_on_the_node(self) -> None:
+        """A CI run deleted a mesh during a sync's POST: saving the task's row afterwards failed on
+        the gone mesh test, and the task stayed enabled on the node, unknown to Fathom."""
+        rtt = self.add_test("rtt", "ping", {"count": 5, "interval_s": 1}, interval_s=30)
+        desired = next(task for task in desired_background() if task.test_type == "ping")
+        real = client_for(self.node)
+
+        class DeletesTheMeshMeanwhile:
+            def create_task(self, body: dict[str, Any]) -> str:
+                url = real.create_task(body)
+                MeshTest.objects.filter(pk=rtt.pk).delete()  # commits: the mesh's own sync runs
+                return url
+
+        start = timezone.now() + timedelta(seconds=5)
+        made = create_task(DeletesTheMeshMeanwhile(), desired, start, start + timedelta(hours=1))  # type: ignore[arg-type]
+        assert made is not None and made.url
+        row = Task.objects.get(pk=made.pk)
+        assert (row.state, row.url, row.mesh_test_id) == (TaskState.ACTIVE, made.url, None)
+        assert reconcile().deleted == 1
+        assert not [task for task in self.fake.tasks() if task["enabled"]]
+
+        # A mesh test gone before the row is saved: nothing is created on the node.
+        before = len(self.fake.tasks())
+        assert create_task(real, desired, start, start + timedelta(hours=1)) is None
+        assert len(self.fake.tasks()) == before
 
     @override_settings(PERFSONAR_TASK_TTL_S=600)
     def test_a_repeating_task_is_renewed_before_it_ends_and_retired_after(self) -> None:

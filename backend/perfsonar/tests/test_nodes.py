@@ -3,13 +3,17 @@ and how a node in a mesh changes Fathom agents' plans and the tasks Fathom wants
 
 from __future__ import annotations
 
+import threading
+import time
 from datetime import timedelta
+from unittest import mock
 
 import pytest
 from django.test import override_settings
 from django.utils import timezone
 
 from audit.models import AuditEntry
+from audit.services import Actor
 from core import contract
 from fathom.testing import FathomTestCase
 from inventory.choices import AgentKind
@@ -19,7 +23,8 @@ from meshes.iperf3_auth import slot_username
 from meshes.models import Slot
 from meshes.services import build_plan, plan_exclusive_slots
 from perfsonar.models import Node
-from perfsonar.nodes import NodeError, node_problems, normalize_fingerprint, register_node
+from perfsonar.nodes import NodeError, node_problems, normalize_fingerprint, register_node, remove_node
+from perfsonar.sync_lock import sync_lock
 from perfsonar.tokens import archive_token, node_of_token
 from perfsonar.wanted import desired_background, slots_for_nodes, throughput_test
 
@@ -212,3 +217,42 @@ class MixedPairPlanTests(FathomTestCase):
         soon = slots_for_nodes(first.start_at - timedelta(minutes=10))
         assert first in soon and all(self.node.agent.pk in (slot.source_id, slot.destination_id) for slot in soon)
         assert first not in slots_for_nodes(first.start_at - timedelta(seconds=10))  # too late to give it
+
+
+ACTOR = Actor.command("remover")
+
+
+class RemoveNodeTests(FathomTestCase):
+    """A node's removal waits for a sync that is running, so a task the sync creates on the
+    node meanwhile is among those it deletes (the system test saw one left behind)."""
+
+    def test_removal_waits_for_a_running_sync_then_removes(self) -> None:
+        node = register_node("ps-faro", "https://198.18.9.4/pscheduler")
+
+        def sync_for(seconds: float) -> None:
+            with sync_lock() as held:
+                assert held
+                started.set()
+                time.sleep(seconds)
+
+        started = threading.Event()
+        sync = threading.Thread(target=sync_for, args=(1.0,))
+        sync.start()
+        started.wait(5)
+        begun = time.monotonic()
+        assert remove_node(node, ACTOR) == []  # no task of its own, nothing failed
+        took = time.monotonic() - begun
+        sync.join()
+        assert took >= 0.8, took
+        assert Agent.objects.get(pk=node.agent.pk).decommissioned_at is not None
+        with sync_lock() as held:
+            assert held, "the removal released the lock"
+
+    @mock.patch("perfsonar.nodes.REMOVE_WAIT_S", 0.3)
+    def test_a_sync_that_never_ends_does_not_stop_the_removal(self) -> None:
+        node = register_node("ps-tavira", "https://198.18.9.5/pscheduler")
+        with sync_lock() as held:
+            assert held
+            failures = remove_node(node, ACTOR)
+        assert failures == ["a sync with the nodes ran for over 0.3 s: the next one deletes what it left"]
+        assert Agent.objects.get(pk=node.agent.pk).decommissioned_at is not None
