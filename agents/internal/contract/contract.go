@@ -168,7 +168,11 @@ func CheckOptions(t *testing.T, kind string, defaults any, decode func(json.RawM
 			t.Errorf("%s.%s: the contract's default is %v, the agent's %v", kind, name, property["default"], agentDefaults[name])
 		}
 		for _, probe := range boundaryProbes(property) {
-			raw, _ := json.Marshal(map[string]any{name: probe.value})
+			options := map[string]any{name: probe.value}
+			for companion, value := range companions[kind+"."+name] {
+				options[companion] = value
+			}
+			raw, _ := json.Marshal(options)
 			err := decode(raw)
 			if probe.valid && err != nil {
 				t.Errorf("%s.%s = %v is within the contract, but the agent refuses it: %v", kind, name, probe.value, err)
@@ -180,6 +184,13 @@ func CheckOptions(t *testing.T, kind string, defaults any, decode func(json.RawM
 	}
 }
 
+// companions are the options a value needs beside it where a schema says so only in its
+// description: a throughput ramp (ramp_bps) is a UDP run, and a UDP run has a rate. The
+// option's probes are decoded with them, so what is tested is the option's own bounds.
+var companions = map[string]map[string]any{
+	"throughput.ramp_bps": {"udp": true, "bitrate_bps": 1_000_000},
+}
+
 type boundaryProbe struct {
 	value any
 	valid bool
@@ -188,6 +199,9 @@ type boundaryProbe struct {
 // boundaryProbes are values at and just beyond a property's bounds, and its enum values and
 // one that is not among them.
 func boundaryProbes(property map[string]any) []boundaryProbe {
+	if hasType(property, "array") {
+		return arrayProbes(property)
+	}
 	var probes []boundaryProbe
 	integer := hasType(property, "integer")
 	step := 1e-3
@@ -227,6 +241,37 @@ func boundaryProbes(property map[string]any) []boundaryProbe {
 		probes = append(probes, boundaryProbe{"Not A Valid Value!", false})
 	}
 	return probes
+}
+
+// arrayProbes are one-item arrays of the item probes, and arrays at and just beyond the
+// item counts. Items are numbers: the contract's array options are lists of rates.
+func arrayProbes(property map[string]any) []boundaryProbe {
+	items, _ := property["items"].(map[string]any)
+	var probes []boundaryProbe
+	for _, item := range boundaryProbes(items) {
+		probes = append(probes, boundaryProbe{[]any{item.value}, item.valid})
+	}
+	minItems, _ := property["minItems"].(float64)
+	probes = append(probes, boundaryProbe{validItems(items, int(minItems)), true})
+	if minItems > 0 {
+		probes = append(probes, boundaryProbe{validItems(items, int(minItems)-1), false})
+	}
+	if maxItems, ok := property["maxItems"].(float64); ok {
+		probes = append(probes, boundaryProbe{validItems(items, int(maxItems)), true},
+			boundaryProbe{validItems(items, int(maxItems)+1), false})
+	}
+	return probes
+}
+
+// validItems is n items rising from the items' minimum: valid wherever a list must be
+// ordered without repeats, as a ramp's rates are.
+func validItems(items map[string]any, n int) []any {
+	low, _ := items["minimum"].(float64)
+	out := make([]any, n)
+	for i := range out {
+		out[i] = low + float64(i)
+	}
+	return out
 }
 
 func hasType(property map[string]any, want string) bool {

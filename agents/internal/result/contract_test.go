@@ -199,3 +199,24 @@ func TestProbeResultsFromRealOutputsFitTheSchema(t *testing.T) {
 		}
 	})
 }
+
+// A ramp adds ramp_bps to the options and a ramp to the section; an ordinary run's result
+// carries neither, so it encodes as it did before ramps.
+func TestOnlyARampCarriesRampFields(t *testing.T) {
+	ordinary, _ := json.Marshal(result.Throughput{})
+	if strings.Contains(string(ordinary), "ramp") {
+		t.Fatalf("an ordinary run encodes %s", ordinary)
+	}
+	data, err := os.ReadFile(filepath.Join(contract.Dir(t), "examples", "result-batch", "valid", "throughput-udp-ramp.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch result.Batch
+	if err := json.Unmarshal(data, &batch); err != nil {
+		t.Fatal(err)
+	}
+	o := batch.Results[0].Throughput
+	if len(o.Ramp) != 4 || len(o.Options.RampBps) != 4 || o.Ramp[2].OfferedBps != 135_000_000 || o.Ramp[2].LostPercent < 33 {
+		t.Fatalf("the ramp example decodes as %+v", o.Ramp)
+	}
+}

@@ -20,6 +20,8 @@ type Throughput struct {
 	Intervals          []ThroughputInterval `json:"intervals"`
 	Summary            ThroughputSummary    `json:"summary"`
 	StreamSummaries    []ThroughputSummary  `json:"stream_summaries"`
+	// Ramp is a policer's UDP ramp step by step (options.ramp_bps); nil for an ordinary run.
+	Ramp []RampStep `json:"ramp,omitempty"`
 }
 
 // ThroughputOptions are the test options the run used (the plan's spec with defaults filled
@@ -35,6 +37,9 @@ type ThroughputOptions struct {
 	Congestion  string `json:"congestion"`
 	MSS         int    `json:"mss"`
 	FQRateBps   int64  `json:"fq_rate_bps"`
+	// RampBps is the offered rate of each step of a UDP ramp; omitted for an ordinary run,
+	// whose options stay as they were before ramps.
+	RampBps []int64 `json:"ramp_bps,omitempty"`
 }
 
 // ThroughputInterval is one reporting interval of one stream, from the client's side.
@@ -75,4 +80,19 @@ type ThroughputSummary struct {
 	LostPackets      *int64   `json:"lost_packets"`
 	Packets          *int64   `json:"packets"`
 	LostPercent      *float64 `json:"lost_percent"`
+}
+
+// RampStep is one step of a UDP ramp: the rate offered and what iperf3 reported of the
+// step's own run, so the rate where loss begins (a policer's) can be read off the steps.
+type RampStep struct {
+	OfferedBps int64 `json:"offered_bps"`
+	// StartedS is the step's first interval on the run's time line (see Throughput.Intervals).
+	StartedS         float64  `json:"started_s"`
+	DurationS        float64  `json:"duration_s"` // the step's measured (not omitted) seconds
+	SenderBitsPerS   float64  `json:"sender_bits_per_s"`
+	ReceiverBitsPerS float64  `json:"receiver_bits_per_s"`
+	Packets          int64    `json:"packets"`
+	LostPackets      int64    `json:"lost_packets"`
+	LostPercent      float64  `json:"lost_percent"`
+	JitterMs         *float64 `json:"jitter_ms"`
 }

@@ -53,10 +53,23 @@ type Spec struct {
 	Port          int     `json:"port"`        // 0: DefaultPort (the server's normalised specs send 0)
 	PathRTTMs     float64 `json:"path_rtt_ms"` // for the omit default
 	ConnectTimeMs int     `json:"connect_timeout_ms"`
+	// RampBps, set by the server, makes the run a policer's UDP ramp: one UDP step per
+	// rate, each duration_s long, back to back (ramp.go). Its rates replace bitrate_bps.
+	RampBps []int64 `json:"ramp_bps"`
+	// rampStep marks one step of a ramp (Spec.step): it omits nothing and paces finely.
+	rampStep bool
 }
+
+// RampPacingTimerUs is how often a ramp step's sender releases datagrams (iperf3
+// --pacing-timer, 1000 us by default). A policer with a small burst (seed 002: 8 KB) passes
+// about one burst per release, so coarse releases would read far below its rate.
+const RampPacingTimerUs = 100
 
 // MaxRateBps bounds bitrate_bps and fq_rate_bps: 400 Gbit/s, the fastest Ethernet port.
 const MaxRateBps = 400_000_000_000
+
+// MaxRampSteps bounds a ramp (the contract's maxItems), and so how long its slot lasts.
+const MaxRampSteps = 8
 
 // MaxParallel caps streams: more would measure the hosts, not the path.
 const MaxParallel = 128
@@ -64,7 +77,7 @@ const MaxParallel = 128
 // DefaultSpec is a 20 s single-stream TCP test, long enough to leave slow start behind on
 // most paths once the omitted seconds are added.
 func DefaultSpec() Spec {
-	return Spec{DurationS: 20, Parallel: 1, Port: 0, ConnectTimeMs: 5000}
+	return Spec{DurationS: 20, Parallel: 1, Port: 0, ConnectTimeMs: 5000, RampBps: []int64{}}
 }
 
 // DecodeSpec reads a plan's spec over the defaults, refusing unknown fields, and validates it.
@@ -94,7 +107,7 @@ func (s Spec) Validate() error {
 		return fmt.Errorf("bitrate_bps %d out of range 0..%d", s.BitrateBps, int64(MaxRateBps))
 	case s.FQRateBps < 0 || s.FQRateBps > MaxRateBps:
 		return fmt.Errorf("fq_rate_bps %d out of range 0..%d", s.FQRateBps, int64(MaxRateBps))
-	case s.UDP && s.BitrateBps == 0:
+	case s.UDP && s.BitrateBps == 0 && len(s.RampBps) == 0:
 		return errors.New("a UDP test needs bitrate_bps (iperf3's 1 Mbit/s default measures nothing)")
 	case s.MSS != 0 && (s.MSS < 88 || s.MSS > 65495):
 		return fmt.Errorf("mss %d out of range 88..65495", s.MSS)
@@ -111,6 +124,32 @@ func (s Spec) Validate() error {
 		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
 			return fmt.Errorf("congestion %q is not an algorithm name", s.Congestion)
 		}
+	}
+	return s.validateRamp()
+}
+
+// validateRamp refuses ramps that would not find a policer's rate: a ramp's steps must
+// rise, and it is one UDP stream, so each step's loss is the path's, not the host's.
+func (s Spec) validateRamp() error {
+	if len(s.RampBps) == 0 {
+		return nil
+	}
+	if len(s.RampBps) > MaxRampSteps {
+		return fmt.Errorf("ramp_bps has %d rates, at most %d", len(s.RampBps), MaxRampSteps)
+	}
+	for i, rate := range s.RampBps {
+		if rate < 1 || rate > MaxRateBps {
+			return fmt.Errorf("ramp_bps[%d] %d out of range 1..%d", i, rate, int64(MaxRateBps))
+		}
+		if i > 0 && rate <= s.RampBps[i-1] {
+			return fmt.Errorf("ramp_bps[%d] %d does not rise above %d (a ramp's rates rise)", i, rate, s.RampBps[i-1])
+		}
+	}
+	if !s.UDP {
+		return errors.New("a ramp (ramp_bps) is a UDP test: udp must be true")
+	}
+	if s.Parallel != 1 {
+		return fmt.Errorf("a ramp (ramp_bps) runs one stream: parallel %d must be 1", s.Parallel)
 	}
 	return nil
 }
@@ -131,6 +170,11 @@ func OmitFor(rtt time.Duration, windowBytes, mss int) int {
 
 // Omit is the omit the run uses: the spec's, or the one its path RTT calls for.
 func (s Spec) Omit() int {
+	// A UDP ramp omits nothing: UDP has no slow start, a policer's burst is milliseconds of
+	// a step, and iperf3 miscounts UDP loss across --omit (more lost than sent).
+	if s.rampStep || len(s.RampBps) > 0 {
+		return 0
+	}
 	if s.OmitS > 0 {
 		return s.OmitS
 	}
@@ -142,7 +186,7 @@ func (s Spec) Options() result.ThroughputOptions {
 	return result.ThroughputOptions{
 		DurationS: s.DurationS, OmitS: s.Omit(), Parallel: s.Parallel, WindowBytes: s.WindowBytes,
 		Reverse: s.Reverse, UDP: s.UDP, BitrateBps: s.BitrateBps, Congestion: s.Congestion, MSS: s.MSS,
-		FQRateBps: s.FQRateBps,
+		FQRateBps: s.FQRateBps, RampBps: s.RampBps,
 	}
 }
 
@@ -174,6 +218,9 @@ func (s Spec) Args(address, bind string) []string {
 	}
 	if s.UDP {
 		args = append(args, "-u", "-b", strconv.FormatInt(s.BitrateBps, 10))
+	}
+	if s.rampStep {
+		args = append(args, "--pacing-timer", strconv.Itoa(RampPacingTimerUs))
 	}
 	if s.Congestion != "" {
 		args = append(args, "-C", s.Congestion)
@@ -229,10 +276,11 @@ func (p *Prober) Run(ctx context.Context, test plan.Test, planVersion string) re
 	return res
 }
 
-// Measure runs one test against address, presenting auth to its server when not nil.
-// iperf3's own errors, and runs it had to stop, come back as *RunError; a run refused
-// because another is under way as ErrBusy. With an error, the outcome holds the intervals
-// measured before the run broke off, if any.
+// Measure runs one test against address, presenting auth to its server when not nil: one
+// iperf3 run, or for a ramp (spec.RampBps) one per step. iperf3's own errors, and runs it
+// had to stop, come back as *RunError (for a ramp wrapped in the step's error); a run
+// refused because another is under way as ErrBusy. With an error, the outcome holds the
+// intervals measured before the run broke off, if any.
 func (p *Prober) Measure(ctx context.Context, spec Spec, address string, auth *plan.Iperf3Auth) (result.Throughput, error) {
 	if err := spec.Validate(); err != nil {
 		return result.Throughput{}, fmt.Errorf("invalid throughput spec: %w", err)
@@ -243,8 +291,16 @@ func (p *Prober) Measure(ctx context.Context, spec Spec, address string, auth *p
 	if !p.busy.CompareAndSwap(false, true) {
 		return result.Throughput{}, ErrBusy
 	}
+	// A ramp's steps hold the guard together: they are one slot of this host's NIC.
 	defer p.busy.Store(false)
+	if len(spec.RampBps) > 0 {
+		return p.ramp(ctx, spec, address, auth)
+	}
+	return p.once(ctx, spec, address, auth)
+}
 
+// once is one iperf3 run, its own timeout included; the caller holds the busy guard.
+func (p *Prober) once(ctx context.Context, spec Spec, address string, auth *plan.Iperf3Auth) (result.Throughput, error) {
 	limit := time.Duration(spec.DurationS+spec.Omit())*time.Second + p.Slack
 	runCtx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
