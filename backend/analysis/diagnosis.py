@@ -19,7 +19,7 @@ from typing import Any
 from analysis.ceilings import Limit, buffer_for_rate_bytes
 from analysis.choices import Diagnosis
 from analysis.intervals import IntervalStats
-from analysis.policer import PolicerEstimate
+from analysis.policer import EstimateBasis, PolicerEstimate
 from analysis.runs import CeilingSet, RunCeilings, RunFacts
 
 # "Within about 10%" of a ceiling term counts as reaching it.
@@ -237,6 +237,9 @@ class SharedCeiling:
 
     rate_bps: float
     what: str  # "the path's full bottleneck", "the policer (about 90.0 Mbit/s, an estimate)", ...
+    # A policer drops the bursts of unpaced TCP, so each stream keeps a sliver of its rate; a
+    # paced sender, not more streams, is how to reach it.
+    pacing_reaches_it: bool = False
 
 
 # Per-flow limits: each stream has its own window, its own share of random loss.
@@ -261,7 +264,7 @@ def shared_ceiling(
     if label is Diagnosis.CAPACITY and rate_bps:
         return SharedCeiling(rate_bps, "the path's full bottleneck")
     if label is Diagnosis.POLICER and policer is not None:
-        return SharedCeiling(policer.rate_bps, f"the policer ({_policer_value(policer)})")
+        return SharedCeiling(policer.rate_bps, f"the policer ({_policer_value(policer)})", pacing_reaches_it=True)
     return SharedCeiling(link_bps, "the link (the slower NIC)") if link_bps else None
 
 
@@ -436,7 +439,20 @@ def _policer_item(policer: PolicerEstimate, goal_bps: float) -> Advice:
         "path",
         "policer rate",
         _policer_value(policer),
-        f"binds now; basis: {policer.detail}{below}. A short paced UDP ramp in an exclusive slot would measure it",
+        f"binds now; basis: {policer.detail}{below}{_ramp_note(policer)}",
+    )
+
+
+def _ramp_note(policer: PolicerEstimate) -> str:
+    if policer.basis is EstimateBasis.UDP_RAMP and not policer.at_least:
+        return ""  # measured: the basis says how
+    if policer.basis is EstimateBasis.UDP_RAMP and policer.disturbed:
+        return ". The next ramp (one every FATHOM_POLICER_RAMP_EVERY_H hours) measures it again"
+    if policer.basis is EstimateBasis.UDP_RAMP:
+        return ". The next ramp starts from there and climbs higher"
+    return (
+        ". Between Fathom agents, a short paced UDP ramp in the path's next exclusive slot measures it"
+        " (at most every FATHOM_POLICER_RAMP_EVERY_H)"
     )
 
 
@@ -551,6 +567,11 @@ def _deduplicated(advice: list[Advice]) -> list[Advice]:
     return kept
 
 
+# Behind a policer, streams that together get less than this share of what they need (or of
+# what it passes) are starved by its drops: the plan paces them rather than multiplying them.
+PACE_BELOW_SHARE = 0.5
+
+
 @dataclass(frozen=True)
 class CapacityPlan:
     daily_volume_bytes: int
@@ -577,6 +598,9 @@ def capacity_plan(
     Parallel streams add up only while each has its own limit (a window, its share of random
     loss): they stop adding up at what all of them share, a full bottleneck or a policer, or
     the link. The stream count is capped there, and the plan says when no count keeps up.
+    Behind a policer the remedy is pacing: when today's streams get less than half of what it
+    passes (or of what the volume needs), the plan keeps their count and says to pace them,
+    with the unpaced count as a note.
     """
     required = daily_volume_bytes * 8 / 86400
     if rate_bps is None or rate_bps <= 0 or streams < 1:
@@ -589,7 +613,11 @@ def capacity_plan(
     volume = f"{daily_volume_bytes / 2**40:.1f} TiB/day needs {_mbit(required)}"
     now = f"at {_mbit(rate_bps)} ({streams} x {_mbit(per_stream)}) it takes {hours:.1f} h a day: {verdict}"
     notes: list[str] = []
-    if shared is None or required <= shared.rate_bps:
+    if shared is not None and shared.pacing_reaches_it and rate_bps < PACE_BELOW_SHARE * min(required, shared.rate_bps):
+        needed = streams
+        verdict, notes = _paced_verdict(daily_volume_bytes, required, per_stream, streams, shared)
+        reason = f"{volume}; {now}; {verdict}"
+    elif shared is None or required <= shared.rate_bps:
         needed = math.ceil(required / per_stream)
         reason = f"{volume}; {now}; {needed} streams at today's per-stream rate keep up"
         if shared is not None and needed > streams:
@@ -628,3 +656,31 @@ def capacity_plan(
         notes=notes,
         shared_ceiling_bps=shared.rate_bps if shared is not None else None,
     )
+
+
+def _paced_verdict(
+    daily_volume_bytes: int, required: float, per_stream: float, streams: int, shared: SharedCeiling
+) -> tuple[str, list[str]]:
+    """Behind a policer: today's streams, paced, rather than the hundreds of unpaced ones that
+    per-stream arithmetic asks for (each keeps only what the policer's drops leave it)."""
+    reachable = min(required, shared.rate_bps)
+    todays = f"today's {streams} {'stream' if streams == 1 else 'streams'}"
+    carry, reach = ("carries", "reaches") if streams == 1 else ("carry", "reach")
+    if required <= shared.rate_bps:
+        verdict = (
+            f"pacing keeps up, not more streams: paced to between {_mbit(required)} in all and just below "
+            f"{shared.what}, {todays} {carry} the volume"
+        )
+    else:
+        best_hours = daily_volume_bytes * 8 / shared.rate_bps / 3600
+        verdict = (
+            f"no number of streams keeps up: {shared.what} carries at most {_mbit(shared.rate_bps)} for all "
+            f"streams together ({best_hours:.1f} h a day), and {todays}, paced just below it, {reach} that"
+        )
+    notes = [
+        f"unpaced, each stream keeps about {_mbit(per_stream)} through the policer's drops: it would take "
+        f"{math.ceil(reachable / per_stream)} of them to reach {_mbit(reachable)}, and that many flows burst "
+        "into the policer together",
+        "a paced stream's own ceilings (its window, the send buffer) still apply: the advice sizes them",
+    ]
+    return verdict, notes

@@ -2,8 +2,9 @@
 
 Pure. A token bucket passes its rate and drops the rest, so:
 
-- a paced UDP ramp (not scheduled yet: it needs the planner and the agent) would measure it
-  directly, and is preferred whenever one is handed in;
+- a paced UDP ramp (analysis/services/ramps.py puts one in the path's next exclusive slot)
+  measures it directly: the steps offered above the rate deliver about the rate and lose the
+  excess, the steps below deliver what they offer; it wins whenever there is one;
 - a paced UDP run offered above the rate delivers about the rate, losing the excess: the
   median delivered rate of such runs estimates it; runs that lost nothing only say the rate
   is at least what they delivered;
@@ -15,6 +16,7 @@ Each estimate says which of these it rests on, so the advice can label it.
 
 from __future__ import annotations
 
+import math
 import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +25,16 @@ from enum import StrEnum
 # A UDP run losing this share of what it offered hit a limit on the way: its delivered rate
 # is the limit's. Below it, loss is the path's own and the run only bounds the rate below.
 POLICED_UDP_LOSS = 0.02
+# A ramp's policed steps deliver the policer's rate give or take this: one below the best
+# delivery by more lost to something else (a burst, cross traffic) on the way up.
+PLATEAU_TOLERANCE = 0.05
+# A step offered at most this share of the ramp's policed rate that still lost DISTURBED_LOSS
+# of it was not losing to the policer but to something else (cross traffic, a starved
+# sender or receiver), which the faster steps suffered too: their rate is only a lower bound.
+# A small burst costs slower steps a few percent (3.6% at 38 of 90 Mbit/s in the lab), a
+# congested path or a starved host far more (13% of 7 Mbit/s in a loaded CI run).
+DISTURBED_SHARE = 0.5
+DISTURBED_LOSS = 0.10
 
 
 class EstimateBasis(StrEnum):
@@ -43,14 +55,27 @@ class UdpRun:
 
 
 @dataclass(frozen=True)
+class RampStep:
+    """One step of a paced UDP ramp: the rate offered, what arrived, the share lost."""
+
+    offered_bps: float
+    delivered_bps: float
+    lost_fraction: float
+
+
+@dataclass(frozen=True)
 class PolicerEstimate:
     rate_bps: float
     basis: EstimateBasis
     detail: str  # the numbers it rests on, one sentence
+    # A ramp that lost nothing only says the policer passes at least its fastest step.
+    at_least: bool = False
+    # A ramp whose slow steps lost too: at least its best, and no reason to climb higher.
+    disturbed: bool = False
 
     @property
     def lower_bound(self) -> bool:
-        return self.basis is EstimateBasis.TCP_LOWER_BOUND
+        return self.at_least or self.basis is EstimateBasis.TCP_LOWER_BOUND
 
 
 def _mbit(rate_bps: float) -> str:
@@ -70,6 +95,67 @@ def from_udp_runs(runs: Sequence[UdpRun]) -> PolicerEstimate | None:
         f"a median {_mbit(rate)} and lost {lost:.1%}: the excess over the policer's rate"
     )
     return PolicerEstimate(rate, EstimateBasis.PACED_UDP, detail)
+
+
+def from_ramp(steps: Sequence[RampStep], when: str) -> PolicerEstimate | None:
+    """The most a step that lost its excess delivered. A token bucket passes at most its
+    rate and steps below it deliver what they offer, so the policed steps' plateau is the
+    rate; a step that lost to a burst below the rate delivered less and does not pull it
+    down. A ramp with no policed step near its best delivery only bounds the rate below, at
+    that delivery; so does one whose slow steps lost heavily too (DISTURBED_LOSS). `when`
+    dates the ramp in words."""
+    measured = [step for step in steps if step.offered_bps > 0 and step.delivered_bps >= 0]
+    if not measured:
+        return None
+    span = (
+        f"a paced UDP ramp ({when}) offering {_mbit(measured[0].offered_bps)} to "
+        f"{_mbit(measured[-1].offered_bps)} in {len(measured)} steps"
+    )
+    top = max(step.delivered_bps for step in measured)
+    policed = [step for step in measured if step.lost_fraction >= POLICED_UDP_LOSS and step.delivered_bps > 0]
+    best = max(policed, key=lambda step: step.delivered_bps, default=None)
+    if best is None or best.delivered_bps < (1 - PLATEAU_TOLERANCE) * top:
+        detail = f"{span} lost nothing at its fastest: the policer passes at least {_mbit(top)}"
+        return PolicerEstimate(top, EstimateBasis.UDP_RAMP, detail, at_least=True)
+    detail = (
+        f"{span}: at most {_mbit(best.delivered_bps)} got through (the {_mbit(best.offered_bps)} step, "
+        f"{best.lost_fraction:.0%} lost)"
+    )
+    disturbed = next(
+        (
+            step
+            for step in measured
+            if step.offered_bps <= DISTURBED_SHARE * best.delivered_bps and step.lost_fraction >= DISTURBED_LOSS
+        ),
+        None,
+    )
+    if disturbed is not None:
+        detail += (
+            f", but the {_mbit(disturbed.offered_bps)} step lost {disturbed.lost_fraction:.0%} too: something "
+            "besides the policer (cross traffic, a busy host) was losing packets, so the policer passes at least that"
+        )
+        return PolicerEstimate(best.delivered_bps, EstimateBasis.UDP_RAMP, detail, at_least=True, disturbed=True)
+    return PolicerEstimate(best.delivered_bps, EstimateBasis.UDP_RAMP, detail)
+
+
+def ramp_rates(estimate_bps: float, cap_bps: float | None, steps: int, reach_bps: float | None = None) -> list[int]:
+    """Offered rates for a ramp: geometric from 0.75x the estimate up to 6x it, or up to
+    `reach_bps` (the path's TCP ceiling) when that is higher: TCP through a policer with a
+    small burst can saw at a fraction of a percent of its rate, and the policer is below
+    what TCP could have reached. Kept under the link (`cap_bps`); rising, whole kbit/s.
+    Empty when no sensible ramp exists (no estimate, fewer than 2 steps)."""
+    if not (estimate_bps > 0 and math.isfinite(estimate_bps)) or steps < 2:
+        return []
+    low, high = 0.75 * estimate_bps, 6 * estimate_bps
+    if reach_bps is not None and math.isfinite(reach_bps):
+        high = max(high, reach_bps)
+    if cap_bps is not None and math.isfinite(cap_bps) and cap_bps > 0:
+        high = min(high, cap_bps)
+    if high <= low:
+        return []
+    ratio = (high / low) ** (1 / (steps - 1))
+    rates = sorted({round(low * ratio**index / 1000) * 1000 for index in range(steps)})
+    return [rate for rate in rates if rate > 0]
 
 
 def from_tcp(rate_bps: float, runs: int, udp_runs: Sequence[UdpRun] = ()) -> PolicerEstimate:

@@ -1,8 +1,8 @@
 """Checks of how fast TCP and UDP get through: steady TCP throughput against
-min(rate, window/RTT), TCP and paced UDP through a policer, and unpaced TCP into a shallow
-queue. The two paced checks (UDP at 90 % of the policer, --fq-rate into a 32 KB queue) carry
-the emulator's pacing lateness and are not judged when it, not the path, missed the
-schedule (see attempts.record_attempts)."""
+min(rate, window/RTT), TCP and paced UDP through a policer, the policer's rate as Fathom's
+UDP ramp reads it, and unpaced TCP into a shallow queue. The paced checks (UDP at 90 % of
+the policer, the ramp, --fq-rate into a 32 KB queue) carry the emulator's pacing lateness
+and are not judged when it, not the path, missed the schedule (attempts.record_attempts)."""
 
 from __future__ import annotations
 
@@ -87,6 +87,48 @@ def check_policer(scenario: str, lab: Lab, source: str, destination: str, police
             f"{attempts.value:.3f} % lost",
             "nearly lossless (< 1 %)",
             attempts.value < 1,
+        ),
+        attempts,
+    )
+
+
+# The steps of Fathom's policer ramp here (meshes/ramps.py, the agent's ramp.go): 2 s each,
+# released every 100 us, nothing omitted, from below the policer's rate to well above it.
+RAMP_STEP_FACTORS = (0.4, 1.5, 2.4)
+
+
+def ramp_estimate_mbps(lab: Lab, source: str, destination: str, policed_mbps: float) -> float:
+    """What Fathom's ramp reads (analysis/policer.py from_ramp): the most that a step losing
+    at least 2% got through, a step's delivery being its sender's rate less the share lost;
+    0 when no step was policed."""
+    delivered = []
+    for factor in RAMP_STEP_FACTORS:
+        step = iperf3(
+            lab, source, destination, "-u", "-b", f"{factor * policed_mbps:g}M", "-l", "1400",
+            "--pacing-timer", "100", seconds=2, omit=0,
+        )  # fmt: skip
+        summary = iperf3_end(step)["sum"]
+        lost = float(summary["lost_percent"])
+        if lost >= 2:
+            delivered.append(float(summary["bits_per_second"]) * (1 - lost / 100) / 1e6)
+    return max(delivered, default=0.0)
+
+
+def check_policer_ramp(scenario: str, lab: Lab, source: str, destination: str, policed_mbps: float) -> None:
+    attempts = first_passing(
+        lambda: ramp_estimate_mbps(lab, source, destination, policed_mbps),
+        lambda estimate: abs(estimate / policed_mbps - 1) <= 0.1,
+        lab,
+    )
+    steps = ", ".join(f"{factor * policed_mbps:g}" for factor in RAMP_STEP_FACTORS)
+    record_attempts(
+        Row(
+            scenario,
+            f"UDP ramp through the policer {source}->{destination}",
+            f"policer {policed_mbps:g} Mbit/s; steps {steps} Mbit/s",
+            f"{attempts.value:.1f} Mbit/s",
+            "within 10 %",
+            abs(attempts.value / policed_mbps - 1) <= 0.1,
         ),
         attempts,
     )

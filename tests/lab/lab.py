@@ -193,8 +193,23 @@ def icmp_errors_unlimited(lab: Lab, host: str) -> Iterator[None]:
         lab.exec(host, "sysctl", "-q", "-w", f"{key}={old}")
 
 
+# iperf3 sends a UDP test's stream handshake once and never again (esnet/iperf#862): one lost
+# datagram fails the run with this error after 30 s, before any data went out. Over the
+# tigo-jive head-end's 0.05 % loss that happened once in a CI run; such a run is run again.
+UDP_HANDSHAKE_LOST = "unable to read from stream socket"
+
+
 def iperf3(lab: Lab, client: str, server: str, *options: str, seconds: int = 8, omit: int = 3) -> dict[str, Any]:
     """Runs iperf3 from client to server and returns its JSON."""
+    result = iperf3_once(lab, client, server, *options, seconds=seconds, omit=omit)
+    if "-u" in options and UDP_HANDSHAKE_LOST in str(result.get("error", "")):
+        result = iperf3_once(lab, client, server, *options, seconds=seconds, omit=omit)
+    if "error" in result:
+        raise RuntimeError(f"iperf3: {result['error']}")
+    return result
+
+
+def iperf3_once(lab: Lab, client: str, server: str, *options: str, seconds: int, omit: int) -> dict[str, Any]:
     address = lab.addresses[server]
     wait_for_port(lab, server, 5201, listening=False)  # the previous one-off server has exited
     lab.exec(server, "iperf3", "-s", "-D", "-1", "-B", address)
@@ -206,8 +221,6 @@ def iperf3(lab: Lab, client: str, server: str, *options: str, seconds: int = 8, 
         timeout=seconds + omit + 60,
     )  # fmt: skip
     result: dict[str, Any] = json.loads(out)
-    if "error" in result:
-        raise RuntimeError(f"iperf3: {result['error']}")
     return result
 
 

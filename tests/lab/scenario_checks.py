@@ -8,7 +8,7 @@ from collections.abc import Callable
 
 from .checks_live import check_loss, check_set_latency
 from .checks_paths import check_flow_clusters, check_rtt, check_traceroute_direct, check_traceroute_members
-from .checks_rates import check_policer, check_throughput, check_unpaced_into_shallow_queue
+from .checks_rates import check_policer, check_policer_ramp, check_throughput, check_unpaced_into_shallow_queue
 from .lab import Lab
 
 
@@ -64,6 +64,7 @@ def tigo_jive(lab: Lab) -> None:
     name = "tigo-jive"
     check_rtt(name, lab, "tigo", "jive", [310])
     check_policer(name, lab, "tigo", "jive", 90)
+    check_policer_ramp(name, lab, "tigo", "jive", 90)
 
 
 def fast_to_slow(lab: Lab) -> None:

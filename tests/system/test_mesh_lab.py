@@ -64,6 +64,17 @@ def lab_mesh(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator
         yield stack, lab, ids
 
 
+# A path's flow sweeps that no throughput run of either host overlapped.
+UNDISTURBED_SWEEPS = """
+SELECT m.verdict, m.mode_count FROM analysis_sweepmodes m
+JOIN measurements_run s ON s.id = m.run_id AND s.started_at = m.started_at
+WHERE m.source_id = %s AND m.destination_id = %s AND NOT EXISTS (
+    SELECT 1 FROM measurements_run t WHERE t.test_type = 'throughput'
+    AND (t.source_id = ANY(%s::uuid[]) OR t.destination_id = ANY(%s::uuid[]))
+    AND t.started_at < s.ended_at AND t.ended_at > s.started_at)
+"""
+
+
 def scaled_grnet_ecmp(path: Path) -> Path:
     """grnet-ecmp with every host's tcp_rmem maximum scaled by BUFFER_SCALE (send buffers as
     they are, so the receive window stays the smaller term, as in the seed)."""
@@ -249,13 +260,21 @@ def test_analysis_finds_the_receive_window_limit_and_both_rtt_modes(
     assert window_limited_within_ceiling(rows), lines
     # No run blames a cause the scenario does not have (no loss, no policer, big send buffers).
     assert {label for label, *_ in rows} <= {"receive_window", "capacity"}, lines
-    sweeps = stack.query(
+    # Sweeps a throughput run of either host overlapped see its queue, not the members: the
+    # analysis passes over them (analysis/services/modes.py), and so does this count.
+    both = [ids["dca"], ids["dcb"]]
+    sweeps = stack.query(UNDISTURBED_SWEEPS, ids["dca"], ids["dcb"], both, both)
+    everything = stack.query(
         "SELECT verdict, mode_count FROM analysis_sweepmodes WHERE source_id = %s AND destination_id = %s",
         ids["dca"],
         ids["dcb"],
     )
+    # Sweeps that saw both members, and none that saw anything else. How many see only one
+    # depends on the machine (3 of 6 in two CI runs of 2026-11-27 under load, none on a quiet
+    # one); the path's verdict below holds through them, as the analysis is built to.
     two_modes = sum(1 for verdict, count in sweeps if verdict == "ecmp" and count == 2)
-    assert sweeps and two_modes >= 0.6 * len(sweeps), sweeps
+    assert two_modes >= 2, f"undisturbed {sweeps}; all {everything}"
+    assert all((verdict, count) in {("ecmp", 2), ("single", 1)} for verdict, count in everything), everything
     single = stack.query(
         "SELECT verdict FROM analysis_sweepmodes WHERE source_id = %s AND destination_id = %s", ids["dca"], ids["dcc"]
     )

@@ -129,7 +129,11 @@ class CapacityPlanSerializer(serializers.Serializer[Any]):
     streams = serializers.IntegerField()
     per_stream_bps = serializers.FloatField(allow_null=True)
     hours_per_day = serializers.FloatField(allow_null=True)
-    streams_needed = serializers.IntegerField(allow_null=True)
+    streams_needed = serializers.IntegerField(
+        allow_null=True,
+        help_text="streams that keep up, or reach shared_ceiling_bps; behind a policer that starves "
+        "today's streams, today's count, paced (the unpaced count is in notes)",
+    )
     backlog_grows = serializers.BooleanField(allow_null=True)
     reason = serializers.CharField()
     notes = serializers.ListField(child=serializers.CharField())
@@ -309,6 +313,12 @@ class PathSparksSerializer(serializers.Serializer[Any]):
     sparks = SparkSerializer(many=True)
 
 
+class TimelineRampStepSerializer(serializers.Serializer[Any]):
+    offered_bps = serializers.FloatField()
+    delivered_bps = serializers.FloatField()
+    lost_fraction = serializers.FloatField()
+
+
 class TimelineRunSerializer(serializers.Serializer[Any]):
     """One throughput run, in the direction its data flowed."""
 
@@ -328,6 +338,13 @@ class TimelineRunSerializer(serializers.Serializer[Any]):
     ceiling_under_load_bps = serializers.FloatField(allow_null=True, help_text="the same at the RTT under load")
     terms = serializers.DictField(
         child=serializers.FloatField(allow_null=True), allow_null=True, help_text="each term's rate at min RTT"
+    )
+    ramp = TimelineRampStepSerializer(
+        many=True, allow_null=True, help_text="a policer's UDP ramp: its steps; rate_bps is then the rate it measured"
+    )
+    ramp_lower_bound = serializers.BooleanField(
+        allow_null=True,
+        help_text="a ramp that lost nothing, or whose slow steps lost too: the policer passes at least rate_bps",
     )
 
 

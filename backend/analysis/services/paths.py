@@ -33,6 +33,7 @@ from analysis.policer import PolicerEstimate, UdpRun, policer_estimate
 from analysis.runs import RunCeilings, RunInputs, run_ceilings
 from analysis.services.inputs import as_dict, data_direction, interval_rows, is_udp, number, run_inputs
 from analysis.services.modes import PathModesNow, path_modes_now
+from analysis.services.ramp_runs import is_ramp, latest_ramp
 from inventory.models import Agent
 from measurements.choices import RunStatus, TestType
 from measurements.models import Run
@@ -125,7 +126,8 @@ def udp_runs(source: Agent, destination: Agent, now: datetime) -> list[UdpRun]:
     agents = {source.pk: source, destination.pk: destination}
     found: list[UdpRun] = []
     for run in runs:
-        direction = data_direction(run, agents) if is_udp(run) else None
+        # A ramp's steps are read as a ramp (ramp_runs.py), not as one run at their average.
+        direction = data_direction(run, agents) if is_udp(run) and not is_ramp(run) else None
         if direction is None or direction[0].pk != source.pk:
             continue
         summary = as_dict(run.summary)
@@ -139,12 +141,13 @@ def udp_runs(source: Agent, destination: Agent, now: datetime) -> list[UdpRun]:
 
 
 def path_policer(source: Agent, destination: Agent, agreed: Consensus) -> PolicerEstimate | None:
-    """The policer's estimated rate when the path's label is a policer. A measured paced UDP
-    ramp (planner and agent work still to do) would be passed as `ramp` and win."""
+    """The policer's estimated rate when the path's label is a policer: what its newest paced
+    UDP ramp measured, else its paced UDP runs, else TCP's rate as a lower bound."""
     if agreed.label.diagnosis is not Diagnosis.POLICER:
         return None
-    udp = udp_runs(source, destination, timezone.now())
-    return policer_estimate(agreed.rate_bps, agreed.label.agreeing_runs, udp, ramp=None)
+    now = timezone.now()
+    ramp = latest_ramp(source, destination, now)
+    return policer_estimate(agreed.rate_bps, agreed.label.agreeing_runs, udp_runs(source, destination, now), ramp=ramp)
 
 
 def path_report(

@@ -39,6 +39,7 @@ from analysis.services.inputs import (
     with_summary_retransmits,
 )
 from analysis.services.modes import analyze_sweep, overlapped_paths, refresh_standing_modes
+from analysis.services.ramps import request_policer_ramp
 from inventory.models import Agent
 from measurements.choices import RunStatus, TestType
 from measurements.models import Run
@@ -190,6 +191,10 @@ def analyze_range(
             source, destination = agents[source_id], agents[destination_id]
             work = partial(detect_findings, source, destination, now=now, metrics=frozenset(metrics))
             opened += _guarded(f"path {source} -> {destination}", work) or 0
+    if only_missing:  # new runs, not a recompute of history: a policed path may get its ramp
+        for sender_id, receiver_id in sorted({(result.source_id, result.destination_id) for result in analysed}):
+            sender, receiver = agents[sender_id], agents[receiver_id]
+            _guarded(f"policer ramp {sender} -> {receiver}", partial(request_policer_ramp, sender, receiver, now))
     return Progress(len(throughput), len(sweeps), len(checks), opened)
 
 

@@ -10,14 +10,16 @@ from __future__ import annotations
 import itertools
 import uuid
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.db.models import Count, DateTimeField, DurationField, F, Func, Q, Value, Window
 
 from analysis.models import Finding, RunAnalysis, SweepModes
+from analysis.policer import from_ramp
 from analysis.services.inputs import as_dict
+from analysis.services.ramp_runs import ramp_steps
 from inventory.models import Agent, HostFactsSnapshot
 from measurements.choices import RunStatus, TestType
 from measurements.models import Run
@@ -91,6 +93,7 @@ def _runs(sender: uuid.UUID, receiver: uuid.UUID, start: datetime, end: datetime
             "summary__receiver_bits_per_s",
             "summary__sender_bits_per_s",
             "summary__lost_percent",
+            "summary__ramp",
         )[: RUN_CAP + 1]
     )
     return _newest(rows, RUN_CAP)
@@ -114,7 +117,7 @@ def _analyses(a: uuid.UUID, b: uuid.UUID, since: datetime, end: datetime) -> dic
 
 def run_point(row: tuple[Any, ...], analysis: tuple[Any, ...] | None) -> dict[str, Any]:
     """One run as the chart draws it: TCP rates and ceilings from its analysis when there is one."""
-    run_id, started_at, client, params, protocol, streams, version, received, sent, lost_percent = row
+    run_id, started_at, client, params, protocol, streams, version, received, sent, lost_percent, ramp = row
     options = as_dict(params)
     udp = options.get("udp") is True or (isinstance(protocol, str) and protocol.upper() == "UDP")
     # -b on TCP or fq-rate paces the sender; UDP always runs at its offered rate.
@@ -136,7 +139,17 @@ def run_point(row: tuple[Any, ...], analysis: tuple[Any, ...] | None) -> dict[st
         "ceiling_bps": None,
         "ceiling_under_load_bps": None,
         "terms": None,
+        "ramp": None,
+        "ramp_lower_bound": None,
     }
+    steps = ramp_steps({"ramp": ramp})
+    estimate = from_ramp(steps, "") if steps else None
+    if estimate is not None:  # a policer's ramp: its marker sits at the rate it measured
+        point.update(
+            rate_bps=estimate.rate_bps,
+            ramp=[asdict(step) for step in steps],
+            ramp_lower_bound=estimate.lower_bound,
+        )
     if analysis is not None:
         rate, ceiling, limit, diagnosis, under_load, *terms = analysis
         point.update(

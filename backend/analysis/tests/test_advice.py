@@ -129,6 +129,39 @@ def test_behind_a_policer_streams_do_not_add_up() -> None:
     assert plan.shared_ceiling_bps == diagnosis.rate_bps and plan.notes
 
 
+def test_behind_a_measured_policer_the_plan_paces_todays_streams_instead_of_adding_hundreds() -> None:
+    # The lab's tigo -> jive: one TCP stream keeps 0.3 Mbit/s through a policer a ramp measured
+    # at 84.2 Mbit/s; per-stream arithmetic asked for 281 streams to reach it.
+    diagnosis, _ = policed()
+    udp = [UdpRun(100e6, 84.2e6, 0.16), UdpRun(120e6, 84.2e6, 0.30)]
+    measured = policer_estimate(diagnosis.rate_bps, 3, udp)
+    assert measured is not None and not measured.lower_bound
+    shared = shared_ceiling(diagnosis.label, 0.3e6, None, measured)
+    assert shared is not None and shared.pacing_reaches_it
+
+    plan = capacity_plan(DEFAULT_DAILY_VOLUME_BYTES, 0.3e6, 1, shared)
+    assert plan.streams_needed == 1 and plan.backlog_grows and plan.shared_ceiling_bps == 84.2e6
+    assert "no number of streams keeps up: the policer (about 84.2 Mbit/s, an estimate)" in plan.reason
+    assert "today's 1 stream, paced just below it, reaches that" in plan.reason
+    assert "it would take 281 of them to reach 84.2 Mbit/s" in plan.notes[0]
+    assert "window" in plan.notes[1]
+
+    # 1 TiB a day (102 Mbit/s) fits below a 500 Mbit/s policer: pacing, not 340 streams.
+    wide = shared_ceiling(diagnosis.label, 0.3e6, None, policer_estimate(None, 0, [UdpRun(600e6, 500e6, 0.17)]))
+    assert wide is not None and wide.rate_bps == 500e6
+    fits = capacity_plan(2**40, 0.3e6, 1, wide)
+    assert fits.streams_needed == 1 and fits.backlog_grows
+    assert "pacing keeps up, not more streams: paced to between 101.8 Mbit/s in all" in fits.reason
+    assert fits.reason.endswith("today's 1 stream carries the volume")
+    assert capacity_plan(2**40, 0.6e6, 2, wide).reason.endswith("today's 2 streams carry the volume")
+    assert "it would take 340 of them to reach 101.8 Mbit/s" in fits.notes[0]
+
+    # Streams that get half of its rate or more together are not starved: one more reaches it.
+    half = capacity_plan(DEFAULT_DAILY_VOLUME_BYTES, 42.1e6, 1, shared)
+    assert half.streams_needed == 2 and "2 streams reach it, more only share it" in half.reason
+    assert not any("unpaced" in note for note in half.notes)
+
+
 def test_a_full_bottleneck_is_shared_by_more_streams() -> None:
     diagnosis, _ = capacity_limited()
     shared = shared_ceiling(diagnosis.label, diagnosis.rate_bps, 9.9e9, None)

@@ -42,7 +42,24 @@ def ping_result(peer: Agent, started: datetime, rtts_ms: Sequence[float | None],
 def throughput_result(
     peer: Agent, started: datetime, rate_bps: float, reverse: bool = False, retransmits: int | None = 3
 ) -> dict[str, Any]:
-    result = cast(dict[str, Any], copy.deepcopy(load_example("valid/throughput-ok.json")["results"][0]))
+    result = _throughput_example("valid/throughput-ok.json", peer, started)
+    section = result["throughput"]
+    section["reverse"] = section["options"]["reverse"] = reverse
+    section["summary"].update(receiver_bits_per_s=rate_bps, retransmits=retransmits)
+    section["intervals"] = []
+    return result
+
+
+def ramp_result(peer: Agent, started: datetime) -> dict[str, Any]:
+    """A policer's UDP ramp (the contract's example), which is not the path's throughput."""
+    result = _throughput_example("valid/throughput-udp-ramp.json", peer, started)
+    result["throughput"]["intervals"] = []
+    return result
+
+
+def _throughput_example(example: str, peer: Agent, started: datetime) -> dict[str, Any]:
+    """The contract's example run, as a new unplanned run towards peer from `started`."""
+    result = cast(dict[str, Any], copy.deepcopy(load_example(example)["results"][0]))
     result.pop("slot_id")
     result.update(
         id=str(uuid.uuid4()),
@@ -51,10 +68,6 @@ def throughput_result(
         started_at=_stamp(started),
         ended_at=_stamp(started + timedelta(seconds=24)),
     )
-    section = result["throughput"]
-    section["reverse"] = section["options"]["reverse"] = reverse
-    section["summary"].update(receiver_bits_per_s=rate_bps, retransmits=retransmits)
-    section["intervals"] = []
     return result
 
 

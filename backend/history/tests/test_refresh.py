@@ -28,7 +28,7 @@ from history.models import (
     ThroughputMinute,
 )
 from history.refresh import refresh
-from history.tests.builders import failed_throughput_result, ingest, ping_result, throughput_result
+from history.tests.builders import failed_throughput_result, ingest, ping_result, ramp_result, throughput_result
 
 T0 = EXAMPLES_RECORDED_AT  # ingest's clock in these tests: 2026-11-22 12:00 UTC
 TEN_S = timedelta(seconds=10)
@@ -142,6 +142,7 @@ class RefreshTests(FathomTestCase):
             throughput_result(self.frankfurt, hour + timedelta(minutes=20), 2e9, retransmits=2),
             throughput_result(self.frankfurt, hour + timedelta(minutes=35), 5e8, reverse=True),
             failed_throughput_result(self.frankfurt, hour + timedelta(minutes=50)),
+            ramp_result(self.frankfurt, hour + timedelta(minutes=55)),  # a policer's ramp: not throughput
         )
         refresh(T0)
         forward = ThroughputHour.objects.get(source_id=self.athens.pk, destination_id=self.frankfurt.pk)
@@ -149,7 +150,7 @@ class RefreshTests(FathomTestCase):
         assert (forward.min_bps, forward.median_bps, forward.max_bps, forward.retransmits) == (1e9, 1.5e9, 2e9, 6)
         reverse = ThroughputHour.objects.get(source_id=self.frankfurt.pk, destination_id=self.athens.pk)
         assert (reverse.runs_ok, reverse.runs_failed, reverse.median_bps) == (1, 0, 5e8)
-        assert ThroughputMinute.objects.count() == 4
+        assert ThroughputMinute.objects.count() == 4  # the ramp's minute has no row
 
     @override_settings(RAW_RETENTION_DAYS=1)
     def test_buckets_begun_before_raw_retention_are_not_recomputed(self) -> None:

@@ -17,7 +17,23 @@ def errors(where: str, throughput: dict[str, Any]) -> list[BatchError]:
             found.append(BatchError(f"{where}/intervals/{index}/end_s", "end_s is before start_s"))
     if len(throughput["stream_summaries"]) > throughput["streams"]:
         found.append(BatchError(f"{where}/stream_summaries", "more stream summaries than streams"))
-    return found
+    return found + ramp_errors(where, throughput)
+
+
+def ramp_errors(where: str, throughput: dict[str, Any]) -> list[BatchError]:
+    """A policer's UDP ramp reports at most the steps its options asked for, in their order."""
+    steps, asked = throughput.get("ramp"), throughput["options"].get("ramp_bps") or []
+    if not steps:
+        return []
+    if throughput["protocol"] != "UDP":
+        return [BatchError(f"{where}/ramp", "a ramp is UDP")]
+    if len(steps) > len(asked):
+        return [BatchError(f"{where}/ramp", f"{len(steps)} ramp steps, but options.ramp_bps asked for {len(asked)}")]
+    return [
+        BatchError(f"{where}/ramp/{index}/offered_bps", f"step {index} offered {step['offered_bps']}, asked {rate}")
+        for index, (step, rate) in enumerate(zip(steps, asked, strict=False))
+        if step["offered_bps"] != rate
+    ]
 
 
 def params_and_summary(throughput: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -128,6 +128,8 @@ export interface ThroughputOptions {
   readonly path_rtt_ms?: number;
   /** how long the agent waits for the peer's iperf3 server (iperf3 --connect-timeout) */
   readonly connect_timeout_ms?: number;
+  /** a policer's UDP ramp, set by the server: one UDP step per rate, rising, each duration_s long, back to back in one slot (udp is true); empty: an ordinary run */
+  readonly ramp_bps?: number[];
 }
 
 // --- test-options/flowsweep.v1.schema.json
@@ -358,6 +360,18 @@ export const testOptionsSchemas = {
         "default": 5000,
         "readOnly": true,
         "description": "how long the agent waits for the peer's iperf3 server (iperf3 --connect-timeout)"
+      },
+      "ramp_bps": {
+        "type": "array",
+        "items": {
+          "type": "integer",
+          "minimum": 1,
+          "maximum": 400000000000
+        },
+        "maxItems": 8,
+        "default": [],
+        "readOnly": true,
+        "description": "a policer's UDP ramp, set by the server: one UDP step per rate, rising, each duration_s long, back to back in one slot (udp is true); empty: an ordinary run"
       }
     }
   },

@@ -1488,6 +1488,7 @@ export interface components {
             per_stream_bps: number | null;
             /** Format: double */
             hours_per_day: number | null;
+            /** @description streams that keep up, or reach shared_ceiling_bps; behind a policer that starves today's streams, today's count, paced (the unpaced count is in notes) */
             streams_needed: number | null;
             backlog_grows: boolean | null;
             reason: string;
@@ -3559,6 +3560,14 @@ export interface components {
             share: number | null;
             flow_count: number;
         };
+        TimelineRampStep: {
+            /** Format: double */
+            offered_bps: number;
+            /** Format: double */
+            delivered_bps: number;
+            /** Format: double */
+            lost_fraction: number;
+        };
         /** @description One throughput run, in the direction its data flowed. */
         TimelineRun: {
             /**
@@ -3607,6 +3616,10 @@ export interface components {
             terms: {
                 [key: string]: number | null;
             } | null;
+            /** @description a policer's UDP ramp: its steps; rate_bps is then the rate it measured */
+            ramp: components["schemas"]["TimelineRampStep"][] | null;
+            /** @description a ramp that lost nothing, or whose slow steps lost too: the policer passes at least rate_bps */
+            ramp_lower_bound: boolean | null;
         };
         TimelineSweep: {
             /** Format: date-time */

@@ -44,6 +44,26 @@ describe("runTraces", () => {
     expect(runKind(udp)).toBe("udp");
     expect(runHover(udp)).toContain("offered 500 Mbit/s, lost 10 %");
   });
+
+  it("draws a policer ramp as its own kind at the rate it measured, each step on hover", () => {
+    const steps = [
+      { offered_bps: 6e7, delivered_bps: 6e7, lost_fraction: 0 },
+      { offered_bps: 1.35e8, delivered_bps: 9.02e7, lost_fraction: 0.332 },
+    ];
+    const ramp = timelineRun("2026-11-22T08:00:00Z", 9e7, {
+      protocol: "udp", paced: true, ramp: steps, ramp_lower_bound: false, diagnosis: null, limit: null,
+      ceiling_bps: null, ceiling_under_load_bps: null, terms: null,
+    });  // prettier-ignore
+    expect(runKind(ramp)).toBe("ramp");
+    const traces = runTraces([ramp], "a", "#000", "y") as unknown as Trace[];
+    expect(traces.map((trace) => trace.name)).toEqual(["a policer ramps"]);
+    expect(traces[0]?.marker.symbol).toEqual(["triangle-up-open"]);
+    expect(runHover(ramp)).toBe(
+      "policer about 90 Mbit/s (UDP ramp, 2 steps)<br>offered 60 Mbit/s → 60 Mbit/s, lost 0 %<br>" +
+        "offered 135 Mbit/s → 90.2 Mbit/s, lost 33 %<br>iperf3 3.12 on dca",
+    );
+    expect(runHover({ ...ramp, ramp_lower_bound: true })).toContain("policer at least 90 Mbit/s");
+  });
 });
 
 describe("ceilingTraces", () => {

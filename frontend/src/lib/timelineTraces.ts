@@ -1,5 +1,5 @@
 // The path timeline's traces for the history figure (pure): each throughput run as a marker
-// (TCP, paced TCP and UDP apart; open for one stream, filled for several), the ceilings that
+// (TCP, paced TCP, UDP and policer ramps apart; open for one stream, filled for several), the ceilings that
 // applied to the runs as steps with a band from the ceiling under load to the one at min RTT,
 // the ECMP modes as labelled RTT lines with their share of flows, and markers for tuning and
 // iperf3 changes (the diff on hover) and for findings (a click opens the evidence).
@@ -16,11 +16,16 @@ import { TERM_NAMES, TERM_TITLES, formatMagnitude, metricTitle, termTitle } from
 import { changeRows, formatChangeValue } from "./changes";
 import { formatRate } from "./format";
 
-export type RunKind = "tcp" | "paced" | "udp";
+export type RunKind = "tcp" | "paced" | "udp" | "ramp";
 
-const KIND_TITLES: Record<RunKind, string> = { tcp: "TCP runs", paced: "paced TCP runs", udp: "UDP runs" };
+const KIND_TITLES: Record<RunKind, string> = {
+  tcp: "TCP runs",
+  paced: "paced TCP runs",
+  udp: "UDP runs",
+  ramp: "policer ramps",
+};
 // Filled for several streams, open for one: the same symbol family per kind.
-const KIND_SYMBOLS: Record<RunKind, string> = { tcp: "circle", paced: "square", udp: "diamond" };
+const KIND_SYMBOLS: Record<RunKind, string> = { tcp: "circle", paced: "square", udp: "diamond", ramp: "triangle-up" };
 const MODE_COLORS = ["#6a3d9a", "#b15928", "#e7298a", "#1b9e77", "#666666"];
 const TUNING = "#57606a";
 const IPERF3 = "#9a6700";
@@ -38,6 +43,9 @@ function percent(fraction: number | null): string {
 }
 
 export function runKind(run: TimelineRun): RunKind {
+  if (run.ramp !== null) {
+    return "ramp";
+  }
   if (run.protocol === "udp") {
     return "udp";
   }
@@ -51,8 +59,23 @@ function streamsText(streams: number | null): string {
   return streams === 1 ? "1 stream" : `${String(streams)} streams`;
 }
 
+/** A ramp's hover: the policer's rate it measured, then each step offered -> delivered. */
+function rampHover(run: TimelineRun, steps: NonNullable<TimelineRun["ramp"]>): string {
+  const lines = [
+    `policer ${run.ramp_lower_bound === true ? "at least" : "about"} ${formatRate(run.rate_bps)} (UDP ramp, ${String(steps.length)} steps)`,
+    ...steps.map((step) => `offered ${formatRate(step.offered_bps)} → ${formatRate(step.delivered_bps)}, lost ${percent(step.lost_fraction)}`),
+  ];
+  if (run.iperf3_version !== "") {
+    lines.push(`iperf3 ${run.iperf3_version} on ${run.client.name}`);
+  }
+  return lines.join("<br>");
+}
+
 /** What a run's marker says on hover: rate, kind and streams, then what bounded it. */
 export function runHover(run: TimelineRun): string {
+  if (run.ramp !== null) {
+    return rampHover(run, run.ramp);
+  }
   const kind = runKind(run);
   const lines = [`${formatRate(run.rate_bps)} ${kind === "udp" ? "UDP" : kind === "paced" ? "paced TCP" : "TCP"}, ${streamsText(run.streams)}`];
   if (kind === "udp") {
@@ -71,7 +94,7 @@ export function runHover(run: TimelineRun): string {
 /** One marker trace per kind present, in the direction's colour. */
 export function runTraces(runs: readonly TimelineRun[], label: string, color: string, yaxis: string): Data[] {
   const traces: Data[] = [];
-  for (const kind of ["tcp", "paced", "udp"] as const) {
+  for (const kind of ["tcp", "paced", "udp", "ramp"] as const) {
     const shown = runs.filter((run) => runKind(run) === kind && run.rate_bps !== null);
     if (shown.length === 0) {
       continue;

@@ -9,7 +9,7 @@ export function timelineRun(t: string, rate: number, overrides: Partial<Timeline
     t, run_id: `run-${t}`, protocol: "tcp", paced: false, streams: 1, rate_bps: rate, offered_bps: null,
     lost_fraction: null, iperf3_version: "3.12", client: SOURCE, diagnosis: "receive_window", limit: "receive_window",
     ceiling_bps: 3.3e9, ceiling_under_load_bps: 3.1e9,
-    terms: { link: 9.4e9, receive_window: 3.3e9, send_buffer: 8e9, loss: null },
+    terms: { link: 9.4e9, receive_window: 3.3e9, send_buffer: 8e9, loss: null }, ramp: null, ramp_lower_bound: null,
     ...overrides,
   };  // prettier-ignore
 }

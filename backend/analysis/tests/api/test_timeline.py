@@ -8,6 +8,7 @@ from datetime import datetime, timedelta
 from typing import Any, ClassVar
 from unittest import mock
 
+import pytest
 from django.db import connection
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
@@ -18,7 +19,7 @@ from analysis.models import Finding
 from analysis.services.modes import analyze_sweep
 from analysis.services.runs import analyze_throughput_run
 from analysis.services.timeline import facts_diff, version_changes
-from analysis.tests.services.fixtures import MIB, facts, flow_sweep, snapshot, throughput_run, udp_run
+from analysis.tests.services.fixtures import MIB, facts, flow_sweep, ramp_run, snapshot, throughput_run, udp_run
 from fathom.testing import FathomTestCase
 
 URL = "/api/v1/analysis/path/timeline/"
@@ -81,6 +82,17 @@ class PathTimelineApiTests(FathomTestCase):
         assert udp["diagnosis"] is None and udp["ceiling_bps"] is None
         # iperf3 -R from athens: frankfurt's data reached athens, the reverse direction.
         assert [run["rate_bps"] for run in reverse] == [1e9]
+
+    def test_a_policer_ramp_sits_at_the_rate_it_measured_with_its_steps(self) -> None:
+        steps = [(60e6, 60e6, 0.0), (135e6, 90.2e6, 33.2), (200e6, 89.8e6, 55.1)]
+        ramp_run(self.athens, self.frankfurt, self.now - timedelta(minutes=30), steps)
+        body = self.get().json()
+        ramp = next(run for run in body["forward"]["runs"] if run["ramp"] is not None)
+        assert (ramp["protocol"], ramp["ramp_lower_bound"]) == ("udp", False)
+        assert ramp["rate_bps"] == pytest.approx(90.2e6)
+        assert [step["offered_bps"] for step in ramp["ramp"]] == [60e6, 135e6, 200e6]
+        assert ramp["ramp"][1] == {"offered_bps": 135e6, "delivered_bps": pytest.approx(90.2e6), "lost_fraction": 0.332}
+        assert all(run["ramp"] is None for run in body["forward"]["runs"] if run is not ramp)
 
     def test_tuning_and_iperf3_changes_carry_their_diff(self) -> None:
         body = self.get().json()

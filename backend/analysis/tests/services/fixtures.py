@@ -106,6 +106,20 @@ def udp_run(
     reverse: bool = False,
 ) -> Run:
     """A paced UDP throughput run as the agent reports it (iperf3 -u -b)."""
+    summary = {"sender_bits_per_s": offered_bps, "receiver_bits_per_s": delivered_bps, "lost_percent": lost_percent}
+    return _udp_row(source, destination, at, "udp", {"bitrate_bps": int(offered_bps)}, summary, reverse=reverse)
+
+
+def _udp_row(
+    source: Agent,
+    destination: Agent,
+    at: datetime,
+    test_id: str,
+    params: dict[str, Any],
+    summary: dict[str, Any],
+    *,
+    reverse: bool,
+) -> Run:
     return Run.objects.create(
         id=uuid.uuid4(),
         started_at=at,
@@ -114,17 +128,29 @@ def udp_run(
         destination_id=destination.pk,
         target=destination.address,
         test_type="throughput",
-        test_id="udp",
+        test_id=test_id,
         status="ok",
-        params={"udp": True, "bitrate_bps": int(offered_bps), "reverse": reverse},
-        summary={
-            "protocol": "UDP",
-            "reverse": reverse,
-            "sender_bits_per_s": offered_bps,
-            "receiver_bits_per_s": delivered_bps,
-            "lost_percent": lost_percent,
-        },
+        params={"udp": True, "reverse": reverse, **params},
+        summary={"protocol": "UDP", "reverse": reverse, **summary},
     )
+
+
+def ramp_run(
+    source: Agent, destination: Agent, at: datetime, steps: list[tuple[float, float, float]], *, reverse: bool = False
+) -> Run:
+    """A policer's UDP ramp as ingest stores it: options in params, the steps beside the summary.
+    Each step is (offered, delivered, lost percent)."""
+    rates = [int(offered) for offered, _, _ in steps]
+    ramp = [
+        {"offered_bps": int(offered), "started_s": 3.0 * index, "duration_s": 2.0,
+         "sender_bits_per_s": delivered / (1 - lost / 100) if lost < 100 else offered,
+         "receiver_bits_per_s": delivered, "packets": 1000, "lost_packets": int(lost * 10),
+         "lost_percent": lost, "jitter_ms": 0.1}
+        for index, (offered, delivered, lost) in enumerate(steps)
+    ]  # fmt: skip
+    params = {"bitrate_bps": rates[0], "ramp_bps": rates}
+    summary = {"sender_bits_per_s": 1e8, "receiver_bits_per_s": 7e7, "lost_percent": 20.0, "ramp": ramp}
+    return _udp_row(source, destination, at, "tput", params, summary, reverse=reverse)
 
 
 def pings(source: Agent, destination: Agent, start: datetime, count: int, rtt_ms: float, every_s: float = 10) -> None:
