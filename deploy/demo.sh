@@ -96,7 +96,10 @@ else
   [ "$(id -u)" -eq 0 ] || log "not root: the lab needs network namespaces, so the demo agents run on loopback"
 fi
 
-start web "$VENV/bin/gunicorn" --chdir backend "${web_binds[@]}" --workers 3 --access-logfile - fathom.wsgi
+# Threaded workers, as in docker-compose: the browser talks to gunicorn directly here, and a
+# browser's spare idle connection holds a sync worker until gunicorn's timeout (30 s) kills it.
+start web "$VENV/bin/gunicorn" --chdir backend "${web_binds[@]}" --worker-class gthread --workers 3 --threads 8 \
+  --access-logfile - fathom.wsgi
 start worker "$VENV/bin/celery" --workdir backend -A fathom worker --loglevel INFO --concurrency 2
 start alerts "$VENV/bin/celery" --workdir backend -A fathom worker -Q alerts -n alerts@%h --loglevel INFO --concurrency 2
 start mailbox "$VENV/bin/python" backend/manage.py run_mailbox --dir "$VAR/mail" --port "$MAILBOX_PORT"

@@ -264,10 +264,13 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         mesh_file = tmp / "default-mesh.json"
         mesh_file.write_text(json.dumps({"name": "default", "tests": [SPINE_PING]}))
         stack.manage("apply_mesh", str(mesh_file))
+        # Threaded workers, as in production: Chromium opens spare connections ahead of its
+        # requests, and each such idle connection held a sync worker until gunicorn's 30 s
+        # timeout killed it (two of them stalled the Findings page's request in CI).
         stack.start(
             "web",
-            [str(VENV_BIN / "gunicorn"), "--chdir", "backend", "--bind", f"127.0.0.1:{port}", "--workers", "2",
-             "fathom.wsgi"],
+            [str(VENV_BIN / "gunicorn"), "--chdir", "backend", "--bind", f"127.0.0.1:{port}",
+             "--worker-class", "gthread", "--workers", "2", "--threads", "4", "fathom.wsgi"],
         )  # fmt: skip
         stack.start(
             "worker",

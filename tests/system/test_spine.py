@@ -7,7 +7,9 @@ from __future__ import annotations
 import functools
 import json
 import os
+import socket
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -52,6 +54,22 @@ def test_measurement_tables_are_hypertables(stack: Stack) -> None:
     rows = stack.query("SELECT hypertable_name FROM timescaledb_information.hypertables")
     names = {name for (name,) in rows}
     assert {"measurements_run", "measurements_pingsample"} <= names
+
+
+def test_idle_browser_connections_do_not_stall_the_api(stack: Stack) -> None:
+    """A browser opens spare connections before it has requests for them. With sync workers
+    each idle one held a worker until gunicorn's 30 s timeout, and the page's next request
+    waited that long; threaded workers keep answering."""
+    host, port = stack.url.removeprefix("http://").split(":")
+    idle = [socket.create_connection((host, int(port)), timeout=5) for _ in range(4)]
+    try:
+        started = time.monotonic()
+        reply = requests.get(f"{stack.url}/api/v1/auth/csrf/", timeout=10)
+        took = time.monotonic() - started
+    finally:
+        for connection in idle:
+            connection.close()
+    assert reply.ok and took < 10, took
 
 
 def test_ping_samples_of_both_directions_are_stored(measured: Stack) -> None:
