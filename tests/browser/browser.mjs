@@ -24,7 +24,28 @@ export async function openPage(artifacts, viewport) {
   const page = await browser.newPage({ viewport });
   const consoleErrors = [];
   page.on('console', (msg) => { if (msg.type() === 'error') consoleErrors.push(msg.text()); });
-  return { browser, page, consoleErrors };
+  // Every API call with its timing, printed when a check fails: a wait that timed out then
+  // shows whether the request was slow, failed, answered with an error or never made.
+  const started = Date.now();
+  const apiCalls = new Map();
+  const at = () => ((Date.now() - started) / 1000).toFixed(1);
+  page.on('request', (request) => {
+    if (request.url().includes('/api/')) apiCalls.set(request, { sent: at(), done: 'pending' });
+  });
+  page.on('requestfinished', async (request) => {
+    const call = apiCalls.get(request);
+    if (call) call.done = `${(await request.response())?.status() ?? '?'} at ${at()} s`;
+  });
+  page.on('requestfailed', (request) => {
+    const call = apiCalls.get(request);
+    if (call) call.done = `failed (${request.failure()?.errorText ?? '?'}) at ${at()} s`;
+  });
+  const apiLog = () =>
+    [...apiCalls].map(([request, call]) => {
+      const url = new URL(request.url());
+      return `  ${request.method()} ${url.pathname}${url.search} sent at ${call.sent} s: ${call.done}`;
+    });
+  return { browser, page, consoleErrors, apiLog };
 }
 
 /** Fills the login form the page shows and submits it; the caller waits for where it leads. */
@@ -39,13 +60,14 @@ export async function signIn(page) {
  * (and a screenshot named `failureShot`) when it throws. Console errors are printed either way.
  */
 export async function runCheck(artifacts, viewport, failureShot, body) {
-  const { browser, page, consoleErrors } = await openPage(artifacts, viewport);
+  const { browser, page, consoleErrors, apiLog } = await openPage(artifacts, viewport);
   let failed = false;
   try {
     await body(page);
   } catch (err) {
     failed = true;
     console.error(`browser check failed: ${err instanceof Error ? err.message : String(err)}`);
+    console.error(`API calls:\n${apiLog().slice(-40).join('\n')}`);
     await page.screenshot({ path: join(artifacts, failureShot), fullPage: true }).catch(() => {});
   } finally {
     if (consoleErrors.length) console.error(`console errors: ${consoleErrors.join(' | ')}`);

@@ -17,8 +17,20 @@ await runCheck(artifacts, { width: 1400, height: 900 }, 'findings-failure.png', 
   await page.waitForURL((url) => !url.pathname.startsWith('/login'), { timeout: 15000 });
   await page.getByRole('link', { name: 'Findings' }).click();
   await page.waitForURL(/\/findings/, { timeout: 10000 });
+  // The unfiltered rows stay up, marked stale, until the mesh's own arrive. The URL changes
+  // before React renders the stale mark, so the old rows can look current for a moment: wait
+  // for the filtered list's response first (its request starts only after that render).
+  const filtered = page.waitForResponse(
+    (response) =>
+      response.url().includes('/analysis/findings/?') &&
+      new URL(response.url()).searchParams.get('mesh') === mesh &&
+      response.ok(),
+    { timeout: 30000 },
+  );
   await page.getByLabel('Mesh').selectOption(mesh);
   await page.waitForURL(new RegExp(`mesh=${mesh}`), { timeout: 10000 });
+  await filtered;
+  await page.locator('table.findings:not(.stale)').waitFor({ timeout: 20000 });
   const link = page.getByRole('link', { name: pathText });
   await link.first().waitFor({ timeout: 20000 });
   const rows = await page.locator('table.findings tbody tr').allTextContents();

@@ -137,7 +137,7 @@ export function FindingsPage({ now = new Date() }: { now?: Date }) {
             Only the newest {FINDINGS_LIMIT} are listed: narrow the window or filter.
           </p>
         )}
-        <table className={findings.isPlaceholderData ? "findings stale" : "findings"}>
+        <table className={findings.isPlaceholderData ? "findings stale" : "findings"} aria-busy={findings.isPlaceholderData}>
           <thead>
             <tr>
               <th>Detected</th>
