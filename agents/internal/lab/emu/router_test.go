@@ -168,10 +168,15 @@ func socketTUN(t *testing.T) (device TUN, kernel int) {
 }
 
 // receive reads what the pump wrote into a device, nil when nothing came within 100 ms.
+// A read with a receive timeout is not restarted after a signal (the Go runtime's preemption
+// signal among them): it is read again on EINTR, as tun.go does.
 func receive(t *testing.T, kernel int) []byte {
 	t.Helper()
 	buf := make([]byte, 65536)
 	n, err := syscall.Read(kernel, buf)
+	for errors.Is(err, syscall.EINTR) {
+		n, err = syscall.Read(kernel, buf)
+	}
 	if errors.Is(err, syscall.EAGAIN) {
 		return nil
 	}
