@@ -8,6 +8,7 @@ every RTT mode of the path, with where each input came from.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,6 +59,9 @@ class RunFacts:
     ecmp_seen: bool = False
     loss_fraction: float | None = None  # from ping / flow sweeps, not from retransmits
     loss_source: str = ""
+    # The least loss those pings support (the 95% Wilson lower bound): 1 lost of 100 is not
+    # 1% for sure. None: take loss_fraction as it is.
+    loss_floor: float | None = None
     max_snd_wnd_bytes: int | None = None
     # Bytes the run kept in flight (steady rate x RTT under load): a lower bound of the share
     # of the send buffer that can be in flight.
@@ -113,6 +117,22 @@ class RunInputs:
             "max_snd_wnd_bytes": facts.max_snd_wnd_bytes,
             "sources": self.sources,
         }
+
+
+# 95% two-sided.
+Z_95 = 1.96
+
+
+def wilson_lower_bound(successes: int, trials: int, z: float = Z_95) -> float:
+    """The Wilson score interval's lower end for successes of trials: a proportion's least
+    plausible value, sound for the small counts of rare events (0 for 0 successes)."""
+    if trials <= 0 or successes <= 0:
+        return 0.0
+    p = successes / trials
+    z2 = z * z
+    centre = p + z2 / (2 * trials)
+    spread = z * math.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials))
+    return max(0.0, (centre - spread) / (1 + z2 / trials))
 
 
 def options_key(facts: RunFacts) -> str:

@@ -19,7 +19,7 @@ from django.db.models import Q
 from analysis.choices import RttModeVerdict
 from analysis.intervals import IntervalRow, IntervalStats
 from analysis.models import SweepModes
-from analysis.runs import RunFacts, RunInputs
+from analysis.runs import RunFacts, RunInputs, wilson_lower_bound
 from analysis.services.modes import sweep_modes_near
 from analysis.tuning import HostTuning
 from inventory.models import Agent, HostFactsSnapshot
@@ -82,6 +82,11 @@ class PathLoss:
     lost: int
     min_rtt_ms: float | None
     source: str
+
+    @property
+    def floor(self) -> float | None:
+        """The least loss the pings support, at 95% (None without a loss rate)."""
+        return wilson_lower_bound(self.lost, self.sent) if self.fraction is not None else None
 
 
 # Per ping run: packets that could have been answered (no ICMP error, no duplicate) and lost.
@@ -206,6 +211,7 @@ def run_inputs(run: Run, sender: Agent, receiver: Agent, at: datetime, stats: In
         ecmp_seen=ecmp_seen(sender, receiver, at),
         loss_fraction=loss.fraction,
         loss_source=loss.source,
+        loss_floor=loss.floor,
         max_snd_wnd_bytes=positive_int(summary, "max_snd_wnd"),
         inflight_bytes=_inflight_bytes(stats, mean_rtt_us or min_rtt_us, streams),
         # iperf3 reports the client's socket buffers: the sender's with a forward run.

@@ -81,7 +81,7 @@ def analyze_throughput_run(run: Run, agents: dict[uuid.UUID, Agent] | None = Non
     if rate and loss_term.rate_bps is not None and rate > (1 + NEAR_FRACTION) * loss_term.rate_bps:
         # The run beat the loss ceiling: the ping loss was not random loss on this flow's path.
         note = f"{inputs.facts.loss_source}, contradicted by the measured rate (not random loss on this path)"
-        inputs = RunInputs(replace(inputs.facts, loss_fraction=None, loss_source=note), inputs.sources)
+        inputs = RunInputs(replace(inputs.facts, loss_fraction=None, loss_source=note, loss_floor=None), inputs.sources)
         ceilings = run_ceilings(inputs.facts)
     diagnosis = diagnose(ceilings, stats, inputs.facts, rate)
     version = summary.get("iperf3_version")

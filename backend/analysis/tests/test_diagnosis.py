@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import pytest
 
@@ -10,7 +11,7 @@ from analysis.ceilings import Limit
 from analysis.choices import Diagnosis
 from analysis.diagnosis import DEFAULT_DAILY_VOLUME_BYTES, advise, capacity_plan, diagnose
 from analysis.intervals import IntervalRow, interval_stats, per_second_rows
-from analysis.runs import RunFacts, run_buffers, run_ceilings
+from analysis.runs import RunFacts, run_buffers, run_ceilings, wilson_lower_bound
 from analysis.tuning import HostTuning
 
 MIB = 2**20
@@ -165,6 +166,63 @@ def test_seed_002_policer_suspected_when_tcp_loses_far_more_than_ping() -> None:
     assert result.label is Diagnosis.POLICER
     advice = advise(result, ceilings, facts, sender_name="tigo", receiver_name="jive", goal_bps=90e6, rtt_ms=310.2)
     assert any(item.kind == "pacing" and item.where == "tigo" for item in advice)
+
+
+def seed_002_facts(lost: int, sent: int) -> RunFacts:
+    return RunFacts(
+        streams=1,
+        sender=host(16 * MIB, wmem_max=16 * MIB),
+        receiver=host(16 * MIB),
+        congestion_control="cubic",
+        pmtu_bytes=1500,
+        run_min_rtt_ms=310.0,
+        loss_fraction=lost / sent,
+        loss_source=f"ping: {lost} of {sent} lost in the 6 h before",
+        loss_floor=wilson_lower_bound(lost, sent),
+    )
+
+
+def test_one_ping_lost_of_a_hundred_does_not_hide_the_policer() -> None:
+    # A CI run of seed 002: TCP lost 6.1% through the policer while 1 of 100 pings was lost
+    # (the head-end's 0.05%). Read as 1%, that loss "explained" the run; the pings only show
+    # at least 0.18%, which TCP's 6.1% far exceeds.
+    facts = seed_002_facts(1, 100)
+    assert facts.loss_floor is not None and 0.0017 < facts.loss_floor < 0.0018
+    ceilings = run_ceilings(facts)
+    stats = interval_stats(steady_rows(0.2e6, retransmits=1, pmtu=1500, jitter=0.3), facts.mss_bytes)
+    assert stats.retransmit_rate is not None and 0.05 < stats.retransmit_rate < 0.08
+    result = diagnose(ceilings, stats, facts)
+    assert result.label is Diagnosis.POLICER, result
+    assert "(at least 0.177% at 95%)" in result.evidence[0]
+    # Taken at its face value, as before, the same ping made it "loss".
+    assert diagnose(ceilings, stats, replace(facts, loss_floor=None)).label is Diagnosis.LOSS
+
+
+def test_a_path_that_really_loses_stays_loss_limited() -> None:
+    # 20 of 1,000 pings lost (at least 1.3%): TCP losing 2.5% is the path's loss, not its own.
+    facts = seed_002_facts(20, 1000)
+    ceilings = run_ceilings(facts)
+    loss_bps = ceilings.at_min_rtt.ceilings.loss.rate_bps
+    assert loss_bps is not None
+    segments_per_s = loss_bps / 8 / 1448
+    rows = steady_rows(loss_bps, retransmits=max(1, round(segments_per_s * 0.025)), pmtu=1500, jitter=0.2)
+    stats = interval_stats(rows, facts.mss_bytes)
+    assert stats.retransmit_rate is not None and stats.retransmit_rate < 0.13
+    assert diagnose(ceilings, stats, facts).label is Diagnosis.LOSS
+
+
+@pytest.mark.parametrize(
+    ("lost", "sent", "low", "high"),
+    [
+        (0, 100, 0.0, 0.0),
+        (1, 100, 0.0017, 0.0018),
+        (10, 1000, 0.0054, 0.0055),
+        (100, 100, 0.96, 0.97),
+        (5, 0, 0.0, 0.0),
+    ],
+)
+def test_wilson_lower_bound(lost: int, sent: int, low: float, high: float) -> None:
+    assert low <= wilson_lower_bound(lost, sent) <= high
 
 
 def test_loss_limited_near_the_cubic_ceiling() -> None:
