@@ -37,6 +37,7 @@ from analysis.models import Finding, RunAnalysis, SweepModes
 from analysis.payloads import checked
 from analysis.services.inputs import as_dict
 from analysis.services.modes import MODES_LOOKBACK, sweep_modes_near
+from analysis.services.own_load import BUSY_CTE, NOT_BUSY
 from inventory.models import Agent, HostFactsSnapshot
 from measurements.models import TracePath
 
@@ -47,7 +48,8 @@ TRACE_HISTORY = timedelta(days=14)
 ECMP_HISTORY = timedelta(days=3)
 TUNING_KEYS = ("sysctls", "kernel", "iperf3_version", "interfaces")
 
-RTT_WINDOWS_SQL = """
+RTT_WINDOWS_SQL = f"""
+WITH {BUSY_CTE}
 SELECT time_bucket(make_interval(secs => %(width)s), time) AS bucket,
        count(*) FILTER (WHERE NOT duplicate),
        count(*) FILTER (WHERE NOT duplicate AND rtt_ms IS NULL),
@@ -55,21 +57,23 @@ SELECT time_bucket(make_interval(secs => %(width)s), time) AS bucket,
        percentile_cont(0.5) WITHIN GROUP (ORDER BY rtt_ms) FILTER (WHERE NOT duplicate),
        percentile_cont(0.9) WITHIN GROUP (ORDER BY rtt_ms) FILTER (WHERE NOT duplicate)
 FROM measurements_pingsample
-WHERE source_id = %(source)s AND destination_id = %(destination)s AND time >= %(start)s AND time < %(end)s
+WHERE source_id = %(a)s AND destination_id = %(b)s AND time >= %(start)s AND time < %(end)s
+  AND {NOT_BUSY}
 GROUP BY bucket
 ORDER BY bucket
-"""
+"""  # noqa: S608 (own_load.py's constants, no input)
 
 
 def rtt_windows(source: Agent, destination: Agent, start: datetime, end: datetime) -> list[RttWindow]:
     """Ping samples of a path in fixed windows (only complete ones: the newest may still fill,
-    and the first starts on a window boundary so it is not a partial one)."""
+    and the first starts on a window boundary so it is not a partial one), without those
+    answered while the pair's own throughput test ran (own_load.py)."""
     width = settings.ANALYSIS_RTT_WINDOW_S
     start = datetime.fromtimestamp(-(-start.timestamp() // width) * width, tz=start.tzinfo)
     with connection.cursor() as cursor:
         cursor.execute(
             RTT_WINDOWS_SQL,
-            {"width": width, "source": source.pk, "destination": destination.pk, "start": start, "end": end},
+            {"width": width, "a": source.pk, "b": destination.pk, "start": start, "end": end},
         )
         rows = cursor.fetchall()
     step = timedelta(seconds=width)

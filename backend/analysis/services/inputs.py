@@ -21,6 +21,7 @@ from analysis.intervals import IntervalRow, IntervalStats
 from analysis.models import SweepModes
 from analysis.runs import RunFacts, RunInputs, wilson_lower_bound
 from analysis.services.modes import sweep_modes_near
+from analysis.services.own_load import BUSY_CTE, NOT_BUSY
 from analysis.tuning import HostTuning
 from inventory.models import Agent, HostFactsSnapshot
 from measurements.models import Run, ThroughputInterval
@@ -89,8 +90,10 @@ class PathLoss:
         return wilson_lower_bound(self.lost, self.sent) if self.fraction is not None else None
 
 
-# Per ping run: packets that could have been answered (no ICMP error, no duplicate) and lost.
-PING_LOSS_SQL = """
+# Per ping run: packets that could have been answered (no ICMP error, no duplicate) and lost,
+# leaving out those sent while the pair's own throughput test ran (own_load.py).
+PING_LOSS_SQL = f"""
+WITH {BUSY_CTE}
 SELECT sum(sent) FILTER (WHERE lost < sent), sum(lost) FILTER (WHERE lost < sent),
        count(*) FILTER (WHERE lost = sent AND sent > 0), min(min_rtt)
 FROM (
@@ -100,10 +103,10 @@ FROM (
            min(rtt_ms) AS min_rtt
     FROM measurements_pingsample
     WHERE ((source_id = %(a)s AND destination_id = %(b)s) OR (source_id = %(b)s AND destination_id = %(a)s))
-      AND time >= %(start)s AND time < %(end)s
+      AND time >= %(start)s AND time < %(end)s AND {NOT_BUSY}
     GROUP BY run_id
 ) AS runs
-"""
+"""  # noqa: S608 (own_load.py's constants, no input)
 # Fewer pings than this give no loss rate worth a ceiling (1 lost of 10 is not p = 0.1).
 MIN_LOSS_SAMPLES = 100
 

@@ -13,9 +13,21 @@ from analysis.changes.episodes import Direction, Episode, Metric
 from analysis.choices import FindingKind, FindingMetric, FindingState, RttModeVerdict
 from analysis.models import Finding, SweepModes
 from analysis.services.findings import detect_findings, reconcile_findings
+from analysis.services.inputs import path_loss
 from analysis.services.runs import analyze_recent
-from analysis.tests.services.fixtures import MIB, T0, analysis_row, facts, flow_sweep, member, pings, snapshot
+from analysis.tests.services.fixtures import (
+    MIB,
+    T0,
+    analysis_row,
+    facts,
+    flow_sweep,
+    member,
+    pings,
+    snapshot,
+    throughput_run,
+)
 from fathom.testing import FathomTestCase
+from measurements.models import PingSample, Run
 
 # What the slow rule would have said of a step from 3 to 2 Gbit/s (the contract's ThroughputSlowEvidence).
 SLOW_EVIDENCE: dict[str, object] = {
@@ -43,6 +55,33 @@ class FindingTests(FathomTestCase):
         finding.refresh_from_db()
         assert finding.state == FindingState.CLEARED and finding.cleared_at is not None
         assert Finding.objects.count() == 1
+
+    def test_pings_answered_during_the_pairs_own_throughput_test_are_no_rtt_shift(self) -> None:
+        # The test's queue (or a policer's drops) is not the path: a lab CI run alarmed on
+        # +0.5 ms while the control path's iperf3 ran at 120 Mbit/s beside its pings.
+        pings(self.athens, self.frankfurt, T0, 360, 40.0)
+        loaded_from = T0 + timedelta(hours=1)
+        pings(self.athens, self.frankfurt, loaded_from, 60, 45.0)
+        run = throughput_run(self.frankfurt, self.athens, loaded_from - timedelta(seconds=1), 1e9)  # either way
+        Run.objects.filter(id=run.id).update(ended_at=loaded_from + timedelta(minutes=10))
+        assert detect_findings(self.athens, self.frankfurt, now=loaded_from + timedelta(minutes=10)) == 0
+        assert not Finding.objects.exists()
+
+    def test_pings_lost_during_the_pairs_own_throughput_test_are_not_the_paths_loss(self) -> None:
+        pings(self.athens, self.frankfurt, T0, 200, 40.0)
+        loaded_from, run_id = T0 + timedelta(hours=1), uuid.uuid4()
+        # One ping run, a sample a second: lost while the 13 s test runs, answered after it.
+        PingSample.objects.bulk_create(
+            PingSample(
+                time=loaded_from + timedelta(seconds=index), run_id=run_id, sample_index=index,
+                source_id=self.athens.pk, destination_id=self.frankfurt.pk, seq=index,
+                rtt_ms=None if index < 12 else 40.0,
+            )
+            for index in range(20)
+        )  # fmt: skip
+        throughput_run(self.athens, self.frankfurt, loaded_from - timedelta(seconds=1), 1e8)
+        loss = path_loss(self.athens.pk, self.frankfurt.pk, T0, loaded_from + timedelta(minutes=1))
+        assert (loss.sent, loss.lost) == (208, 0), loss  # 12 lost during the test, left out
 
     def test_a_throughput_drop_with_a_tuning_change_is_an_annotation(self) -> None:
         snapshot(self.frankfurt, T0 - timedelta(days=30), facts(16 * MIB))
