@@ -147,17 +147,33 @@ def test_window_request_is_doubled_and_capped() -> None:
     assert "doubled" in buffers.receive_source
 
 
-def test_seed_002_policer_suspected_when_tcp_loses_far_more_than_ping() -> None:
-    facts = RunFacts(
-        streams=1,
-        sender=host(16 * MIB, wmem_max=16 * MIB),
-        receiver=host(16 * MIB),
-        congestion_control="cubic",
-        pmtu_bytes=1500,
-        run_min_rtt_ms=310.2,
-        loss_fraction=0.0005,
-        loss_source="ping",
+def seed_002_facts(**overrides: object) -> RunFacts:
+    """tigo -> jive: one CUBIC stream, 16 MiB buffers, 310 ms, the pings' loss 0.05%."""
+    values: dict[str, object] = {
+        "streams": 1,
+        "sender": host(16 * MIB, wmem_max=16 * MIB),
+        "receiver": host(16 * MIB),
+        "congestion_control": "cubic",
+        "pmtu_bytes": 1500,
+        "run_min_rtt_ms": 310.2,
+        "loss_fraction": 0.0005,
+        "loss_source": "ping",
+    }
+    values.update(overrides)
+    return RunFacts(**values)  # type: ignore[arg-type]
+
+
+def pinged(lost: int, sent: int) -> RunFacts:
+    """Seed 002 with the pings' own counts, their loss floor included."""
+    return seed_002_facts(
+        loss_fraction=lost / sent,
+        loss_source=f"ping: {lost} of {sent} lost in the 6 h before",
+        loss_floor=wilson_lower_bound(lost, sent),
     )
+
+
+def test_seed_002_policer_suspected_when_tcp_loses_far_more_than_ping() -> None:
+    facts = seed_002_facts()
     ceilings = run_ceilings(facts)
     assert ceilings.at_min_rtt.limit is Limit.LOSS
     stats = interval_stats(steady_rows(0.3e6, retransmits=3, pmtu=1500, jitter=0.5), facts.mss_bytes)
@@ -168,25 +184,11 @@ def test_seed_002_policer_suspected_when_tcp_loses_far_more_than_ping() -> None:
     assert any(item.kind == "pacing" and item.where == "tigo" for item in advice)
 
 
-def seed_002_facts(lost: int, sent: int) -> RunFacts:
-    return RunFacts(
-        streams=1,
-        sender=host(16 * MIB, wmem_max=16 * MIB),
-        receiver=host(16 * MIB),
-        congestion_control="cubic",
-        pmtu_bytes=1500,
-        run_min_rtt_ms=310.0,
-        loss_fraction=lost / sent,
-        loss_source=f"ping: {lost} of {sent} lost in the 6 h before",
-        loss_floor=wilson_lower_bound(lost, sent),
-    )
-
-
 def test_one_ping_lost_of_a_hundred_does_not_hide_the_policer() -> None:
     # A CI run of seed 002: TCP lost 6.1% through the policer while 1 of 100 pings was lost
     # (the head-end's 0.05%). Read as 1%, that loss "explained" the run; the pings only show
     # at least 0.18%, which TCP's 6.1% far exceeds.
-    facts = seed_002_facts(1, 100)
+    facts = pinged(1, 100)
     assert facts.loss_floor is not None and 0.0017 < facts.loss_floor < 0.0018
     ceilings = run_ceilings(facts)
     stats = interval_stats(steady_rows(0.2e6, retransmits=1, pmtu=1500, jitter=0.3), facts.mss_bytes)
@@ -200,7 +202,7 @@ def test_one_ping_lost_of_a_hundred_does_not_hide_the_policer() -> None:
 
 def test_a_path_that_really_loses_stays_loss_limited() -> None:
     # 20 of 1,000 pings lost (at least 1.3%): TCP losing 2.5% is the path's loss, not its own.
-    facts = seed_002_facts(20, 1000)
+    facts = pinged(20, 1000)
     ceilings = run_ceilings(facts)
     loss_bps = ceilings.at_min_rtt.ceilings.loss.rate_bps
     assert loss_bps is not None
