@@ -29,12 +29,18 @@ export async function openPage(artifacts, viewport) {
   const started = Date.now();
   const apiCalls = new Map();
   const at = () => ((Date.now() - started) / 1000).toFixed(1);
+  // Synchronous handlers only: a promise such as request.response() that is still open when
+  // the browser closes rejects unhandled, and Node then exits 1 after a check that passed.
   page.on('request', (request) => {
     if (request.url().includes('/api/')) apiCalls.set(request, { sent: at(), done: 'pending' });
   });
-  page.on('requestfinished', async (request) => {
+  page.on('response', (response) => {
+    const call = apiCalls.get(response.request());
+    if (call) call.status = response.status();
+  });
+  page.on('requestfinished', (request) => {
     const call = apiCalls.get(request);
-    if (call) call.done = `${(await request.response())?.status() ?? '?'} at ${at()} s`;
+    if (call) call.done = `${call.status ?? '?'} at ${at()} s`;
   });
   page.on('requestfailed', (request) => {
     const call = apiCalls.get(request);
