@@ -254,9 +254,13 @@ class TimeBucket(Func):
 
 def _sweeps(sender: uuid.UUID, receiver: uuid.UUID, start: datetime, end: datetime) -> Capped:
     """At most SWEEP_CAP sweeps spread over the range: the newest of each 1/SWEEP_CAP of it
-    (sweeps run every few minutes: the newest 1,500 alone would cover a year's last days)."""
-    width = max(timedelta(seconds=1), (end - start) / SWEEP_CAP)
-    bucket = TimeBucket(Value(width, output_field=DurationField()), "started_at")
+    (sweeps run every few minutes: the newest 1,500 alone would cover a year's last days).
+    The buckets start at `start`, not at time_bucket's default origin (midnight), which would
+    cut the range into SWEEP_CAP + 1 pieces; the extra microsecond keeps `end` inside the last."""
+    width = max(timedelta(seconds=1), (end - start) / SWEEP_CAP + timedelta(microseconds=1))
+    bucket = TimeBucket(
+        Value(width, output_field=DurationField()), "started_at", Value(start, output_field=DateTimeField())
+    )
     rows = (
         SweepModes.objects.filter(source_id=sender, destination_id=receiver, started_at__gte=start, started_at__lte=end)
         .annotate(bucket=bucket)

@@ -124,15 +124,23 @@ class PathTimelineApiTests(FathomTestCase):
         assert body["reverse"]["runs_capped"] is False
 
     def test_sweeps_are_thinned_evenly_over_a_long_range(self) -> None:
-        for hours in (30, 29, 2):  # two sweeps in the oldest stretch of a 2-day range, one in the newest
-            analyze_sweep(flow_sweep(self.athens, self.frankfurt, self.now - timedelta(hours=hours), 8.0, 12.0))
-        query = {"from": iso(self.now - timedelta(hours=48)), "to": iso(self.now)}
+        """A 2-day range from 23:00 to 01:00 two days later, in the past (away from the fixture's
+        sweeps): its sweeps fall on three calendar days, and a cap of 2 still gives 2. Buckets
+        at time_bucket's midnight origin gave 3 (CI ran this at 02:15 UTC, when "the last 48 h"
+        covered three dates)."""
+        midnight = (self.now - timedelta(days=10)).replace(hour=0, minute=0, second=0, microsecond=0)
+        start, end = midnight - timedelta(hours=1), midnight + timedelta(hours=47)
+        # Two sweeps in the first half (one before midnight), two in the second, on two dates.
+        for at in (start + timedelta(minutes=30), midnight + timedelta(hours=2), midnight + timedelta(hours=23.5), end):
+            analyze_sweep(flow_sweep(self.athens, self.frankfurt, at, 8.0, 12.0))
+        query = {"from": iso(start), "to": iso(end)}
         with mock.patch("analysis.services.timeline.SWEEP_CAP", 2):
             body = self.get(**query).json()
         times = [sweep["t"] for sweep in body["forward"]["sweeps"]]
         assert len(times) == 2 and body["forward"]["sweeps_capped"] is True, times
-        # The newest of the older stretch (29 h ago), and the newest of the newer one (2 h ago).
-        assert times[0] == iso(self.now - timedelta(hours=29)).replace("+00:00", "Z")
+        # The newest of each half: 02:00 after midnight, and the one at the range's very end.
+        assert times == [iso(at).replace("+00:00", "Z") for at in (midnight + timedelta(hours=2), end)]
+        assert len(self.get(**query).json()["forward"]["sweeps"]) == 4
         assert not self.get(**query).json()["forward"]["sweeps_capped"]
 
     def test_query_count_does_not_grow_with_the_range(self) -> None:
