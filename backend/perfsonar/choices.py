@@ -17,6 +17,9 @@ class TaskState(models.TextChoices):
     ACTIVE = "active", "Active"  # created on the node, runs expected
     REFUSED = "refused", "Refused"  # the node said no (limits, 400, 422): reason kept, retried later
     DELETED = "deleted", "Deleted"  # deleted from the node (mesh changed) or expired there
+    # The POST got no answer (timeout, dropped connection): the node may have made the task.
+    # Each sync looks it up by its reference; found, it is adopted, else marked refused.
+    UNANSWERED = "unanswered", "No answer"
 
 
 class RunOutcome(models.TextChoices):
@@ -37,5 +40,10 @@ registry.register(
 registry.register(
     "perfsonar_task_state",
     TaskState,
-    {TaskState.ACTIVE: "#1a7f37", TaskState.REFUSED: "#cf222e", TaskState.DELETED: "#6e7781"},
+    {
+        TaskState.ACTIVE: "#1a7f37",
+        TaskState.REFUSED: "#cf222e",
+        TaskState.DELETED: "#6e7781",
+        TaskState.UNANSWERED: "#9a6700",
+    },
 )

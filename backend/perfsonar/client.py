@@ -18,7 +18,7 @@ from typing import Any
 from urllib.parse import quote, urlsplit
 
 import urllib3
-from urllib3.exceptions import HTTPError, MaxRetryError, ProtocolError, SSLError, TimeoutError
+from urllib3.exceptions import ConnectTimeoutError, HTTPError, MaxRetryError, ProtocolError, SSLError, TimeoutError
 
 from perfsonar.choices import TlsMode
 
@@ -27,12 +27,15 @@ USER_AGENT = "fathom-pscheduler-client/1"
 
 
 class PSchedulerError(Exception):
-    """A call that did not give what was asked: `kind` says how (for the node's error line)."""
+    """A call that did not give what was asked: `kind` says how (for the node's error line).
+    `unanswered`: the request may have reached the node and been carried out, but no answer
+    came back (a read timeout, a connection dropped after it was sent)."""
 
-    def __init__(self, kind: str, message: str, status: int | None = None) -> None:
+    def __init__(self, kind: str, message: str, status: int | None = None, unanswered: bool = False) -> None:
         super().__init__(message)
         self.kind = kind  # unreachable | tls | refused | limits | http | malformed | foreign-url
         self.status = status
+        self.unanswered = unanswered
 
 
 @dataclass(frozen=True)
@@ -107,13 +110,20 @@ class PSchedulerClient:
         except MaxRetryError as error:
             if isinstance(error.reason, SSLError | ssl.SSLError):
                 raise PSchedulerError("tls", f"TLS with {self.base_url} failed: {_reason(error.reason)}") from error
-            raise PSchedulerError("unreachable", f"{self.base_url} is unreachable: {_reason(error.reason)}") from error
+            reason = error.reason
+            raise PSchedulerError(
+                "unreachable", f"{self.base_url} is unreachable: {_reason(reason)}", unanswered=_sent(reason)
+            ) from error
         except (TimeoutError, ProtocolError, HTTPError, OSError) as error:
-            raise PSchedulerError("unreachable", f"{self.base_url} is unreachable: {_reason(error)}") from error
+            raise PSchedulerError(
+                "unreachable", f"{self.base_url} is unreachable: {_reason(error)}", unanswered=_sent(error)
+            ) from error
         try:
             content = response.read(MAX_RESPONSE_BYTES + 1, decode_content=True)
         except (HTTPError, OSError) as error:
-            raise PSchedulerError("unreachable", f"{self.base_url} broke off its answer: {error}") from error
+            raise PSchedulerError(
+                "unreachable", f"{self.base_url} broke off its answer: {error}", unanswered=True
+            ) from error
         finally:
             response.release_conn()
         if len(content) > MAX_RESPONSE_BYTES:
@@ -216,6 +226,12 @@ class PSchedulerClient:
         if not isinstance(task, dict):
             raise PSchedulerError("malformed", f"{task_url} answered {task!r:.200}, not a task")
         return task
+
+
+def _sent(error: BaseException | None) -> bool:
+    """Whether a request that failed this way may have reached the node: anything but a
+    connection that was never made (refused, unresolved, timed out while connecting)."""
+    return not isinstance(error, ConnectTimeoutError | ConnectionRefusedError | SSLError | ssl.SSLError)
 
 
 def _reason(error: BaseException | None) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 import socket
+import uuid
 from collections.abc import Callable
 from datetime import datetime
 from typing import Any
@@ -264,14 +265,28 @@ def remove_node(node: Node, actor: Actor) -> list[str]:
     return failures
 
 
+def by_reference(task_id: uuid.UUID) -> dict[str, Any]:
+    """What only this task's JSON on a node contains: its Fathom id in its reference."""
+    return {"reference": {"fathom": {"task": str(task_id)}}}
+
+
 def delete_all_tasks(node: Node) -> list[str]:
+    """Deletes every task Fathom has on the node, and any whose POST got no answer but which
+    the node made all the same."""
     failures = []
-    tasks = Task.objects.filter(node=node, state=TaskState.ACTIVE)
+    tasks = Task.objects.filter(node=node, state__in=(TaskState.ACTIVE, TaskState.UNANSWERED))
     try:
         client = client_for(node)
     except PSchedulerError as error:
         return [str(error)]
     for task in tasks:
+        if task.state == TaskState.UNANSWERED:
+            try:
+                task.url = next(iter(client.find_tasks(by_reference(task.pk))), "")
+            except PSchedulerError as error:
+                failures.append(f"could not look up the unanswered task {task.pk}: {error}")
+                continue
+            Task.objects.filter(pk=task.pk).update(url=task.url)
         failures.extend(delete_task(client, task))
     return failures
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from meshes.choices import SlotState
@@ -21,7 +22,7 @@ from perfsonar.choices import TaskState
 from perfsonar.client import PSchedulerClient, PSchedulerError
 from perfsonar.durations import format_duration
 from perfsonar.models import Node, Task
-from perfsonar.nodes import client_for, delete_task, note_error
+from perfsonar.nodes import by_reference, client_for, delete_task, note_error
 from perfsonar.tokens import authorization_header
 from perfsonar.wanted import DesiredTask, desired_background, slot_task, slots_for_nodes
 
@@ -36,6 +37,8 @@ class SyncReport:
     renewed: int = 0
     deleted: int = 0
     refused: int = 0
+    unanswered: int = 0
+    adopted: int = 0
     expired: int = 0
     polled_runs: int = 0
     errors: list[str] = field(default_factory=list)
@@ -98,7 +101,10 @@ def create_task(client: PSchedulerClient, desired: DesiredTask, start: datetime,
     leaves the row (its mesh test and slot set to null) with the task's URL, so the next sync
     deletes the task from the node. Saving the row after the POST failed on the gone mesh
     test and left the task on the node, unknown to Fathom. None: the mesh test or slot was
-    gone before the row was saved, and nothing was created."""
+    gone before the row was saved, and nothing was created.
+
+    A POST with no answer (a timeout, a dropped connection) may still have made the task: its
+    row is left unanswered, for the next sync to look up (settle_unanswered)."""
     task_id = uuid.uuid4()
     task = Task(
         id=task_id,
@@ -123,10 +129,40 @@ def create_task(client: PSchedulerClient, desired: DesiredTask, start: datetime,
     try:
         task.url = client.create_task(task_json(desired, task_id, start, until, secret=True))
     except PSchedulerError as error:
-        task.state = TaskState.REFUSED
+        task.state = TaskState.UNANSWERED if error.unanswered else TaskState.REFUSED
         task.reason = str(error)[:2000]
     Task.objects.filter(pk=task_id).update(url=task.url, state=task.state, reason=task.reason)
     return task
+
+
+def miss_slot(task: Task, reason: str) -> None:
+    if task.slot_id is not None:
+        planned = Slot.objects.filter(pk=task.slot_id, state=SlotState.PLANNED)
+        planned.update(state=SlotState.MISSED, reason=reason[:500])
+
+
+def settle_unanswered(clients: dict[Any, PSchedulerClient | PSchedulerError], report: SyncReport) -> None:
+    """Looks up each task whose POST got no answer, by its reference: one the node made is
+    adopted with its URL (the sync then keeps or deletes it like any other), one it did not
+    make is refused with the POST's reason. A node that cannot be asked keeps its tasks
+    unanswered, and no twin of them is posted meanwhile."""
+    for task in Task.objects.filter(state=TaskState.UNANSWERED).select_related("node"):
+        client = clients.get(task.node_id)
+        if not isinstance(client, PSchedulerClient):
+            continue
+        try:
+            found = client.find_tasks(by_reference(task.pk))
+        except PSchedulerError as error:
+            report.errors.append(f"the unanswered task {task.pk} could not be looked up: {error}")
+            continue
+        if found:
+            reason = f"created by a POST that got no answer ({task.reason})"
+            Task.objects.filter(pk=task.pk).update(url=found[0], state=TaskState.ACTIVE, reason=reason[:2000])
+            report.adopted += 1
+        else:
+            reason = f"{task.reason}; the node has no such task"
+            Task.objects.filter(pk=task.pk).update(state=TaskState.REFUSED, reason=reason[:2000])
+            miss_slot(task, f"the perfSONAR node did not create the task: {reason}")
 
 
 # --- reconciling -----------------------------------------------------------------------
@@ -149,8 +185,9 @@ def reconcile(now: datetime | None = None) -> SyncReport:
     ttl = timedelta(seconds=settings.PERFSONAR_TASK_TTL_S)
     wanted = {task.key: task for task in desired_background()}
     wanted.update((task.key, task) for task in map(slot_task, slots_for_nodes(now)))
-    active = list(Task.objects.filter(state=TaskState.ACTIVE).select_related("node__agent", "slot"))
     clients = node_clients()
+    settle_unanswered(clients, report)
+    active = list(Task.objects.filter(state=TaskState.ACTIVE).select_related("node__agent", "slot"))
 
     by_key: dict[str, list[Task]] = {}
     for task in active:
@@ -175,7 +212,9 @@ def reconcile(now: datetime | None = None) -> SyncReport:
                 report.deleted += 1
 
     recently_refused = set(
-        Task.objects.filter(state=TaskState.REFUSED, created_at__gt=now - REFUSED_RETRY).values_list("key", flat=True)
+        Task.objects.filter(
+            Q(state=TaskState.REFUSED, created_at__gt=now - REFUSED_RETRY) | Q(state=TaskState.UNANSWERED)
+        ).values_list("key", flat=True)
     )
     for key, desired in wanted.items():
         current = by_key.get(key, [])
@@ -204,10 +243,11 @@ def reconcile(now: datetime | None = None) -> SyncReport:
             report.refused += 1
             report.errors.append(made.reason)
             note_error(desired.node, f"task refused: {made.reason}", now)
-            if desired.slot is not None:
-                Slot.objects.filter(pk=desired.slot.pk, state=SlotState.PLANNED).update(
-                    state=SlotState.MISSED, reason=f"the perfSONAR node refused the task: {made.reason}"[:500]
-                )
+            miss_slot(made, f"the perfSONAR node refused the task: {made.reason}")
+        elif made.state == TaskState.UNANSWERED:
+            report.unanswered += 1
+            report.errors.append(made.reason)
+            note_error(desired.node, f"a task's POST got no answer (looked up on the next sync): {made.reason}", now)
         elif current:
             report.renewed += 1
         else:

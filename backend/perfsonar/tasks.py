@@ -23,7 +23,7 @@ def sync_perfsonar() -> dict[str, Any]:
     Without a node and a task left to retire it costs two queries, not a walk of the meshes."""
     if (
         not Node.objects.filter(agent__revoked_at__isnull=True).exists()
-        and not Task.objects.filter(state=TaskState.ACTIVE).exists()
+        and not Task.objects.filter(state__in=(TaskState.ACTIVE, TaskState.UNANSWERED)).exists()
     ):
         return {"skipped": "no perfSONAR node"}
     with sync_lock() as held:
@@ -36,11 +36,13 @@ def sync_perfsonar() -> dict[str, Any]:
         "renewed": made.renewed,
         "deleted": made.deleted,
         "refused": made.refused,
+        "unanswered": made.unanswered,
+        "adopted": made.adopted,
         "polled_runs": polled.polled_runs,
         "expired": polled.expired,
         "errors": (made.errors + polled.errors)[:20],
     }
-    if made.created or made.deleted or made.refused or polled.polled_runs:
+    if made.created or made.deleted or made.refused or made.unanswered or made.adopted or polled.polled_runs:
         log.info("perfSONAR sync: %s", summary)
     return summary
 

@@ -7,6 +7,7 @@ expected, a tiny local HTTP receiver that records what the http archiver sent.
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
 import os
 import shutil
@@ -23,6 +24,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 from fakes.pscheduler import FakePScheduler
@@ -352,6 +354,19 @@ def test_down_and_up(node: FakePScheduler) -> None:
         assert json.loads(response.read())["down"] == "refuse"
     node.go_up()
     assert call(node, "GET", "/api").json() == 6
+
+
+def test_a_lost_answer_still_creates_the_task(node: FakePScheduler) -> None:
+    """The fault a client timeout makes: the node creates the task, its creator hears nothing."""
+    control = urllib.request.Request(node.control_url + "/lose-answers", data=b'{"count": 1}', method="POST")  # noqa: S310
+    with urllib.request.urlopen(control, timeout=5) as response:  # noqa: S310 - loopback
+        assert response.status == 200
+    with pytest.raises((http.client.RemoteDisconnected, urllib.error.URLError, ConnectionError)):
+        call(node, "POST", "/tasks", rtt_task())
+    reference = quote(json.dumps({"reference": {"fathom": {"task": "9b0d5c1e-0000-4000-8000-000000000001"}}}))
+    assert len(call(node, "GET", f"/tasks?json={reference}").json()) == 1
+    post_task(node, rtt_task())  # only the next answer was lost
+    assert len(node.tasks()) == 2
 
 
 def test_runs_as_a_process(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ from measurements.models import Run
 from meshes.choices import MemberSide, MeshKind, SlotState
 from meshes.models import Mesh, MeshMember, MeshTest, Slot
 from perfsonar.choices import TaskState, TlsMode
-from perfsonar.client import PSchedulerClient, Trust
+from perfsonar.client import PSchedulerClient, PSchedulerError, Trust
 from perfsonar.intake import poll
 from perfsonar.models import Node, Task
 from perfsonar.nodes import check_node, client_for, delete_all_tasks, node_problems, register_node
@@ -201,6 +201,86 @@ class InteropTests(LiveServerTestCase):
         before = len(self.fake.tasks())
         assert create_task(real, desired, start, start + timedelta(hours=1)) is None
         assert len(self.fake.tasks()) == before
+
+    def test_a_task_whose_post_got_no_answer_is_found_on_the_node_and_adopted(self) -> None:
+        """The node makes the task but its answer is lost (a timeout): the next sync finds the task
+        by its reference and keeps its URL, so a mesh change deletes it and no twin is posted."""
+        self.fake.lose_task_answers(1)
+        self.add_test("rtt", "ping", {"count": 5, "interval_s": 1}, interval_s=30)
+        lost = Task.objects.get()
+        assert (lost.state, lost.url) == (TaskState.UNANSWERED, "")
+        assert "unreachable" in lost.reason
+        assert "no answer" in Node.objects.get(pk=self.node.pk).last_error
+        assert len(self.fake.tasks()) == 1  # made all the same
+
+        report = reconcile()
+        assert (report.adopted, report.created) == (1, 0), report
+        adopted = Task.objects.get(pk=lost.pk)
+        assert adopted.state == TaskState.ACTIVE
+        assert adopted.url == self.fake.tasks()[0]["url"] and "no answer" in adopted.reason
+        assert Task.objects.count() == 1 and len(self.fake.tasks()) == 1
+
+        MeshTest.objects.filter(name="rtt").delete()
+        assert Task.objects.get(pk=lost.pk).state == TaskState.DELETED
+        assert not [task for task in self.fake.tasks() if task["enabled"]]
+
+    def test_removing_a_node_deletes_a_task_whose_post_got_no_answer(self) -> None:
+        self.fake.lose_task_answers(1)
+        self.add_test("rtt", "ping", {"count": 5, "interval_s": 1}, interval_s=30)
+        lost = Task.objects.get()
+        assert lost.state == TaskState.UNANSWERED and [task["enabled"] for task in self.fake.tasks()] == [True]
+        assert delete_all_tasks(self.node) == []
+        gone = Task.objects.get(pk=lost.pk)
+        assert (gone.state, gone.url) == (TaskState.DELETED, self.fake.tasks()[0]["url"])
+        assert [task["enabled"] for task in self.fake.tasks()] == [False]
+
+    def test_a_task_whose_post_got_no_answer_and_was_not_made_is_refused_once_the_node_says_so(self) -> None:
+        """The node refuses the task (its limits) but the answer is lost: unknown while the node
+        cannot be asked, and nothing is posted again meanwhile; once it answers, it has no such
+        task, so the task is refused and its slot missed."""
+        test = self.add_test("thr", "throughput", {"duration_s": 120}, interval_s=6 * 3600)
+        slot = Slot.objects.create(
+            mesh_test=test,
+            source=self.node.agent,
+            destination=self.agent,
+            test_type="throughput",
+            period_start=timezone.now(),
+            start_at=timezone.now() + timedelta(seconds=20),
+            end_at=timezone.now() + timedelta(seconds=160),
+            spec={"duration_s": 120, "omit_s": 0, "parallel": 1},
+        )
+        self.fake.lose_task_answers(1)
+        assert reconcile().unanswered == 1
+        task = Task.objects.get(slot=slot)
+        assert (task.state, task.url) == (TaskState.UNANSWERED, "")
+
+        self.fake.go_down("refuse")
+        report = reconcile()
+        assert (report.unanswered, report.adopted, report.created) == (0, 0, 0), report
+        assert any("could not be looked up" in error for error in report.errors), report
+        assert Task.objects.get(pk=task.pk).state == TaskState.UNANSWERED
+        assert Slot.objects.get(pk=slot.pk).state == SlotState.PLANNED
+
+        self.fake.go_up()
+        report = reconcile()
+        assert (report.adopted, report.created, report.refused) == (0, 0, 0), report
+        task.refresh_from_db()
+        assert task.state == TaskState.REFUSED and "the node has no such task" in task.reason
+        slot.refresh_from_db()
+        assert slot.state == SlotState.MISSED and "did not create the task" in slot.reason
+        assert self.fake.tasks() == []
+
+    def test_only_a_request_that_may_have_reached_the_node_counts_as_unanswered(self) -> None:
+        client = client_for(self.node)
+        self.fake.go_down("refuse")
+        with pytest.raises(PSchedulerError) as refused:
+            client.api_level()
+        assert (refused.value.kind, refused.value.unanswered) == ("unreachable", False)
+        self.fake.go_up()
+        self.fake.lose_task_answers(1)
+        with pytest.raises(PSchedulerError) as lost:
+            client.create_task({"schema": 1, "test": {"type": "idle", "spec": {"duration": "PT1S"}}, "schedule": {}})
+        assert (lost.value.kind, lost.value.unanswered) == ("unreachable", True)
 
     @override_settings(PERFSONAR_TASK_TTL_S=600)
     def test_a_repeating_task_is_renewed_before_it_ends_and_retired_after(self) -> None:

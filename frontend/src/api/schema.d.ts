@@ -2812,9 +2812,10 @@ export interface components {
          * @description * `active` - Active
          *     * `refused` - Refused
          *     * `deleted` - Deleted
+         *     * `unanswered` - No answer
          * @enum {string}
          */
-        PerfsonarTaskStateEnum: "active" | "refused" | "deleted";
+        PerfsonarTaskStateEnum: "active" | "refused" | "deleted" | "unanswered";
         Person: {
             readonly id: number;
             /** @description Required. 150 characters or fewer. Letters, digits and @/./+/-/_ only. */

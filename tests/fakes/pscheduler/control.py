@@ -8,6 +8,7 @@ POST /_fake/archiving   {"blocked": true}        pushes fail as "Connection refu
 POST /_fake/force       {"state": "failed", "errors": "...", "task": "<uuid>"|null, "count": 1}
 POST /_fake/pause       {"paused": true}         runs due while paused are missed
 POST /_fake/limits      {"requester_class": "default"|"friendly"|"hostile"}
+POST /_fake/lose-answers {"count": 1}        POST /tasks creates the task but never answers
 GET  /_fake/tasks, /_fake/runs[?task=<uuid>], /_fake/archivings
 POST /_fake/reset
 """
@@ -113,6 +114,11 @@ def _dispatch(fake: FakePScheduler, method: str, path: str, query: dict[str, str
         if requester_class not in REQUESTER_CLASSES:
             raise ControlError(f"requester_class must be one of {', '.join(REQUESTER_CLASSES)}")
         fake.set_requester_class(cast(RequesterClass, requester_class))
+    elif path == "/_fake/lose-answers":
+        count = body.get("count", 1)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise ControlError("count must be a non-negative integer")
+        fake.lose_task_answers(count)
     elif path == "/_fake/reset":
         fake.reset()
     else:

@@ -106,6 +106,9 @@ class _Handler(BaseHTTPRequestHandler):
                 host=self.headers.get("Host") or f"{LOOPBACK}:{fake.port}",
             )
             response = fake.api.handle(request)
+            if self.command == "POST" and request.path.rstrip("/") == "/tasks" and fake.take_lost_answer():
+                self.close_connection = True  # the task exists; its creator never hears of it
+                return
         else:
             response = Response(404, b"<h1>Not Found</h1>\n", "text/html; charset=iso-8859-1")
         self._send(response)
@@ -171,6 +174,7 @@ class FakePScheduler:
         )
         self.api = PSchedulerApi(self.node)
         self.down_mode: DownMode | None = None
+        self._lost_task_answers = 0
         self._requested_port = port
         self._requested_control_port = control_port
         self.port = 0
@@ -336,8 +340,22 @@ class FakePScheduler:
     def set_requester_class(self, requester_class: RequesterClass) -> None:
         self.node.requester_class = requester_class
 
+    def lose_task_answers(self, count: int = 1) -> None:
+        """The next `count` POST /tasks are carried out but unanswered: the connection closes
+        where the task's URL would be sent, as when a reply is lost or its client times out."""
+        with self._lifecycle:
+            self._lost_task_answers = count
+
+    def take_lost_answer(self) -> bool:
+        with self._lifecycle:
+            if self._lost_task_answers <= 0:
+                return False
+            self._lost_task_answers -= 1
+            return True
+
     def reset(self) -> None:
         self.node.reset()
+        self.lose_task_answers(0)
         self.go_up()
 
     # -- inspection ----------------------------------------------------------------------------

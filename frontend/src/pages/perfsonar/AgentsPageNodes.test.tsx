@@ -54,6 +54,22 @@ const TASKS: PerfsonarTask[] = [
     deleted_at: null,
   },
   {
+    id: "t3",
+    test_type: "trace",
+    mesh: "default",
+    test: "trace",
+    source_name: "ps-ams",
+    destination_name: null,
+    target: "198.18.1.9",
+    url: "",
+    state: "unanswered",
+    reason: "https://ps-ams.example.net/pscheduler is unreachable: read timed out",
+    starts_at: "2026-05-20T10:00:00Z",
+    until: "2026-05-20T16:00:00Z",
+    created_at: "2026-05-20T09:00:00Z",
+    deleted_at: null,
+  },
+  {
     id: "t2",
     test_type: "ping",
     mesh: null,
@@ -155,6 +171,10 @@ describe("AgentsPage with perfSONAR nodes", () => {
     expect(within(tasks).getByText("https://ps-ams.example.net/pscheduler/tasks/5f1c").closest("a")?.href).toBe(
       "https://ps-ams.example.net/pscheduler/tasks/5f1c",
     );
+    // A task whose POST got no answer: whether the node made it is not known yet.
+    const unanswered = within(tasks).getByText("unanswered");
+    expect(unanswered.getAttribute("data-state")).toBe("unanswered");
+    expect(within(unanswered.closest("tr") as HTMLElement).getByText(/unknown until the next sync/)).toBeDefined();
     // Deleted tasks only on demand.
     expect(within(tasks).queryByText("mesh changed")).toBeNull();
     fireEvent.click(within(tasks).getByLabelText(/Show deleted \(1\)/));

@@ -26,7 +26,9 @@ function TaskRow({ task }: { task: PerfsonarTask }) {
       <td>{task.reason === "" ? <span className="muted">–</span> : task.reason}</td>
       <td>
         {task.url === "" ? (
-          <span className="muted">not created</span>
+          <span className="muted">
+            {task.state === "unanswered" ? "unknown until the next sync asks the node" : "not created"}
+          </span>
         ) : (
           <a href={task.url} target="_blank" rel="noreferrer">
             <code>{task.url}</code>
