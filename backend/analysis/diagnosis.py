@@ -56,6 +56,14 @@ def _mbit(rate_bps: float | None) -> str:
     return f"{rate_bps / 1e6:.1f} Mbit/s"
 
 
+def _hours_a_day(hours: float) -> str:
+    """How long a day's volume takes, "10.2 h a day"; past two days' worth, in days too, which
+    a starved path reaches ("127,055 h (5,294 days) a day", not "127055.0 h a day")."""
+    if hours <= 48:
+        return f"{hours:.1f} h a day"
+    return f"{hours:,.0f} h ({hours / 24:,.0f} days) a day"
+
+
 @dataclass(frozen=True)
 class RunDiagnosis:
     label: Diagnosis
@@ -618,7 +626,7 @@ def capacity_plan(
     grows = hours > 24
     verdict = "the backlog grows" if grows else "the volume fits"
     volume = f"{daily_volume_bytes / 2**40:.1f} TiB/day needs {_mbit(required)}"
-    now = f"at {_mbit(rate_bps)} ({streams} x {_mbit(per_stream)}) it takes {hours:.1f} h a day: {verdict}"
+    now = f"at {_mbit(rate_bps)} ({streams} x {_mbit(per_stream)}) it takes {_hours_a_day(hours)}: {verdict}"
     notes: list[str] = []
     if shared is not None and shared.pacing_reaches_it and rate_bps < PACE_BELOW_SHARE * min(required, shared.rate_bps):
         needed = streams
@@ -639,7 +647,7 @@ def capacity_plan(
         best_hours = daily_volume_bytes * 8 / shared.rate_bps / 3600
         reason = (
             f"{volume}; {now}; no number of streams keeps up: {shared.what} carries at most "
-            f"{_mbit(shared.rate_bps)} for all streams together ({best_hours:.1f} h a day); "
+            f"{_mbit(shared.rate_bps)} for all streams together ({_hours_a_day(best_hours)}); "
             + (
                 f"{needed} streams reach it, more only share it"
                 if needed > streams
@@ -682,7 +690,7 @@ def _paced_verdict(
         best_hours = daily_volume_bytes * 8 / shared.rate_bps / 3600
         verdict = (
             f"no number of streams keeps up: {shared.what} carries at most {_mbit(shared.rate_bps)} for all "
-            f"streams together ({best_hours:.1f} h a day), and {todays}, paced just below it, {reach} that"
+            f"streams together ({_hours_a_day(best_hours)}), and {todays}, paced just below it, {reach} that"
         )
     notes = [
         f"unpaced, each stream keeps about {_mbit(per_stream)} through the policer's drops: it would take "

@@ -359,6 +359,13 @@ def test_capacity_plan_for_seed_001_volume() -> None:
     assert not fits.backlog_grows and fits.hours_per_day == pytest.approx(10.3, rel=0.01)
     unknown = capacity_plan(DEFAULT_DAILY_VOLUME_BYTES, None, 1)
     assert unknown.backlog_grows is None and "no throughput" in unknown.reason
+    assert "it takes 31.8 h a day: the backlog grows" in plan.reason
+
+
+def test_a_starved_path_says_its_hours_a_day_in_days_too() -> None:
+    starved = capacity_plan(DEFAULT_DAILY_VOLUME_BYTES, 0.25e6, 1)
+    assert starved.hours_per_day == pytest.approx(127_055, abs=1)
+    assert "it takes 127,055 h (5,294 days) a day: the backlog grows" in starved.reason
 
 
 def test_a_window_larger_than_the_bdp_fills_a_queue_at_a_bottleneck() -> None:

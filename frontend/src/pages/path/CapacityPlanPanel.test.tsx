@@ -45,6 +45,13 @@ describe("CapacityPlanPanel", () => {
     expect(within(section).getByText("streams add up only while each has its own limit")).toBeDefined();
   });
 
+  it("says a starved path's hours a day in days too", async () => {
+    const starved = { ...ANALYSIS.capacity_plan, hours_per_day: 127055.4, backlog_grows: true };
+    renderPanel(plan(), { ...ANALYSIS, capacity_plan: starved });
+    const hours = await within(panel(TITLE)).findByText("127,055 h (5,294 days)");
+    expect(hours.className).toBe("flag");
+  });
+
   it("flags a growing backlog", async () => {
     renderPanel(plan(), { ...ANALYSIS, capacity_plan: { ...ANALYSIS.capacity_plan, backlog_grows: true } });
     const grows = await within(panel(TITLE)).findByText("yes");

@@ -13,6 +13,18 @@ function tibText(bytes: number | null): string {
   return bytes === null ? "" : String(Math.round((bytes / BYTES_PER_TIB) * 100) / 100);
 }
 
+/** "10.2 h"; past two days' worth, with the days ("127,055 h (5,294 days)"), flagged. */
+function HoursADay({ hours }: { hours: number | null }) {
+  if (hours === null) {
+    return <>–</>;
+  }
+  if (hours <= 48) {
+    return <>{`${hours.toFixed(1)} h`}</>;
+  }
+  const whole = (value: number) => value.toLocaleString("en-US", { maximumFractionDigits: 0 });
+  return <strong className="flag">{`${whole(hours)} h (${whole(hours / 24)} days)`}</strong>;
+}
+
 /** A backlog that does not grow: "no", or "–" when unknown (a growing one is flagged by the caller). */
 function noOrDash(value: false | null): string {
   return value === null ? "–" : "no";
@@ -34,7 +46,9 @@ function CapacityFigures({ data }: { data: PathAnalysis }) {
         </div>
         <div>
           <dt>Hours a day</dt>
-          <dd>{plan.hours_per_day === null ? "–" : `${plan.hours_per_day.toFixed(1)} h`}</dd>
+          <dd>
+            <HoursADay hours={plan.hours_per_day} />
+          </dd>
         </div>
         <div>
           <dt>Streams needed</dt>
