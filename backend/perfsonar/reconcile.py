@@ -141,19 +141,27 @@ def miss_slot(task: Task, reason: str) -> None:
         planned.update(state=SlotState.MISSED, reason=reason[:500])
 
 
-def settle_unanswered(clients: dict[Any, PSchedulerClient | PSchedulerError], report: SyncReport) -> None:
+def settle_unanswered(
+    clients: dict[Any, PSchedulerClient | PSchedulerError], report: SyncReport, now: datetime
+) -> None:
     """Looks up each task whose POST got no answer, by its reference: one the node made is
     adopted with its URL (the sync then keeps or deletes it like any other), one it did not
     make is refused with the POST's reason. A node that cannot be asked keeps its tasks
-    unanswered, and no twin of them is posted meanwhile."""
+    unanswered, and no twin of them is posted meanwhile, until the task's end: whatever the
+    node made has run its course by then. One failed lookup per node and sync is enough."""
+    cannot_ask: set[Any] = set()
     for task in Task.objects.filter(state=TaskState.UNANSWERED).select_related("node"):
         client = clients.get(task.node_id)
-        if not isinstance(client, PSchedulerClient):
+        if not isinstance(client, PSchedulerClient) or task.node_id in cannot_ask:
             continue
         try:
             found = client.find_tasks(by_reference(task.pk))
         except PSchedulerError as error:
+            cannot_ask.add(task.node_id)
             report.errors.append(f"the unanswered task {task.pk} could not be looked up: {error}")
+            if task.until <= now:
+                reason = f"{task.reason}; it ended before the node could say whether it made it"
+                Task.objects.filter(pk=task.pk).update(state=TaskState.DELETED, deleted_at=now, reason=reason[:2000])
             continue
         if found:
             reason = f"created by a POST that got no answer ({task.reason})"
@@ -186,7 +194,7 @@ def reconcile(now: datetime | None = None) -> SyncReport:
     wanted = {task.key: task for task in desired_background()}
     wanted.update((task.key, task) for task in map(slot_task, slots_for_nodes(now)))
     clients = node_clients()
-    settle_unanswered(clients, report)
+    settle_unanswered(clients, report, now)
     active = list(Task.objects.filter(state=TaskState.ACTIVE).select_related("node__agent", "slot"))
 
     by_key: dict[str, list[Task]] = {}

@@ -224,6 +224,19 @@ class InteropTests(LiveServerTestCase):
         assert Task.objects.get(pk=lost.pk).state == TaskState.DELETED
         assert not [task for task in self.fake.tasks() if task["enabled"]]
 
+    def test_an_unanswered_task_the_node_never_answers_for_is_given_up_at_its_end(self) -> None:
+        self.fake.lose_task_answers(1)
+        self.add_test("rtt", "ping", {"count": 5, "interval_s": 1}, interval_s=30)
+        lost = Task.objects.get()
+        self.fake.go_down("refuse")
+        assert Task.objects.get(pk=lost.pk).state == TaskState.UNANSWERED  # (the commit's own sync)
+        report = reconcile(lost.until - timedelta(seconds=1))
+        assert Task.objects.get(pk=lost.pk).state == TaskState.UNANSWERED
+        assert sum("could not be looked up" in error for error in report.errors) == 1
+        reconcile(lost.until + timedelta(seconds=1))
+        gone = Task.objects.get(pk=lost.pk)
+        assert gone.state == TaskState.DELETED and "ended before the node could say" in gone.reason
+
     def test_removing_a_node_deletes_a_task_whose_post_got_no_answer(self) -> None:
         self.fake.lose_task_answers(1)
         self.add_test("rtt", "ping", {"count": 5, "interval_s": 1}, interval_s=30)
