@@ -29,6 +29,8 @@ from perfsonar.wanted import DesiredTask, desired_background, slot_task, slots_f
 ARCHIVE_PATH = "/api/v1/perfsonar/archive/"
 # A task the node refused is tried again after this long (limits may be raised meanwhile).
 REFUSED_RETRY = timedelta(minutes=15)
+# The node's error line while a task's POST is unanswered (cleared once the sync settles it).
+NO_ANSWER = "a task's POST got no answer"
 
 
 @dataclass
@@ -163,6 +165,8 @@ def settle_unanswered(
                 reason = f"{task.reason}; it ended before the node could say whether it made it"
                 Task.objects.filter(pk=task.pk).update(state=TaskState.DELETED, deleted_at=now, reason=reason[:2000])
             continue
+        # Settled either way: the node's "no answer" line gives way to the outcome.
+        Node.objects.filter(pk=task.node_id, last_error__startswith=NO_ANSWER).update(last_error="", last_error_at=None)
         if found:
             reason = f"created by a POST that got no answer ({task.reason})"
             Task.objects.filter(pk=task.pk).update(url=found[0], state=TaskState.ACTIVE, reason=reason[:2000])
@@ -170,6 +174,7 @@ def settle_unanswered(
         else:
             reason = f"{task.reason}; the node has no such task"
             Task.objects.filter(pk=task.pk).update(state=TaskState.REFUSED, reason=reason[:2000])
+            note_error(task.node, f"task refused: {reason}", now)
             miss_slot(task, f"the perfSONAR node did not create the task: {reason}")
 
 
@@ -255,7 +260,7 @@ def reconcile(now: datetime | None = None) -> SyncReport:
         elif made.state == TaskState.UNANSWERED:
             report.unanswered += 1
             report.errors.append(made.reason)
-            note_error(desired.node, f"a task's POST got no answer (looked up on the next sync): {made.reason}", now)
+            note_error(desired.node, f"{NO_ANSWER} (looked up on the next sync): {made.reason}", now)
         elif current:
             report.renewed += 1
         else:

@@ -28,6 +28,8 @@ await runCheck(artifacts, { width: 1500, height: 1000 }, 'perfsonar-views-failur
   await row.waitFor({ timeout: 15000 });
   await row.getByRole('button', { name: /^Tasks/ }).click();
   await page.getByRole('table').filter({ hasText: 'throughput' }).first().waitFor({ timeout: 15000 });
+  // The task whose POST answer the node lost, found by its reference and kept.
+  await page.getByText('created by a POST that got no answer', { exact: false }).first().waitFor({ timeout: 15000 });
   await page.screenshot({ path: join(artifacts, 'agents-perfsonar-tasks.png'), fullPage: true });
 
   await page.goto(`${baseUrl}/meshes`);

@@ -75,6 +75,9 @@ def test_a_perfsonar_node_measures_with_an_agent_and_shows_in_the_ui(stack: Stac
                  "spec": {"duration_s": 3}},
             ],
         }  # fmt: skip
+        # The answer to the next task's POST is lost (a timeout): the task exists on the node,
+        # and a later sync must find it by its reference rather than leave it orphaned.
+        node.lose_task_answers(1)
         reply = http.post(f"{stack.url}/api/v1/meshes/", json=mesh, timeout=30)
         assert reply.status_code == 201, reply.text
         try:
@@ -106,6 +109,8 @@ def test_a_perfsonar_node_measures_with_an_agent_and_shows_in_the_ui(stack: Stac
             tasks = http.get(f"{stack.url}/api/v1/perfsonar/nodes/{NODE}/tasks/", timeout=10).json()
             assert {task["test_type"] for task in tasks} >= {"ping", "throughput"}
             assert all(task["url"].startswith(node.base_url) for task in tasks if task["state"] == "active")
+            adopted = [task for task in tasks if task["reason"].startswith("created by a POST that got no answer")]
+            assert len(adopted) == 1 and adopted[0]["url"].startswith(node.base_url), tasks
             assert node.archive_attempts(), "the node pushed nothing"
 
             stack.browser_check(

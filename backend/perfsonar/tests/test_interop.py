@@ -215,6 +215,7 @@ class InteropTests(LiveServerTestCase):
 
         report = reconcile()
         assert (report.adopted, report.created) == (1, 0), report
+        assert Node.objects.get(pk=self.node.pk).last_error == ""  # settled: no longer a problem
         adopted = Task.objects.get(pk=lost.pk)
         assert adopted.state == TaskState.ACTIVE
         assert adopted.url == self.fake.tasks()[0]["url"] and "no answer" in adopted.reason
@@ -279,6 +280,7 @@ class InteropTests(LiveServerTestCase):
         assert (report.adopted, report.created, report.refused) == (0, 0, 0), report
         task.refresh_from_db()
         assert task.state == TaskState.REFUSED and "the node has no such task" in task.reason
+        assert Node.objects.get(pk=self.node.pk).last_error.startswith("task refused: ")
         slot.refresh_from_db()
         assert slot.state == SlotState.MISSED and "did not create the task" in slot.reason
         assert self.fake.tasks() == []

@@ -77,7 +77,7 @@ const TASKS: PerfsonarTask[] = [
     source_name: "ps-ams",
     destination_name: null,
     target: "example.org",
-    url: "https://ps-ams.example.net/pscheduler/tasks/77aa",
+    url: "https://ps-ams.example.net/pscheduler/tasks/77aa8f1e-0b2c-4d5e-8f90-123456789abc",
     state: "deleted",
     reason: "mesh changed",
     starts_at: "2026-05-19T10:00:00Z",
@@ -168,18 +168,21 @@ describe("AgentsPage with perfSONAR nodes", () => {
     const tasks = await screen.findByRole("region", { name: "Tasks on ps-ams" });
     expect(within(tasks).getByText("Task forbidden by limits: throughput above 1G")).toBeDefined();
     expect(within(tasks).getByText("ps-ams → athens")).toBeDefined();
-    expect(within(tasks).getByText("https://ps-ams.example.net/pscheduler/tasks/5f1c").closest("a")?.href).toBe(
+    const link = within(tasks).getByText("tasks/5f1c").closest("a");
+    expect([link?.href, link?.title]).toEqual([
       "https://ps-ams.example.net/pscheduler/tasks/5f1c",
-    );
+      "https://ps-ams.example.net/pscheduler/tasks/5f1c",
+    ]);
     // A task whose POST got no answer: whether the node made it is not known yet.
     const unanswered = within(tasks).getByText("unanswered");
     expect(unanswered.getAttribute("data-state")).toBe("unanswered");
-    expect(within(unanswered.closest("tr") as HTMLElement).getByText(/unknown until the next sync/)).toBeDefined();
+    expect(within(unanswered.closest("tr") as HTMLElement).getByText("unknown: asked on the next sync")).toBeDefined();
     // Deleted tasks only on demand.
     expect(within(tasks).queryByText("mesh changed")).toBeNull();
     fireEvent.click(within(tasks).getByLabelText(/Show deleted \(1\)/));
     expect(within(tasks).getByText("mesh changed")).toBeDefined();
     expect(within(tasks).getByText("ps-ams → example.org")).toBeDefined();
+    expect(within(tasks).getByText("tasks/77aa8f1e…").closest("a")?.title).toContain("/tasks/77aa8f1e-0b2c-");
     expect(requests(fetchMock, "/api/v1/perfsonar/nodes/ps-ams/archive-token/")).toHaveLength(0);
   });
 

@@ -12,26 +12,32 @@ function taskPath(task: PerfsonarTask): string {
   return `${task.source_name} → ${task.destination_name ?? task.target}`;
 }
 
+/** "tasks/4c825357…": the task's id is what tells tasks apart; the link and its title hold the URL. */
+function shortTaskUrl(url: string): string {
+  const id = url.replace(/\/+$/, "").split("/").pop() ?? url;
+  return id.length > 8 ? `tasks/${id.slice(0, 8)}…` : `tasks/${id}`;
+}
+
 function TaskRow({ task }: { task: PerfsonarTask }) {
   return (
     <tr>
       <td>{testKind(task.test_type).label}</td>
       <td>{task.mesh === null ? <span className="muted">–</span> : `${task.mesh}/${task.test ?? ""}`}</td>
-      <td>{taskPath(task)}</td>
+      <td className="nowrap">{taskPath(task)}</td>
       <td>
         <span className="task-state" data-state={task.state}>
           {task.state}
         </span>
       </td>
       <td>{task.reason === "" ? <span className="muted">–</span> : task.reason}</td>
-      <td>
+      <td className="nowrap">
         {task.url === "" ? (
           <span className="muted">
-            {task.state === "unanswered" ? "unknown until the next sync asks the node" : "not created"}
+            {task.state === "unanswered" ? "unknown: asked on the next sync" : "not created"}
           </span>
         ) : (
-          <a href={task.url} target="_blank" rel="noreferrer">
-            <code>{task.url}</code>
+          <a href={task.url} target="_blank" rel="noreferrer" title={task.url}>
+            <code>{shortTaskUrl(task.url)}</code>
           </a>
         )}
       </td>
