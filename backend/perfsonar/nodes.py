@@ -265,9 +265,10 @@ def remove_node(node: Node, actor: Actor) -> list[str]:
     return failures
 
 
-def by_reference(task_id: uuid.UUID) -> dict[str, Any]:
-    """What only this task's JSON on a node contains: its Fathom id in its reference."""
-    return {"reference": {"fathom": {"task": str(task_id)}}}
+def url_on_node(client: PSchedulerClient, task_id: uuid.UUID) -> str:
+    """The URL of the node's task that Fathom's task `task_id` made, found by the id in its
+    reference (only that task's JSON contains it); "" when the node has none."""
+    return next(iter(client.find_tasks({"reference": {"fathom": {"task": str(task_id)}}})), "")
 
 
 def delete_all_tasks(node: Node) -> list[str]:
@@ -282,7 +283,7 @@ def delete_all_tasks(node: Node) -> list[str]:
     for task in tasks:
         if task.state == TaskState.UNANSWERED:
             try:
-                task.url = next(iter(client.find_tasks(by_reference(task.pk))), "")
+                task.url = url_on_node(client, task.pk)
             except PSchedulerError as error:
                 failures.append(f"could not look up the unanswered task {task.pk}: {error}")
                 continue

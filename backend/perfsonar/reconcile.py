@@ -22,7 +22,7 @@ from perfsonar.choices import TaskState
 from perfsonar.client import PSchedulerClient, PSchedulerError
 from perfsonar.durations import format_duration
 from perfsonar.models import Node, Task
-from perfsonar.nodes import by_reference, client_for, delete_task, note_error
+from perfsonar.nodes import client_for, delete_task, note_error, url_on_node
 from perfsonar.tokens import authorization_header
 from perfsonar.wanted import DesiredTask, desired_background, slot_task, slots_for_nodes
 
@@ -157,7 +157,7 @@ def settle_unanswered(
         if not isinstance(client, PSchedulerClient) or task.node_id in cannot_ask:
             continue
         try:
-            found = client.find_tasks(by_reference(task.pk))
+            found = url_on_node(client, task.pk)
         except PSchedulerError as error:
             cannot_ask.add(task.node_id)
             report.errors.append(f"the unanswered task {task.pk} could not be looked up: {error}")
@@ -169,7 +169,7 @@ def settle_unanswered(
         Node.objects.filter(pk=task.node_id, last_error__startswith=NO_ANSWER).update(last_error="", last_error_at=None)
         if found:
             reason = f"created by a POST that got no answer ({task.reason})"
-            Task.objects.filter(pk=task.pk).update(url=found[0], state=TaskState.ACTIVE, reason=reason[:2000])
+            Task.objects.filter(pk=task.pk).update(url=found, state=TaskState.ACTIVE, reason=reason[:2000])
             report.adopted += 1
         else:
             reason = f"{task.reason}; the node has no such task"

@@ -96,6 +96,26 @@ class InteropTests(LiveServerTestCase):
     def add_test(self, name: str, test_type: str, spec: dict[str, Any], interval_s: int = 60) -> MeshTest:
         return MeshTest.objects.create(mesh=self.mesh, name=name, test_type=test_type, spec=spec, interval_s=interval_s)
 
+    def lost_ping_task(self) -> Task:
+        """A ping test whose task the node makes but whose POST answer it loses."""
+        self.fake.lose_task_answers(1)
+        self.add_test("rtt", "ping", {"count": 5, "interval_s": 1}, interval_s=30)
+        return Task.objects.get()
+
+    def over_limits_slot(self) -> Slot:
+        """A throughput slot starting in 20 s whose 120 s test the node's limits refuse."""
+        test = self.add_test("thr", "throughput", {"duration_s": 120}, interval_s=6 * 3600)
+        return Slot.objects.create(
+            mesh_test=test,
+            source=self.node.agent,
+            destination=self.agent,
+            test_type="throughput",
+            period_start=timezone.now(),
+            start_at=timezone.now() + timedelta(seconds=20),
+            end_at=timezone.now() + timedelta(seconds=160),
+            spec={"duration_s": 120, "omit_s": 0, "parallel": 1},
+        )
+
     # --- the node check ------------------------------------------------------------------
 
     def test_the_check_reads_the_node_and_notices_skew_tls_and_outages(self) -> None:
@@ -205,9 +225,7 @@ class InteropTests(LiveServerTestCase):
     def test_a_task_whose_post_got_no_answer_is_found_on_the_node_and_adopted(self) -> None:
         """The node makes the task but its answer is lost (a timeout): the next sync finds the task
         by its reference and keeps its URL, so a mesh change deletes it and no twin is posted."""
-        self.fake.lose_task_answers(1)
-        self.add_test("rtt", "ping", {"count": 5, "interval_s": 1}, interval_s=30)
-        lost = Task.objects.get()
+        lost = self.lost_ping_task()
         assert (lost.state, lost.url) == (TaskState.UNANSWERED, "")
         assert "unreachable" in lost.reason
         assert "no answer" in Node.objects.get(pk=self.node.pk).last_error
@@ -226,9 +244,7 @@ class InteropTests(LiveServerTestCase):
         assert not [task for task in self.fake.tasks() if task["enabled"]]
 
     def test_an_unanswered_task_the_node_never_answers_for_is_given_up_at_its_end(self) -> None:
-        self.fake.lose_task_answers(1)
-        self.add_test("rtt", "ping", {"count": 5, "interval_s": 1}, interval_s=30)
-        lost = Task.objects.get()
+        lost = self.lost_ping_task()
         self.fake.go_down("refuse")
         assert Task.objects.get(pk=lost.pk).state == TaskState.UNANSWERED  # (the commit's own sync)
         report = reconcile(lost.until - timedelta(seconds=1))
@@ -239,9 +255,7 @@ class InteropTests(LiveServerTestCase):
         assert gone.state == TaskState.DELETED and "ended before the node could say" in gone.reason
 
     def test_removing_a_node_deletes_a_task_whose_post_got_no_answer(self) -> None:
-        self.fake.lose_task_answers(1)
-        self.add_test("rtt", "ping", {"count": 5, "interval_s": 1}, interval_s=30)
-        lost = Task.objects.get()
+        lost = self.lost_ping_task()
         assert lost.state == TaskState.UNANSWERED and [task["enabled"] for task in self.fake.tasks()] == [True]
         assert delete_all_tasks(self.node) == []
         gone = Task.objects.get(pk=lost.pk)
@@ -252,17 +266,7 @@ class InteropTests(LiveServerTestCase):
         """The node refuses the task (its limits) but the answer is lost: unknown while the node
         cannot be asked, and nothing is posted again meanwhile; once it answers, it has no such
         task, so the task is refused and its slot missed."""
-        test = self.add_test("thr", "throughput", {"duration_s": 120}, interval_s=6 * 3600)
-        slot = Slot.objects.create(
-            mesh_test=test,
-            source=self.node.agent,
-            destination=self.agent,
-            test_type="throughput",
-            period_start=timezone.now(),
-            start_at=timezone.now() + timedelta(seconds=20),
-            end_at=timezone.now() + timedelta(seconds=160),
-            spec={"duration_s": 120, "omit_s": 0, "parallel": 1},
-        )
+        slot = self.over_limits_slot()
         self.fake.lose_task_answers(1)
         assert reconcile().unanswered == 1
         task = Task.objects.get(slot=slot)
@@ -338,17 +342,7 @@ class InteropTests(LiveServerTestCase):
         assert Run.objects.count() == count
 
     def test_a_task_the_nodes_limits_refuse_is_recorded_and_its_slot_missed(self) -> None:
-        test = self.add_test("thr", "throughput", {"duration_s": 120}, interval_s=6 * 3600)
-        slot = Slot.objects.create(
-            mesh_test=test,
-            source=self.node.agent,
-            destination=self.agent,
-            test_type="throughput",
-            period_start=timezone.now(),
-            start_at=timezone.now() + timedelta(seconds=20),
-            end_at=timezone.now() + timedelta(seconds=160),
-            spec={"duration_s": 120, "omit_s": 0, "parallel": 1},
-        )
+        slot = self.over_limits_slot()
         report = reconcile()
         assert report.refused == 1
         task = Task.objects.get(slot=slot)
