@@ -27,13 +27,17 @@ await runCheck(artifacts, { width: 1400, height: 900 }, 'operate-revoke-failure.
 
   await page.getByRole('navigation').getByRole('link', { name: 'Audit' }).click();
   await page.waitForURL(/\/audit/, { timeout: 15000 });
+  // Rows of the audit table only: the router changes the URL before the Audit page replaces
+  // the Agents page, whose row of the agent also reads "Revoked" (a CI run read those rows).
+  const audit = page.getByRole('table').filter({ has: page.getByRole('columnheader', { name: 'Changes' }) });
   // The revocation's own row (the enrolment token's row names the agent too, and may come first).
-  await page.getByRole('row').filter({ hasText: agent }).filter({ hasText: 'Revoked' }).first().waitFor({ timeout: 15000 });
-  const auditRows = await page.getByRole('row').allInnerTexts();
+  await audit.getByRole('row').filter({ hasText: agent }).filter({ hasText: 'Revoked' }).first().waitFor({ timeout: 15000 });
+  const auditRows = await audit.getByRole('row').allInnerTexts();
   await page.screenshot({ path: join(artifacts, 'audit-page.png'), fullPage: true });
 
   await page.getByRole('navigation').getByRole('link', { name: 'Meshes' }).click();
   await page.waitForURL(/\/meshes$/, { timeout: 15000 });
+  await page.getByRole('heading', { name: 'Meshes', level: 1 }).waitFor({ timeout: 15000 });
   await page.getByRole('table').first().waitFor({ timeout: 15000 });
   await page.screenshot({ path: join(artifacts, 'meshes-page.png'), fullPage: true });
 
