@@ -26,7 +26,11 @@ await runCheck(artifacts, { width: 1400, height: 1000 }, 'target-failure.png', a
   const rowText = await row.innerText();
   await row.getByRole('link', { name }).click();
   await page.waitForURL(/\/targets\/[0-9a-f-]+\//, { timeout: 15000 });
-  const heading = await page.getByRole('heading', { level: 1 }).innerText({ timeout: 15000 });
+  // The router changes the URL before the target's page replaces the Paths page (a CI run
+  // read the Paths heading), so wait for the heading that names the target.
+  const heading = await page
+    .getByRole('heading', { level: 1, name: new RegExp(escaped) })
+    .innerText({ timeout: 15000 });
   const chart = page.locator('[data-testid="target-rtt-chart"].js-plotly-plot');
   await chart.waitFor({ timeout: 20000 });
   const points = await drawnData(chart);
