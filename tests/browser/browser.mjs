@@ -54,6 +54,24 @@ export async function openPage(artifacts, viewport) {
   return { browser, page, consoleErrors, apiLog };
 }
 
+/**
+ * Waits until the app shows the page whose path matches `pathname` (a RegExp tested against
+ * the URL's path only). The router changes the URL before React replaces the old page, so
+ * the URL alone lets a check read the old page: the layout's `main[data-path]` changes in
+ * the same commit as the page.
+ */
+export async function showsPage(page, pathname, timeout = 15000) {
+  await page.waitForURL((url) => pathname.test(url.pathname), { timeout });
+  await page.waitForFunction(
+    ([source, flags]) => {
+      const shown = document.querySelector('main[data-path]')?.getAttribute('data-path');
+      return shown != null && new RegExp(source, flags).test(shown);
+    },
+    [pathname.source, pathname.flags],
+    { timeout },
+  );
+}
+
 /** Fills the login form the page shows and submits it; the caller waits for where it leads. */
 export async function signIn(page) {
   await page.getByLabel('Username').fill(env('FATHOM_USER'));

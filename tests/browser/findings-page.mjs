@@ -5,7 +5,7 @@
 //      FATHOM_ARTIFACTS
 import { join } from 'node:path';
 
-import { env, runCheck, signIn } from './browser.mjs';
+import { env, runCheck, showsPage, signIn } from './browser.mjs';
 
 const baseUrl = env('FATHOM_URL');
 const artifacts = env('FATHOM_ARTIFACTS');
@@ -16,7 +16,7 @@ await runCheck(artifacts, { width: 1400, height: 900 }, 'findings-failure.png', 
   await signIn(page);
   await page.waitForURL((url) => !url.pathname.startsWith('/login'), { timeout: 15000 });
   await page.getByRole('link', { name: 'Findings' }).click();
-  await page.waitForURL(/\/findings/, { timeout: 10000 });
+  await showsPage(page, /^\/findings$/);
   // The unfiltered rows stay up, marked stale, until the mesh's own arrive. The URL changes
   // before React renders the stale mark, so the old rows can look current for a moment: wait
   // for the filtered list's response first (its request starts only after that render).
@@ -37,5 +37,6 @@ await runCheck(artifacts, { width: 1400, height: 900 }, 'findings-failure.png', 
   await page.screenshot({ path: join(artifacts, 'findings-page.png'), fullPage: true });
   await link.first().click();
   await page.waitForURL(/\/paths\/[0-9a-f-]+\/[0-9a-f-]+\?.*from=/, { timeout: 10000 });
+  await showsPage(page, /^\/paths\/[0-9a-f-]+\/[0-9a-f-]+$/);
   console.log(JSON.stringify({ rows, url: page.url() }));
 });

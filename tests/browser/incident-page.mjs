@@ -6,7 +6,7 @@
 // Env: FATHOM_URL, FATHOM_USER, FATHOM_PASSWORD, FATHOM_INCIDENT_TITLE, FATHOM_ARTIFACTS
 import { join } from 'node:path';
 
-import { env, runCheck, signIn } from './browser.mjs';
+import { env, runCheck, showsPage, signIn } from './browser.mjs';
 
 const baseUrl = env('FATHOM_URL');
 const artifacts = env('FATHOM_ARTIFACTS');
@@ -15,7 +15,7 @@ await runCheck(artifacts, { width: 1400, height: 1000 }, 'incident-failure.png',
   await page.goto(`${baseUrl}/incidents`);
   await page.waitForURL(/\/login/, { timeout: 15000 });
   await signIn(page);
-  await page.waitForURL(/\/incidents$/, { timeout: 15000 });
+  await showsPage(page, /^\/incidents$/);
   const counter = page.locator('.topbar .count.open');
   await counter.waitFor({ timeout: 15000 });
   const openCount = (await counter.textContent()) ?? '';
@@ -23,7 +23,7 @@ await runCheck(artifacts, { width: 1400, height: 1000 }, 'incident-failure.png',
   await link.first().waitFor({ timeout: 15000 });
   await page.screenshot({ path: join(artifacts, 'incidents-page.png'), fullPage: true });
   await link.first().click();
-  await page.waitForURL(/\/incidents\/\d+$/, { timeout: 15000 });
+  await showsPage(page, /^\/incidents\/\d+$/);
   await page.getByRole('heading', { name: 'Timeline' }).waitFor({ timeout: 15000 });
   await page.screenshot({ path: join(artifacts, 'incident-page.png'), fullPage: true });
 

@@ -4,7 +4,7 @@
 // Env: FATHOM_URL, FATHOM_USER, FATHOM_PASSWORD, FATHOM_INCIDENT_ID, FATHOM_SHOT, FATHOM_ARTIFACTS
 import { join } from 'node:path';
 
-import { env, runCheck, signIn } from './browser.mjs';
+import { env, runCheck, showsPage, signIn } from './browser.mjs';
 
 const baseUrl = env('FATHOM_URL');
 const artifacts = env('FATHOM_ARTIFACTS');
@@ -14,7 +14,7 @@ await runCheck(artifacts, { width: 1400, height: 1200 }, `${shot}-failure.png`, 
   await page.goto(`${baseUrl}/incidents/${id}`);
   await page.waitForURL(/\/login/, { timeout: 15000 });
   await signIn(page);
-  await page.waitForURL(new RegExp(`/incidents/${id}$`), { timeout: 15000 });
+  await showsPage(page, new RegExp(`^/incidents/${id}$`));
   await page.getByRole('heading', { name: 'Timeline' }).waitFor({ timeout: 15000 });
   const charts = page.locator('[data-testid="alert-rtt-chart"].js-plotly-plot');
   await charts.first().waitFor({ timeout: 20000 });

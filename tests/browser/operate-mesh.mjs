@@ -6,7 +6,7 @@
 //      FATHOM_NEW_AGENT, FATHOM_NEW_ADDRESS
 import { join } from 'node:path';
 
-import { env, runCheck, signIn } from './browser.mjs';
+import { env, runCheck, showsPage, signIn } from './browser.mjs';
 
 const baseUrl = env('FATHOM_URL');
 const artifacts = env('FATHOM_ARTIFACTS');
@@ -18,7 +18,7 @@ await runCheck(artifacts, { width: 1400, height: 1000 }, 'operate-mesh-failure.p
   await page.goto(`${baseUrl}/meshes/new`);
   await page.waitForURL(/\/login/, { timeout: 15000 });
   await signIn(page);
-  await page.waitForURL(/\/meshes\/new$/, { timeout: 15000 });
+  await showsPage(page, /^\/meshes\/new$/);
 
   await page.getByLabel('Mesh name').fill(meshName);
   await page.getByLabel('Description').fill('made in the browser by the system tests');
@@ -49,7 +49,7 @@ await runCheck(artifacts, { width: 1400, height: 1000 }, 'operate-mesh-failure.p
   await page.screenshot({ path: join(artifacts, 'mesh-editor-preview.png'), fullPage: true });
 
   await page.getByRole('button', { name: 'Save mesh' }).click();
-  await page.waitForURL(new RegExp(`/meshes/${meshName}$`), { timeout: 15000 });
+  await showsPage(page, new RegExp(`^/meshes/${meshName}$`));
   await page.getByRole('status').filter({ hasText: `Mesh ${meshName} saved` }).waitFor({ timeout: 15000 });
   await page.screenshot({ path: join(artifacts, 'mesh-editor-saved.png'), fullPage: true });
 

@@ -4,7 +4,7 @@
 //      FATHOM_PEOPLE (JSON: [{"username", "password", "role"}])
 import { join } from 'node:path';
 
-import { env, runCheck, signIn } from './browser.mjs';
+import { env, runCheck, showsPage, signIn } from './browser.mjs';
 
 const baseUrl = env('FATHOM_URL');
 const artifacts = env('FATHOM_ARTIFACTS');
@@ -13,7 +13,7 @@ await runCheck(artifacts, { width: 1400, height: 900 }, 'operate-people-failure.
   await page.goto(`${baseUrl}/people`);
   await page.waitForURL(/\/login/, { timeout: 15000 });
   await signIn(page);
-  await page.waitForURL(/\/people$/, { timeout: 15000 });
+  await showsPage(page, /^\/people$/);
   const form = page.locator('section.panel', { has: page.getByRole('heading', { name: 'Add a person' }) });
   const add = form.getByRole('button', { name: 'Add person' });
   await add.waitFor({ timeout: 15000 });

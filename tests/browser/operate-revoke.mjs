@@ -4,7 +4,7 @@
 // Env: FATHOM_URL, FATHOM_USER, FATHOM_PASSWORD (an admin), FATHOM_ARTIFACTS, FATHOM_AGENT
 import { join } from 'node:path';
 
-import { env, runCheck, signIn } from './browser.mjs';
+import { env, runCheck, showsPage, signIn } from './browser.mjs';
 
 const baseUrl = env('FATHOM_URL');
 const artifacts = env('FATHOM_ARTIFACTS');
@@ -13,7 +13,7 @@ await runCheck(artifacts, { width: 1400, height: 900 }, 'operate-revoke-failure.
   await page.goto(`${baseUrl}/agents`);
   await page.waitForURL(/\/login/, { timeout: 15000 });
   await signIn(page);
-  await page.waitForURL(/\/agents$/, { timeout: 15000 });
+  await showsPage(page, /^\/agents$/);
   const row = page.getByRole('row').filter({ has: page.getByText(agent, { exact: true }) }).first();
   await row.waitFor({ timeout: 15000 });
   await row.getByRole('button', { name: 'Revoke' }).click();
@@ -26,7 +26,7 @@ await runCheck(artifacts, { width: 1400, height: 900 }, 'operate-revoke-failure.
   await page.screenshot({ path: join(artifacts, 'agents-revoked.png'), fullPage: true });
 
   await page.getByRole('navigation').getByRole('link', { name: 'Audit' }).click();
-  await page.waitForURL(/\/audit/, { timeout: 15000 });
+  await showsPage(page, /^\/audit$/);
   // Rows of the audit table only: the router changes the URL before the Audit page replaces
   // the Agents page, whose row of the agent also reads "Revoked" (a CI run read those rows).
   const audit = page.getByRole('table').filter({ has: page.getByRole('columnheader', { name: 'Changes' }) });
@@ -36,7 +36,7 @@ await runCheck(artifacts, { width: 1400, height: 900 }, 'operate-revoke-failure.
   await page.screenshot({ path: join(artifacts, 'audit-page.png'), fullPage: true });
 
   await page.getByRole('navigation').getByRole('link', { name: 'Meshes' }).click();
-  await page.waitForURL(/\/meshes$/, { timeout: 15000 });
+  await showsPage(page, /^\/meshes$/);
   await page.getByRole('heading', { name: 'Meshes', level: 1 }).waitFor({ timeout: 15000 });
   await page.getByRole('table').first().waitFor({ timeout: 15000 });
   await page.screenshot({ path: join(artifacts, 'meshes-page.png'), fullPage: true });

@@ -3,7 +3,7 @@
 // Env: FATHOM_URL, FATHOM_USER, FATHOM_PASSWORD (a viewer), FATHOM_ARTIFACTS, FATHOM_MESH
 import { join } from 'node:path';
 
-import { env, runCheck, signIn } from './browser.mjs';
+import { env, runCheck, showsPage, signIn } from './browser.mjs';
 
 const baseUrl = env('FATHOM_URL');
 const artifacts = env('FATHOM_ARTIFACTS');
@@ -12,7 +12,7 @@ await runCheck(artifacts, { width: 1400, height: 900 }, 'operate-viewer-failure.
   await page.goto(`${baseUrl}/meshes/${meshName}`);
   await page.waitForURL(/\/login/, { timeout: 15000 });
   await signIn(page);
-  await page.waitForURL(new RegExp(`/meshes/${meshName}$`), { timeout: 15000 });
+  await showsPage(page, new RegExp(`^/meshes/${meshName}$`));
   await page.getByLabel('Mesh name').waitFor({ timeout: 15000 });
   const controls = {};
   const count = async (role, name) => page.getByRole(role, { name }).count();

@@ -7,7 +7,7 @@
 //      FATHOM_ARTIFACTS (directory for screenshots)
 import { join } from 'node:path';
 
-import { drawnData, env, runCheck, signIn } from './browser.mjs';
+import { drawnData, env, runCheck, showsPage, signIn } from './browser.mjs';
 
 const baseUrl = env('FATHOM_URL');
 const artifacts = env('FATHOM_ARTIFACTS');
@@ -18,12 +18,12 @@ await runCheck(artifacts, { width: 1400, height: 900 }, 'failure.png', async (pa
   // Not signed in: the app sends us to the login page.
   await page.waitForURL(/\/login/, { timeout: 15000 });
   await signIn(page);
-  await page.waitForURL(/\/paths$/, { timeout: 15000 });
+  await showsPage(page, /^\/paths$/);
   const link = page.getByRole('link', { name: new RegExp(`${source}\\s*→\\s*${destination}`) });
   await link.first().waitFor({ timeout: 15000 });
   await page.screenshot({ path: join(artifacts, 'paths-page.png'), fullPage: true });
   await link.first().click();
-  await page.waitForURL(/\/paths\/[0-9a-f-]+\/[0-9a-f-]+/, { timeout: 15000 });
+  await showsPage(page, /^\/paths\/[0-9a-f-]+\/[0-9a-f-]+$/);
 
   // Plotly marks the chart's own container with .js-plotly-plot once it has drawn.
   const chart = page.locator('[data-testid="history-chart"].js-plotly-plot');

@@ -5,7 +5,7 @@
 //      FATHOM_NODE_URL, FATHOM_NODE_ADDRESS, FATHOM_NODE_PIN
 import { join } from 'node:path';
 
-import { env, runCheck, signIn } from './browser.mjs';
+import { env, runCheck, showsPage, signIn } from './browser.mjs';
 
 const baseUrl = env('FATHOM_URL');
 const artifacts = env('FATHOM_ARTIFACTS');
@@ -14,7 +14,7 @@ await runCheck(artifacts, { width: 1500, height: 1000 }, 'perfsonar-node-failure
   await page.goto(`${baseUrl}/agents`);
   await page.waitForURL(/\/login/, { timeout: 15000 });
   await signIn(page);
-  await page.waitForURL(/\/agents$/, { timeout: 15000 });
+  await showsPage(page, /^\/agents$/);
   await page.getByRole('button', { name: 'Add perfSONAR node' }).click();
   const form = page.getByRole('form', { name: 'Add perfSONAR node' });
   await form.getByLabel('Name').fill(name);

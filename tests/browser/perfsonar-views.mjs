@@ -6,7 +6,7 @@
 //      FATHOM_PATH_URL (the path page of the node's failed run), FATHOM_PSCONFIG_FILE, FATHOM_FAILED_REASON
 import { join } from 'node:path';
 
-import { drawnData, env, runCheck, signIn } from './browser.mjs';
+import { drawnData, env, runCheck, showsPage, signIn } from './browser.mjs';
 
 const baseUrl = env('FATHOM_URL');
 const artifacts = env('FATHOM_ARTIFACTS');
@@ -15,7 +15,7 @@ await runCheck(artifacts, { width: 1500, height: 1000 }, 'perfsonar-views-failur
   await page.goto(`${baseUrl}${env('FATHOM_PATH_URL')}`);
   await page.waitForURL(/\/login/, { timeout: 15000 });
   await signIn(page);
-  await page.waitForURL(/\/paths\//, { timeout: 15000 });
+  await showsPage(page, /^\/paths\//);
   const chart = page.locator('[data-testid="history-chart"].js-plotly-plot');
   await chart.waitFor({ timeout: 20000 });
   await drawnData(chart);

@@ -6,7 +6,7 @@
 //      FATHOM_TARGET (the target as the mesh names it)
 import { join } from 'node:path';
 
-import { drawnData, env, runCheck, signIn } from './browser.mjs';
+import { drawnData, env, runCheck, showsPage, signIn } from './browser.mjs';
 
 const baseUrl = env('FATHOM_URL');
 const artifacts = env('FATHOM_ARTIFACTS');
@@ -25,7 +25,7 @@ await runCheck(artifacts, { width: 1400, height: 1000 }, 'target-failure.png', a
   await row.waitFor({ timeout: 20000 });
   const rowText = await row.innerText();
   await row.getByRole('link', { name }).click();
-  await page.waitForURL(/\/targets\/[0-9a-f-]+\//, { timeout: 15000 });
+  await showsPage(page, /^\/targets\/[0-9a-f-]+\//);
   // The router changes the URL before the target's page replaces the Paths page (a CI run
   // read the Paths heading), so wait for the heading that names the target.
   const heading = await page

@@ -72,7 +72,9 @@ export function AppLayout() {
           </button>
         </span>
       </header>
-      <main>
+      {/* data-path changes in the same commit as the page: the URL changes before it, so
+          browser checks wait for this to tell the new page from the old. */}
+      <main data-path={location.pathname}>
         <ErrorBoundary key={location.pathname}>
           <Outlet />
         </ErrorBoundary>
