@@ -12,6 +12,7 @@ from perfsonar.intake import poll
 from perfsonar.models import Node, Task
 from perfsonar.nodes import check_node
 from perfsonar.reconcile import reconcile
+from perfsonar.retention import forget_finished_tasks
 from perfsonar.sync_lock import sync_lock
 
 log = logging.getLogger(__name__)
@@ -54,3 +55,8 @@ def check_perfsonar_nodes() -> int:
         check_node(node)
         checked += 1
     return checked
+
+
+@shared_task(ignore_result=True)
+def forget_finished_perfsonar_tasks() -> int:
+    return forget_finished_tasks()

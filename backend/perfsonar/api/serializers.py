@@ -7,9 +7,9 @@ from rest_framework import serializers
 
 from core.serializers import StrictSerializer
 from inventory.choices import AgentKind
-from perfsonar.choices import TaskState, TlsMode
+from perfsonar.choices import TlsMode
 from perfsonar.models import Node, Task
-from perfsonar.nodes import node_problems
+from perfsonar.nodes import COUNTED_STATES, node_problems, with_task_counts
 
 
 class NodeCreateSerializer(StrictSerializer):
@@ -38,6 +38,7 @@ class NodeUpdateSerializer(StrictSerializer):
 class NodeTaskCountsSerializer(serializers.Serializer[Any]):
     active = serializers.IntegerField()
     refused = serializers.IntegerField()
+    unanswered = serializers.IntegerField(help_text="POSTed with no answer: looked up on the node at the next sync")
 
 
 class NodeSerializer(serializers.ModelSerializer[Node]):
@@ -88,11 +89,9 @@ class NodeSerializer(serializers.ModelSerializer[Node]):
 
     @extend_schema_field(NodeTaskCountsSerializer)
     def get_tasks(self, node: Node) -> dict[str, int]:
-        counts = {TaskState.ACTIVE: 0, TaskState.REFUSED: 0}
-        for task in node.tasks.all():
-            if task.state in counts:
-                counts[TaskState(task.state)] += 1
-        return {"active": counts[TaskState.ACTIVE], "refused": counts[TaskState.REFUSED]}
+        if not hasattr(node, COUNTED_STATES[0][1]):  # a node not read through with_task_counts()
+            node = with_task_counts(Node.objects.filter(pk=node.pk)).get()
+        return {state.value: int(getattr(node, field)) for state, field in COUNTED_STATES}
 
 
 class NodeTaskSerializer(serializers.ModelSerializer[Task]):

@@ -29,13 +29,22 @@ from perfsonar.api.serializers import (
 from perfsonar.intake import RunRefused, store_placed_run, store_run, subscribed_placement, task_of_run
 from perfsonar.mapping import MappingError, result_id, run_from_archive
 from perfsonar.models import Node, Task
-from perfsonar.nodes import NodeError, check_node, node_snapshot, note_error, register_node, remove_node, update_node
+from perfsonar.nodes import (
+    NodeError,
+    check_node,
+    node_snapshot,
+    note_error,
+    register_node,
+    remove_node,
+    update_node,
+    with_task_counts,
+)
 from perfsonar.reconcile import ARCHIVE_PATH
 from perfsonar.tokens import archive_token, authorization_header, node_of_token
 
 
 def nodes() -> QuerySet[Node]:
-    return Node.objects.select_related("agent").prefetch_related("tasks").filter(agent__decommissioned_at__isnull=True)
+    return with_task_counts(Node.objects.select_related("agent").filter(agent__decommissioned_at__isnull=True))
 
 
 def node_named(name: str) -> Node:

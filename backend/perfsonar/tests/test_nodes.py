@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import threading
 import time
+import uuid
 from datetime import timedelta
 from unittest import mock
 
@@ -22,8 +23,11 @@ from inventory.services import decommission_agent
 from meshes.iperf3_auth import slot_username
 from meshes.models import Slot
 from meshes.services import build_plan, plan_exclusive_slots
-from perfsonar.models import Node
+from perfsonar.api.serializers import NodeSerializer
+from perfsonar.choices import TaskState
+from perfsonar.models import Node, Task
 from perfsonar.nodes import NodeError, node_problems, normalize_fingerprint, register_node, remove_node
+from perfsonar.retention import forget_finished_tasks
 from perfsonar.sync_lock import sync_lock
 from perfsonar.tokens import archive_token, node_of_token
 from perfsonar.wanted import desired_background, slots_for_nodes, throughput_test
@@ -256,3 +260,62 @@ class RemoveNodeTests(FathomTestCase):
             failures = remove_node(node, ACTOR)
         assert failures == ["a sync with the nodes ran for over 0.3 s: the next one deletes what it left"]
         assert Agent.objects.get(pk=node.agent.pk).decommissioned_at is not None
+
+
+class TaskRecordTests(FathomTestCase):
+    """What a node's row says of its tasks, and how long the records of finished ones stay."""
+
+    def setUp(self) -> None:
+        super().setUp()
+        self.node = register_node("ps-records", "https://198.18.9.20/pscheduler")
+        self.now = timezone.now()
+
+    def task(self, state: TaskState, age: timedelta, **fields: object) -> Task:
+        made = self.now - age
+        return Task.objects.create(
+            node=self.node,
+            key=f"rtt:{uuid.uuid4()}",
+            test_type="ping",
+            source=self.node.agent,
+            target="198.18.9.21",
+            test_id="t",
+            body={},
+            state=state,
+            created_at=made,
+            starts_at=made,
+            until=made + timedelta(hours=24),
+            **fields,
+        )
+
+    def test_the_row_counts_active_refused_and_unanswered_tasks_but_not_deleted_ones(self) -> None:
+        for state, count in ((TaskState.ACTIVE, 3), (TaskState.REFUSED, 2), (TaskState.UNANSWERED, 1)):
+            for _ in range(count):
+                self.task(state, timedelta(hours=1))
+        for _ in range(40):
+            self.task(TaskState.DELETED, timedelta(days=2), deleted_at=self.now - timedelta(days=1))
+        client = self.user_client(self.outsider)
+        # One query for every node, however many task records they have.
+        with self.assertNumQueries(3):  # the session, the user, the nodes with their counts
+            listed = client.get("/api/v1/perfsonar/nodes/").json()
+        assert listed[0]["tasks"] == {"active": 3, "refused": 2, "unanswered": 1}
+        assert client.get("/api/v1/perfsonar/nodes/ps-records/").json()["tasks"] == listed[0]["tasks"]
+        # A node read otherwise (as a check or an edit answers) is counted the same.
+        assert NodeSerializer(Node.objects.get(pk=self.node.pk)).data["tasks"] == listed[0]["tasks"]
+
+    def test_finished_tasks_are_forgotten_after_the_raw_retention_and_live_ones_never(self) -> None:
+        old = timedelta(days=31)
+        kept = [
+            self.task(TaskState.ACTIVE, old),
+            self.task(TaskState.UNANSWERED, old),
+            self.task(TaskState.DELETED, old, deleted_at=self.now - timedelta(days=29)),
+            self.task(TaskState.REFUSED, timedelta(days=29)),
+        ]
+        self.task(TaskState.DELETED, old, deleted_at=self.now - timedelta(days=30, minutes=1))
+        self.task(TaskState.REFUSED, old)
+        with override_settings(RAW_RETENTION_DAYS=30):
+            assert forget_finished_tasks(self.now) == 2
+        assert set(Task.objects.values_list("pk", flat=True)) == {task.pk for task in kept}
+        assert forget_finished_tasks(self.now, keep_days=1) == 2  # the deleted and the refused one
+        with pytest.raises(ValueError, match="at least one day"):
+            forget_finished_tasks(self.now, keep_days=0)
+        assert Task.objects.count() == 2

@@ -2551,6 +2551,8 @@ export interface components {
         NodeTaskCounts: {
             active: number;
             refused: number;
+            /** @description POSTed with no answer: looked up on the node at the next sync */
+            unanswered: number;
         };
         /**
          * @description * `firing` - Firing

@@ -30,7 +30,7 @@ const NODES: PerfsonarNode[] = [
     reachable: false,
     clock_offset_s: -1.8,
     problems: ["unreachable: connection refused", "clock 1.8 s behind Fathom's"],
-    tasks: { active: 0, refused: 2 },
+    tasks: { active: 0, refused: 2, unanswered: 1 },
   }),
 ];
 
@@ -137,6 +137,11 @@ describe("AgentsPage with perfSONAR nodes", () => {
     expect(problems.className).toContain("node-problems");
     expect(within(problems).getByText("unreachable: connection refused")).toBeDefined();
     expect(within(problems).getByText("clock 1.8 s behind Fathom's")).toBeDefined();
+    // Its task whose POST got no answer is counted apart, on the button and in its details.
+    expect(within(lon).getByRole("button", { name: "Tasks (0 + 1 unanswered)" })).toBeDefined();
+    fireEvent.click(within(lon).getByRole("button", { name: "Show node" }));
+    const counts = screen.getByText("2 refused", { exact: false }).closest("dd") as HTMLElement;
+    expect(within(counts).getByText("· 1 unanswered", { exact: false }).getAttribute("data-state")).toBe("unanswered");
     expect(screen.getByRole("status").textContent).toContain("2 perfSONAR nodes (1 unreachable)");
     expect(screen.getByRole("status").textContent).toContain("1 agents");
   });

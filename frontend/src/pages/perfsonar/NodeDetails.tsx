@@ -94,6 +94,16 @@ export function NodeDetails({ node }: { node: PerfsonarNode }) {
           <dd>
             {node.tasks.active} active
             {node.tasks.refused > 0 && <span className="flag"> · {node.tasks.refused} refused</span>}
+            {node.tasks.unanswered > 0 && (
+              <span
+                className="task-state"
+                data-state="unanswered"
+                title="Their POST got no answer: looked up on the node at the next sync"
+              >
+                {" "}
+                · {node.tasks.unanswered} unanswered
+              </span>
+            )}
           </dd>
         </div>
         <div>

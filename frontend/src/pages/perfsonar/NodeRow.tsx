@@ -9,7 +9,7 @@ import { splitErrors } from "../../lib/formErrors";
 import { ArchiveTokenPanel } from "./ArchiveTokenPanel";
 import { ClockOffset, NodeDetails, Reachability } from "./NodeDetails";
 import { NodeTasks } from "./NodeTasks";
-import { isClockSkewed, isRowDecommissioned, rowNeedsAttention, type AgentsRow } from "./nodes";
+import { isClockSkewed, isRowDecommissioned, rowNeedsAttention, taskCounts, type AgentsRow } from "./nodes";
 import "./perfsonar.css";
 
 /** Check now, the archive token and removal of one node (operators and admins). */
@@ -131,7 +131,7 @@ export function NodeRow({
                   setTasksShown(!tasksShown);
                 }}
               >
-                {tasksShown ? "Hide tasks" : `Tasks (${String(node.tasks.active)})`}
+                {tasksShown ? "Hide tasks" : `Tasks (${taskCounts(node.tasks)})`}
               </button>
             </div>
           )}

@@ -8,6 +8,7 @@ import {
   nodeCounts,
   rowsInOrder,
   shortFingerprint,
+  taskCounts,
   tlsModeLabel,
 } from "./nodes";
 import { nodeFixture } from "./testFixtures";
@@ -110,5 +111,12 @@ describe("rowsInOrder and nodeCounts", () => {
 
   it("counts live nodes and the unreachable ones", () => {
     expect(nodeCounts(rows)).toEqual({ live: 3, unreachable: 1 });
+  });
+});
+
+describe("task counts", () => {
+  it("name unanswered tasks only when there are some", () => {
+    expect(taskCounts({ active: 3, refused: 1, unanswered: 0 })).toBe("3");
+    expect(taskCounts({ active: 3, refused: 0, unanswered: 2 })).toBe("3 + 2 unanswered");
   });
 });

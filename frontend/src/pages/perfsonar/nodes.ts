@@ -32,6 +32,12 @@ export function isClockSkewed(offsetS: number | null | undefined): boolean {
   return offsetS !== null && offsetS !== undefined && Math.abs(offsetS) > CLOCK_SKEW_LIMIT_S;
 }
 
+/** The tasks button's count: active tasks, and those whose POST got no answer yet. */
+export function taskCounts(tasks: PerfsonarNode["tasks"]): string {
+  const active = String(tasks.active);
+  return tasks.unanswered > 0 ? `${active} + ${String(tasks.unanswered)} unanswered` : active;
+}
+
 /** The node's clock against Fathom's, signed: "+0.004 s", "−1.80 s". */
 export function formatClockOffset(offsetS: number | null | undefined): string {
   if (offsetS === null || offsetS === undefined || !Number.isFinite(offsetS)) {

@@ -25,7 +25,7 @@ export function nodeFixture(name: string, extra: Partial<PerfsonarNode> = {}): P
     last_push_at: new Date(Date.now() - 300_000).toISOString(),
     last_poll_at: null,
     problems: [],
-    tasks: { active: 3, refused: 0 },
+    tasks: { active: 3, refused: 0, unanswered: 0 },
     ...extra,
   };
 }
