@@ -18,7 +18,7 @@ def register(app: Celery) -> None:
     from history.tasks import drop_expired_rollups, refresh_rollups
     from inventory.tasks import purge_stale_enrollment_tokens
     from measurements.tasks import drop_expired_measurements
-    from meshes.tasks import expire_overdue_slots, forget_old_issued_plans, plan_exclusive_slots
+    from meshes.tasks import expire_overdue_slots, forget_old_issued_plans, forget_past_slots, plan_exclusive_slots
     from perfsonar.tasks import check_perfsonar_nodes, forget_finished_perfsonar_tasks, sync_perfsonar
 
     app.add_periodic_task(
@@ -73,6 +73,12 @@ def register(app: Celery) -> None:
         crontab(minute="37", hour="3"),
         forget_finished_perfsonar_tasks.s(),
         name="forget perfSONAR tasks deleted or refused longer ago than the raw retention",
+        expires=6 * HOUR_S,
+    )
+    app.add_periodic_task(
+        crontab(minute="39", hour="3"),
+        forget_past_slots.s(),
+        name="forget exclusive slots that ended longer ago than the raw retention",
         expires=6 * HOUR_S,
     )
     # On intervals, settable: a test stack syncs every few seconds rather than every minute.

@@ -592,6 +592,28 @@ def forget_old_issued_plans(now: datetime | None = None) -> int:
     return deleted
 
 
+# Past slots are forgotten in batches: the first pass on a mesh that ran for long has millions.
+SLOT_FORGET_BATCH = 10_000
+
+
+def forget_past_slots(now: datetime | None = None, keep_days: int | None = None) -> int:
+    """Forgets slots that ended longer ago than the raw retention (`keep_days`), whatever came
+    of them: a mesh of 100 agents plans tens of thousands a day. Their runs are dropped by
+    then, and ingest refuses results that old, so nothing can settle or show them. Returns
+    how many were forgotten."""
+    days = keep_days if keep_days is not None else settings.RAW_RETENTION_DAYS
+    if days < 1:
+        raise ValueError("past slots must be kept at least one day")
+    cutoff = (now or timezone.now()) - timedelta(days=days)
+    forgotten = 0
+    while True:
+        batch = list(Slot.objects.filter(end_at__lt=cutoff).values_list("pk", flat=True)[:SLOT_FORGET_BATCH])
+        if not batch:
+            return forgotten
+        _, per_model = Slot.objects.filter(pk__in=batch).delete()
+        forgotten += per_model.get(Slot._meta.label, 0)
+
+
 @dataclass(frozen=True)
 class _HeldPlan:
     """A plan version as issued to one agent: its paths, and the span in which a result

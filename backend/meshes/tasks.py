@@ -18,3 +18,8 @@ def expire_overdue_slots() -> int:
 @shared_task
 def forget_old_issued_plans() -> int:
     return services.forget_old_issued_plans()
+
+
+@shared_task
+def forget_past_slots() -> int:
+    return services.forget_past_slots()

@@ -1,4 +1,5 @@
-"""Expiring overdue slots while an agent's upload is settling some of them.
+"""Expiring overdue slots while an agent's upload is settling some of them, and forgetting
+slots long past.
 
 Both update slot rows. The expiry used to wait for rows an upload held while the upload
 waited for rows the expiry held (PostgreSQL found the deadlock in the demo, after its agents
@@ -8,14 +9,18 @@ came back with many late results). It now skips rows another transaction holds.
 from __future__ import annotations
 
 from datetime import timedelta
+from unittest import mock
 
 import psycopg
+import pytest
 from django.db import connection
-from django.test import TransactionTestCase
+from django.test import TransactionTestCase, override_settings
 from django.utils import timezone
 
 from inventory.models import Agent
-from meshes.services import expire_overdue_slots, record_slot_outcomes
+from meshes import services
+from meshes.models import Slot
+from meshes.services import expire_overdue_slots, forget_past_slots, record_slot_outcomes
 from meshes.tests.test_slot_service import throughput_slot
 
 
@@ -53,3 +58,20 @@ class SlotExpiryTests(TransactionTestCase):
         record_slot_outcomes(athens, [late])
         slot.refresh_from_db()
         assert slot.state == "failed" and slot.reason == "iperf3 error: the server is busy"
+
+
+class PastSlotTests(TransactionTestCase):
+    def test_slots_that_ended_before_the_raw_retention_are_forgotten_in_batches(self) -> None:
+        athens, frankfurt = agent("athens", "198.18.1.1"), agent("frankfurt", "198.18.2.1")
+        now = timezone.now()
+        old = [throughput_slot(athens, frankfurt, now - timedelta(days=31, minutes=minutes)) for minutes in range(5)]
+        # Ends 30 s after it starts: inside 30 days by 29 minutes 30 s.
+        kept = [throughput_slot(athens, frankfurt, now - timedelta(days=30) + timedelta(minutes=29))]
+        kept.append(throughput_slot(athens, frankfurt, now + timedelta(hours=1)))
+        assert expire_overdue_slots(now) == 6  # what became of them does not matter
+        with override_settings(RAW_RETENTION_DAYS=30), mock.patch.object(services, "SLOT_FORGET_BATCH", 2):
+            assert forget_past_slots(now) == len(old)
+        assert set(Slot.objects.values_list("pk", flat=True)) == {slot.pk for slot in kept}
+        assert forget_past_slots(now, keep_days=1) == 1
+        with pytest.raises(ValueError, match="at least one day"):
+            forget_past_slots(now, keep_days=0)
