@@ -5,6 +5,7 @@ so a backlog after an outage does not run the same housekeeping many times over.
 """
 
 from celery import Celery
+from celery.canvas import Signature
 from celery.schedules import crontab
 
 HOUR_S = 3600
@@ -21,12 +22,21 @@ def register(app: Celery) -> None:
     from meshes.tasks import expire_overdue_slots, forget_old_issued_plans, forget_past_slots, plan_exclusive_slots
     from perfsonar.tasks import check_perfsonar_nodes, forget_finished_perfsonar_tasks, sync_perfsonar
 
-    app.add_periodic_task(
-        crontab(minute="17", hour="3"),
-        drop_expired_measurements.s(),
-        name="drop measurements older than the retention period",
-        expires=6 * HOUR_S,
+    def nightly(minute: int, task: Signature, name: str) -> None:
+        """Housekeeping at 03:mm, staggered: each pass at its own minute."""
+        app.add_periodic_task(crontab(minute=str(minute), hour="3"), task, name=name, expires=6 * HOUR_S)
+
+    nightly(17, drop_expired_measurements.s(), "drop measurements older than the retention period")
+    nightly(19, drop_expired_rollups.s(), "drop rollups older than each resolution's retention")
+    nightly(23, purge_expired_analysis.s(), "drop analyses and cleared findings older than the retention period")
+    nightly(29, forget_old_issued_plans.s(), "forget plan versions no agent has been served for the spool's lifetime")
+    nightly(
+        37,
+        forget_finished_perfsonar_tasks.s(),
+        "forget perfSONAR tasks deleted or refused longer ago than the raw retention",
     )
+    nightly(39, forget_past_slots.s(), "forget exclusive slots that ended longer ago than the raw retention")
+
     app.add_periodic_task(
         crontab(minute="*"),
         refresh_rollups.s(),
@@ -38,12 +48,6 @@ def register(app: Celery) -> None:
         refresh_snapshots.s(),
         name="recompute every enabled mesh's grid for the minute to come",
         expires=60,
-    )
-    app.add_periodic_task(
-        crontab(minute="19", hour="3"),
-        drop_expired_rollups.s(),
-        name="drop rollups older than each resolution's retention",
-        expires=6 * HOUR_S,
     )
     app.add_periodic_task(
         crontab(minute="41"),
@@ -62,24 +66,6 @@ def register(app: Celery) -> None:
         expire_overdue_slots.s(),
         name="record planned slots without a result as missed",
         expires=60,
-    )
-    app.add_periodic_task(
-        crontab(minute="29", hour="3"),
-        forget_old_issued_plans.s(),
-        name="forget plan versions no agent has been served for the spool's lifetime",
-        expires=6 * HOUR_S,
-    )
-    app.add_periodic_task(
-        crontab(minute="37", hour="3"),
-        forget_finished_perfsonar_tasks.s(),
-        name="forget perfSONAR tasks deleted or refused longer ago than the raw retention",
-        expires=6 * HOUR_S,
-    )
-    app.add_periodic_task(
-        crontab(minute="39", hour="3"),
-        forget_past_slots.s(),
-        name="forget exclusive slots that ended longer ago than the raw retention",
-        expires=6 * HOUR_S,
     )
     # On intervals, settable: a test stack syncs every few seconds rather than every minute.
     app.add_periodic_task(
@@ -101,12 +87,6 @@ def register(app: Celery) -> None:
         analyze_recent.s(),
         name="analyse new throughput runs and flow sweeps; re-run the regression rules",
         expires=float(settings.ANALYSIS_EVERY_S),
-    )
-    app.add_periodic_task(
-        crontab(minute="23", hour="3"),
-        purge_expired_analysis.s(),
-        name="drop analyses and cleared findings older than the retention period",
-        expires=6 * HOUR_S,
     )
     # Alerting ticks more often than once a minute (group_wait is 30 s), so on an interval: a
     # beat restart delaying one tick by a few seconds is harmless.

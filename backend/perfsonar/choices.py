@@ -22,6 +22,10 @@ class TaskState(models.TextChoices):
     UNANSWERED = "unanswered", "No answer"
 
 
+# The states of a task that may exist on its node: what a sync keeps up and a removal deletes.
+MAY_BE_ON_NODE = (TaskState.ACTIVE, TaskState.UNANSWERED)
+
+
 class RunOutcome(models.TextChoices):
     """pScheduler run states that finish a run (run_state.sql)."""
 

@@ -29,7 +29,7 @@ from inventory.addresses import AddressError, agent_address
 from inventory.choices import AgentKind
 from inventory.models import Agent
 from inventory.services import AGENT_NAME_RE, decommission_agent, decommissioned_name_message
-from perfsonar.choices import TaskState, TlsMode
+from perfsonar.choices import MAY_BE_ON_NODE, TaskState, TlsMode
 from perfsonar.client import PSchedulerClient, PSchedulerError, Trust
 from perfsonar.models import Node, Task
 from perfsonar.sync_lock import sync_lock
@@ -288,7 +288,7 @@ def delete_all_tasks(node: Node) -> list[str]:
     """Deletes every task Fathom has on the node, and any whose POST got no answer but which
     the node made all the same."""
     failures = []
-    tasks = Task.objects.filter(node=node, state__in=(TaskState.ACTIVE, TaskState.UNANSWERED))
+    tasks = Task.objects.filter(node=node, state__in=MAY_BE_ON_NODE)
     try:
         client = client_for(node)
     except PSchedulerError as error:

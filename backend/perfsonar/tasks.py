@@ -7,7 +7,7 @@ from typing import Any
 
 from celery import shared_task
 
-from perfsonar.choices import TaskState
+from perfsonar.choices import MAY_BE_ON_NODE
 from perfsonar.intake import poll
 from perfsonar.models import Node, Task
 from perfsonar.nodes import check_node
@@ -24,7 +24,7 @@ def sync_perfsonar() -> dict[str, Any]:
     Without a node and a task left to retire it costs two queries, not a walk of the meshes."""
     if (
         not Node.objects.filter(agent__revoked_at__isnull=True).exists()
-        and not Task.objects.filter(state__in=(TaskState.ACTIVE, TaskState.UNANSWERED)).exists()
+        and not Task.objects.filter(state__in=MAY_BE_ON_NODE).exists()
     ):
         return {"skipped": "no perfSONAR node"}
     with sync_lock() as held:
