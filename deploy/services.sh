@@ -11,8 +11,11 @@ ROOT=$(cd "$(dirname "$0")/.." && pwd)
 VAR=${FATHOM_VAR:-$ROOT/var}
 PG_BIN=/usr/lib/postgresql/15/bin
 PG_DATA=$VAR/pg/data
-PG_PORT=${FATHOM_PG_PORT:-55432}
-REDIS_PORT=${FATHOM_REDIS_PORT:-56379}
+# Below Linux's ephemeral range (32768-60999): a listener cannot bind a port that an outgoing
+# connection holds as its source port, and PostgreSQL and Redis start (and the fault tests
+# restart them) while the test lanes hold thousands of such connections.
+PG_PORT=${FATHOM_PG_PORT:-25432}
+REDIS_PORT=${FATHOM_REDIS_PORT:-26379}
 RUN_DIR=$VAR/run
 SECRETS=$VAR/secrets
 DB_NAME=fathom
@@ -51,7 +54,6 @@ start_postgres() {
     cat >>"$PG_DATA/postgresql.conf" <<EOF
 # Fathom's private cluster
 listen_addresses = '127.0.0.1'
-port = $PG_PORT
 unix_socket_directories = '$RUN_DIR'
 shared_preload_libraries = 'timescaledb'
 timescaledb.telemetry_level = off
@@ -67,7 +69,12 @@ EOF
   fi
   if pg_running; then log "PostgreSQL already running on port $PG_PORT"; else
     log "starting PostgreSQL on 127.0.0.1:$PG_PORT"
-    as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$VAR/pg/postgresql.log" -w -t 60 start >/dev/null
+    # The port is given here, not in postgresql.conf, so FATHOM_PG_PORT moves a cluster too.
+    if ! as_pg "$PG_BIN/pg_ctl" -D "$PG_DATA" -l "$VAR/pg/postgresql.log" -o "-p $PG_PORT" -w -t 60 start >/dev/null; then
+      log "PostgreSQL did not start; the end of $VAR/pg/postgresql.log:"
+      tail -n 20 "$VAR/pg/postgresql.log" >&2
+      exit 1
+    fi
   fi
   local url
   url="postgresql://$DB_USER:$(secret db_password)@127.0.0.1:$PG_PORT"
@@ -99,7 +106,9 @@ EOF
   )
   redis-server "$conf"
   for _ in $(seq 50); do redis_running && return; sleep 0.1; done
-  log "Redis did not start: see $VAR/redis/redis.log"; exit 1
+  log "Redis did not start; the end of $VAR/redis/redis.log:"
+  tail -n 20 "$VAR/redis/redis.log" >&2
+  exit 1
 }
 
 stop_all() {

@@ -113,8 +113,8 @@ suite_system-lab() {
 # the lab lane's -5. Lowering nice needs root, as CI runs; otherwise it stays niced.
 suite_system-faults() {
   renice -n 0 -p "$BASHPID" >/dev/null 2>&1 || true
-  export FATHOM_VAR=$ROOT/var/faults FATHOM_PG_PORT=$((${FATHOM_PG_PORT:-55432} + 100))
-  export FATHOM_REDIS_PORT=$((${FATHOM_REDIS_PORT:-56379} + 100))
+  export FATHOM_VAR=$ROOT/var/faults FATHOM_PG_PORT=$((${FATHOM_PG_PORT:-25432} + 100))
+  export FATHOM_REDIS_PORT=$((${FATHOM_REDIS_PORT:-26379} + 100))
   bash deploy/services.sh start || return 1
   FATHOM_SYSTEST_DB=fathom_systest_faults FATHOM_SYSTEST_NET=127.0.2 FATHOM_SYSTEST_LOG_PREFIX=faults- \
     system_pytest --basetemp=/tmp/fathom-systest-faults tests/system/test_faults.py
