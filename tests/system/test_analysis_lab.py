@@ -19,7 +19,7 @@ import pytest
 import yaml
 from lab.lab import SCENARIOS, Lab
 
-from .conftest import ARTIFACTS, Stack, wait_for
+from .conftest import ARTIFACTS, Stack, log_path, wait_for
 from .lab_agents import apply_meshes, lab_with_agents, path_report
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the lab needs root (network namespaces)")
@@ -212,6 +212,23 @@ def final_reading(estimate: dict[str, Any]) -> bool:
     return bool(value.startswith("about ") or (value.startswith("at least ") and "besides the policer" in reason))
 
 
+def ramp_history(stack: Stack, ids: dict[str, str]) -> str:
+    """What came of tigo -> jive's ramp slots and the agents' failed probes, for a ramp that
+    never gave its reading (the CI log is all a reader of a failed run has)."""
+    slots = stack.query(
+        "SELECT start_at, state, reason, spec->'ramp_bps', run_id FROM meshes_slot"
+        " WHERE test_type = 'throughput' AND source_id IN (%s, %s) AND spec ? 'ramp_bps' ORDER BY start_at",
+        ids["tigo"],
+        ids["jive"],
+    )
+    lines = [f"ramp slot {start:%H:%M:%S} {state} {rates} run {run} {why}" for start, state, why, rates, run in slots]
+    for name in ("tigo", "jive"):
+        log = log_path(f"agent-{name}")
+        failures = [line for line in log.read_text().splitlines() if "level=WARN" in line] if log.exists() else []
+        lines += [f"{name}: {line}" for line in failures[-10:]]
+    return "\n".join(lines or ["no ramp slot was planned"])
+
+
 def step_text(step: dict[str, Any]) -> str:
     offered, delivered = step["offered_bps"] / 1e6, step["receiver_bits_per_s"] / 1e6
     return f"{offered:.0f} -> {delivered:.1f} Mbit/s ({step['lost_percent']:.0f}% lost)"
@@ -224,12 +241,15 @@ def test_tigo_jive_policer_rate_is_measured_by_a_udp_ramp(seeds: tuple[Stack, La
     stack, _, ids = seeds
     label = path_report(stack, ids, "tigo", "jive")["path_label"]
     assert label is not None and label["diagnosis"] == "policer", label
-    estimate = wait_for(
-        "a UDP ramp measuring tigo -> jive's policer",
-        lambda: (found := ramp_estimate(stack, ids)) and final_reading(found) and found,
-        RAMP_WAIT_S,
-        interval_s=5,
-    )
+    try:
+        estimate = wait_for(
+            "a UDP ramp measuring tigo -> jive's policer",
+            lambda: (found := ramp_estimate(stack, ids)) and final_reading(found) and found,
+            RAMP_WAIT_S,
+            interval_s=5,
+        )
+    except AssertionError as timed_out:
+        raise AssertionError(f"{timed_out}\n{ramp_history(stack, ids)}") from None
     ramps = stack.query(
         "SELECT started_at, params->'ramp_bps', summary->'ramp' FROM measurements_run"
         " WHERE source_id = %s AND destination_id = %s AND params ? 'ramp_bps' ORDER BY started_at",

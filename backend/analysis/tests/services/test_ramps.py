@@ -95,21 +95,52 @@ class PolicerRampTests(FathomTestCase):
         later.refresh_from_db()
         assert "ramp_bps" not in later.spec
 
-    def test_a_failed_ramp_is_not_retried_in_every_slot_and_one_under_way_is_awaited(self) -> None:
+    def ramp_slot(self, in_s: int, state: SlotState = SlotState.PLANNED, reason: str = "") -> Slot:
+        slot = self.slot(self.athens, self.frankfurt, in_s)
+        Slot.objects.filter(pk=slot.pk).update(
+            spec={**slot.spec, "ramp_bps": [1_000_000, 2_000_000, 4_000_000]}, state=state, reason=reason
+        )
+        slot.refresh_from_db()
+        return slot
+
+    def test_a_ramp_under_way_is_awaited_and_a_failed_one_tried_again_up_to_three_times(self) -> None:
         self.policed()
-        ramp = self.slot(self.athens, self.frankfurt, -60)
-        Slot.objects.filter(pk=ramp.pk).update(spec={**ramp.spec, "ramp_bps": [1_000_000, 2_000_000, 4_000_000]})
+        ramp = self.ramp_slot(-600)
         self.slot(self.athens, self.frankfurt, 200)
-        # Started a minute ago, no result yet: under way.
+        # Started ten minutes ago, no result yet: under way.
         assert request_policer_ramp(self.athens, self.frankfurt, self.now).reason == "a ramp is under way"
-        # It failed (an iperf3 without --pacing-timer, say): not again until the next interval.
-        reason = "ramp step 1 of 3 (1 Mbit/s): iperf3 failed"
-        Slot.objects.filter(pk=ramp.pk).update(state=SlotState.FAILED, reason=reason)
+        # It failed (a lost datagram, a busy moment): the next slot tries again.
+        Slot.objects.filter(pk=ramp.pk).update(state=SlotState.FAILED, reason="ramp step 2 of 3 (2 Mbit/s): timeout")
+        retry = request_policer_ramp(self.athens, self.frankfurt, self.now)
+        assert retry.slot_id is not None and len(retry.rates_bps) >= MIN_RAMP_STEPS, retry
+        # That one was missed, and a third ran the slot's old TCP test (its agent's plan was
+        # older than the ramp): three ramps that measured nothing, so none until the next interval
+        # (a host that cannot run one, an iperf3 without pacing, is not asked in every slot).
+        Slot.objects.filter(pk=retry.slot_id).update(start_at=self.now - timedelta(seconds=400), state=SlotState.MISSED)
+        stale = self.ramp_slot(-200, SlotState.OK)
+        tcp_run = throughput_run(self.athens, self.frankfurt, stale.start_at, 30e6)
+        Slot.objects.filter(pk=stale.pk).update(run_id=tcp_run.id)
+        self.slot(self.athens, self.frankfurt, 300)
         outcome = request_policer_ramp(self.athens, self.frankfurt, self.now)
-        assert outcome.slot_id is None and outcome.reason == f"a ramp failed in the last 24 h: {reason}", outcome
+        assert outcome.slot_id is None and outcome.reason == (
+            "3 ramps failed in the last 24 h; the latest: the agent ran the slot's earlier test:"
+            " the ramp had not reached its plan"
+        ), outcome
         tomorrow = self.slot(self.athens, self.frankfurt, 25 * 3600 + 200)
         later = request_policer_ramp(self.athens, self.frankfurt, self.now + timedelta(hours=25))
         assert later.slot_id == str(tomorrow.pk), later
+
+    def test_a_ramp_that_measured_is_not_counted_as_failed(self) -> None:
+        self.policed()
+        # Two failed, then one measured, and it lost nothing below a policer above its top:
+        # the climb goes on, the failures before it do not stop it.
+        for ago in (-900, -700):
+            self.ramp_slot(ago, SlotState.FAILED, "timeout")
+        measured = self.ramp_slot(-500, SlotState.OK)
+        run = self.ramp_run([(22.5e6, 22.5e6, 0.0), (80e6, 80e6, 0.0), (180e6, 180e6, 0.0)], ago_h=0.1)
+        Slot.objects.filter(pk=measured.pk).update(run_id=run.id)
+        self.slot(self.athens, self.frankfurt, 200)
+        assert request_policer_ramp(self.athens, self.frankfurt, self.now).slot_id is not None
 
     def test_a_recent_ramp_is_the_policers_rate_and_no_other_is_asked_for(self) -> None:
         self.policed()
