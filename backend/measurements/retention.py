@@ -25,12 +25,18 @@ def timescaledb_license() -> str:
     return str(row[0]) if row and row[0] else "unknown"
 
 
-def drop_expired_measurements(now: datetime | None = None, retention_days: int | None = None) -> dict[str, int]:
-    """Drops whole chunks older than the retention period; returns chunks dropped per table."""
-    days = retention_days if retention_days is not None else settings.RAW_RETENTION_DAYS
+def raw_retention_cutoff(now: datetime | None = None, days: int | None = None) -> datetime:
+    """Where the raw retention (`days`, FATHOM_RAW_RETENTION_DAYS by default) begins: what is
+    older is dropped, and so is every record that only served it."""
+    days = days if days is not None else settings.RAW_RETENTION_DAYS
     if days < 1:
         raise ValueError("retention must be at least one day")
-    cutoff = (now or timezone.now()) - timedelta(days=days)
+    return (now or timezone.now()) - timedelta(days=days)
+
+
+def drop_expired_measurements(now: datetime | None = None, retention_days: int | None = None) -> dict[str, int]:
+    """Drops whole chunks older than the retention period; returns chunks dropped per table."""
+    cutoff = raw_retention_cutoff(now, retention_days)
     dropped = {}
     with connection.cursor() as cursor:
         for table in HYPERTABLES:

@@ -29,6 +29,7 @@ from inventory.models import Agent
 from measurements.choices import EXCLUSIVE_TEST_TYPES, RunStatus, TestType
 from measurements.kinds.base import BatchError, timestamp
 from measurements.models import Run
+from measurements.retention import raw_retention_cutoff
 from meshes import slots
 from meshes.choices import MemberSide, MeshKind, SlotState
 from meshes.iperf3_auth import Iperf3Auth, Iperf3User, client_auth, server_user
@@ -601,10 +602,7 @@ def forget_past_slots(now: datetime | None = None, keep_days: int | None = None)
     of them: a mesh of 100 agents plans tens of thousands a day. Their runs are dropped by
     then, and ingest refuses results that old, so nothing can settle or show them. Returns
     how many were forgotten."""
-    days = keep_days if keep_days is not None else settings.RAW_RETENTION_DAYS
-    if days < 1:
-        raise ValueError("past slots must be kept at least one day")
-    cutoff = (now or timezone.now()) - timedelta(days=days)
+    cutoff = raw_retention_cutoff(now, keep_days)
     forgotten = 0
     while True:
         batch = list(Slot.objects.filter(end_at__lt=cutoff).values_list("pk", flat=True)[:SLOT_FORGET_BATCH])

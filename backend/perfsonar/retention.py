@@ -8,12 +8,11 @@ accepted: so finished records are kept that long, then forgotten.
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 
-from django.conf import settings
 from django.db.models import Q
-from django.utils import timezone
 
+from measurements.retention import raw_retention_cutoff
 from perfsonar.choices import TaskState
 from perfsonar.models import Task
 
@@ -22,10 +21,7 @@ def forget_finished_tasks(now: datetime | None = None, keep_days: int | None = N
     """Deletes the records of tasks deleted (or refused) more than `keep_days` ago, the raw
     retention by default; tasks active or still unanswered on a node are never touched.
     Returns how many were forgotten."""
-    days = keep_days if keep_days is not None else settings.RAW_RETENTION_DAYS
-    if days < 1:
-        raise ValueError("finished tasks must be kept at least one day")
-    cutoff = (now or timezone.now()) - timedelta(days=days)
+    cutoff = raw_retention_cutoff(now, keep_days)
     finished = Q(state=TaskState.DELETED, deleted_at__lt=cutoff) | Q(state=TaskState.REFUSED, created_at__lt=cutoff)
     forgotten, _ = Task.objects.filter(finished).delete()
     return forgotten
