@@ -179,7 +179,14 @@ func (s *Spool) Pending(limit int) ([]Entry, error) {
 		}
 		candidates = append(candidates, file{f.Name(), info.ModTime()})
 	}
-	sort.Slice(candidates, func(i, j int) bool { return candidates[i].mod.Before(candidates[j].mod) })
+	// Oldest first; files stamped in the same clock tick go in name order,
+	// so the order never depends on the directory's.
+	sort.Slice(candidates, func(i, j int) bool {
+		if !candidates[i].mod.Equal(candidates[j].mod) {
+			return candidates[i].mod.Before(candidates[j].mod)
+		}
+		return candidates[i].name < candidates[j].name
+	})
 	var entries []Entry
 	for _, c := range candidates {
 		if len(entries) >= limit {

@@ -29,11 +29,18 @@ func TestPutPendingDoneRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{"a", "b", "c"} {
-		if err := s.Put(sample(id)); err != nil {
+	// Written c, b, a but dated a, b, c: the order is the files' mtimes,
+	// set here because a filesystem's clock ticks coarser than a test sleeps
+	// (the kernel stamps files at jiffy granularity).
+	base := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	for i, name := range []string{"c", "b", "a"} {
+		if err := s.Put(sample(name)); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(5 * time.Millisecond) // distinct mtimes: oldest first
+		written := base.Add(time.Duration(2-i) * time.Second)
+		if err := os.Chtimes(filepath.Join(s.pendingDir(), id(name)+".json"), written, written); err != nil {
+			t.Fatal(err)
+		}
 	}
 	entries, err := s.Pending(2)
 	if err != nil || len(entries) != 2 || entries[0].ID != id("a") || entries[1].ID != id("b") {
