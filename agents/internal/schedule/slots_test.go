@@ -64,7 +64,10 @@ func TestSlotsRunOnceAtTheirStartAndLateOnesAreMissed(t *testing.T) {
 	}}
 	s.Apply(p)
 	s.Apply(p) // a refreshed plan listing the same slots changes nothing
-	time.Sleep(400 * time.Millisecond)
+	waitFor(t, func() bool {
+		ran, _ := rec.snapshot()
+		return ran["soon"] > 0 && ran["just-late"] > 0 && ran["slept-through"] > 0
+	})
 	ran, missed := rec.snapshot()
 	if ran["soon"] != 1 || ran["just-late"] != 1 || ran["slept-through"] != 1 || ran["later"] != 0 {
 		t.Fatalf("runs %v", ran)
@@ -101,7 +104,8 @@ func TestSlotsDroppedFromThePlanAreDisarmed(t *testing.T) {
 	now := time.Now()
 	s.Apply(&plan.Plan{Version: "v1", Slots: []plan.Slot{slotAt("moved", now.Add(100*time.Millisecond))}})
 	s.Apply(&plan.Plan{Version: "v2", Slots: []plan.Slot{slotAt("new", now.Add(100*time.Millisecond))}})
-	time.Sleep(300 * time.Millisecond)
+	waitFor(t, func() bool { ran, _ := rec.snapshot(); return ran["new"] > 0 })
+	time.Sleep(50 * time.Millisecond) // "moved" was due at the same time
 	s.Stop()
 	s.Wait()
 	if ran, _ := rec.snapshot(); ran["moved"] != 0 || ran["new"] != 1 {
@@ -141,7 +145,7 @@ func TestAnArmedSlotRunsWithTheNewestPlansWord(t *testing.T) {
 	withAuth := first
 	withAuth.Iperf3Auth = &plan.Iperf3Auth{Username: "slot-s", Password: "pw", PublicKey: "KEY"}
 	s.Apply(&plan.Plan{Version: "v2", Slots: []plan.Slot{withAuth}})
-	time.Sleep(400 * time.Millisecond)
+	waitFor(t, func() bool { mu.Lock(); defer mu.Unlock(); return gotVersion != "" })
 	s.Stop()
 	s.Wait()
 	mu.Lock()
