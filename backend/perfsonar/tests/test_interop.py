@@ -455,8 +455,25 @@ def one_off_iperf3_server(port: int) -> Iterator[None]:
         ["iperf3", "-s", "-1", "-p", str(port), "-B", "127.0.0.1"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
     try:
-        time.sleep(0.3)
+        # Wait for its listener without connecting: a connection would be its one test.
+        deadline = time.monotonic() + 10
+        while not listening_on(port) and time.monotonic() < deadline and server.poll() is None:
+            time.sleep(0.05)
         yield
     finally:
         server.kill()
         server.wait()
+
+
+def listening_on(port: int) -> bool:
+    """Whether a TCP socket listens on the port (state 0A in /proc/net/tcp{,6})."""
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            local, state = line.split()[1], line.split()[3]
+            if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:
+                return True
+    return False
