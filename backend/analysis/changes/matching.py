@@ -29,10 +29,20 @@ class MergedEpisode:
 
 
 def merge_episodes(episodes: Iterable[Episode]) -> list[MergedEpisode]:
+    """Overlapping episodes, merged: while an incident is open, everything that starts in it;
+    once it has cleared, only episodes of its direction that started by then. A rise that
+    starts as a drop clears is not more of the drop: merged, it reopened a cleared regression,
+    which paged for as long as the rise stood (CI, 2026-11-28)."""
     merged: list[MergedEpisode] = []
     for episode in sorted(episodes, key=lambda item: (item.started_at, item.detected_at)):
         last = merged[-1] if merged else None
-        if last is not None and (last.cleared_at is None or episode.started_at <= last.cleared_at):
+        if last is not None and (
+            last.cleared_at is None
+            or (
+                episode.started_at <= last.cleared_at
+                and (episode.direction == last.first.direction or episode.started_at == last.started_at)
+            )
+        ):
             if episode.rule not in last.rules:
                 last.rules.append(episode.rule)
             if last.cleared_at is not None:

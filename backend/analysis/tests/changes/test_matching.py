@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from analysis.changes.episodes import Direction, Episode, Metric
+from analysis.changes.episodes import Direction, Episode, Metric, Point
 from analysis.changes.matching import MergedEpisode, StoredPeriod, match_episodes, merge_episodes
+from analysis.changes.throughput import throughput_fast_rule, throughput_slow_rule
 from analysis.tests.changes.series import T0
 
 
@@ -13,14 +14,20 @@ def day(index: float) -> datetime:
     return T0 + timedelta(days=index)
 
 
-def episode(rule: str, started: float, cleared: float | None, detected: float | None = None) -> Episode:
+def episode(
+    rule: str,
+    started: float,
+    cleared: float | None,
+    detected: float | None = None,
+    direction: Direction = Direction.DOWN,
+) -> Episode:
     return Episode(
         metric=Metric.THROUGHPUT,
         rule=rule,
         started_at=day(started),
         detected_at=day(started if detected is None else detected),
         cleared_at=None if cleared is None else day(cleared),
-        direction=Direction.DOWN,
+        direction=direction,
         baseline=3e9,
         current=2e9,
         magnitude=-1 / 3,
@@ -41,6 +48,48 @@ def test_overlapping_episodes_of_two_rules_are_one_incident() -> None:
     # An open episode keeps the incident open; one rule seen twice is listed once.
     (open_one,) = merge_episodes([episode("throughput_fast", 1, 2), episode("throughput_fast", 1.5, None)])
     assert open_one.cleared_at is None and open_one.rules == ["throughput_fast"]
+
+
+def test_a_rise_from_where_a_drop_cleared_is_its_own_incident() -> None:
+    """The alert drill's ta -> tb (CI, 2026-11-28): the fast rule's drop cleared at the first
+    run back at full rate, and the slow rule, the dip winsorized, read those runs as a rise
+    from there. Merged, the rise kept the drop open and paging for as long as it stood."""
+    drop = episode("throughput_fast", 1, 2)
+    rise = episode("throughput_slow", 2, None, direction=Direction.UP)
+    merged = merge_episodes([drop, rise])
+    assert [(m.first.direction, m.started_at, m.cleared_at) for m in merged] == [
+        (Direction.DOWN, day(1), day(2)),
+        (Direction.UP, day(2), None),
+    ]
+    # While the drop is open, what starts in it is still part of it: one open incident at most.
+    (one,) = merge_episodes([episode("throughput_slow", 1, None), rise])
+    assert one.first.direction == Direction.DOWN and one.cleared_at is None
+    # A drop seen again before the last cleared is the same incident.
+    (again,) = merge_episodes([drop, episode("throughput_slow", 1.5, 3)])
+    assert again.cleared_at == day(3)
+
+
+# ta -> tb in that drill, Mbit/s, one run every 11 s: two cuts to ~115, each back to ~195.
+DRILL_MBPS = [
+    152.0, 194.0, 194.0, 194.0, 183.5, 199.2, 194.0, 194.0, 178.3, 194.1, 183.5, 115.3, 118.5,
+    120.8, 102.4, 115.2, 120.1, 144.7, 199.2, 199.2, 183.5, 193.9, 193.7, 183.5, 162.5, 193.7,
+    194.0, 194.0, 194.0, 194.0, 188.7, 199.2, 194.0, 194.0, 183.5, 119.0, 105.3, 120.6, 119.3,
+    119.5, 199.2, 194.0, 199.2, 199.2, 194.0, 199.2, 194.0, 194.0, 199.2, 199.2,
+]  # fmt: skip
+
+
+def test_the_drills_second_cut_stays_cleared_as_the_runs_come_back() -> None:
+    cleared_at: int | None = None
+    for count in range(40, len(DRILL_MBPS) + 1):
+        points = [Point(T0 + timedelta(seconds=11 * i), mbps * 1e6) for i, mbps in enumerate(DRILL_MBPS[:count])]
+        merged = merge_episodes([*throughput_fast_rule(points), *throughput_slow_rule(points)])
+        drops = [m for m in merged if m.first.direction == Direction.DOWN]
+        assert len(drops) == 2, (count, merged)
+        if drops[1].cleared_at is not None and cleared_at is None:
+            cleared_at = count
+        # Once the runs back at full rate have cleared it, it stays cleared.
+        assert cleared_at is None or drops[1].cleared_at is not None, (count, merged)
+    assert cleared_at is not None and cleared_at <= 45, cleared_at
 
 
 def test_merging_orders_by_start_then_detection() -> None:
