@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from analysis.changes.episodes import Episode
+from analysis.changes.episodes import Direction, Episode
 
 
 @dataclass
@@ -28,21 +28,27 @@ class MergedEpisode:
         return self.first.started_at
 
 
-def merge_episodes(episodes: Iterable[Episode]) -> list[MergedEpisode]:
-    """Overlapping episodes, merged: while an incident is open, everything that starts in it;
-    once it has cleared, only episodes of its direction that started by then. A rise that
-    starts as a drop clears is not more of the drop: merged, it reopened a cleared regression,
-    which paged for as long as the rise stood (CI, 2026-11-28)."""
+def merge_episodes(episodes: Iterable[Episode], worse: Direction | None = None) -> list[MergedEpisode]:
+    """Overlapping episodes as incidents, at most the newest of them open.
+
+    An open incident takes in what starts in it, and a cleared one the episodes of its own
+    direction that started by its clear. A rise that starts where a drop cleared is not more
+    of the drop: merged, it reopened a cleared regression, which paged for as long as the
+    rise stood (CI, 2026-11-28). With `worse` (the metric's direction that is a regression),
+    an episode in that direction ends an open incident of the other one where it starts and
+    is its own: an open rise (a tuned host, or the slow rule's reading of a short dip) must
+    not hide the next drop under its direction, which no drop rule pages for.
+    """
     merged: list[MergedEpisode] = []
     for episode in sorted(episodes, key=lambda item: (item.started_at, item.detected_at)):
         last = merged[-1] if merged else None
-        if last is not None and (
-            last.cleared_at is None
-            or (
-                episode.started_at <= last.cleared_at
-                and (episode.direction == last.first.direction or episode.started_at == last.started_at)
-            )
-        ):
+        if last is None:
+            merged.append(MergedEpisode(episode, [episode.rule], episode.cleared_at))
+            continue
+        same_way = episode.direction == last.first.direction or episode.started_at == last.started_at
+        if last.cleared_at is None and not same_way and episode.direction == worse:
+            last.cleared_at = episode.started_at
+        elif last.cleared_at is None or (episode.started_at <= last.cleared_at and same_way):
             if episode.rule not in last.rules:
                 last.rules.append(episode.rule)
             if last.cleared_at is not None:

@@ -24,7 +24,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from analysis.changes.ecmp import ModeObservation, SweepObservation, ecmp_changes
-from analysis.changes.episodes import Episode, Point
+from analysis.changes.episodes import Direction, Episode, Point
 from analysis.changes.loss import loss_rule
 from analysis.changes.matching import MergedEpisode, StoredPeriod, match_episodes, merge_episodes
 from analysis.changes.routes import route_changes
@@ -196,6 +196,13 @@ def ecmp_modes_at(source: Agent, destination: Agent, windows: Sequence[RttWindow
     return found
 
 
+# The direction that is a regression, where a metric has one (ECMP and route changes are news either way).
+REGRESSION_DIRECTION = {
+    FindingMetric.THROUGHPUT: Direction.DOWN,
+    FindingMetric.RTT: Direction.UP,
+    FindingMetric.LOSS: Direction.UP,
+}
+
 # ECMP rules measure different things: a member's RTT, a member count, a share of flows.
 ECMP_UNITS = {"ecmp_member_moved": "ms", "ecmp_weights_shifted": "pp"}
 
@@ -296,7 +303,7 @@ def reconcile_findings(
     sees is cleared. Returns how many findings were opened. `existing` is the path's stored
     findings of this metric when the caller has read them already.
     """
-    merged = merge_episodes(episodes)
+    merged = merge_episodes(episodes, worse=REGRESSION_DIRECTION.get(metric))
     opened = 0
     if existing is None:
         existing = list(Finding.objects.filter(source=source, destination=destination, metric=metric))

@@ -69,6 +69,20 @@ def test_a_rise_from_where_a_drop_cleared_is_its_own_incident() -> None:
     assert again.cleared_at == day(3)
 
 
+def test_a_drop_after_an_open_rise_ends_the_rise_and_pages_as_a_drop() -> None:
+    rise = episode("throughput_slow", 1, None, direction=Direction.UP)
+    drop = episode("throughput_fast", 3, None)
+    ended, dropped = merge_episodes([rise, drop], worse=Direction.DOWN)
+    assert (ended.first.direction, ended.cleared_at) == (Direction.UP, day(3))
+    assert (dropped.first.direction, dropped.started_at, dropped.cleared_at) == (Direction.DOWN, day(3), None)
+    # A rise inside an open drop is still the drop's (a partial recovery is no all-clear).
+    (still,) = merge_episodes([drop, episode("throughput_slow", 4, None, direction=Direction.UP)], worse=Direction.DOWN)
+    assert still.first.direction == Direction.DOWN and still.cleared_at is None
+    # Without a regression direction (ECMP, routes) an open incident takes in both.
+    (news,) = merge_episodes([rise, drop])
+    assert news.first is rise and news.cleared_at is None
+
+
 # ta -> tb in that drill, Mbit/s, one run every 11 s: two cuts to ~115, each back to ~195.
 DRILL_MBPS = [
     152.0, 194.0, 194.0, 194.0, 183.5, 199.2, 194.0, 194.0, 178.3, 194.1, 183.5, 115.3, 118.5,
@@ -82,7 +96,8 @@ def test_the_drills_second_cut_stays_cleared_as_the_runs_come_back() -> None:
     cleared_at: int | None = None
     for count in range(40, len(DRILL_MBPS) + 1):
         points = [Point(T0 + timedelta(seconds=11 * i), mbps * 1e6) for i, mbps in enumerate(DRILL_MBPS[:count])]
-        merged = merge_episodes([*throughput_fast_rule(points), *throughput_slow_rule(points)])
+        found = [*throughput_fast_rule(points), *throughput_slow_rule(points)]
+        merged = merge_episodes(found, worse=Direction.DOWN)
         drops = [m for m in merged if m.first.direction == Direction.DOWN]
         assert len(drops) == 2, (count, merged)
         if drops[1].cleared_at is not None and cleared_at is None:

@@ -149,6 +149,30 @@ class FindingTests(FathomTestCase):
         assert kept.pk == first.pk and kept.state == FindingState.CLEARED
         assert kept.cleared_at == T0 + timedelta(days=4)
 
+    def test_a_drop_after_an_open_rise_clears_the_rise_and_opens_a_drop(self) -> None:
+        """A path that got faster (an open "up" finding) and then drops: the drop is its own
+        open finding in its own direction, which the default throughput rule pages for; the
+        rise is cleared where the drop began (one open finding per path and metric)."""
+        rise = Episode(
+            metric=Metric.THROUGHPUT, rule="throughput_slow", started_at=T0, detected_at=T0 + timedelta(days=1),
+            cleared_at=None, direction=Direction.UP, baseline=2e9, current=3e9, magnitude=0.5, evidence=SLOW_EVIDENCE,
+        )  # fmt: skip
+        reconcile_findings(self.athens, self.frankfurt, FindingMetric.THROUGHPUT, [rise], T0 + timedelta(days=2))
+        (up,) = Finding.objects.all()
+        assert up.state == FindingState.OPEN and up.direction == "up"
+        drop = Episode(
+            metric=Metric.THROUGHPUT, rule="throughput_fast", started_at=T0 + timedelta(days=5),
+            detected_at=T0 + timedelta(days=5, hours=12), cleared_at=None, direction=Direction.DOWN,
+            baseline=3e9, current=2e9, magnitude=-0.33, evidence=SLOW_EVIDENCE,
+        )  # fmt: skip
+        for _ in range(2):  # and a recompute changes nothing
+            reconcile_findings(
+                self.athens, self.frankfurt, FindingMetric.THROUGHPUT, [rise, drop], T0 + timedelta(days=6)
+            )
+            found = list(Finding.objects.order_by("started_at").values_list("pk", "direction", "state", "cleared_at"))
+            assert found[0] == (up.pk, "up", FindingState.CLEARED, T0 + timedelta(days=5))
+            assert found[1][1:] == ("down", FindingState.OPEN, None) and len(found) == 2
+
     def test_an_open_finding_no_rule_confirms_is_cleared_not_before_it_started(self) -> None:
         finding = Finding.objects.create(
             source=self.athens, destination=self.frankfurt, metric=FindingMetric.RTT,
