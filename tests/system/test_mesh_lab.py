@@ -265,20 +265,22 @@ def test_analysis_finds_the_receive_window_limit_and_both_rtt_modes(
     # analysis passes over them (analysis/services/modes.py), and so does this count.
     both = [ids["dca"], ids["dcb"]]
 
-    def undisturbed_two_mode_sweeps() -> int:
-        rows = stack.query(UNDISTURBED_SWEEPS, ids["dca"], ids["dcb"], both, both)
-        return sum(1 for verdict, count in rows if verdict == "ecmp" and count == 2)
+    def undisturbed() -> list[tuple[Any, ...]]:
+        return stack.query(UNDISTURBED_SWEEPS, ids["dca"], ids["dcb"], both, both)
+
+    def two_mode(sweeps: list[tuple[Any, ...]]) -> int:
+        return sum(1 for verdict, count in sweeps if verdict == "ecmp" and count == 2)
 
     # A sweep runs every 40 s, and every throughput slot of the mesh involves dca or dcb, so how
     # many sweeps are undisturbed by now is chance (1 of 4 in a CI run of 2026-11-28): wait for two.
     with contextlib.suppress(AssertionError):  # the assert below says what was seen
         wait_for(
             "two undisturbed dca -> dcb sweeps that saw both members",
-            lambda: undisturbed_two_mode_sweeps() >= 2,
+            lambda: two_mode(undisturbed()) >= 2,
             600,
             5,
         )
-    sweeps = stack.query(UNDISTURBED_SWEEPS, ids["dca"], ids["dcb"], both, both)
+    sweeps = undisturbed()
     everything = stack.query(
         "SELECT verdict, mode_count FROM analysis_sweepmodes WHERE source_id = %s AND destination_id = %s",
         ids["dca"],
@@ -287,8 +289,7 @@ def test_analysis_finds_the_receive_window_limit_and_both_rtt_modes(
     # Sweeps that saw both members, and none that saw anything else. How many see only one
     # depends on the machine (3 of 6 in two CI runs of 2026-11-27 under load, none on a quiet
     # one); the path's verdict below holds through them, as the analysis is built to.
-    two_modes = sum(1 for verdict, count in sweeps if verdict == "ecmp" and count == 2)
-    assert two_modes >= 2, f"undisturbed {sweeps}; all {everything}"
+    assert two_mode(sweeps) >= 2, f"undisturbed {sweeps}; all {everything}"
     assert all((verdict, count) in {("ecmp", 2), ("single", 1)} for verdict, count in everything), everything
     single = stack.query(
         "SELECT verdict FROM analysis_sweepmodes WHERE source_id = %s AND destination_id = %s", ids["dca"], ids["dcc"]

@@ -466,14 +466,6 @@ def one_off_iperf3_server(port: int) -> Iterator[None]:
 
 
 def listening_on(port: int) -> bool:
-    """Whether a TCP socket listens on the port (state 0A in /proc/net/tcp{,6})."""
-    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
-        try:
-            lines = Path(table).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            local, state = line.split()[1], line.split()[3]
-            if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port:
-                return True
-    return False
+    """Whether a TCP socket listens on the port, asked of `ss` as the lab's wait_for_port does."""
+    found = subprocess.run(["ss", "-Hltn", f"sport = :{port}"], capture_output=True, text=True, check=False)
+    return bool(found.stdout.strip())
