@@ -9,7 +9,7 @@ defensively: a missing or mistyped value becomes None, so its ceiling term says 
 from __future__ import annotations
 
 import uuid
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -19,7 +19,8 @@ from django.db.models import Q
 from analysis.choices import RttModeVerdict
 from analysis.intervals import IntervalRow, IntervalStats
 from analysis.models import SweepModes
-from analysis.runs import RunFacts, RunInputs, wilson_lower_bound
+from analysis.run_judgement import PathContext, reverse_run, run_facts, udp_run
+from analysis.runs import RunInputs, wilson_lower_bound
 from analysis.services.modes import sweep_modes_near
 from analysis.services.own_load import BUSY_CTE, NOT_BUSY
 from analysis.tuning import HostTuning
@@ -38,19 +39,6 @@ FACTS_GRACE = timedelta(hours=1)
 def as_dict(value: object) -> dict[str, Any]:
     """A stored JSON object, or an empty one when the value is anything else."""
     return value if isinstance(value, dict) else {}
-
-
-def number(mapping: dict[str, Any], key: str) -> float | None:
-    """A number of stored JSON (not a boolean), else None."""
-    value = mapping.get(key)
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        return None
-    return float(value)
-
-
-def positive_int(mapping: dict[str, Any], key: str) -> int | None:
-    value = number(mapping, key)
-    return int(value) if value is not None and value > 0 else None
 
 
 @dataclass(frozen=True)
@@ -126,12 +114,11 @@ def path_loss(a: uuid.UUID, b: uuid.UUID, start: datetime, end: datetime) -> Pat
 
 
 def is_reverse(run: Run) -> bool:
-    return as_dict(run.summary).get("reverse") is True or as_dict(run.params).get("reverse") is True
+    return reverse_run(as_dict(run.summary), as_dict(run.params))
 
 
 def is_udp(run: Run) -> bool:
-    protocol = as_dict(run.summary).get("protocol")
-    return as_dict(run.params).get("udp") is True or (isinstance(protocol, str) and protocol.upper() == "UDP")
+    return udp_run(as_dict(run.summary), as_dict(run.params))
 
 
 def data_direction(run: Run, agents: dict[uuid.UUID, Agent]) -> tuple[Agent, Agent] | None:
@@ -165,13 +152,6 @@ def interval_rows(run: Run) -> list[IntervalRow]:
     ]
 
 
-def _inflight_bytes(stats: IntervalStats | None, rtt_us: float | None, streams: int) -> float | None:
-    """Bytes in flight per stream (windows and buffers are per socket)."""
-    if stats is None or not stats.steady_rate_bps or not rtt_us or rtt_us <= 0:
-        return None
-    return stats.steady_rate_bps * rtt_us / 1e6 / 8 / max(streams, 1)
-
-
 def ecmp_seen(source: Agent, destination: Agent, at: datetime) -> bool:
     """Whether a flow sweep found ECMP members on the path, either way, in the week before `at`."""
     path = Q(source=source, destination=destination) | Q(source=destination, destination=source)
@@ -179,47 +159,33 @@ def ecmp_seen(source: Agent, destination: Agent, at: datetime) -> bool:
     return recent.filter(started_at__lte=at).exists()
 
 
-def run_inputs(run: Run, sender: Agent, receiver: Agent, at: datetime, stats: IntervalStats | None) -> RunInputs:
-    """What one run's ceilings rest on, looked up as of `at` (the run's start, or now)."""
+@dataclass(frozen=True)
+class Surroundings:
+    """What stood around a run: both hosts' tuning, the path's context, and where each came from."""
+
+    sender: HostTuning
+    receiver: HostTuning
+    context: PathContext
+    sources: dict[str, str]  # sender_facts, receiver_facts, loss, modes: one sentence each
+
+
+def surroundings(sender: Agent, receiver: Agent, at: datetime) -> Surroundings:
+    """The hosts' tuning and the path's loss, RTT and modes as of `at` (a run's start, or now)."""
     sender_facts, receiver_facts = host_facts_at(sender, at), host_facts_at(receiver, at)
     loss = path_loss(sender.pk, receiver.pk, at - LOSS_LOOKBACK, at)
     modes = sweep_modes_near(sender, receiver, at)
-    mode_rtts = tuple(mode["rtt_ms"] for mode in (modes.analysis.get("modes") or [])) if modes else ()
-    summary, params = as_dict(run.summary), as_dict(run.params)
-    streams = positive_int(summary, "streams") or positive_int(params, "parallel") or 1
-    sender_tuning = HostTuning.from_facts(sender_facts.facts, sender.address)
-    congestion = next(
-        (
-            value
-            for value in (summary.get("sender_congestion"), params.get("congestion"), sender_tuning.congestion_control)
-            if isinstance(value, str) and value
-        ),
-        None,
-    )
-    client_sends = not is_reverse(run)
-    min_rtt_us, mean_rtt_us = number(summary, "min_rtt_us"), number(summary, "mean_rtt_us")
-    path_min = [value for value in (loss.min_rtt_ms, modes.base_rtt_ms if modes else None) if value]
-    facts = RunFacts(
-        streams=streams,
-        sender=sender_tuning,
-        receiver=HostTuning.from_facts(receiver_facts.facts, receiver.address),
-        window_request_bytes=positive_int(params, "window_bytes"),
-        congestion_control=congestion,
-        mss_request_bytes=positive_int(params, "mss"),
-        pmtu_bytes=stats.pmtu_bytes if stats else None,
-        run_min_rtt_ms=min_rtt_us / 1000 if min_rtt_us and min_rtt_us > 0 else None,
-        run_mean_rtt_ms=mean_rtt_us / 1000 if mean_rtt_us and mean_rtt_us > 0 else None,
-        path_min_rtt_ms=min(path_min) if path_min else None,
-        mode_rtts_ms=mode_rtts if modes and modes.verdict == RttModeVerdict.ECMP else (),
-        ecmp_seen=ecmp_seen(sender, receiver, at),
+    context = PathContext(
         loss_fraction=loss.fraction,
-        loss_source=loss.source,
         loss_floor=loss.floor,
-        max_snd_wnd_bytes=positive_int(summary, "max_snd_wnd"),
-        inflight_bytes=_inflight_bytes(stats, mean_rtt_us or min_rtt_us, streams),
-        # iperf3 reports the client's socket buffers: the sender's with a forward run.
-        sndbuf_actual_bytes=positive_int(summary, "sndbuf_actual") if client_sends else None,
-        rcvbuf_actual_bytes=None if client_sends else positive_int(summary, "rcvbuf_actual"),
+        loss_source=loss.source,
+        ping_min_rtt_ms=loss.min_rtt_ms,
+        sweep_base_rtt_ms=modes.base_rtt_ms if modes else None,
+        mode_rtts_ms=(
+            tuple(mode["rtt_ms"] for mode in (modes.analysis.get("modes") or []))
+            if modes and modes.verdict == RttModeVerdict.ECMP
+            else ()
+        ),
+        ecmp_seen=ecmp_seen(sender, receiver, at),
     )
     sources = {
         "sender_facts": sender_facts.source,
@@ -227,17 +193,16 @@ def run_inputs(run: Run, sender: Agent, receiver: Agent, at: datetime, stats: In
         "loss": loss.source,
         "modes": f"flow sweep {modes.run_id} ({modes.verdict})" if modes else "no flow sweep in the 24 h before",
     }
-    return RunInputs(facts, sources)
+    return Surroundings(
+        HostTuning.from_facts(sender_facts.facts, sender.address),
+        HostTuning.from_facts(receiver_facts.facts, receiver.address),
+        context,
+        sources,
+    )
 
 
-def with_summary_retransmits(stats: IntervalStats, summary: dict[str, Any], mss_bytes: int | None) -> IntervalStats:
-    """Reverse runs have only the receiver's intervals (no TCP_INFO): take the retransmits
-    from iperf3's end summary instead."""
-    if stats.retransmits is not None:
-        return stats
-    retransmits = number(summary, "retransmits")
-    sent_bytes = number(summary, "sender_bytes")
-    if retransmits is None or retransmits < 0:
-        return stats
-    rate = retransmits / (sent_bytes / mss_bytes) if sent_bytes and mss_bytes else None
-    return replace(stats, retransmits=int(retransmits), retransmit_rate=rate)
+def run_inputs(run: Run, sender: Agent, receiver: Agent, at: datetime, stats: IntervalStats | None) -> RunInputs:
+    """What one run's ceilings rest on, looked up as of `at` (the run's start, or now)."""
+    around = surroundings(sender, receiver, at)
+    facts = run_facts(as_dict(run.summary), as_dict(run.params), around.sender, around.receiver, around.context, stats)
+    return RunInputs(facts, around.sources)

@@ -30,8 +30,9 @@ from analysis.diagnosis import (
 from analysis.intervals import interval_stats
 from analysis.models import Finding, RunAnalysis
 from analysis.policer import PolicerEstimate, UdpRun, policer_estimate
+from analysis.run_judgement import number
 from analysis.runs import RunCeilings, RunInputs, run_ceilings
-from analysis.services.inputs import as_dict, data_direction, interval_rows, is_udp, number, run_inputs
+from analysis.services.inputs import as_dict, data_direction, interval_rows, is_udp, run_inputs
 from analysis.services.modes import PathModesNow, path_modes_now
 from analysis.services.ramp_runs import is_ramp, latest_ramp
 from inventory.models import Agent

@@ -10,7 +10,8 @@ from typing import Any
 from django.db.models import Q
 
 from analysis.policer import PolicerEstimate, RampStep, from_ramp
-from analysis.services.inputs import as_dict, data_direction, number
+from analysis.run_judgement import number
+from analysis.services.inputs import as_dict, data_direction
 from inventory.models import Agent
 from measurements.choices import RunStatus, TestType
 from measurements.models import Run

@@ -12,7 +12,7 @@ import logging
 import uuid
 from collections import defaultdict
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from functools import partial
 from typing import TypeVar
@@ -23,21 +23,12 @@ from django.db.models import Min, Q
 from django.utils import timezone
 
 from analysis.choices import FindingMetric, FindingState
-from analysis.diagnosis import NEAR_FRACTION, diagnose
-from analysis.intervals import interval_stats
 from analysis.models import ANALYSIS_VERSION, AnalysisPass, Finding, RunAnalysis, StandingModes, SweepModes
 from analysis.payloads import checked
-from analysis.runs import RunInputs, options_key, run_ceilings
+from analysis.run_judgement import judge_run
+from analysis.runs import RunInputs, options_key
 from analysis.services.findings import ALL_METRICS, detect_findings
-from analysis.services.inputs import (
-    as_dict,
-    data_direction,
-    interval_rows,
-    is_udp,
-    number,
-    run_inputs,
-    with_summary_retransmits,
-)
+from analysis.services.inputs import as_dict, data_direction, interval_rows, is_udp, surroundings
 from analysis.services.modes import analyze_sweep, overlapped_paths, refresh_standing_modes
 from analysis.services.ramps import request_policer_ramp
 from inventory.models import Agent
@@ -71,19 +62,10 @@ def analyze_throughput_run(run: Run, agents: dict[uuid.UUID, Agent] | None = Non
         return None
     sender, receiver = direction
     summary = as_dict(run.summary)
-    rows = interval_rows(run)
-    # The rate and path MTU do not depend on the MSS; the retransmit rate does.
-    inputs = run_inputs(run, sender, receiver, run.started_at, interval_stats(rows, None))
-    stats = with_summary_retransmits(interval_stats(rows, inputs.facts.mss_bytes), summary, inputs.facts.mss_bytes)
-    rate = stats.steady_rate_bps or number(summary, "receiver_bits_per_s")
-    ceilings = run_ceilings(inputs.facts)
-    loss_term = ceilings.at_min_rtt.ceilings.loss
-    if rate and loss_term.rate_bps is not None and rate > (1 + NEAR_FRACTION) * loss_term.rate_bps:
-        # The run beat the loss ceiling: the ping loss was not random loss on this flow's path.
-        note = f"{inputs.facts.loss_source}, contradicted by the measured rate (not random loss on this path)"
-        inputs = RunInputs(replace(inputs.facts, loss_fraction=None, loss_source=note, loss_floor=None), inputs.sources)
-        ceilings = run_ceilings(inputs.facts)
-    diagnosis = diagnose(ceilings, stats, inputs.facts, rate)
+    around = surroundings(sender, receiver, run.started_at)
+    judged = judge_run(summary, as_dict(run.params), interval_rows(run), around.sender, around.receiver, around.context)
+    inputs = RunInputs(judged.facts, around.sources)
+    ceilings, stats, diagnosis = judged.ceilings, judged.stats, judged.diagnosis
     version = summary.get("iperf3_version")
     analysis, _ = RunAnalysis.objects.update_or_create(
         run_id=run.id,
