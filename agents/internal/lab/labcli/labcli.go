@@ -1,4 +1,5 @@
-// Package labcli is fathom-lab's command line: up, down, exec, set, stats, hosts, run, check.
+// Package labcli is fathom-lab's command line: up, down, exec, set, stats, hosts, run, check,
+// and the agent's own probes, echo responder and iperf3 parser for use inside a lab host.
 package labcli
 
 import (
@@ -41,6 +42,18 @@ const usage = `usage:
   fathom-lab stats [--state-dir D] [--json]    packets, drops, late departures, ECMP members and their routers
                                                per link direction
   fathom-lab hosts [--state-dir D]             "NAME ADDRESS [MANAGEMENT-ADDRESS]" per host
+The agent's own measurements, in the current namespace (run them with exec):
+  fathom-lab probe hostfacts                   the host facts the agent reports (JSON)
+  fathom-lab probe KIND --target ADDR [--spec JSON] [--peer-id UUID] [--test-id ID]
+                   [--raw-out FILE]            run the agent's prober once and print its result
+                                               (JSON); KIND: ping flowsweep trace throughput;
+                                               --raw-out (throughput): also keep iperf3's -J output
+  fathom-lab responder [--listen ADDR] [--port N]
+                                               the agent's echo responder (port 5202) until
+                                               SIGTERM; prints "ready" once it listens
+  fathom-lab iperf3-result [--spec JSON] < IPERF3-JSON
+                                               the throughput section the agent parses from it
+These exit 2 on a usage error; probe exits 0 with any result, a failed one included.
 The state directory defaults to $FATHOM_LAB_STATE, else /run/fathom-lab.
 `
 
@@ -53,6 +66,7 @@ func Main(args []string, stdout, stderr io.Writer) int {
 	commands := map[string]func([]string, io.Writer, io.Writer) error{
 		"check": check, "up": up, "down": down, "run": run, "exec": execIn,
 		"set": set, "stats": stats, "hosts": hosts, "serve": serve,
+		"probe": probeCmd, "responder": responder, "iperf3-result": iperf3Result,
 	}
 	command, ok := commands[args[0]]
 	if !ok {
@@ -67,6 +81,11 @@ func Main(args []string, stdout, stderr io.Writer) int {
 		var exitErr *exec.ExitError
 		if errors.As(err, &exitErr) {
 			return exitErr.ExitCode()
+		}
+		var usageErr usageError
+		if errors.As(err, &usageErr) {
+			fmt.Fprintln(stderr, "fathom-lab:", err)
+			return 2
 		}
 		fmt.Fprintln(stderr, "fathom-lab:", err)
 		return 1

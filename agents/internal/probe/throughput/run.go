@@ -245,7 +245,11 @@ type Prober struct {
 	// Slack is how long past its duration and omit a run may take before it is killed
 	// (connection setup, the results exchange, a server that stopped answering).
 	Slack time.Duration
-	busy  atomic.Bool
+	// RawOut, when set, is given what each iperf3 run printed on stdout (its -J document,
+	// also of a failed or stopped run; one call per step of a ramp), so a lab corpus can keep
+	// the tool's own output beside the parsed section. nil in the agent.
+	RawOut func(stdout []byte)
+	busy   atomic.Bool
 }
 
 // New returns a prober running binary.
@@ -327,6 +331,9 @@ func (p *Prober) once(ctx context.Context, spec Spec, address string, auth *plan
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	began := time.Now()
 	runErr := cmd.Run()
+	if p.RawOut != nil {
+		p.RawOut(stdout.Bytes())
+	}
 
 	var execErr *exec.Error
 	switch {

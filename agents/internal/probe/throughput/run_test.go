@@ -444,3 +444,30 @@ func TestMeasureRefusesAnInvalidSpecDirectly(t *testing.T) {
 		t.Fatalf("invalid spec: %v", err)
 	}
 }
+
+// RawOut is handed iperf3's stdout byte for byte, beside the parsed section (fathom-lab
+// probe throughput --raw-out keeps it in the lab corpus).
+func TestRawOutGetsIperf3sStdout(t *testing.T) {
+	doc, err := filepath.Abs("testdata/iperf3-3.12-tcp-single.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := os.ReadFile(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fake := filepath.Join(t.TempDir(), "iperf3")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\nexec cat '"+doc+"'\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := New(fake)
+	var got [][]byte
+	p.RawOut = func(stdout []byte) { got = append(got, bytes.Clone(stdout)) }
+	res := p.Run(testContext(t, 10*time.Second), loopbackTest(`{"duration_s": 10}`), "")
+	if res.Status != result.StatusOK || res.Throughput == nil || len(res.Throughput.Intervals) == 0 {
+		t.Fatalf("%s %q", res.Status, res.Error)
+	}
+	if len(got) != 1 || !bytes.Equal(got[0], want) {
+		t.Fatalf("RawOut got %d calls, first %.60q", len(got), got)
+	}
+}
