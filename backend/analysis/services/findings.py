@@ -67,7 +67,7 @@ ORDER BY bucket
 def rtt_windows(source: Agent, destination: Agent, start: datetime, end: datetime) -> list[RttWindow]:
     """Ping samples of a path in fixed windows (only complete ones: the newest may still fill,
     and the first starts on a window boundary so it is not a partial one), without those
-    answered while the pair's own throughput test ran (own_load.py)."""
+    answered while a throughput test loaded either agent (own_load.py)."""
     width = settings.ANALYSIS_RTT_WINDOW_S
     start = datetime.fromtimestamp(-(-start.timestamp() // width) * width, tz=start.tzinfo)
     with connection.cursor() as cursor:

@@ -79,7 +79,7 @@ class PathLoss:
 
 
 # Per ping run: packets that could have been answered (no ICMP error, no duplicate) and lost,
-# leaving out those sent while the pair's own throughput test ran (own_load.py).
+# leaving out those sent while a throughput test loaded either agent (own_load.py).
 PING_LOSS_SQL = f"""
 WITH {BUSY_CTE}
 SELECT sum(sent) FILTER (WHERE lost < sent), sum(lost) FILTER (WHERE lost < sent),

@@ -1,16 +1,21 @@
-"""The path's own throughput tests load it: a ping answered while one runs sees the queue the
-test builds (and a policer's drops), not the path. The RTT and loss rules and the loss a run's
-ceiling rests on leave those pings out; the charts still show every ping.
+"""Fathom's own throughput tests load the hosts they run on: a ping answered while one runs
+on either host of a path sees the queue the test builds on that host's link (and a
+policer's drops), not the path. The RTT and loss rules and the loss a run's ceiling rests on
+leave those pings out; the charts still show every ping.
+
+A test between one host of the path and a third agent counts too: it fills that host's
+access link and CPU, which the path's pings share.
 
 SQL pieces (constants: composing them takes no input) for a query with the parameters a, b
-(the pair, either direction), start and end.
+(the path's two agents, either direction), start and end.
 """
 
-# The pair's throughput runs (UDP ramps included) that overlap [start, end).
+# Throughput runs (UDP ramps included) with either agent of the path at either end that
+# overlap [start, end).
 BUSY_CTE = """busy AS (
     SELECT started_at, ended_at FROM measurements_run
     WHERE test_type = 'throughput'
-      AND ((source_id = %(a)s AND destination_id = %(b)s) OR (source_id = %(b)s AND destination_id = %(a)s))
+      AND (source_id IN (%(a)s, %(b)s) OR destination_id IN (%(a)s, %(b)s))
       AND started_at < %(end)s AND ended_at > %(start)s
 )"""
 # A ping sample's time in none of them.

@@ -67,6 +67,21 @@ class FindingTests(FathomTestCase):
         assert detect_findings(self.athens, self.frankfurt, now=loaded_from + timedelta(minutes=10)) == 0
         assert not Finding.objects.exists()
 
+    def test_pings_answered_while_either_agent_tests_with_a_third_are_no_rtt_shift(self) -> None:
+        # athens' test to a third agent fills athens' access link, which the athens ->
+        # frankfurt pings cross: that queue is Fathom's own load, not the path's.
+        lisbon, _ = self.enroll("lisbon", "198.18.3.1")
+        pings(self.athens, self.frankfurt, T0, 360, 40.0)
+        loaded_from = T0 + timedelta(hours=1)
+        pings(self.athens, self.frankfurt, loaded_from, 60, 45.0)
+        run = throughput_run(self.athens, lisbon, loaded_from - timedelta(seconds=1), 1e9)
+        Run.objects.filter(id=run.id).update(ended_at=loaded_from + timedelta(minutes=10))
+        assert detect_findings(self.athens, self.frankfurt, now=loaded_from + timedelta(minutes=10)) == 0
+        assert not Finding.objects.exists()
+        # Without that test the same pings are a shift: the rule itself still sees it.
+        Run.objects.filter(id=run.id).delete()
+        assert detect_findings(self.athens, self.frankfurt, now=loaded_from + timedelta(minutes=10)) == 1
+
     def test_pings_lost_during_the_pairs_own_throughput_test_are_not_the_paths_loss(self) -> None:
         pings(self.athens, self.frankfurt, T0, 200, 40.0)
         loaded_from, run_id = T0 + timedelta(hours=1), uuid.uuid4()
