@@ -22,6 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 
+from core.units import rate_text
+
 # A UDP run losing this share of what it offered hit a limit on the way: its delivered rate
 # is the limit's. Below it, loss is the path's own and the run only bounds the rate below.
 POLICED_UDP_LOSS = 0.02
@@ -78,10 +80,6 @@ class PolicerEstimate:
         return self.at_least or self.basis is EstimateBasis.TCP_LOWER_BOUND
 
 
-def _mbit(rate_bps: float) -> str:
-    return f"{rate_bps / 1e9:.2f} Gbit/s" if rate_bps >= 1e9 else f"{rate_bps / 1e6:.1f} Mbit/s"
-
-
 def from_udp_runs(runs: Sequence[UdpRun]) -> PolicerEstimate | None:
     """The median delivered rate of the UDP runs that lost what they offered beyond a limit."""
     policed = [run for run in runs if run.lost_fraction >= POLICED_UDP_LOSS and run.delivered_bps > 0]
@@ -91,8 +89,8 @@ def from_udp_runs(runs: Sequence[UdpRun]) -> PolicerEstimate | None:
     offered = statistics.median(run.offered_bps for run in policed)
     lost = statistics.median(run.lost_fraction for run in policed)
     detail = (
-        f"{len(policed)} paced UDP run{'s' if len(policed) > 1 else ''} offering {_mbit(offered)} delivered "
-        f"a median {_mbit(rate)} and lost {lost:.1%}: the excess over the policer's rate"
+        f"{len(policed)} paced UDP run{'s' if len(policed) > 1 else ''} offering {rate_text(offered)} delivered "
+        f"a median {rate_text(rate)} and lost {lost:.1%}: the excess over the policer's rate"
     )
     return PolicerEstimate(rate, EstimateBasis.PACED_UDP, detail)
 
@@ -108,17 +106,17 @@ def from_ramp(steps: Sequence[RampStep], when: str) -> PolicerEstimate | None:
     if not measured:
         return None
     span = (
-        f"a paced UDP ramp ({when}) offering {_mbit(measured[0].offered_bps)} to "
-        f"{_mbit(measured[-1].offered_bps)} in {len(measured)} steps"
+        f"a paced UDP ramp ({when}) offering {rate_text(measured[0].offered_bps)} to "
+        f"{rate_text(measured[-1].offered_bps)} in {len(measured)} steps"
     )
     top = max(step.delivered_bps for step in measured)
     policed = [step for step in measured if step.lost_fraction >= POLICED_UDP_LOSS and step.delivered_bps > 0]
     best = max(policed, key=lambda step: step.delivered_bps, default=None)
     if best is None or best.delivered_bps < (1 - PLATEAU_TOLERANCE) * top:
-        detail = f"{span} lost nothing at its fastest: the policer passes at least {_mbit(top)}"
+        detail = f"{span} lost nothing at its fastest: the policer passes at least {rate_text(top)}"
         return PolicerEstimate(top, EstimateBasis.UDP_RAMP, detail, at_least=True)
     detail = (
-        f"{span}: at most {_mbit(best.delivered_bps)} got through (the {_mbit(best.offered_bps)} step, "
+        f"{span}: at most {rate_text(best.delivered_bps)} got through (the {rate_text(best.offered_bps)} step, "
         f"{best.lost_fraction:.0%} lost)"
     )
     disturbed = next(
@@ -131,7 +129,7 @@ def from_ramp(steps: Sequence[RampStep], when: str) -> PolicerEstimate | None:
     )
     if disturbed is not None:
         detail += (
-            f", but the {_mbit(disturbed.offered_bps)} step lost {disturbed.lost_fraction:.0%} too: something "
+            f", but the {rate_text(disturbed.offered_bps)} step lost {disturbed.lost_fraction:.0%} too: something "
             "besides the policer (cross traffic, a busy host) was losing packets, so the policer passes at least that"
         )
         return PolicerEstimate(best.delivered_bps, EstimateBasis.UDP_RAMP, detail, at_least=True, disturbed=True)
@@ -165,10 +163,10 @@ def from_tcp(rate_bps: float, runs: int, udp_runs: Sequence[UdpRun] = ()) -> Pol
         return PolicerEstimate(
             max(clean),
             EstimateBasis.TCP_LOWER_BOUND,
-            f"a paced UDP run delivered {_mbit(max(clean))} without losing: the policer passes at least that",
+            f"a paced UDP run delivered {rate_text(max(clean))} without losing: the policer passes at least that",
         )
     detail = (
-        f"the steady TCP rate of {runs} run{'s' if runs > 1 else ''} ({_mbit(rate_bps)}); TCP saws below a "
+        f"the steady TCP rate of {runs} run{'s' if runs > 1 else ''} ({rate_text(rate_bps)}); TCP saws below a "
         "policer's rate (far below with a small burst), so the rate is at least this"
     )
     return PolicerEstimate(rate_bps, EstimateBasis.TCP_LOWER_BOUND, detail)

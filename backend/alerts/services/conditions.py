@@ -18,6 +18,7 @@ from alerts.choices import Comparison, RuleKind, ThresholdMetric
 from alerts.models import Rule
 from analysis.choices import FindingKind, FindingState
 from analysis.models import Finding, RunAnalysis, SweepModes
+from core.units import rate_text
 from inventory.models import Agent
 from measurements.choices import RunStatus, TestType
 from measurements.models import Run, TracePath
@@ -95,15 +96,11 @@ def _in_scope(rule: Rule, labels: dict[str, Any]) -> bool:
     return matchers.matches(rule.scope, labels)
 
 
-def _mbit(bps: float) -> str:
-    return f"{bps / 1e6:.0f} Mbit/s"
-
-
 def finding_figures(finding: Finding) -> dict[str, str]:
     """Before, now and the change, in the units a NOC reads."""
     b, c, m = finding.baseline, finding.current, finding.magnitude
     if finding.metric == "throughput":
-        return {"before": _mbit(b), "now": _mbit(c), "change": f"{m:+.0%}"}
+        return {"before": rate_text(b), "now": rate_text(c), "change": f"{m:+.0%}"}
     if finding.metric == "rtt":
         return {"before": f"{b:.1f} ms", "now": f"{c:.1f} ms", "change": f"{m:+.1f} ms"}
     if finding.metric == "loss":
@@ -115,9 +112,8 @@ def finding_summary(finding: Finding, path: str) -> str:
     """One line a NOC reads in a subject: metric, direction, size, path."""
     m, word = finding.magnitude, finding.direction
     if finding.metric == "throughput":
-        return (
-            f"Throughput {word} {abs(m) * 100:.0f}% on {path} ({_mbit(finding.baseline)} to {_mbit(finding.current)})"
-        )
+        before, now = rate_text(finding.baseline), rate_text(finding.current)
+        return f"Throughput {word} {abs(m) * 100:.0f}% on {path} ({before} to {now})"
     if finding.metric == "rtt":
         return f"RTT {word} {abs(m):.1f} ms on {path} ({finding.baseline:.1f} to {finding.current:.1f} ms)"
     if finding.metric == "loss":

@@ -15,18 +15,11 @@ from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
+from analysis.advice import Advice, advise, shared_ceiling
+from analysis.capacity import CapacityPlan, capacity_plan
 from analysis.ceilings import Limit
 from analysis.choices import Diagnosis
-from analysis.diagnosis import (
-    Advice,
-    CapacityPlan,
-    PathLabel,
-    RunDiagnosis,
-    advise,
-    capacity_plan,
-    path_label,
-    shared_ceiling,
-)
+from analysis.diagnosis import PathLabel, RunDiagnosis, path_label
 from analysis.intervals import interval_stats
 from analysis.models import Finding, RunAnalysis
 from analysis.policer import PolicerEstimate, UdpRun, policer_estimate

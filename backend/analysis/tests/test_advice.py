@@ -8,18 +8,11 @@ import math
 
 import pytest
 
+from analysis.advice import SharedCeiling, advise, shared_ceiling
+from analysis.capacity import DEFAULT_DAILY_VOLUME_BYTES, capacity_plan
 from analysis.ceilings import Limit
 from analysis.choices import Diagnosis
-from analysis.diagnosis import (
-    DEFAULT_DAILY_VOLUME_BYTES,
-    RunDiagnosis,
-    SharedCeiling,
-    advise,
-    capacity_plan,
-    diagnose,
-    path_label,
-    shared_ceiling,
-)
+from analysis.diagnosis import RunDiagnosis, diagnose, path_label
 from analysis.intervals import interval_stats
 from analysis.policer import EstimateBasis, PolicerEstimate, UdpRun, from_udp_runs, policer_estimate
 from analysis.runs import RunFacts, run_ceilings

@@ -7,9 +7,11 @@ from dataclasses import replace
 
 import pytest
 
+from analysis.advice import advise
+from analysis.capacity import DEFAULT_DAILY_VOLUME_BYTES, capacity_plan
 from analysis.ceilings import Limit
 from analysis.choices import Diagnosis
-from analysis.diagnosis import DEFAULT_DAILY_VOLUME_BYTES, advise, capacity_plan, diagnose
+from analysis.diagnosis import diagnose
 from analysis.intervals import IntervalRow, interval_stats, per_second_rows
 from analysis.runs import RunFacts, run_buffers, run_ceilings, wilson_lower_bound
 from analysis.tuning import HostTuning

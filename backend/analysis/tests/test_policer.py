@@ -7,7 +7,7 @@ import math
 
 import pytest
 
-from analysis.diagnosis import advise
+from analysis.advice import advise
 from analysis.policer import EstimateBasis, RampStep, from_ramp, policer_estimate, ramp_rates
 from analysis.runs import run_ceilings
 from analysis.tests.test_advice import policed
