@@ -64,6 +64,10 @@ def _inflight_bytes(stats: IntervalStats | None, rtt_us: float | None, streams: 
     return stats.steady_rate_bps * rtt_us / 1e6 / 8 / max(streams, 1)
 
 
+def _us(ms: float | None) -> float | None:
+    return ms * 1000 if ms else None
+
+
 def run_facts(
     summary: dict[str, Any],
     params: dict[str, Any],
@@ -103,7 +107,9 @@ def run_facts(
         loss_source=context.loss_source,
         loss_floor=context.loss_floor,
         max_snd_wnd_bytes=positive_int(summary, "max_snd_wnd"),
-        inflight_bytes=_inflight_bytes(stats, mean_rtt_us or min_rtt_us, streams),
+        # A reverse run has no TCP_INFO at the client: the path's unloaded RTT still gives a
+        # lower bound of what was in flight.
+        inflight_bytes=_inflight_bytes(stats, mean_rtt_us or min_rtt_us or _us(min(path_min, default=None)), streams),
         # iperf3 reports the client's socket buffers: the sender's with a forward run.
         sndbuf_actual_bytes=positive_int(summary, "sndbuf_actual") if client_sends else None,
         rcvbuf_actual_bytes=None if client_sends else positive_int(summary, "rcvbuf_actual"),

@@ -35,18 +35,29 @@ def _triple(text: object, index: int) -> int | None:
     return value if value is not None and value > 0 else None
 
 
+def _autotune_ceiling(text: object) -> int | None:
+    """What autotuning can reach: the maximum, but never less than the default a socket starts
+    with (buffers grow, never shrink: 'min 131072 65536' gives 131072)."""
+    default, maximum = _triple(text, 1), _triple(text, 2)
+    if maximum is None:
+        return None
+    return max(maximum, default or 0)
+
+
 def _interface_for(facts: dict[str, Any], address: str | None) -> dict[str, Any] | None:
-    """The interface holding the agent's address; else the only non-loopback one."""
+    """The interface holding the agent's address; else the only non-loopback one. An address
+    on the loopback (a router-style host, a lab host) says nothing of the path: its MTU of
+    65536 is no packet the path carries, so the one other interface stands in there too."""
     listed = facts.get("interfaces")
     interfaces = [item for item in listed if isinstance(item, dict)] if isinstance(listed, list) else []
+    others = [item for item in interfaces if item.get("name") != "lo"]
     if address:
-        for interface in interfaces:
+        for interface in others:
             addresses = interface.get("addresses")
             if isinstance(addresses, list) and any(
                 isinstance(a, str) and a.split("/")[0] == address for a in addresses
             ):
                 return interface
-    others = [item for item in interfaces if item.get("name") != "lo"]
     return others[0] if len(others) == 1 else None
 
 
@@ -83,8 +94,8 @@ class HostTuning:
         return cls(
             kernel=kernel if isinstance(kernel, str) and kernel else None,
             tcp_rmem_default_bytes=_triple(sysctls.get("net.ipv4.tcp_rmem"), 1),
-            tcp_rmem_max_bytes=_triple(sysctls.get("net.ipv4.tcp_rmem"), 2),
-            tcp_wmem_max_bytes=_triple(sysctls.get("net.ipv4.tcp_wmem"), 2),
+            tcp_rmem_max_bytes=_autotune_ceiling(sysctls.get("net.ipv4.tcp_rmem")),
+            tcp_wmem_max_bytes=_autotune_ceiling(sysctls.get("net.ipv4.tcp_wmem")),
             rmem_max_bytes=_positive(_int_or_none(sysctls.get("net.core.rmem_max"))),
             wmem_max_bytes=_positive(_int_or_none(sysctls.get("net.core.wmem_max"))),
             adv_win_scale=_int_or_none(sysctls.get("net.ipv4.tcp_adv_win_scale")),

@@ -352,6 +352,27 @@ def test_host_tuning_from_facts() -> None:
     assert HostTuning.from_facts(["not", "a", "dict"]) == HostTuning()
 
 
+def test_host_tuning_of_an_address_on_the_loopback_takes_the_one_other_interface() -> None:
+    # The lab (and router-style hosts) put the agent's address on lo: lo's 65536-byte MTU is
+    # no packet the path carries.
+    facts = {
+        "interfaces": [
+            {"name": "lo", "mtu": 65536, "speed_mbps": None, "addresses": ["127.0.0.1/8", "198.18.0.1/32"]},
+            {"name": "fl774fl0a", "mtu": 1500, "speed_mbps": 10000, "addresses": ["198.18.1.1/32"]},
+        ],
+    }
+    assert HostTuning.from_facts(facts, "198.18.0.1").mtu_bytes == 1500
+    two = {"interfaces": [*facts["interfaces"], {"name": "eth1", "mtu": 9000, "addresses": []}]}
+    assert HostTuning.from_facts(two, "198.18.0.1").mtu_bytes is None  # which one carries it is unknown
+
+
+def test_autotuning_never_reaches_below_the_default_buffer() -> None:
+    # A socket starts at the default and only grows: a maximum under it is no cap.
+    facts = {"sysctls": {"net.ipv4.tcp_rmem": "4096 131072 51200", "net.ipv4.tcp_wmem": "4096 16384 8192"}}
+    tuning = HostTuning.from_facts(facts)
+    assert (tuning.tcp_rmem_max_bytes, tuning.tcp_wmem_max_bytes) == (131072, 16384)
+
+
 def test_capacity_plan_for_seed_001_volume() -> None:
     plan = capacity_plan(DEFAULT_DAILY_VOLUME_BYTES, 1e9, 1)
     assert plan.required_bps == pytest.approx(1.32e9, rel=0.01)
