@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from analysis.ceilings import Limit
+from analysis.ceilings import Limit, Term
 from analysis.choices import Diagnosis
 from analysis.intervals import IntervalStats
 from analysis.runs import RunCeilings, RunFacts
@@ -49,6 +49,16 @@ class RunDiagnosis:
     fraction_of_ceiling: float | None
     evidence: tuple[str, ...]
     not_converged: bool = False
+    # The rate of what the label says binds: the window's or buffer's term, the loss term, or
+    # for a full bottleneck its rate as the run filled it. None where only the hosts' ceiling
+    # is known (a policer, below every ceiling): then the hosts' ceiling is what a run is
+    # judged against. A full pipe reads as full against it.
+    binding_bps: float | None = None
+
+    @property
+    def fraction_of_binding(self) -> float | None:
+        limit = self.binding_bps or self.ceiling_bps
+        return self.rate_bps / limit if self.rate_bps is not None and limit else None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -59,7 +69,17 @@ class RunDiagnosis:
             "fraction_of_ceiling": self.fraction_of_ceiling,
             "evidence": list(self.evidence),
             "not_converged": self.not_converged,
+            "binding_bps": self.binding_bps,
         }
+
+
+def binding_rate(label: Diagnosis, rate_bps: float, terms: dict[Limit, Term]) -> float | None:
+    """The rate of what the label says binds (RunDiagnosis.binding_bps)."""
+    if label is Diagnosis.CAPACITY:
+        link = terms[Limit.LINK].rate_bps
+        return link if near(rate_bps, link) else rate_bps
+    term = {v: k for k, v in LIMIT_LABELS.items()}.get(label)
+    return terms[term].rate_bps if term is not None and term in terms else None
 
 
 def near(rate_bps: float, term_bps: float | None) -> bool:
@@ -94,7 +114,14 @@ def diagnose(
 
     def result(label: Diagnosis, *why: str) -> RunDiagnosis:
         return RunDiagnosis(
-            label, rate, ceiling, at_min.limit, fraction, (*why, *evidence), not_converged=stats.not_converged
+            label,
+            rate,
+            ceiling,
+            at_min.limit,
+            fraction,
+            (*why, *evidence),
+            not_converged=stats.not_converged,
+            binding_bps=binding_rate(label, rate, terms),
         )
 
     # A term reached: the textbook cases. Two terms can be close (an observed send fraction

@@ -17,7 +17,7 @@ from inventory.models import Agent
 
 # Bumped when the analysis of a run would come out differently: rows of older versions are
 # recomputed by the incremental task.
-ANALYSIS_VERSION = 4
+ANALYSIS_VERSION = 5
 
 
 class RunAnalysis(models.Model):
@@ -51,10 +51,22 @@ class RunAnalysis(models.Model):
         return f"run {self.run_id}: {self.diagnosis}"
 
     @property
+    def binding_ceiling_bps(self) -> float | None:
+        """What binds the run (its diagnosis's binding_bps: a full bottleneck's rate, a
+        window's term), else the hosts' ceiling: a full pipe reads as full against it."""
+        evidence = self.evidence if isinstance(self.evidence, dict) else {}
+        binding = evidence.get("binding_bps")
+        if isinstance(binding, int | float) and not isinstance(binding, bool) and binding > 0:
+            return float(binding)
+        return self.ceiling_bps
+
+    @property
     def fraction_of_ceiling(self) -> float | None:
-        if self.rate_bps is None or not self.ceiling_bps:
+        """The run's rate over what binds it (binding_ceiling_bps)."""
+        ceiling = self.binding_ceiling_bps
+        if self.rate_bps is None or not ceiling:
             return None
-        return self.rate_bps / self.ceiling_bps
+        return self.rate_bps / ceiling
 
 
 class SweepModes(models.Model):

@@ -30,7 +30,7 @@ AMONG_SQL = " AND source_id = ANY(%(ids)s) AND destination_id = ANY(%(ids)s)"
 
 RUNS_SQL = """
 SELECT DISTINCT ON (source_id, destination_id) source_id::text, destination_id::text,
-       rate_bps, ceiling_bps, diagnosis, "limit",
+       rate_bps, COALESCE(NULLIF((evidence->>'binding_bps')::float8, 0), ceiling_bps), diagnosis, "limit",
        to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
 FROM analysis_runanalysis
 WHERE started_at >= %(runs_since)s{among}
@@ -70,7 +70,7 @@ class PathState(NamedTuple):
     than a frozen dataclass."""
 
     rate_bps: float | None  # of the newest analysed throughput run of the last month
-    ceiling_bps: float | None
+    ceiling_bps: float | None  # what binds it (RunAnalysis.binding_ceiling_bps)
     diagnosis: str | None
     limit: str | None
     measured_at: str | None  # ISO 8601

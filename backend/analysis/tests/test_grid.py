@@ -100,6 +100,19 @@ class MeshGridTests(FathomTestCase):
         assert forward["measured_at"] == "2026-11-20T12:00:00Z"
         assert forward["data_age_s"] == 300 and forward["stale"] is False
 
+    def test_a_full_bottleneck_reads_as_full_not_as_a_share_of_the_hosts_ceiling(self) -> None:
+        # Hosts tuned for 10 Gbit/s behind a 500 Mbit/s bottleneck: the hosts' ceiling is far
+        # above, but the pipe is full. Against the hosts' ceiling it read 5 % and turned red.
+        snapshot(self.athens, T0 - timedelta(hours=1), facts(512 * MIB))
+        snapshot(self.frankfurt, T0 - timedelta(hours=1), facts(512 * MIB))
+        throughput_run(
+            self.frankfurt, self.athens, T0 + timedelta(seconds=30), 5e8, snd_wnd=200_000_000, snd_cwnd=600_000
+        )
+        analyze_recent(now=NOW)
+        backward = self.cells(self.grid())[("frankfurt", "athens")]
+        assert backward["diagnosis"] == "capacity", backward
+        assert backward["ceiling_bps"] == 5e8 and backward["fraction_of_ceiling"] == 1.0
+
     def test_old_data_is_stale_with_its_age_and_no_data_is_not_stale(self) -> None:
         body = self.grid()
         assert body["thresholds"]["stale_after_s"] == STALE_FLOOR_S  # 3 x 60 s is under the floor

@@ -3133,6 +3133,8 @@ export interface components {
             /** @description sentences with the numbers, the reason first */
             evidence: string[];
             not_converged: boolean;
+            /** @description the rate of what the label says binds: the window's or buffer's term, the loss term, or a full bottleneck's rate as the run filled it; null where only the hosts' ceiling is known (a policer, below every ceiling). Analyses stored before analysis version 5 lack it */
+            binding_bps: number | null;
         };
         /** @description What a run's ceilings rest on: both hosts' tuning, iperf3's options, RTT and loss (analysis.runs.RunInputs). */
         RunInputs: {

@@ -160,6 +160,7 @@ export const RUN_EVIDENCE: RunEvidence = {
   fraction_of_ceiling: 0.97,
   evidence: RW_EVIDENCE,
   not_converged: false,
+  binding_bps: 3.19e9,
 };
 
 export function run(fields: Partial<RunAnalysis> & Pick<RunAnalysis, "run_id" | "started_at">): RunAnalysis {
@@ -273,6 +274,7 @@ export const ANALYSIS: PathAnalysis = {
         fraction_of_ceiling: 0.96,
         evidence: ["at the link ceiling"],
         not_converged: false,
+        binding_bps: 9.49e9,
       },
       ceilings: { buffers: BUFFERS, at_min_rtt: ceilingSet(7.9, null), under_load: null, per_mode: [], member: null, flow_above_path: null },
     }),

@@ -67,6 +67,7 @@ export const UNKNOWN_ANALYSIS: PathAnalysis = {
         fraction_of_ceiling: null,
         evidence: [],
         not_converged: false,
+        binding_bps: null,
       },
       ceilings: UNKNOWN_CEILINGS,
       inputs: UNKNOWN_INPUTS,
