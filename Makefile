@@ -12,7 +12,7 @@ BACKEND_ENV = set -a && eval "$$(bash deploy/services.sh env)" && set +a && cd b
 
 .PHONY: help demo demo-screenshots test install install-system services-start services-stop \
         frontend agents agents-testclock migrate openapi openapi-check contract contract-check \
-        interop-test lab-test lab-bench lab-noise bench-scheduler bench-analysis bench-alerts bench-ingest bench-queries bench-load bench-agent alert-drill clean
+        interop-test lab-test lab-bench lab-noise lab-corpus bench-truth bench-scheduler bench-analysis bench-alerts bench-ingest bench-queries bench-load bench-agent alert-drill clean
 
 help:
 	@echo "make demo          run Fathom with a demo mesh (Ctrl-C stops everything)"
@@ -27,6 +27,8 @@ help:
 	@echo "make bench-scheduler  plan exclusive throughput slots for full meshes up to 200 agents"
 	@echo "make lab-noise     capture real lab runs' noise for bench-analysis into backend/analysis/lab_noise.json (root)"
 	@echo "make bench-analysis   detection delay and false alarms of every regression rule, per path case on lab noise"
+	@echo "make lab-corpus    record the labelled corpus of lab scenarios for bench-truth (root; CORPUS_SEED, CORPUS_COUNT, CORPUS_FIRST)"
+	@echo "make bench-truth   the analysis judged against the labelled corpus: confusion matrix, accuracy, ceiling error, ECMP members"
 	@echo "make bench-alerts  the cost of one alert evaluation at 500 paths, as a fraction of its interval"
 	@echo "make bench-ingest  per-packet RTT samples per second through the result API beside a raw COPY"
 	@echo "make bench-queries  path history (1 day, 30 days, 1 year), grid and Paths list server time, rollup refresh cost, 100 agents"
@@ -107,6 +109,18 @@ lab-noise: install agents
 
 bench-analysis: install
 	cd backend && $(PYTHON) -m analysis.bench_analysis
+
+# Draws CORPUS_COUNT scenarios from the matrix with CORPUS_SEED, from the CORPUS_FIRST-th on, and
+# records them into backend/analysis/truth/corpus/ (about 90 s a scenario). The lock serialises
+# lab use with the lab system tests.
+CORPUS_SEED ?= 31
+CORPUS_COUNT ?= 32
+CORPUS_FIRST ?= 0
+lab-corpus: install agents
+	flock /tmp/fathom-lab.lock $(PYTHON) -m tests.lab.lab_corpus --seed $(CORPUS_SEED) --count $(CORPUS_COUNT) --first $(CORPUS_FIRST)
+
+bench-truth: install
+	cd backend && $(PYTHON) -m analysis.truth.bench --wrong
 
 alert-drill: install services-start agents frontend
 	FATHOM_ARTIFACTS=$(ROOT)/tests/artifacts $(VENV)/bin/pytest -q -s -p no:cacheprovider -c tests/pytest.ini \

@@ -1,0 +1,75 @@
+"""The corpus generator's pure parts: the matrix draws every class, its truth follows from the
+configuration alone, every drawn scenario is one fathom-lab accepts, and the ping reader
+counts a request lost only when no answer ever came."""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+import pytest
+import yaml
+
+from .corpus_matrix import LIMITS, MARGIN, matrix, rtt_members, scenario, truth
+from .lab import LAB_BIN
+from .lab_corpus import ping_samples
+
+
+def test_the_matrix_draws_every_class_and_is_reproducible() -> None:
+    draws = matrix(31, 64)
+    assert [d.name for d in draws] == [d.name for d in matrix(31, 64)]
+    assert [d.name for d in matrix(31, 4, first=60)] == [d.name for d in draws[60:]]
+    assert Counter(d.limit for d in draws) == {limit: 8 for limit in LIMITS}
+    assert {d.congestion_control for d in draws} == {"cubic", "bbr", "reno"}
+    assert {d.mtu for d in draws} == {1500, 9000}
+    assert {d.ecmp for d in draws} == {"none", "forward", "reverse", "both"}
+    assert any(d.cpu_contention for d in draws) and any(d.reverse_test for d in draws)
+    assert min(d.rtt_ms for d in draws) < 5 and max(d.rtt_ms for d in draws) > 150
+
+
+def test_the_truth_is_the_configured_limit_with_every_other_well_above() -> None:
+    for draw in matrix(31, 64):
+        told = truth(draw)
+        terms = told["terms_mbps"]
+        binding = min(terms, key=terms.get)
+        assert terms[binding] == told["rate_mbps"]
+        others = [value for key, value in terms.items() if key != binding]
+        assert all(value >= MARGIN * 0.9 * told["rate_mbps"] for value in others), (draw.name, terms)
+        if draw.limit in ("random_loss", "bursty_loss") and draw.congestion_control == "bbr":
+            assert told["label"] == "receive_window"  # BBR does not back off on loss below ~2%
+
+
+def test_members_combine_both_directions_with_their_shares() -> None:
+    draw = next(d for d in matrix(31, 64) if d.ecmp == "both")
+    members = rtt_members(draw)
+    assert len(members) <= len(draw.forward_members) * len(draw.reverse_members)
+    assert sum(m["share"] for m in members) == pytest.approx(1.0, abs=0.01)
+    assert members[0]["rtt_ms"] == pytest.approx(draw.rtt_ms)
+
+
+@pytest.mark.skipif(not LAB_BIN.exists(), reason="make agents builds fathom-lab")
+def test_every_drawn_scenario_is_one_the_lab_accepts() -> None:
+    with tempfile.TemporaryDirectory() as folder:
+        for draw in matrix(31, 64):
+            path = Path(folder) / f"{draw.name}.yaml"
+            path.write_text(yaml.safe_dump(scenario(draw)))
+            check = subprocess.run([str(LAB_BIN), "check", str(path)], capture_output=True, text=True)
+            assert check.returncode == 0, (draw.name, check.stderr)
+
+
+def test_a_request_answered_after_the_next_one_left_is_not_lost() -> None:
+    out = """PING 198.18.0.2 (198.18.0.2) from 198.18.0.1 : 56(84) bytes of data.
+[1000.000] no answer yet for icmp_seq=1
+[1000.005] no answer yet for icmp_seq=2
+[1000.011] 64 bytes from 198.18.0.2: icmp_seq=1 ttl=64 time=11.0 ms
+[1000.016] 64 bytes from 198.18.0.2: icmp_seq=2 ttl=64 time=11.1 ms
+[1000.020] no answer yet for icmp_seq=3
+[1000.041] 64 bytes from 198.18.0.2: icmp_seq=4 ttl=64 time=11.2 ms
+[1000.042] 64 bytes from 198.18.0.2: icmp_seq=4 ttl=64 time=11.3 ms (DUP!)
+garbage line
+[not a time] 64 bytes from 198.18.0.2: icmp_seq=5 ttl=64 time=1 ms
+"""
+    assert ping_samples(out) == [[1000.011, 11.0], [1000.016, 11.1], [1000.02, None], [1000.041, 11.2]]
+    assert ping_samples("") == []
