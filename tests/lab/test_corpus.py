@@ -21,7 +21,7 @@ def test_the_matrix_draws_every_class_and_is_reproducible() -> None:
     draws = matrix(31, 64)
     assert [d.name for d in draws] == [d.name for d in matrix(31, 64)]
     assert [d.name for d in matrix(31, 4, first=60)] == [d.name for d in draws[60:]]
-    assert Counter(d.limit for d in draws) == {limit: 8 for limit in LIMITS}
+    assert Counter(d.limit for d in draws) == dict.fromkeys(LIMITS, 8)
     assert {d.congestion_control for d in draws} == {"cubic", "bbr", "reno"}
     assert {d.mtu for d in draws} == {1500, 9000}
     assert {d.ecmp for d in draws} == {"none", "forward", "reverse", "both"}
