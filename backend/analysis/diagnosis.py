@@ -32,6 +32,14 @@ QUEUE_RTT_FACTOR = 1.25
 # Flat-topped: per-second rates varying less than this (coefficient of variation with the
 # outlying seconds trimmed, analysis.intervals.trimmed_cv).
 FLAT_RATE_CV = 0.10
+# A longer RTT under load is a queue only if it holds this many packets at the run's rate.
+QUEUE_MIN_PACKETS = 4
+DEFAULT_MSS_BYTES = 1448
+# The share of its buffer a window keeps in flight, as multiples of the planned share
+# (receive: the planned window fraction) or as shares of sk_sndbuf (send side; tcp-ceilings.md).
+RECEIVE_SHARE_RANGE = (0.75, 1.0)
+SEND_SHARE_RANGE = (0.5, 0.95)
+TERM_NAMES = {Limit.RECEIVE_WINDOW: "receive window", Limit.SEND_BUFFER: "send buffer"}
 LIMIT_LABELS = {
     Limit.LINK: Diagnosis.CAPACITY,
     Limit.RECEIVE_WINDOW: Diagnosis.RECEIVE_WINDOW,
@@ -80,6 +88,42 @@ def binding_rate(label: Diagnosis, rate_bps: float, terms: dict[Limit, Term]) ->
         return link if near(rate_bps, link) else rate_bps
     term = {v: k for k, v in LIMIT_LABELS.items()}.get(label)
     return terms[term].rate_bps if term is not None and term in terms else None
+
+
+def queue_holds_packets(rate_bps: float, excess_rtt_ms: float, mss_bytes: int | None) -> bool:
+    """Whether RTT grown by excess_rtt_ms at rate_bps is a queue: it must hold a few packets.
+    A flow collapsed to a trickle (retransmission timeouts behind a policer) or a host whose
+    CPU delays packets shows a longer RTT with nothing queued at any bottleneck."""
+    return excess_rtt_ms / 1000 * rate_bps / 8 >= QUEUE_MIN_PACKETS * (mss_bytes or DEFAULT_MSS_BYTES)
+
+
+def window_explains(rate_bps: float, ceilings: RunCeilings) -> tuple[Limit, float, float] | None:
+    """The lowest window term, with the range of rates it allows, when the rate lies in it.
+
+    A window term rests on the share of its buffer a flow keeps in flight, which the kernel
+    sets and Fathom only plans: the send side keeps 0.5 to about 0.95 of sk_sndbuf in flight,
+    the receive side advertises its planned fraction within RECEIVE_SHARE_RANGE. A run
+    reaching 75 % of a planned send-buffer ceiling is that buffer, not a bottleneck.
+    """
+    terms = ceilings.at_min_rtt.ceilings.terms()
+    buffers = ceilings.buffers
+    candidates: list[tuple[Limit, float, float]] = []
+    receive = terms[Limit.RECEIVE_WINDOW].rate_bps
+    if receive and buffers.receive_fraction:
+        low, high = RECEIVE_SHARE_RANGE
+        candidates.append((Limit.RECEIVE_WINDOW, receive * low, receive * high))
+    send = terms[Limit.SEND_BUFFER].rate_bps
+    if send and buffers.send_fraction:
+        low, high = (share / buffers.send_fraction for share in SEND_SHARE_RANGE)
+        candidates.append((Limit.SEND_BUFFER, send * low, send * high))
+    if not candidates:
+        return None
+    lowest = min(candidates, key=lambda candidate: candidate[2])
+    # Another window's range overlapping the lowest one's: which binds is not clear.
+    if any(other is not lowest and other[1] <= lowest[2] for other in candidates):
+        return None
+    _, low, high = lowest
+    return lowest if (1 - NEAR_FRACTION) * low <= rate_bps <= (1 + NEAR_FRACTION) * high else None
 
 
 def near(rate_bps: float, term_bps: float | None) -> bool:
@@ -146,6 +190,7 @@ def diagnose(
         load_rtt is not None
         and base_rtt is not None
         and load_rtt > QUEUE_RTT_FACTOR * base_rtt
+        and queue_holds_packets(rate, load_rtt - base_rtt, facts.mss_bytes)
         and (near(rate, window_under_load) or (stats.retransmits == 0 and (fraction or 1.0) < 1 - NEAR_FRACTION))
     ):
         return result(
@@ -184,6 +229,14 @@ def diagnose(
     loss_term = terms[Limit.LOSS]
     if loss_term.known and stats.retransmits and loss_term.rate_bps and rate <= 1.5 * loss_term.rate_bps:
         return result(Diagnosis.LOSS, f"{rate_text(rate)} is near the loss ceiling {rate_text(loss_term.rate_bps)}")
+    explained = window_explains(rate, ceilings)
+    if explained is not None:
+        limit, low, high = explained
+        return result(
+            LIMIT_LABELS[limit],
+            f"{rate_text(rate)} is what the {TERM_NAMES[limit]} allows between its least and largest share in "
+            f"flight ({rate_text(low)} to {rate_text(high)}), and nothing shows a bottleneck on the path",
+        )
     if stats.rate_cv is not None and stats.rate_cv < FLAT_RATE_CV and (fraction is None or fraction < 0.9):
         return result(
             Diagnosis.CAPACITY,

@@ -92,8 +92,11 @@ def interval_stats(rows: Sequence[IntervalRow], mss_bytes: int | None) -> Interv
     last third averaging more than 1.1x the first third means slow start had not finished.
     """
     measured = [row for row in rows if not row.omitted and row.end_s > row.start_s]
+    # A reverse run carries both ends' intervals (the client's as receiver, the server's as
+    # sender, with its TCP_INFO): the rate is what arrived, counted once.
+    delivered = [row for row in measured if not row.sender] or measured
     per_second: dict[float, float] = defaultdict(float)
-    for row in measured:
+    for row in delivered:
         per_second[round(row.end_s, 3)] += row.bits_per_s
     rates = [per_second[key] for key in sorted(per_second)]
     steady = statistics.median(rates) if rates else None

@@ -186,6 +186,41 @@ def test_seed_002_policer_suspected_when_tcp_loses_far_more_than_ping() -> None:
     assert any(item.kind == "pacing" and item.where == "tigo" for item in advice)
 
 
+def test_a_policed_flow_collapsed_under_a_loaded_cpu_is_no_queue() -> None:
+    # A fresh machine's make test, other suites loading both cores: TCP through seed 002's
+    # policer collapsed to 0.2 Mbit/s, its measured seconds without a retransmit (timeouts
+    # between them), and its RTT under load read 390 ms against 310 ms: "capacity 0.2
+    # Mbit/s". At 0.2 Mbit/s, 80 ms holds 2 KB, not a queue at any bottleneck.
+    facts = seed_002_facts(run_mean_rtt_ms=390.0)
+    quiet = interval_stats(steady_rows(0.2e6, retransmits=0, pmtu=1500, jitter=0.5), facts.mss_bytes)
+    assert diagnose(run_ceilings(facts), quiet, facts).label is Diagnosis.BELOW_CEILINGS
+    lossy = interval_stats(steady_rows(0.2e6, retransmits=3, pmtu=1500, jitter=0.5), facts.mss_bytes)
+    assert diagnose(run_ceilings(facts), lossy, facts).label is Diagnosis.POLICER
+
+
+def test_a_sender_at_three_quarters_of_its_send_buffer_ceiling_is_send_buffer_limited() -> None:
+    # A small tcp_wmem (1 MiB) on a tuned path: the run kept 0.7 of the buffer in flight,
+    # 75 % of the ceiling planned from 0.9 (the run's own in-flight evidence), flat and
+    # without loss. "Flat below the hosts' ceilings" called it a path bottleneck.
+    rtt_s = 0.040
+    rate = 0.7 * MIB * 8 / rtt_s
+    facts = grnet_default(
+        sender=host(64 * MIB, wmem_max=1 * MIB),
+        receiver=host(64 * MIB),
+        run_min_rtt_ms=40.0,
+        run_mean_rtt_ms=40.4,
+        path_min_rtt_ms=40.0,
+        mode_rtts_ms=(),
+        inflight_bytes=rate * 0.0404 / 8,
+    )
+    ceilings = run_ceilings(facts)
+    assert ceilings.at_min_rtt.limit is Limit.SEND_BUFFER
+    stats = interval_stats(steady_rows(rate, snd_wnd=60 * MIB, snd_cwnd=2 * MIB), facts.mss_bytes)
+    result = diagnose(ceilings, stats, facts)
+    assert result.label is Diagnosis.SEND_BUFFER, result.evidence[0]
+    assert result.binding_bps == ceilings.at_min_rtt.ceilings.send_buffer.rate_bps
+
+
 def test_one_ping_lost_of_a_hundred_does_not_hide_the_policer() -> None:
     # A CI run of seed 002: TCP lost 6.1% through the policer while 1 of 100 pings was lost
     # (the head-end's 0.05%). Read as 1%, that loss "explained" the run; the pings only show

@@ -87,3 +87,14 @@ def test_slow_start_is_judged_on_the_thirds_medians() -> None:
     assert not still_rising([2.6e8, 5e8, 5e8, 5e8, 5e8, 5e8, 5e8, 5e8, 5e8])
     assert still_rising([2e8, 2e8, 5e8, 5e8, 5e8, 5e8, 5e8, 5e8, 5e8])
     assert not still_rising([5e8, 5e8]) and not still_rising([0.0, 0.0, 1e8])
+
+
+def test_a_reverse_run_with_both_ends_counts_the_rate_once_and_keeps_the_senders_tcp_info() -> None:
+    # iperf3 -R --get-server-output: the client's receiver rows and the server's sender rows.
+    received = per_second_rows([400e6] * 8, stream=5)
+    received = [IntervalRow(**{**row.__dict__, "sender": False}) for row in received]
+    sent = per_second_rows([410e6] * 8, stream=5, retransmits=3, snd_cwnd_bytes=900_000, snd_wnd_bytes=800_000,
+                           rtt_us=9100, pmtu=9000)  # fmt: skip
+    stats = interval_stats([*received, *sent], 8948)
+    assert stats.steady_rate_bps == 400e6  # what arrived, not 810 Mbit/s
+    assert stats.retransmits == 24 and stats.window_limited_share == 1.0 and stats.pmtu_bytes == 9000
