@@ -1,6 +1,8 @@
 // Package throughput runs iperf3 against a peer agent's iperf3 server and turns its JSON
 // into a measurement: every interval of every stream, the end summary, the socket buffers
 // and congestion control actually used, and iperf3's own error when the test did not run.
+// A reverse TCP run also carries the sending server's TCP_INFO when the server's own JSON
+// came back with it (--get-server-output).
 package throughput
 
 import (
@@ -37,17 +39,18 @@ func Parse(data []byte) (result.Throughput, error) {
 	// iperf3 reports a test that did not run, or broke off, in "error", sometimes with no
 	// "start" section at all; it is checked first because exit codes with -J lie (3.12).
 	if doc.Error != "" {
-		partial, err := measurement(doc)
+		partial, err := measurement(doc, nil)
 		if err != nil || len(partial.Intervals) == 0 {
 			partial = result.Throughput{}
 		}
 		return partial, classify(doc.Error)
 	}
-	return measurement(doc)
+	return measurement(doc, sendingServer(data, doc))
 }
 
-// measurement is the run a document describes, whole or up to where it broke off.
-func measurement(doc document) (result.Throughput, error) {
+// measurement is the run a document describes, whole or up to where it broke off, with
+// the sending server's account of a reverse run when there is one.
+func measurement(doc document, server *serverSide) (result.Throughput, error) {
 	if doc.Start == nil {
 		return result.Throughput{}, fmt.Errorf("%w: no \"start\" section", ErrNotIperf3JSON)
 	}
@@ -75,25 +78,42 @@ func measurement(doc document) (result.Throughput, error) {
 			if s.Sender != nil {
 				sender = *s.Sender
 			}
-			out.Intervals = append(out.Intervals, result.ThroughputInterval{
-				Stream: s.Socket, StartS: s.Start, EndS: s.End, Bytes: byteCount(s.Bytes), BitsPerS: rate(s.BitsPerSecond),
-				Omitted: s.Omitted, Sender: sender,
-				Retransmits: counter(s.Retransmits), SndCwnd: positive(s.SndCwnd), SndWnd: positive(s.SndWnd),
-				RTTUs: positive(s.RTT), RTTVarUs: counter(s.RTTVar), PMTU: positive(s.PMTU),
-				Packets: counter(s.Packets), JitterMs: finite(s.JitterMs), LostPackets: counter(s.LostPackets),
-			})
+			out.Intervals = append(out.Intervals, interval(s, s.Socket, sender))
 		}
 	}
+	if server != nil && len(out.Intervals)+len(server.intervals) <= maxIntervals {
+		out.Intervals = append(out.Intervals, server.intervals...)
+	}
 	cpu := doc.End.CPUUtilizationPercent
-	for _, s := range doc.End.Streams {
+	for i, s := range doc.End.Streams {
 		summary := streamSummary(s)
+		if server != nil {
+			summary = withSenderInfo(summary, server.streams[i])
+		}
 		out.StreamSummaries = append(out.StreamSummaries, summary)
 	}
 	out.Summary = totals(doc, out.StreamSummaries)
+	if server != nil {
+		out.Summary.Retransmits = orElse(out.Summary.Retransmits, server.retransmits)
+		if out.SenderCongestion == "" {
+			out.SenderCongestion = server.congestion
+		}
+	}
 	if cpu != nil {
 		out.Summary.HostCPUPercent, out.Summary.RemoteCPUPercent = finite(cpu.HostTotal), finite(cpu.RemoteTotal)
 	}
 	return out, nil
+}
+
+// interval is one stream's row of one reporting interval, under the client's stream id.
+func interval(s intervalStream, stream int, sender bool) result.ThroughputInterval {
+	return result.ThroughputInterval{
+		Stream: stream, StartS: s.Start, EndS: s.End, Bytes: byteCount(s.Bytes), BitsPerS: rate(s.BitsPerSecond),
+		Omitted: s.Omitted, Sender: sender,
+		Retransmits: counter(s.Retransmits), SndCwnd: positive(s.SndCwnd), SndWnd: positive(s.SndWnd),
+		RTTUs: positive(s.RTT), RTTVarUs: counter(s.RTTVar), PMTU: positive(s.PMTU),
+		Packets: counter(s.Packets), JitterMs: finite(s.JitterMs), LostPackets: counter(s.LostPackets),
+	}
 }
 
 func streamSummary(s endStream) result.ThroughputSummary {
@@ -115,6 +135,140 @@ func streamSummary(s endStream) result.ThroughputSummary {
 		sum.ReceiverBitsPerS, sum.ReceiverBytes = delivered(*s.UDP, sum.Packets, sum.LostPackets)
 	}
 	return sum
+}
+
+// MaxIntervals is the most interval rows a run may carry (the contract's intervals
+// maxItems): one per stream and second of the longest run, its omitted seconds and a last
+// partial one included.
+const MaxIntervals = (MaxDurationS + MaxOmitS + 1) * MaxParallel
+
+// maxIntervals is MaxIntervals, lowered by tests.
+var maxIntervals = MaxIntervals
+
+// serverSide is what the sending server's own JSON adds to a reverse TCP run: its rows, with
+// TCP_INFO, under the client's stream ids; its end summaries by the index of the client's end
+// stream they describe; its retransmits and congestion control.
+type serverSide struct {
+	intervals   []result.ThroughputInterval
+	streams     map[int]result.ThroughputSummary
+	retransmits *int64
+	congestion  string
+}
+
+// sendingServer is the server's account of a reverse TCP run: the "server_output_json" that
+// --get-server-output adds when the server itself runs with -J (a server without -J sends
+// "server_output_text", which has no RTT, and is not read). A server part that is missing,
+// malformed, an error, of another test or not matched to the client's streams is nil: the
+// client's document then reads as if the server had said nothing.
+func sendingServer(data []byte, doc document) *serverSide {
+	if doc.Start == nil || doc.Start.TestStart.Protocol != "TCP" || doc.Start.TestStart.Reverse == 0 || len(doc.ServerOutputJSON) == 0 {
+		return nil
+	}
+	var server document
+	var clientIDs, serverIDs streamIDs
+	if json.Unmarshal(doc.ServerOutputJSON, &server) != nil || json.Unmarshal(doc.ServerOutputJSON, &serverIDs) != nil ||
+		json.Unmarshal(data, &clientIDs) != nil {
+		return nil
+	}
+	if server.Error != "" || server.Start == nil || server.Start.TestStart.Protocol != "TCP" || len(server.Intervals) == 0 {
+		return nil
+	}
+	if cookie := serverIDs.Start.Cookie; cookie != "" && clientIDs.Start.Cookie != "" && cookie != clientIDs.Start.Cookie {
+		return nil
+	}
+	ids := sameStreams(clientIDs.Start.Connected, serverIDs.Start.Connected)
+	if ids == nil {
+		return nil
+	}
+	out := &serverSide{streams: map[int]result.ThroughputSummary{}, congestion: server.End.SenderTCPCongestion}
+	for _, iv := range server.Intervals {
+		for _, s := range iv.Streams {
+			id, ok := ids[s.Socket]
+			if !ok {
+				return nil
+			}
+			// The server sends in a reverse run; before 3.7 it says so with no flag.
+			if s.Sender == nil || *s.Sender {
+				out.intervals = append(out.intervals, interval(s, id, true))
+			}
+		}
+	}
+	if len(out.intervals) == 0 {
+		return nil
+	}
+	clientStream := map[int]int{} // the client's stream id -> its index in the client's end streams
+	for i, s := range clientIDs.End.Streams {
+		if id := s.socket(); id != nil {
+			clientStream[*id] = i
+		}
+	}
+	for j, s := range server.End.Streams {
+		if j >= len(serverIDs.End.Streams) {
+			break // both read the same array; a guard, not a case
+		}
+		if socket := serverIDs.End.Streams[j].socket(); socket != nil {
+			if id, ok := ids[*socket]; ok {
+				if i, ok := clientStream[id]; ok {
+					out.streams[i] = streamSummary(s)
+				}
+			}
+		}
+	}
+	if server.End.SumSent != nil {
+		out.retransmits = counter(server.End.SumSent.Retransmits)
+	}
+	return out
+}
+
+// sameStreams maps the server's socket of each stream to the client's. A stream is one
+// connection, whose remote port at the server is the client's local port, unless a NAT
+// between them changed it; then the order tells, as the client connects its streams one
+// after another and the server accepts them in that order. nil: the two do not match.
+func sameStreams(client, server []connection) map[int]int {
+	if len(client) == 0 || len(client) != len(server) {
+		return nil
+	}
+	byPort := make(map[int]int, len(client))
+	for _, c := range client {
+		byPort[c.LocalPort] = c.Socket
+	}
+	ids := make(map[int]int, len(server))
+	for _, s := range server {
+		if id, ok := byPort[s.RemotePort]; ok {
+			ids[s.Socket] = id
+		}
+	}
+	if len(ids) != len(server) {
+		clear(ids)
+		for i, s := range server {
+			ids[s.Socket] = client[i].Socket
+		}
+	}
+	distinct := map[int]bool{}
+	for _, id := range ids {
+		distinct[id] = true
+	}
+	if len(ids) != len(server) || len(distinct) != len(ids) {
+		return nil // the same socket twice: a damaged document
+	}
+	return ids
+}
+
+// withSenderInfo fills in what the client of a reverse run does not know of the sending
+// side from the server's summary of the same stream: TCP_INFO, and retransmits if missing.
+func withSenderInfo(sum, server result.ThroughputSummary) result.ThroughputSummary {
+	sum.Retransmits = orElse(sum.Retransmits, server.Retransmits)
+	sum.MinRTTUs, sum.MeanRTTUs = orElse(sum.MinRTTUs, server.MinRTTUs), orElse(sum.MeanRTTUs, server.MeanRTTUs)
+	sum.MaxRTTUs = orElse(sum.MaxRTTUs, server.MaxRTTUs)
+	sum.MaxSndCwnd, sum.MaxSndWnd = orElse(sum.MaxSndCwnd, server.MaxSndCwnd), orElse(sum.MaxSndWnd, server.MaxSndWnd)
+	return sum
+}
+
+func orElse(v, fallback *int64) *int64 {
+	if v == nil {
+		return fallback
+	}
+	return v
 }
 
 // delivered is what reached the receiver of a UDP run reported only as sent, with the
@@ -277,6 +431,47 @@ type document struct {
 		ReceiverTCPCongestion string `json:"receiver_tcp_congestion"`
 	} `json:"end"`
 	Error string `json:"error"`
+	// The server's own -J document (--get-server-output), read apart (sendingServer) so that
+	// whatever it holds never fails the client's.
+	ServerOutputJSON json.RawMessage `json:"server_output_json"`
+}
+
+// streamIDs is how a document names its streams: its connections, and the socket of each
+// end summary. It is read apart from document, for the same reason.
+type streamIDs struct {
+	Start struct {
+		Cookie    string       `json:"cookie"`
+		Connected []connection `json:"connected"`
+	} `json:"start"`
+	End struct {
+		Streams []endSockets `json:"streams"`
+	} `json:"end"`
+}
+
+type endSockets struct {
+	Sender *struct {
+		Socket int `json:"socket"`
+	} `json:"sender"`
+	Receiver *struct {
+		Socket int `json:"socket"`
+	} `json:"receiver"`
+}
+
+// socket is the stream an end summary describes, nil if it does not say.
+func (e endSockets) socket() *int {
+	switch {
+	case e.Sender != nil:
+		return &e.Sender.Socket
+	case e.Receiver != nil:
+		return &e.Receiver.Socket
+	}
+	return nil
+}
+
+type connection struct {
+	Socket     int `json:"socket"`
+	LocalPort  int `json:"local_port"`
+	RemotePort int `json:"remote_port"`
 }
 
 type intervalStream struct {

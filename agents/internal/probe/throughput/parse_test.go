@@ -6,8 +6,12 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
+	"strconv"
 	"testing"
+	"time"
 
+	"github.com/fathom-net/fathom/agents/internal/contract"
 	"github.com/fathom-net/fathom/agents/internal/result"
 )
 
@@ -267,6 +271,240 @@ func TestIperf3ErrorsBecomeClassifiedRunErrors(t *testing.T) {
 	} {
 		if got := classify(message).Class; got != class {
 			t.Errorf("%q: %s, want %s", message, got, class)
+		}
+	}
+}
+
+// A reverse TCP run's client receives: its rows are the receiver's. With --get-server-output
+// against a server running -J, the server's own rows come back too, with the sender's
+// TCP_INFO; they join the client's as sender rows, under the client's stream ids, and the
+// server's end summary fills in the sender's RTT and windows.
+func TestParseReverseRunWithTheSendingServersOutput(t *testing.T) {
+	cases := []struct {
+		file                  string
+		streams               []int // the client's stream ids
+		received, sent        int   // rows
+		minRTT, meanRTT, maxR int64
+		maxCwnd, maxWnd       int64
+		retransmits           int64
+	}{
+		// -t 3 -O 1: the server also printed a last 1.2 ms interval the client did not.
+		{"iperf3-3.12-tcp-reverse-server-output.json", []int{5}, 4, 5, 123, 217, 384, 3012218, 32901120, 29},
+		// -P 2: the server's sockets are 5 and 8, the client's 5 and 7.
+		{"iperf3-3.12-tcp-reverse-parallel2-server-output.json", []int{5, 7}, 4, 4, 169, 205, 241, 1309660, 396288, 0},
+	}
+	for _, tc := range cases {
+		t.Run(tc.file, func(t *testing.T) {
+			o, err := Parse(load(t, tc.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !o.Reverse || o.Protocol != "TCP" || o.SenderCongestion == "" {
+				t.Fatalf("run %+v", o)
+			}
+			received, sent := 0, 0
+			streams := map[bool]map[int]bool{false: {}, true: {}}
+			for _, iv := range o.Intervals {
+				streams[iv.Sender][iv.Stream] = true
+				if !iv.Sender {
+					received++
+					if iv.SndCwnd != nil || iv.RTTUs != nil {
+						t.Errorf("a receiver row with the sender's TCP_INFO: %+v", iv)
+					}
+					continue
+				}
+				sent++
+				if iv.RTTUs == nil || iv.SndCwnd == nil || iv.SndWnd == nil || iv.RTTVarUs == nil || iv.PMTU == nil ||
+					iv.Retransmits == nil || iv.Bytes <= 0 || iv.BitsPerS <= 0 || iv.EndS <= iv.StartS {
+					t.Errorf("sender row %+v", iv)
+				}
+			}
+			if received != tc.received || sent != tc.sent {
+				t.Fatalf("%d receiver rows, %d sender rows; want %d, %d", received, sent, tc.received, tc.sent)
+			}
+			for _, id := range tc.streams {
+				if !streams[false][id] || !streams[true][id] {
+					t.Errorf("stream %d lacks receiver or sender rows: %v", id, streams)
+				}
+			}
+			if len(streams[true]) != len(tc.streams) {
+				t.Errorf("sender rows under the server's stream ids: %v", streams[true])
+			}
+			s := o.Summary
+			if s.MinRTTUs == nil || *s.MinRTTUs != tc.minRTT || s.MeanRTTUs == nil || *s.MeanRTTUs != tc.meanRTT ||
+				s.MaxRTTUs == nil || *s.MaxRTTUs != tc.maxR || s.MaxSndCwnd == nil || *s.MaxSndCwnd != tc.maxCwnd ||
+				s.MaxSndWnd == nil || *s.MaxSndWnd != tc.maxWnd || s.Retransmits == nil || *s.Retransmits != tc.retransmits {
+				t.Errorf("summary rtt %s/%s/%s cwnd %s wnd %s retransmits %s", show(s.MinRTTUs), show(s.MeanRTTUs),
+					show(s.MaxRTTUs), show(s.MaxSndCwnd), show(s.MaxSndWnd), show(s.Retransmits))
+			}
+			if s.ReceiverBitsPerS <= 0 || s.SenderBitsPerS <= 0 {
+				t.Errorf("rates %+v", s)
+			}
+			for i, ss := range o.StreamSummaries {
+				if ss.MinRTTUs == nil || ss.MeanRTTUs == nil || ss.MaxSndCwnd == nil || ss.Retransmits == nil {
+					t.Errorf("stream summary %d %+v", i, ss)
+				}
+			}
+			res := result.New(TestType, "throughput:peer", "", "127.0.0.1", "0b7e4c1d-2f3a-4b5c-8d9e-0a1b2c3d4e5f", time.Now())
+			o.Options = Spec{DurationS: o.DurationS, OmitS: o.OmitS, Parallel: o.Streams, Reverse: true}.Options()
+			res.Throughput = &o
+			checkAgainstContract(t, res)
+		})
+	}
+}
+
+func show(v *int64) string {
+	if v == nil {
+		return "null"
+	}
+	return strconv.FormatInt(*v, 10)
+}
+
+// A server without -J (the agents' own) answers --get-server-output with its text output,
+// which has no RTT: the run reads as one without the server's part.
+func TestParseReverseRunWithTheServersTextOutput(t *testing.T) {
+	o, err := Parse(load(t, "iperf3-3.12-tcp-reverse-server-text.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, iv := range o.Intervals {
+		if iv.Sender || iv.RTTUs != nil {
+			t.Fatalf("row %+v from a text server output", iv)
+		}
+	}
+	if len(o.Intervals) != 2 || o.Summary.MinRTTUs != nil || o.Summary.ReceiverBitsPerS <= 0 {
+		t.Fatalf("%d rows, summary %+v", len(o.Intervals), o.Summary)
+	}
+}
+
+// Whatever the server's part holds, the client's document reads exactly as it would
+// without it: a run never fails, or changes, because of a server part that cannot be used.
+func TestParseIgnoresAServerPartItCannotUse(t *testing.T) {
+	var real map[string]any
+	if err := json.Unmarshal(load(t, "iperf3-3.12-tcp-reverse-server-output.json"), &real); err != nil {
+		t.Fatal(err)
+	}
+	server := func(d map[string]any) map[string]any { return d["server_output_json"].(map[string]any) }
+	set := func(value any) func(map[string]any) {
+		return func(d map[string]any) { d["server_output_json"] = value }
+	}
+	cases := map[string]func(d map[string]any){
+		"a string":                  set("Accepted connection from 127.0.0.1"),
+		"a number":                  set(5),
+		"null":                      set(nil),
+		"an array":                  set([]any{}),
+		"an empty object":           set(map[string]any{}),
+		"intervals a number":        set(map[string]any{"intervals": 5}),
+		"interval streams a string": set(map[string]any{"intervals": []any{map[string]any{"streams": "x"}}}),
+		"an error document":         set(map[string]any{"error": "the server is busy running a test. try again later"}),
+		"an error with intervals":   func(d map[string]any) { server(d)["error"] = "interrupt - the server has terminated" },
+		"no start":                  func(d map[string]any) { delete(server(d), "start") },
+		"start a string":            func(d map[string]any) { server(d)["start"] = "x" },
+		"no intervals":              func(d map[string]any) { delete(server(d), "intervals") },
+		"empty intervals":           func(d map[string]any) { server(d)["intervals"] = []any{} },
+		"end a number":              func(d map[string]any) { server(d)["end"] = 7 },
+		"end streams a number":      func(d map[string]any) { server(d)["end"].(map[string]any)["streams"] = 7 },
+		"a socket a string": func(d map[string]any) {
+			iv := server(d)["intervals"].([]any)[1].(map[string]any)["streams"].([]any)[0].(map[string]any)
+			iv["socket"] = "5"
+		},
+		"rtt a string": func(d map[string]any) {
+			iv := server(d)["intervals"].([]any)[1].(map[string]any)["streams"].([]any)[0].(map[string]any)
+			iv["rtt"] = "fast"
+		},
+		"a UDP test": func(d map[string]any) {
+			server(d)["start"].(map[string]any)["test_start"].(map[string]any)["protocol"] = "UDP"
+		},
+		"another test's cookie": func(d map[string]any) { server(d)["start"].(map[string]any)["cookie"] = "another" },
+		"no connections":        func(d map[string]any) { delete(server(d)["start"].(map[string]any), "connected") },
+		"connections a string":  func(d map[string]any) { server(d)["start"].(map[string]any)["connected"] = "x" },
+		"a stream too many": func(d map[string]any) {
+			start := server(d)["start"].(map[string]any)
+			start["connected"] = append(start["connected"].([]any), map[string]any{"socket": 8, "remote_port": 1})
+		},
+		"a stream it never connected": func(d map[string]any) {
+			iv := server(d)["intervals"].([]any)[1].(map[string]any)["streams"].([]any)[0].(map[string]any)
+			iv["socket"] = 99
+		},
+		"only receiver rows": func(d map[string]any) {
+			for _, iv := range server(d)["intervals"].([]any) {
+				for _, s := range iv.(map[string]any)["streams"].([]any) {
+					s.(map[string]any)["sender"] = false
+				}
+			}
+		},
+		"the client's connections damaged": func(d map[string]any) { d["start"].(map[string]any)["connected"] = 5 },
+		"a forward run":                    func(d map[string]any) { d["start"].(map[string]any)["test_start"].(map[string]any)["reverse"] = 0 },
+		"a UDP run": func(d map[string]any) {
+			d["start"].(map[string]any)["test_start"].(map[string]any)["protocol"] = "UDP"
+		},
+	}
+	for name, damage := range cases {
+		t.Run(name, func(t *testing.T) {
+			doc := clone(t, real)
+			damage(doc)
+			with, err := json.Marshal(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			delete(doc, "server_output_json")
+			without, err := json.Marshal(doc)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, gotErr := Parse(with)
+			want, wantErr := Parse(without)
+			if (gotErr == nil) != (wantErr == nil) || !reflect.DeepEqual(got, want) {
+				t.Fatalf("with the server's part: %v %+v\nwithout: %v %+v", gotErr, got.Summary, wantErr, want.Summary)
+			}
+			for _, iv := range got.Intervals {
+				if iv.Sender {
+					t.Fatalf("a sender row from an unusable server part: %+v", iv)
+				}
+			}
+		})
+	}
+}
+
+func clone(t *testing.T, doc map[string]any) map[string]any {
+	t.Helper()
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out map[string]any
+	if err := json.Unmarshal(data, &out); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// When the server's rows would take a run past the contract's bound on rows, they are left
+// out; the server's end summary, which adds no rows, still fills in the sender's RTT.
+func TestParseLeavesOutServerRowsBeyondTheContractsBound(t *testing.T) {
+	schema := contract.Load(t, "result-batch.v1.schema.json")
+	bound := schema["$defs"].(map[string]any)["throughput"].(map[string]any)["properties"].(map[string]any)["intervals"].(map[string]any)["maxItems"]
+	if bound != float64(MaxIntervals) {
+		t.Fatalf("the contract bounds intervals at %v, MaxIntervals is %d", bound, MaxIntervals)
+	}
+	// The real file's 4 client and 5 server rows against a bound of 8 and of 9.
+	defer func(saved int) { maxIntervals = saved }(maxIntervals)
+	for bound, want := range map[int][2]int{8: {4, 0}, 9: {4, 5}} {
+		maxIntervals = bound
+		o, err := Parse(load(t, "iperf3-3.12-tcp-reverse-server-output.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := [2]int{}
+		for _, iv := range o.Intervals {
+			if iv.Sender {
+				rows[1]++
+			} else {
+				rows[0]++
+			}
+		}
+		if rows != want || o.Summary.MinRTTUs == nil || o.Summary.MaxSndCwnd == nil {
+			t.Fatalf("bound %d: %v receiver and sender rows, want %v; summary %+v", bound, rows, want, o.Summary)
 		}
 	}
 }

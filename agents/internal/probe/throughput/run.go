@@ -216,6 +216,11 @@ func (s Spec) Args(address, bind string) []string {
 	if s.Reverse {
 		args = append(args, "-R")
 	}
+	if s.Reverse && !s.UDP && !s.rampStep && len(s.RampBps) == 0 {
+		// The client of a reverse TCP run receives and has no TCP_INFO of the sending side
+		// (RTT, windows): the server's own JSON has it, when the server runs with -J (parse.go).
+		args = append(args, "--get-server-output")
+	}
 	if s.UDP {
 		args = append(args, "-u", "-b", strconv.FormatInt(s.BitrateBps, 10))
 	}

@@ -51,7 +51,7 @@ func TestArgsCarryEveryOption(t *testing.T) {
 	args := spec.Args("198.18.0.2", "198.18.0.1")
 	for _, want := range [][]string{{"-c", "198.18.0.2"}, {"-t", "20"}, {"-O", "3"}, {"-P", "4"}, {"-w", "131072"},
 		{"-R"}, {"-C", "cubic"}, {"-M", "1400"}, {"--fq-rate", "90000000"}, {"-p", "5202"}, {"-B", "198.18.0.1"},
-		{"--connect-timeout", "3000"}, {"-J"}} {
+		{"--connect-timeout", "3000"}, {"-J"}, {"--get-server-output"}} {
 		i := slices.Index(args, want[0])
 		if i < 0 || (len(want) == 2 && args[i+1] != want[1]) {
 			t.Errorf("args %v lack %v", args, want)
@@ -63,6 +63,89 @@ func TestArgsCarryEveryOption(t *testing.T) {
 	}
 	if i := slices.Index(udp, "-p"); i < 0 || udp[i+1] != "5201" || slices.Contains(udp, "-B") {
 		t.Errorf("default port and no bind: %v", udp)
+	}
+}
+
+// Only a reverse TCP run asks for the server's output: its client receives, and the
+// sender's TCP_INFO (RTT, windows) is the server's. Every other run's command line is as
+// it always was.
+func TestArgsAskForTheServersOutputOnlyInReverseTCPRuns(t *testing.T) {
+	base := []string{"-c", "198.18.0.2", "-p", "5201", "-J", "-t", "10", "-O", "2", "--connect-timeout", "5000", "-4"}
+	cases := []struct {
+		name string
+		spec Spec
+		tail []string
+	}{
+		{"forward TCP", Spec{DurationS: 10, OmitS: 2, Parallel: 1}, nil},
+		{"reverse TCP", Spec{DurationS: 10, OmitS: 2, Parallel: 1, Reverse: true}, []string{"-R", "--get-server-output"}},
+		{"reverse TCP, 4 streams", Spec{DurationS: 10, OmitS: 2, Parallel: 4, Reverse: true},
+			[]string{"-P", "4", "-R", "--get-server-output"}},
+		{"forward UDP", Spec{DurationS: 10, OmitS: 2, Parallel: 1, UDP: true, BitrateBps: 50_000_000},
+			[]string{"-u", "-b", "50000000"}},
+		{"reverse UDP", Spec{DurationS: 10, OmitS: 2, Parallel: 1, UDP: true, BitrateBps: 50_000_000, Reverse: true},
+			[]string{"-R", "-u", "-b", "50000000"}},
+	}
+	for _, tc := range cases {
+		if got, want := tc.spec.Args("198.18.0.2", ""), append(slices.Clone(base), tc.tail...); !slices.Equal(got, want) {
+			t.Errorf("%s: args %v, want %v", tc.name, got, want)
+		}
+	}
+	// A reverse ramp's steps are UDP runs: no server output either.
+	ramp := Spec{DurationS: 2, Parallel: 1, UDP: true, Reverse: true, RampBps: []int64{10_000_000, 20_000_000}}
+	for _, rate := range ramp.RampBps {
+		if args := ramp.step(rate).Args("198.18.0.2", ""); slices.Contains(args, "--get-server-output") || !slices.Contains(args, "-R") {
+			t.Errorf("ramp step args %v", args)
+		}
+	}
+}
+
+// A reverse TCP run against a real server: one running -J sends its own JSON back, and the
+// result carries the sender's rows with TCP_INFO; one without -J (as the agents' own
+// servers run) sends text, and the result is the receiver's only, as before.
+func TestReverseRunAgainstRealServersWithAndWithoutJSON(t *testing.T) {
+	if _, err := exec.LookPath("iperf3"); err != nil {
+		t.Skip("iperf3 is not installed")
+	}
+	for _, tc := range []struct {
+		name       string
+		serverArgs []string
+		senderRows bool
+	}{
+		{"server -J", []string{"-J"}, true},
+		{"server without -J", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			port := freePort(t)
+			server := exec.Command("iperf3", append([]string{"-s", "-1", "-B", "127.0.0.1", "-p", strconv.Itoa(port)}, tc.serverArgs...)...)
+			server.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+			if err := server.Start(); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = server.Process.Kill(); _ = server.Wait() })
+			test := loopbackTest(`{"duration_s": 1, "omit_s": 1, "reverse": true, "port": ` + strconv.Itoa(port) + `}`)
+			var res result.Result
+			for attempt := 0; attempt < 20; attempt++ { // until the server listens (-J prints no banner)
+				if res = New("iperf3").Run(testContext(t, 20*time.Second), test, ""); !strings.Contains(res.Error, "refused") {
+					break
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			if res.Status != result.StatusOK || !res.Throughput.Reverse {
+				t.Fatalf("%s %q", res.Status, res.Error)
+			}
+			sent, received := 0, 0
+			for _, iv := range res.Throughput.Intervals {
+				if !iv.Sender {
+					received++
+				} else if iv.RTTUs != nil && iv.SndCwnd != nil {
+					sent++
+				}
+			}
+			if received == 0 || (sent > 0) != tc.senderRows || (res.Throughput.Summary.MinRTTUs != nil) != tc.senderRows {
+				t.Fatalf("%d receiver rows, %d sender rows with TCP_INFO, min_rtt_us %v", received, sent, res.Throughput.Summary.MinRTTUs)
+			}
+			checkAgainstContract(t, res)
+		})
 	}
 }
 
