@@ -97,6 +97,11 @@ def queue_holds_packets(rate_bps: float, excess_rtt_ms: float, mss_bytes: int | 
     return excess_rtt_ms / 1000 * rate_bps / 8 >= QUEUE_MIN_PACKETS * (mss_bytes or DEFAULT_MSS_BYTES)
 
 
+def queued_text(rate_bps: float, excess_rtt_ms: float) -> str:
+    kib = excess_rtt_ms / 1000 * rate_bps / 8 / 1024
+    return f"about {kib:,.0f} KiB" if kib < 10 * 1024 else f"about {kib / 1024:,.1f} MiB"
+
+
 def window_explains(rate_bps: float, ceilings: RunCeilings) -> tuple[Limit, float, float] | None:
     """The lowest window term, with the range of rates it allows, when the rate lies in it.
 
@@ -138,7 +143,6 @@ def diagnose(
     rate = rate_bps if rate_bps is not None else stats.steady_rate_bps
     at_min = ceilings.at_min_rtt
     terms = at_min.ceilings.terms()
-    load_terms = ceilings.under_load.ceilings.terms() if ceilings.under_load else {}
     evidence: list[str] = []
     if rate is None or rate <= 0:
         return RunDiagnosis(Diagnosis.UNKNOWN, rate, at_min.ceiling_bps, at_min.limit, None, ("no rate measured",))
@@ -182,21 +186,32 @@ def diagnose(
         limit = Limit.RECEIVE_WINDOW if window_evidence and Limit.RECEIVE_WINDOW in reached else reached[0]
         share = rate / (terms[limit].rate_bps or rate)
         return result(LIMIT_LABELS[limit], f"{rate_text(rate)} is {share:.0%} of the {limit.value} ceiling")
-    # A window larger than the path's BDP at the bottleneck rate only fills a queue: the rate
-    # then equals window / loaded RTT while the RTT under load far exceeds the unloaded one.
+    # A bottleneck with a buffer queues what exceeds its rate: the RTT under load far above the
+    # flow's unloaded RTT, holding packets. A policer or random loss drops without queueing,
+    # and a window below the path's BDP never fills one, so a standing queue is the path's
+    # capacity whatever the loss beside it (BBR keeps one and loses a little at a shallow
+    # buffer). Where the flow sat far above every known RTT mode of an ECMP path, it may be on
+    # an unseen member instead: a queue then needs the window to be what filled it (the rate
+    # is the window over the loaded RTT) or a lossless flow well below its ceilings, as before;
+    # which member a flow took is for the sweeps to show (their modes decide the base RTT).
     load_rtt, base_rtt = (ceilings.under_load.rtt_ms if ceilings.under_load else None), at_min.rtt_ms
+    load_terms = ceilings.under_load.ceilings.terms() if ceilings.under_load else {}
     window_under_load = load_terms[Limit.RECEIVE_WINDOW].rate_bps if Limit.RECEIVE_WINDOW in load_terms else None
     if (
         load_rtt is not None
         and base_rtt is not None
         and load_rtt > QUEUE_RTT_FACTOR * base_rtt
         and queue_holds_packets(rate, load_rtt - base_rtt, facts.mss_bytes)
-        and (near(rate, window_under_load) or (stats.retransmits == 0 and (fraction or 1.0) < 1 - NEAR_FRACTION))
+        and (
+            ceilings.flow_above_path is None
+            or near(rate, window_under_load)
+            or (stats.retransmits == 0 and (fraction or 1.0) < 1 - NEAR_FRACTION)
+        )
     ):
         return result(
             Diagnosis.CAPACITY,
             f"a bottleneck at about {rate_text(rate)}: RTT {load_rtt:.1f} ms under load against {base_rtt:.1f} ms "
-            "unloaded, so the window's excess over the path's BDP waits in a queue",
+            f"unloaded, {queued_text(rate, load_rtt - base_rtt)} waiting in a queue",
         )
     retransmit_rate = stats.retransmit_rate
     # The path's own loss as the pings bound it from below: one ping lost of a hundred (a

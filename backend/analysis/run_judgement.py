@@ -153,7 +153,11 @@ def judge_run(
     stats = with_summary_retransmits(interval_stats(rows, facts.mss_bytes), summary, facts.mss_bytes)
     rate = stats.steady_rate_bps or number(summary, "receiver_bits_per_s")
     ceilings = run_ceilings(facts)
-    loss_term = ceilings.at_min_rtt.ceilings.loss
+    # The loss term at the least loss the pings support: a rate above even that disproves the
+    # pings' loss as random loss on this flow's path; a rate between the two does not (4 lost
+    # of 1,100 pings is 0.36 %, or as little as 0.14 %).
+    floor = facts.loss_floor if facts.loss_floor is not None else facts.loss_fraction
+    loss_term = run_ceilings(replace(facts, loss_fraction=floor)).at_min_rtt.ceilings.loss
     note = None
     if rate and loss_term.rate_bps is not None and rate > (1 + NEAR_FRACTION) * loss_term.rate_bps:
         # The run beat the loss ceiling: the ping loss was not random loss on this flow's path.

@@ -47,6 +47,10 @@ RECEIVE_FRACTION = 0.5
 SEND_FRACTION = 0.5
 IPV4_TCP_OVERHEAD = 52
 MIN_BUFFER_BYTES = 16 * 1024
+# What one throughput run lasts (lab_corpus.RUN_SECONDS) and the loss events a loss-limited
+# truth needs in it.
+RUN_SECONDS = 10
+MIN_LOSS_EVENTS = 10
 MATHIS_C = 1.22
 LABELS = {
     "receive_window": "receive_window",
@@ -253,6 +257,14 @@ def rtt_members(draw: Draw) -> list[dict[str, float]]:
     return [{"rtt_ms": rtt, "share": round(share, 4)} for rtt, share in sorted(shares.items())]
 
 
+def loss_events_per_run(draw: Draw) -> float:
+    """Loss events a run of RUN_SECONDS expects at the drawn rate: under a few, the run meets
+    its loss a handful of times or not at all, and reaches the next limit between them."""
+    events = draw.loss or draw.gilbert.get("p_enter_bad", 0.0)
+    packets = draw.rate_mbps * 1e6 * RUN_SECONDS / 8 / draw.mtu
+    return events * packets
+
+
 def truth(draw: Draw) -> dict[str, Any]:
     """What binds the path, from the configuration: each limit's nominal rate at the path's
     fastest RTT, the smallest, and the labels a right diagnosis may give."""
@@ -281,6 +293,10 @@ def truth(draw: Draw) -> dict[str, Any]:
         # A queue of a few packets: loss-based TCP drops itself below the link (the seeds'
         # fast-to-slow host), BBR paces at it and fills it.
         label, also = ("capacity", ["policer"]) if draw.congestion_control == "bbr" else ("policer", ["capacity"])
+    if binding == "loss" and loss_events_per_run(draw) < MIN_LOSS_EVENTS:
+        # Mathis is a long-run average: with under MIN_LOSS_EVENTS losses a run, some runs
+        # meet none and reach the next limit. No single label is the truth of such a run.
+        label, also = "ambiguous", []
     return {
         "label": label,
         "also": also,
@@ -302,3 +318,11 @@ def matrix(seed: int, count: int, first: int = 0) -> list[Draw]:
 
 def describe(draw: Draw) -> dict[str, Any]:
     return asdict(draw)
+
+
+def from_description(described: dict[str, Any]) -> Draw:
+    """The draw that describe() wrote, so a recorded scenario's truth can be computed again."""
+    values = dict(described)
+    for key in ("forward_members", "reverse_members"):
+        values[key] = tuple(Member(**member) for member in values.get(key) or ())
+    return Draw(**values)

@@ -31,11 +31,10 @@ from typing import Any
 
 import yaml
 
-from .corpus_matrix import Draw, describe, matrix, scenario, truth
+from .corpus_matrix import RUN_SECONDS, Draw, describe, from_description, matrix, scenario, truth
 from .lab import LAB_BIN, ROOT, Lab, Lateness, lab_up, wait_for_port
 
 OUTPUT = ROOT / "backend" / "analysis" / "truth" / "corpus"
-RUN_SECONDS = 10
 RUNS_PER_SCENARIO = 6
 SWEEP_SPEC = {"flows": 16, "samples_per_flow": 10, "interval_ms": 20}
 ECHO_PORT = 4790
@@ -190,13 +189,30 @@ def _sweep_during_run(
     return during
 
 
+def retruth(path: Path) -> int:
+    """Rewrites every scenario's truth in a corpus file from its draw, with today's rules:
+    the truth is a function of the configuration, so it can be recomputed without the lab."""
+    with gzip.open(path, "rt") as lines:
+        entries = [json.loads(line) for line in lines if line.strip()]
+    for entry in entries:
+        entry["truth"] = truth(from_description(entry["draw"]))
+    with gzip.open(path, "wt") as out:
+        out.writelines(json.dumps(entry, separators=(",", ":")) + "\n" for entry in entries)
+    return len(entries)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seed", type=int, default=31)
     parser.add_argument("--count", type=int, default=40)
     parser.add_argument("--first", type=int, default=0)
     parser.add_argument("--only", help="record only the draws whose names contain this")
+    parser.add_argument("--retruth", type=Path, nargs="*", help="recompute the truth of these corpus files and stop")
     args = parser.parse_args()
+    if args.retruth:
+        for path in args.retruth:
+            print(f"{path}: {retruth(path)} scenarios")
+        return
     OUTPUT.mkdir(parents=True, exist_ok=True)
     draws = [d for d in matrix(args.seed, args.count, args.first) if not args.only or args.only in d.name]
     path = OUTPUT / f"seed{args.seed}-{args.first:03d}-{args.first + args.count - 1:03d}.jsonl.gz"

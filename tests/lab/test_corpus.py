@@ -12,7 +12,18 @@ from pathlib import Path
 import pytest
 import yaml
 
-from .corpus_matrix import LIMITS, MARGIN, matrix, rtt_members, scenario, truth
+from .corpus_matrix import (
+    LIMITS,
+    MARGIN,
+    MIN_LOSS_EVENTS,
+    describe,
+    from_description,
+    loss_events_per_run,
+    matrix,
+    rtt_members,
+    scenario,
+    truth,
+)
 from .lab import LAB_BIN
 from .lab_corpus import ping_samples
 
@@ -73,3 +84,15 @@ garbage line
 """
     assert ping_samples(out) == [[1000.011, 11.0], [1000.016, 11.1], [1000.02, None], [1000.041, 11.2]]
     assert ping_samples("") == []
+
+
+def test_a_recorded_draw_gives_back_the_same_draw_and_truth() -> None:
+    for draw in matrix(31, 16):
+        assert from_description(describe(draw)) == draw
+
+
+def test_a_loss_limit_a_run_meets_only_a_few_times_is_no_single_truth() -> None:
+    draws = [d for d in matrix(31, 64) if d.limit in ("random_loss", "bursty_loss") and d.congestion_control != "bbr"]
+    few = [d for d in draws if loss_events_per_run(d) < MIN_LOSS_EVENTS]
+    assert few and all(truth(d)["label"] == "ambiguous" for d in few)
+    assert all(truth(d)["label"] == "loss" for d in draws if d not in few)
