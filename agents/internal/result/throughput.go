@@ -42,7 +42,8 @@ type ThroughputOptions struct {
 	RampBps []int64 `json:"ramp_bps,omitempty"`
 }
 
-// ThroughputInterval is one reporting interval of one stream, from the client's side.
+// ThroughputInterval is one reporting interval of one stream: the client's own, and in a reverse
+// run whose server sent its output, also the server's as sender (Sender true, with TCP_INFO).
 type ThroughputInterval struct {
 	Stream      int      `json:"stream"`
 	StartS      float64  `json:"start_s"`
