@@ -39,6 +39,9 @@ DEFAULT_MSS_BYTES = 1448
 # (receive: the planned window fraction) or as shares of sk_sndbuf (send side; tcp-ceilings.md).
 RECEIVE_SHARE_RANGE = (0.75, 1.0)
 SEND_SHARE_RANGE = (0.5, 0.95)
+# In flight at most this share of both the congestion and the receiver's window: neither held it.
+SENDER_HELD_SHARE = 0.6
+MIB = 2**20
 TERM_NAMES = {Limit.RECEIVE_WINDOW: "receive window", Limit.SEND_BUFFER: "send buffer"}
 LIMIT_LABELS = {
     Limit.LINK: Diagnosis.CAPACITY,
@@ -95,6 +98,33 @@ def queue_holds_packets(rate_bps: float, excess_rtt_ms: float, mss_bytes: int | 
     A flow collapsed to a trickle (retransmission timeouts behind a policer) or a host whose
     CPU delays packets shows a longer RTT with nothing queued at any bottleneck."""
     return excess_rtt_ms / 1000 * rate_bps / 8 >= QUEUE_MIN_PACKETS * (mss_bytes or DEFAULT_MSS_BYTES)
+
+
+def sender_held(facts: RunFacts, ceilings: RunCeilings, stats: IntervalStats) -> str | None:
+    """Why the sender itself held a loss-based flow, or None.
+
+    TCP_INFO says who held the bytes in flight: congestion control (the congestion window),
+    the receiver (its advertised window) or neither, and then the sender, whose send buffer is
+    the smallest window. Such a sender writes its buffer in bursts that queue briefly at any
+    slower link, so its RTT under load rises as a bottleneck's would (a 700 KB tcp_wmem at 118
+    ms read as a bottleneck's queue of 490 KiB). BBR keeps its window at twice the path's BDP
+    whatever holds it, so its window says nothing of this.
+    """
+    inflight, cwnd, peer = facts.inflight_bytes, facts.max_snd_cwnd_bytes, facts.max_snd_wnd_bytes
+    algorithm = (facts.congestion_control or "").lower()
+    if not (inflight and cwnd and peer) or not algorithm or algorithm.startswith("bbr") or stats.retransmits:
+        return None
+    terms = ceilings.at_min_rtt.ceilings.terms()
+    send, receive = terms[Limit.SEND_BUFFER].rate_bps, terms[Limit.RECEIVE_WINDOW].rate_bps
+    if send is None or (receive is not None and receive < send):
+        return None
+    if inflight > SENDER_HELD_SHARE * cwnd or inflight > SENDER_HELD_SHARE * peer:
+        return None
+    return (
+        f"neither the congestion window (up to {cwnd / MIB:.1f} MiB) nor the receiver's window (up to "
+        f"{peer / MIB:.1f} MiB) held the {inflight / MIB:.2f} MiB in flight, without a loss: the sender did, and "
+        f"its send buffer is the smallest window ({rate_text(send)})"
+    )
 
 
 def queued_text(rate_bps: float, excess_rtt_ms: float) -> str:
@@ -186,6 +216,9 @@ def diagnose(
         limit = Limit.RECEIVE_WINDOW if window_evidence and Limit.RECEIVE_WINDOW in reached else reached[0]
         share = rate / (terms[limit].rate_bps or rate)
         return result(LIMIT_LABELS[limit], f"{rate_text(rate)} is {share:.0%} of the {limit.value} ceiling")
+    held = sender_held(facts, ceilings, stats)
+    if held:
+        return result(Diagnosis.SEND_BUFFER, held)
     # A bottleneck with a buffer queues what exceeds its rate: the RTT under load far above the
     # flow's unloaded RTT, holding packets. A policer or random loss drops without queueing,
     # and a window below the path's BDP never fills one, so a standing queue is the path's

@@ -113,6 +113,7 @@ def run_facts(
         # iperf3 reports the client's socket buffers: the sender's with a forward run.
         sndbuf_actual_bytes=positive_int(summary, "sndbuf_actual") if client_sends else None,
         rcvbuf_actual_bytes=None if client_sends else positive_int(summary, "rcvbuf_actual"),
+        max_snd_cwnd_bytes=positive_int(summary, "max_snd_cwnd"),
     )
 
 

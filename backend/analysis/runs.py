@@ -70,6 +70,9 @@ class RunFacts:
     # that socket is the client's (iperf3 reports only the client's).
     sndbuf_actual_bytes: int | None = None
     rcvbuf_actual_bytes: int | None = None
+    # The largest congestion window of the run (TCP_INFO): whether congestion control held
+    # the bytes in flight.
+    max_snd_cwnd_bytes: int | None = None
 
     @property
     def mtu_bytes(self) -> int | None:

@@ -221,6 +221,30 @@ def test_a_sender_at_three_quarters_of_its_send_buffer_ceiling_is_send_buffer_li
     assert result.binding_bps == ceilings.at_min_rtt.ceilings.send_buffer.rate_bps
 
 
+def test_a_sender_holding_its_flow_is_its_send_buffer_though_its_bursts_queue() -> None:
+    # The corpus's c025: cubic, tcp_wmem 688 KiB, 118 ms, a 143 Mbit/s link. The sender writes
+    # its buffer in bursts that queue at the link: 182 ms under load, which the queue test
+    # read as a bottleneck. TCP_INFO says neither window held the 1.4 MB in flight.
+    rate = 62.9e6
+    facts = grnet_default(
+        sender=host(24 * MIB, wmem_max=704_512),
+        receiver=host(24 * MIB),
+        run_min_rtt_ms=173.0,
+        run_mean_rtt_ms=181.7,
+        path_min_rtt_ms=118.0,
+        mode_rtts_ms=(),
+        inflight_bytes=rate * 0.1817 / 8,
+        max_snd_wnd_bytes=6_626_816,
+        max_snd_cwnd_bytes=3_516_564,
+    )
+    stats = interval_stats(steady_rows(rate, snd_wnd=6_626_816, snd_cwnd=3_516_564), facts.mss_bytes)
+    result = diagnose(run_ceilings(facts), stats, facts)
+    assert result.label is Diagnosis.SEND_BUFFER and "the sender did" in result.evidence[0], result.evidence[0]
+    # Congestion control holding the same bytes (in flight near cwnd) is the bottleneck's queue.
+    held = replace(facts, max_snd_cwnd_bytes=1_500_000)
+    assert diagnose(run_ceilings(held), stats, held).label is Diagnosis.CAPACITY
+
+
 def test_one_ping_lost_of_a_hundred_does_not_hide_the_policer() -> None:
     # A CI run of seed 002: TCP lost 6.1% through the policer while 1 of 100 pings was lost
     # (the head-end's 0.05%). Read as 1%, that loss "explained" the run; the pings only show
