@@ -216,6 +216,36 @@ def diagnose(
         limit = Limit.RECEIVE_WINDOW if window_evidence and Limit.RECEIVE_WINDOW in reached else reached[0]
         share = rate / (terms[limit].rate_bps or rate)
         return result(LIMIT_LABELS[limit], f"{rate_text(rate)} is {share:.0%} of the {limit.value} ceiling")
+    retransmit_rate = stats.retransmit_rate
+    # The path's own loss as the pings bound it from below: one ping lost of a hundred (a
+    # 0.05% head-end in a CI run) does not show the path losing 1%, and it made seed 002's
+    # policed run read as "loss".
+    path_loss = facts.loss_floor if facts.loss_floor is not None else facts.loss_fraction
+    self_inflicted = retransmit_rate is not None and (
+        (path_loss and retransmit_rate >= SELF_INFLICTED_LOSS_FACTOR * path_loss)
+        or (not path_loss and retransmit_rate >= HEAVY_RETRANSMIT_RATE)
+    )
+    policed = self_inflicted and (fraction is None or fraction < POLICER_MAX_FRACTION)
+
+    def policer() -> RunDiagnosis:
+        assert retransmit_rate is not None
+        own = f"{(facts.loss_fraction or 0):.3%}"
+        if facts.loss_floor is not None and facts.loss_fraction and facts.loss_floor < facts.loss_fraction:
+            own += f" (at least {facts.loss_floor:.3%} at 95%)"
+        return result(
+            Diagnosis.POLICER,
+            f"TCP lost {retransmit_rate:.2%} of its segments while the path's own loss is "
+            f"{own}: the flow causes its loss (a policer or a shallow queue)",
+        )
+
+    # A loss-based sender behind a policer saws far below its rate, losing heavily; an RTT grown
+    # beside that came from elsewhere (a loaded host delaying packets: seed 002 on a busy CI
+    # machine), so the policer is judged before the queue. A flat run at a queue is the link
+    # (Reno fills a 7-packet queue at 2 ms and loses 2 %), and BBR ignores loss, so its loss
+    # says nothing of a queue: for those the queue test goes first.
+    flat = stats.rate_cv is not None and stats.rate_cv < FLAT_RATE_CV
+    if policed and not flat and not (facts.congestion_control or "").lower().startswith("bbr"):
+        return policer()
     held = sender_held(facts, ceilings, stats)
     if held:
         return result(Diagnosis.SEND_BUFFER, held)
@@ -246,25 +276,8 @@ def diagnose(
             f"a bottleneck at about {rate_text(rate)}: RTT {load_rtt:.1f} ms under load against {base_rtt:.1f} ms "
             f"unloaded, {queued_text(rate, load_rtt - base_rtt)} waiting in a queue",
         )
-    retransmit_rate = stats.retransmit_rate
-    # The path's own loss as the pings bound it from below: one ping lost of a hundred (a
-    # 0.05% head-end in a CI run) does not show the path losing 1%, and it made seed 002's
-    # policed run read as "loss".
-    path_loss = facts.loss_floor if facts.loss_floor is not None else facts.loss_fraction
-    self_inflicted = retransmit_rate is not None and (
-        (path_loss and retransmit_rate >= SELF_INFLICTED_LOSS_FACTOR * path_loss)
-        or (not path_loss and retransmit_rate >= HEAVY_RETRANSMIT_RATE)
-    )
-    if self_inflicted and (fraction is None or fraction < POLICER_MAX_FRACTION):
-        assert retransmit_rate is not None
-        own = f"{(facts.loss_fraction or 0):.3%}"
-        if facts.loss_floor is not None and facts.loss_fraction and facts.loss_floor < facts.loss_fraction:
-            own += f" (at least {facts.loss_floor:.3%} at 95%)"
-        return result(
-            Diagnosis.POLICER,
-            f"TCP lost {retransmit_rate:.2%} of its segments while the path's own loss is "
-            f"{own}: the flow causes its loss (a policer or a shallow queue)",
-        )
+    if policed:
+        return policer()
     if stats.window_limited_share is not None and stats.window_limited_share >= 0.5:
         return result(
             Diagnosis.RECEIVE_WINDOW,

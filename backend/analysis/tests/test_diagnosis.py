@@ -11,7 +11,7 @@ from analysis.advice import advise
 from analysis.capacity import DEFAULT_DAILY_VOLUME_BYTES, capacity_plan
 from analysis.ceilings import Limit
 from analysis.choices import Diagnosis
-from analysis.diagnosis import diagnose
+from analysis.diagnosis import FLAT_RATE_CV, diagnose
 from analysis.intervals import IntervalRow, interval_stats, per_second_rows
 from analysis.runs import RunFacts, run_buffers, run_ceilings, wilson_lower_bound
 from analysis.tuning import HostTuning
@@ -196,6 +196,19 @@ def test_a_policed_flow_collapsed_under_a_loaded_cpu_is_no_queue() -> None:
     assert diagnose(run_ceilings(facts), quiet, facts).label is Diagnosis.BELOW_CEILINGS
     lossy = interval_stats(steady_rows(0.2e6, retransmits=3, pmtu=1500, jitter=0.5), facts.mss_bytes)
     assert diagnose(run_ceilings(facts), lossy, facts).label is Diagnosis.POLICER
+
+
+def test_a_sawing_flow_losing_heavily_is_policed_though_a_loaded_host_stretched_its_rtt() -> None:
+    # Seed 002 on a busy CI machine: CUBIC saws far below the 90 Mbit/s policer, losing 2 %,
+    # and the emulator's late packets stretched its RTT by 80 ms: 1.5 MB "in a queue" at 15
+    # Mbit/s. A loss-based sender at a real queue loses little and runs flat at its rate.
+    facts = seed_002_facts(run_mean_rtt_ms=390.0, loss_fraction=0.0, loss_source="ping: 0 of 720 lost")
+    stats = interval_stats(steady_rows(15e6, retransmits=26, pmtu=1500, jitter=0.5), facts.mss_bytes)
+    assert stats.rate_cv is not None and stats.rate_cv > FLAT_RATE_CV
+    assert diagnose(run_ceilings(facts), stats, facts).label is Diagnosis.POLICER
+    # The same loss with the rate flat at the queue's link, as Reno into a 7-packet queue: capacity.
+    flat = interval_stats(steady_rows(15e6, retransmits=26, pmtu=1500), facts.mss_bytes)
+    assert diagnose(run_ceilings(facts), flat, facts).label is Diagnosis.CAPACITY
 
 
 def test_a_sender_at_three_quarters_of_its_send_buffer_ceiling_is_send_buffer_limited() -> None:
