@@ -120,10 +120,37 @@ def sender_held(facts: RunFacts, ceilings: RunCeilings, stats: IntervalStats) ->
         return None
     if inflight > SENDER_HELD_SHARE * cwnd or inflight > SENDER_HELD_SHARE * peer:
         return None
+    # A sender with far less in flight than its buffer holds was held by something else: its
+    # CPU, the application (a 16 MiB buffer with 3.5 MiB in flight behind a busy emulator).
+    buffer = ceilings.buffers.send_bytes
+    if not buffer or inflight < SEND_SHARE_RANGE[0] * buffer:
+        return None
     return (
         f"neither the congestion window (up to {cwnd / MIB:.1f} MiB) nor the receiver's window (up to "
         f"{peer / MIB:.1f} MiB) held the {inflight / MIB:.2f} MiB in flight, without a loss: the sender did, and "
         f"its send buffer is the smallest window ({rate_text(send)})"
+    )
+
+
+def slow_receiver(facts: RunFacts, ceilings: RunCeilings) -> str | None:
+    """Why a flow the receiver's window held was held by the receiving host, not its buffer.
+
+    The window a receiver advertises is its free buffer: an application that reads slowly
+    (a busy CPU, a slow disk, NUMA) shrinks it below what the buffer allows. A flow with well
+    under the planned window in flight was held by that host (seed 003's fast host sending to
+    a slow one): a larger buffer would not lift it.
+    """
+    buffers = ceilings.buffers
+    inflight = facts.inflight_bytes
+    if not inflight or not buffers.receive_bytes or not buffers.receive_fraction:
+        return None
+    planned = buffers.receive_bytes * buffers.receive_fraction
+    if inflight >= RECEIVE_SHARE_RANGE[0] * planned:
+        return None
+    return (
+        f"the receiver's window held the flow at {inflight / MIB:.2f} MiB in flight, well under the "
+        f"{planned / MIB:.1f} MiB its buffer allows: the receiving host read slowly (CPU, NUMA, disk), "
+        "a larger buffer would not lift it"
     )
 
 
@@ -279,6 +306,9 @@ def diagnose(
     if policed:
         return policer()
     if stats.window_limited_share is not None and stats.window_limited_share >= 0.5:
+        slow = slow_receiver(facts, ceilings)
+        if slow:
+            return result(Diagnosis.BELOW_CEILINGS, slow)
         return result(
             Diagnosis.RECEIVE_WINDOW,
             f"the receiver's window was smaller than the congestion window in {stats.window_limited_share:.0%} "

@@ -211,6 +211,24 @@ def test_a_sawing_flow_losing_heavily_is_policed_though_a_loaded_host_stretched_
     assert diagnose(run_ceilings(facts), flat, facts).label is Diagnosis.CAPACITY
 
 
+def test_a_receiver_reading_slowly_is_no_receive_buffer_limit() -> None:
+    # CI's grnet-ecmp-tuned run on a loaded machine: 16 MiB buffers, the receiver advertising
+    # less than cwnd all run long, 1.4 Gbit/s at 32 ms under load (5.6 MB in flight against the
+    # 8 MiB window its buffer allows). Its application read slowly; a larger buffer would not help.
+    facts = grnet_default(
+        sender=host(16 * MIB, wmem_max=16 * MIB),
+        receiver=host(16 * MIB, wmem_max=16 * MIB),
+        run_min_rtt_ms=13.9,
+        run_mean_rtt_ms=32.1,
+        inflight_bytes=1.398e9 * 0.0321 / 8,
+        max_snd_wnd_bytes=8_500_000,
+        max_snd_cwnd_bytes=12_500_000,
+    )
+    stats = interval_stats(steady_rows(1.398e9, snd_wnd=5_600_000, snd_cwnd=12_000_000, retransmits=1), facts.mss_bytes)
+    result = diagnose(run_ceilings(facts), stats, facts)
+    assert result.label is Diagnosis.BELOW_CEILINGS and "read slowly" in result.evidence[0], result.evidence[0]
+
+
 def test_a_sender_at_three_quarters_of_its_send_buffer_ceiling_is_send_buffer_limited() -> None:
     # A small tcp_wmem (1 MiB) on a tuned path: the run kept 0.7 of the buffer in flight,
     # 75 % of the ceiling planned from 0.9 (the run's own in-flight evidence), flat and
@@ -253,6 +271,9 @@ def test_a_sender_holding_its_flow_is_its_send_buffer_though_its_bursts_queue() 
     stats = interval_stats(steady_rows(rate, snd_wnd=6_626_816, snd_cwnd=3_516_564), facts.mss_bytes)
     result = diagnose(run_ceilings(facts), stats, facts)
     assert result.label is Diagnosis.SEND_BUFFER and "the sender did" in result.evidence[0], result.evidence[0]
+    # With a 16 MiB buffer the same 1.4 MB in flight is not the buffer: something else held it.
+    roomy = replace(facts, sender=host(24 * MIB, wmem_max=16 * MIB))
+    assert diagnose(run_ceilings(roomy), stats, roomy).label is not Diagnosis.SEND_BUFFER
     # Congestion control holding the same bytes (in flight near cwnd) is the bottleneck's queue.
     held = replace(facts, max_snd_cwnd_bytes=1_500_000)
     assert diagnose(run_ceilings(held), stats, held).label is Diagnosis.CAPACITY
