@@ -13,7 +13,7 @@ from typing import Any
 
 from analysis.ceilings import Limit, buffer_for_rate_bytes
 from analysis.choices import Diagnosis
-from analysis.diagnosis import RunDiagnosis, near
+from analysis.diagnosis import LABEL_TERMS, TERM_WORDS, RunDiagnosis, near
 from analysis.policer import EstimateBasis, PolicerEstimate
 from analysis.runs import CeilingSet, RunCeilings, RunFacts
 from core.units import rate_text
@@ -46,17 +46,6 @@ class SharedCeiling:
 
 # Per-flow limits: each stream has its own window, its own share of random loss.
 PER_FLOW_LABELS = (Diagnosis.RECEIVE_WINDOW, Diagnosis.SEND_BUFFER, Diagnosis.LOSS)
-LABEL_TERMS = {
-    Diagnosis.RECEIVE_WINDOW: Limit.RECEIVE_WINDOW,
-    Diagnosis.SEND_BUFFER: Limit.SEND_BUFFER,
-    Diagnosis.LOSS: Limit.LOSS,
-}
-TERM_WORDS = {
-    Limit.LINK: "link",
-    Limit.RECEIVE_WINDOW: "receive window",
-    Limit.SEND_BUFFER: "send buffer",
-    Limit.LOSS: "loss",
-}
 
 
 def shared_ceiling(

@@ -138,6 +138,11 @@ def window_ceiling(
     return Term(streams * 8 * window_bytes / rtt_s)
 
 
+def is_bbr(congestion_control: str | None) -> bool:
+    """BBR (any version): it paces at its bandwidth estimate and does not back off on loss."""
+    return bool(congestion_control) and str(congestion_control).lower().startswith("bbr")
+
+
 def loss_ceiling(
     streams: int, mss_bytes: int | None, rtt_s: float | None, loss_rate: float | None, congestion_control: str | None
 ) -> Term:
@@ -145,7 +150,7 @@ def loss_ceiling(
     if not congestion_control:
         return Term.unknown("the sender's congestion control is unknown (BBR has no loss ceiling)")
     algorithm = congestion_control.lower()
-    if algorithm.startswith("bbr"):
+    if is_bbr(algorithm):
         return Term.unknown("BBR does not back off on loss below about 2%: no loss ceiling")
     if streams < 1:
         return Term.unknown("no streams")

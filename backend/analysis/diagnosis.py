@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from analysis.ceilings import Limit, Term
+from analysis.ceilings import Limit, Term, is_bbr
 from analysis.choices import Diagnosis
 from analysis.intervals import IntervalStats
 from analysis.runs import RunCeilings, RunFacts
@@ -42,12 +42,23 @@ SEND_SHARE_RANGE = (0.5, 0.95)
 # In flight at most this share of both the congestion and the receiver's window: neither held it.
 SENDER_HELD_SHARE = 0.6
 MIB = 2**20
-TERM_NAMES = {Limit.RECEIVE_WINDOW: "receive window", Limit.SEND_BUFFER: "send buffer"}
 LIMIT_LABELS = {
     Limit.LINK: Diagnosis.CAPACITY,
     Limit.RECEIVE_WINDOW: Diagnosis.RECEIVE_WINDOW,
     Limit.SEND_BUFFER: Diagnosis.SEND_BUFFER,
     Limit.LOSS: Diagnosis.LOSS,
+}
+# The ceiling term each per-term label names (a bottleneck is no term: the link, when reached).
+LABEL_TERMS = {
+    Diagnosis.RECEIVE_WINDOW: Limit.RECEIVE_WINDOW,
+    Diagnosis.SEND_BUFFER: Limit.SEND_BUFFER,
+    Diagnosis.LOSS: Limit.LOSS,
+}
+TERM_WORDS = {
+    Limit.LINK: "link",
+    Limit.RECEIVE_WINDOW: "receive window",
+    Limit.SEND_BUFFER: "send buffer",
+    Limit.LOSS: "loss",
 }
 
 
@@ -65,11 +76,6 @@ class RunDiagnosis:
     # is known (a policer, below every ceiling): then the hosts' ceiling is what a run is
     # judged against. A full pipe reads as full against it.
     binding_bps: float | None = None
-
-    @property
-    def fraction_of_binding(self) -> float | None:
-        limit = self.binding_bps or self.ceiling_bps
-        return self.rate_bps / limit if self.rate_bps is not None and limit else None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -89,8 +95,8 @@ def binding_rate(label: Diagnosis, rate_bps: float, terms: dict[Limit, Term]) ->
     if label is Diagnosis.CAPACITY:
         link = terms[Limit.LINK].rate_bps
         return link if near(rate_bps, link) else rate_bps
-    term = {v: k for k, v in LIMIT_LABELS.items()}.get(label)
-    return terms[term].rate_bps if term is not None and term in terms else None
+    term = LABEL_TERMS.get(label)
+    return terms[term].rate_bps if term is not None else None
 
 
 def queue_holds_packets(rate_bps: float, excess_rtt_ms: float, mss_bytes: int | None) -> bool:
@@ -111,8 +117,9 @@ def sender_held(facts: RunFacts, ceilings: RunCeilings, stats: IntervalStats) ->
     whatever holds it, so its window says nothing of this.
     """
     inflight, cwnd, peer = facts.inflight_bytes, facts.max_snd_cwnd_bytes, facts.max_snd_wnd_bytes
-    algorithm = (facts.congestion_control or "").lower()
-    if not (inflight and cwnd and peer) or not algorithm or algorithm.startswith("bbr") or stats.retransmits:
+    if not (inflight and cwnd and peer) or not facts.congestion_control or is_bbr(facts.congestion_control):
+        return None
+    if stats.retransmits:
         return None
     terms = ceilings.at_min_rtt.ceilings.terms()
     send, receive = terms[Limit.SEND_BUFFER].rate_bps, terms[Limit.RECEIVE_WINDOW].rate_bps
@@ -271,7 +278,7 @@ def diagnose(
     # (Reno fills a 7-packet queue at 2 ms and loses 2 %), and BBR ignores loss, so its loss
     # says nothing of a queue: for those the queue test goes first.
     flat = stats.rate_cv is not None and stats.rate_cv < FLAT_RATE_CV
-    if policed and not flat and not (facts.congestion_control or "").lower().startswith("bbr"):
+    if policed and not flat and not is_bbr(facts.congestion_control):
         return policer()
     held = sender_held(facts, ceilings, stats)
     if held:
@@ -325,7 +332,7 @@ def diagnose(
         limit, low, high = explained
         return result(
             LIMIT_LABELS[limit],
-            f"{rate_text(rate)} is what the {TERM_NAMES[limit]} allows between its least and largest share in "
+            f"{rate_text(rate)} is what the {TERM_WORDS[limit]} allows between its least and largest share in "
             f"flight ({rate_text(low)} to {rate_text(high)}), and nothing shows a bottleneck on the path",
         )
     if stats.rate_cv is not None and stats.rate_cv < FLAT_RATE_CV and (fraction is None or fraction < 0.9):

@@ -122,6 +122,8 @@ class RunInputs:
         }
 
 
+# Fewer pings than this give no loss rate worth a ceiling (1 lost of 10 is not p = 0.1).
+MIN_LOSS_SAMPLES = 100
 # 95% two-sided.
 Z_95 = 1.96
 

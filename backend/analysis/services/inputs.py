@@ -20,7 +20,7 @@ from analysis.choices import RttModeVerdict
 from analysis.intervals import IntervalRow, IntervalStats
 from analysis.models import SweepModes
 from analysis.run_judgement import PathContext, reverse_run, run_facts, udp_run
-from analysis.runs import RunInputs, wilson_lower_bound
+from analysis.runs import MIN_LOSS_SAMPLES, RunInputs, wilson_lower_bound
 from analysis.services.modes import sweep_modes_near
 from analysis.services.own_load import BUSY_CTE, NOT_BUSY
 from analysis.tuning import HostTuning
@@ -95,8 +95,6 @@ FROM (
     GROUP BY run_id
 ) AS runs
 """  # noqa: S608 (own_load.py's constants, no input)
-# Fewer pings than this give no loss rate worth a ceiling (1 lost of 10 is not p = 0.1).
-MIN_LOSS_SAMPLES = 100
 
 
 def path_loss(a: uuid.UUID, b: uuid.UUID, start: datetime, end: datetime) -> PathLoss:

@@ -28,7 +28,7 @@ from analysis.choices import Diagnosis
 from analysis.diagnosis import path_label
 from analysis.modes import ModeVerdict, per_flow_modes
 from analysis.run_judgement import JudgedRun, PathContext, judge_run
-from analysis.runs import wilson_lower_bound
+from analysis.runs import MIN_LOSS_SAMPLES, wilson_lower_bound
 from analysis.truth.corpus import LATE_SHARE_LIMIT, RecordedRun, Scenario, read
 
 TARGET_RUN_ACCURACY = 0.95
@@ -38,7 +38,6 @@ MEMBER_MIN_SHARE = 0.05
 TARGET_MODE_ERROR_MS = 0.3
 # A found mode matches a configured member within this (the sweep's own timing adds a little).
 MATCH_MS = 1.0
-MIN_LOSS_SAMPLES = 100
 WINDOW_LABELS = {Diagnosis.RECEIVE_WINDOW.value: "receive_window", Diagnosis.SEND_BUFFER.value: "send_buffer"}
 ORDER = [choice.value for choice in Diagnosis]
 # The generator's label for a scenario whose runs meet their loss too rarely for one truth.
