@@ -558,7 +558,12 @@ def rtt_rows(
     modes_at = window_modes(sweeps, n, pace) if case.ecmp else [()] * n
     index = _index([window.start for window in windows])
     for episode in rtt_cusum(within_member(windows, modes_at), baseline_s=RTT_BASELINE_S):
-        if member_switch(episode.baseline, episode.current, modes_at[index[episode.detected_at]]):
+        first, last = index[episode.started_at], index[episode.detected_at] + 1
+        minima = [math.nan if window.min_ms is None else window.min_ms for window in windows[first:last]]
+        scale = float(episode.evidence["baseline_scale_ms"])  # type: ignore[arg-type]
+        # The members the day's sweeps showed before the step (findings.day_levels).
+        day = [level for modes in modes_at[max(0, first - round(86400 / RTT_WINDOW_S)) : first] for level in modes]
+        if member_switch(episode.baseline, minima, day, scale, modes_at[first:last]):
             row.other["ping member switches (annotated)"] = row.other.get("ping member switches (annotated)", 0) + 1
         else:
             row.false_alarms += 1

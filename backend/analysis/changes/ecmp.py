@@ -7,10 +7,11 @@ a member of 1 in 128 shows in fewer than 1%. Every rule therefore asks how likel
 alone makes what it sees, and confirms over several sweeps:
 
 - members are learned from the sweeps of the first `baseline_s` (the modes of every sweep
-  clustered by RTT; a member's spread is 1.4826 x MAD of its sightings);
+  clustered by RTT; a member's spread is 1.4826 x MAD of its sightings, and its reach the
+  farthest of them: a mode within reach of a member is that member's);
 - `ecmp_member_moved`: a sweep shows as many modes as there are members, paired in RTT
   order, each mode its own member's or no member's, and one lies more than max(0.5 ms, 5%,
-  4 spreads) from its member, in 2 such sweeps in a row on the same side;
+  4 spreads, reach + spread) from its member, in 2 such sweeps in a row on the same side;
 - `ecmp_member_appeared`: beside every member, a mode no member explains, at one RTT, in 3
   of the last 4 sweeps (a 1-in-128 member the baseline missed does that about once a century);
 - `ecmp_member_vanished`: a member missing from consecutive sweeps in which everything
@@ -64,6 +65,9 @@ class Member:
     spread_ms: float
     share: float  # of the flows in modes over the baseline
     sightings: int
+    # The farthest sighting from rtt_ms: members a few tenths of a millisecond apart chain
+    # into one cluster, and a later sweep that shows only one of them is no new member.
+    reach_ms: float = 0.0
 
 
 @dataclass
@@ -123,8 +127,8 @@ def _clean(sweeps: Sequence[SweepObservation]) -> tuple[list[SweepObservation], 
     return usable, skipped
 
 
-def _tolerance(rtt_ms: float, spread_ms: float, min_ms: float, fraction: float, sigmas: float) -> float:
-    return max(min_ms, fraction * rtt_ms, sigmas * spread_ms)
+def _tolerance(member: Member, min_ms: float, fraction: float, sigmas: float) -> float:
+    return max(min_ms, fraction * member.rtt_ms, sigmas * member.spread_ms, member.reach_ms + member.spread_ms)
 
 
 def learn_members(sweeps: Sequence[SweepObservation], *, min_ms: float = 0.5, fraction: float = 0.05) -> list[Member]:
@@ -143,7 +147,8 @@ def learn_members(sweeps: Sequence[SweepObservation], *, min_ms: float = 0.5, fr
         rtts = [rtt for rtt, _ in cluster]
         center = statistics.median(rtts)
         spread = max(MAD_TO_SIGMA * mad(rtts, center), SPREAD_FLOOR_MS)
-        members.append(Member(center, spread, sum(flows for _, flows in cluster) / total, len(cluster)))
+        reach = max(abs(rtt - center) for rtt in rtts)
+        members.append(Member(center, spread, sum(flows for _, flows in cluster) / total, len(cluster), reach))
     return members
 
 
@@ -198,7 +203,7 @@ def ecmp_changes(
     if len(baseline) < min_baseline:
         return []
     members = learn_members(baseline, min_ms=move_min_ms, fraction=move_fraction)
-    tolerances = [_tolerance(m.rtt_ms, m.spread_ms, move_min_ms, move_fraction, move_sigmas) for m in members]
+    tolerances = [_tolerance(m, move_min_ms, move_fraction, move_sigmas) for m in members]
     rest = usable[len(baseline) :]
     times = [s.time for s in rest]
     trackers = {name: _Tracker() for name in ("moved", "appeared", "vanished", "shifted")}

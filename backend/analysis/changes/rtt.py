@@ -19,13 +19,26 @@ from analysis.changes.episodes import MAD_TO_SIGMA, Direction, Episode, Metric, 
 from analysis.changes.windows import RttWindow
 
 # RTT z-scores: a floor on the scale so a flat path does not turn 10 us into z = infinity.
+# The floor follows the RTT only a little: at 0.5 % a 90 ms path could not show a 1.5 ms step.
 RTT_SCALE_FLOOR_MS = 0.05
-RTT_SCALE_FLOOR_FRACTION = 0.005
+RTT_SCALE_FLOOR_FRACTION = 0.001
 RTT_Z_CLIP = 4.0
 # Windows back within the minimum effect that clear an RTT episode (hysteresis).
 RTT_CLEAR_WINDOWS = 3
 
 RttStatistic = Literal["min_ms", "p50_ms", "p90_ms"]
+
+# q90 - q10 of normal data is 2.563 sigma.
+INTERDECILE_TO_SIGMA = 2.563
+
+
+def rtt_scale(pool: RollingRobust, median_ms: float) -> float:
+    """The baseline's spread in ms: 1.4826 x MAD, or the interdecile range in sigmas where that
+    is wider. Pings hashed onto ECMP members a sweep could not tell apart leave a mixture whose
+    middle half is tight and whose tenth either side is not; the MAD alone would call each
+    window from those tails a 4-sigma event."""
+    spread = max(MAD_TO_SIGMA * pool.mad(), (pool.quantile(0.9) - pool.quantile(0.1)) / INTERDECILE_TO_SIGMA)
+    return max(spread, RTT_SCALE_FLOOR_MS, RTT_SCALE_FLOOR_FRACTION * abs(median_ms))
 
 
 class RollingRobust:
@@ -62,6 +75,14 @@ class RollingRobust:
         values, n = self._sorted, len(self._sorted)
         middle = n // 2
         return values[middle] if n % 2 else (values[middle - 1] + values[middle]) / 2
+
+    def quantile(self, q: float) -> float:
+        """numpy's linear interpolation over the pooled values."""
+        values = self._sorted
+        position = q * (len(values) - 1)
+        low = math.floor(position)
+        high = min(low + 1, len(values) - 1)
+        return values[low] + (values[high] - values[low]) * (position - low)
 
     def mad(self) -> float:
         values, n = self._sorted, len(self._sorted)
@@ -114,7 +135,7 @@ def rtt_cusum(
     k: float = 0.5,
     h: float = 8.0,
     min_shift_ms: float = 0.5,
-    min_shift_fraction: float = 0.02,
+    min_shift_scales: float = 2.0,
     min_baseline_windows: int = 6,
     statistic: RttStatistic = "min_ms",
 ) -> list[Episode]:
@@ -122,12 +143,13 @@ def rtt_cusum(
 
     Each window's statistic (min_ms: the path; p50_ms/p90_ms: queueing) is standardized against
     the median and scale of the windows of the preceding baseline_s, scale = max(1.4826 x MAD,
-    0.05 ms, 0.5% of the median) so a dead-flat lab path does not give infinite z; z is
-    winsorized at +/-4. S+ = max(0, S+ + z - k), S- = max(0, S- - z - k). When a side exceeds
-    h, the change start is estimated within the windows since that side last was 0 (see
+    interdecile range / 2.563, 0.05 ms, 0.1% of the median; see rtt_scale) so a dead-flat lab
+    path does not give infinite z; z is winsorized at +/-4. S+ = max(0, S+ + z - k),
+    S- = max(0, S- - z - k). When a side exceeds h, the change start is estimated within the
+    windows since that side last was 0 (see
     _shift_start: the same sum with a reference value of half the minimum effect), and an
     episode opens when the level since then (median of those windows) differs from the baseline
-    median by at least max(min_shift_ms, min_shift_fraction x median); `started_at` is that
+    median by at least max(min_shift_ms, min_shift_scales x scale); `started_at` is that
     start. When the effect is too small the side restarts from 0 (signal dismissed), so a
     lasting offset below the minimum effect or skewed noise cannot keep the sum armed.
 
@@ -179,8 +201,10 @@ def rtt_cusum(
             pool.add(time_s, value)
             continue
         median_ms = pool.median()
-        scale_ms = max(MAD_TO_SIGMA * pool.mad(), RTT_SCALE_FLOOR_MS, RTT_SCALE_FLOOR_FRACTION * abs(median_ms))
-        min_effect_ms = max(min_shift_ms, min_shift_fraction * abs(median_ms))
+        scale_ms = rtt_scale(pool, median_ms)
+        # The minimum effect follows the path's noise, not its RTT: a 1.5 ms step on a quiet
+        # 90 ms path is a new route, 2 ms of jitter on a noisy 20 ms path is not.
+        min_effect_ms = max(min_shift_ms, min_shift_scales * scale_ms)
         z = min(max((value - median_ms) / scale_ms, -RTT_Z_CLIP), RTT_Z_CLIP)
         s_up = max(0.0, s_up + z - k)
         s_down = max(0.0, s_down - z - k)

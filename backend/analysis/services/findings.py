@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+import math
 import uuid
 from collections import defaultdict
 from collections.abc import Sequence
@@ -32,11 +33,18 @@ from analysis.changes.rtt import rtt_cusum
 from analysis.changes.throughput import throughput_fast_rule, throughput_slow_rule
 from analysis.changes.windows import RttWindow
 from analysis.choices import FindingKind, FindingMetric, FindingState, RttModeVerdict
-from analysis.members import judged_point, member_scale, member_switch, on_unseen_member, within_member
+from analysis.members import (
+    MemberLevel,
+    judged_point,
+    member_switch,
+    on_unseen_member,
+    run_scale,
+    within_member,
+)
 from analysis.models import Finding, RunAnalysis, SweepModes
 from analysis.payloads import checked
 from analysis.services.inputs import as_dict
-from analysis.services.modes import MODES_LOOKBACK, sweep_modes_near
+from analysis.services.modes import MODES_LOOKBACK
 from analysis.services.own_load import BUSY_CTE, NOT_BUSY
 from inventory.models import Agent, HostFactsSnapshot
 from measurements.models import TracePath
@@ -131,7 +139,7 @@ def throughput_episodes(source: Agent, destination: Agent, now: datetime) -> lis
     for row in history:
         if row.rate_bps:
             # A run on a slower ECMP member is judged against that member's ceiling.
-            scale = member_scale(row.ceilings)
+            scale = run_scale(row.ceilings, row.diagnosis)
             ambiguous = on_unseen_member(row.ceilings, row.rate_bps)
             point = judged_point(row.started_at, row.rate_bps, row.ceiling_bps, scale, ambiguous=ambiguous)
             series[row.options_key].append(point)
@@ -167,7 +175,24 @@ def sweep_observations(source: Agent, destination: Agent, since: datetime, until
     return found
 
 
-def ecmp_modes_at(source: Agent, destination: Agent, windows: Sequence[RttWindow]) -> list[tuple[float, ...]]:
+def stored_levels(analysis: dict[str, Any]) -> tuple[MemberLevel, ...]:
+    """The modes of a stored sweep analysis as ping windows are judged within them."""
+    modes = analysis.get("modes")
+    levels: list[MemberLevel] = []
+    for mode in modes if isinstance(modes, list) else []:
+        rtt = mode.get("rtt_ms") if isinstance(mode, dict) else None
+        if isinstance(rtt, bool) or not isinstance(rtt, int | float):
+            continue
+        low = mode.get("min_rtt_ms")
+        levels.append(
+            MemberLevel(
+                float(rtt), float(low) if isinstance(low, int | float) and not isinstance(low, bool) else float(rtt)
+            )
+        )
+    return tuple(levels)
+
+
+def ecmp_modes_at(source: Agent, destination: Agent, windows: Sequence[RttWindow]) -> list[tuple[MemberLevel, ...]]:
     """Per window, the RTT modes of the newest ECMP flow sweep of the day before its end (the
     reverse path's where the forward one has none); () where the path had no ECMP sweep."""
     if not windows:
@@ -179,16 +204,13 @@ def ecmp_modes_at(source: Agent, destination: Agent, windows: Sequence[RttWindow
         started_at__gte=since,
         started_at__lte=until,
     ).order_by("started_at")
-    by_direction: dict[bool, list[tuple[datetime, tuple[float, ...]]]] = {True: [], False: []}
+    by_direction: dict[bool, list[tuple[datetime, tuple[MemberLevel, ...]]]] = {True: [], False: []}
     for row in both_ways.only("source_id", "started_at", "analysis"):
-        modes = as_dict(row.analysis).get("modes")
-        rtts = [mode.get("rtt_ms") for mode in modes if isinstance(mode, dict)] if isinstance(modes, list) else []
         forward = row.source_id == source.pk
-        member_rtts = tuple(float(rtt) for rtt in rtts if isinstance(rtt, int | float))
-        by_direction[forward].append((row.started_at, member_rtts))
+        by_direction[forward].append((row.started_at, stored_levels(as_dict(row.analysis))))
     sweeps = by_direction[True] or by_direction[False]
     starts = [started for started, _ in sweeps]
-    found: list[tuple[float, ...]] = []
+    found: list[tuple[MemberLevel, ...]] = []
     for window in windows:
         newest = bisect.bisect_right(starts, window.end) - 1
         usable = newest >= 0 and starts[newest] >= window.end - MODES_LOOKBACK
@@ -235,13 +257,38 @@ def _facts_change(agent: Agent, start: datetime, end: datetime) -> str:
     return ""
 
 
+def day_levels(source: Agent, destination: Agent, when: datetime) -> tuple[MemberLevel, ...]:
+    """Every ECMP mode the path's sweeps showed in the day before `when` (the reverse path's
+    where the forward one has none): a member of 5 % forms a mode in one sweep in five, so the
+    newest sweep alone would miss the member a ping took."""
+    for src, dst in ((source, destination), (destination, source)):
+        rows = SweepModes.objects.filter(
+            source=src,
+            destination=dst,
+            verdict=RttModeVerdict.ECMP,
+            started_at__gte=when - MODES_LOOKBACK,
+            started_at__lte=when,
+        ).only("analysis")
+        levels = tuple(level for row in rows for level in stored_levels(as_dict(row.analysis)))
+        if levels:
+            return levels
+    return ()
+
+
 def ping_member_switch(source: Agent, destination: Agent, episode: MergedEpisode) -> str:
-    """An RTT step from one ECMP member's RTT to another's: ping's flow moved, nothing changed."""
-    modes = sweep_modes_near(source, destination, episode.first.detected_at)
-    if modes is None or modes.verdict != RttModeVerdict.ECMP:
-        return ""
-    rtts = [mode["rtt_ms"] for mode in modes.analysis.get("modes") or [] if isinstance(mode.get("rtt_ms"), float)]
-    return member_switch(episode.first.baseline, episode.first.current, rtts)
+    """An RTT step from one ECMP member's RTT to another's: ping's flow moved, nothing changed.
+
+    Both must be members the sweeps showed before the step began: after a real shift the
+    sweeps show every member moved, and the moved first member is no other member."""
+    first = episode.first
+    raw = rtt_windows(
+        source, destination, first.started_at, first.detected_at + timedelta(seconds=settings.ANALYSIS_RTT_WINDOW_S)
+    )
+    minima = [math.nan if window.min_ms is None else window.min_ms for window in raw]
+    scale = first.evidence.get("baseline_scale_ms")
+    slack = float(scale) if isinstance(scale, int | float) and not isinstance(scale, bool) else 0.0
+    levels = day_levels(source, destination, first.started_at)
+    return member_switch(first.baseline, minima, levels, slack, ecmp_modes_at(source, destination, raw))
 
 
 def coinciding_change(source: Agent, destination: Agent, episode: MergedEpisode, metric: FindingMetric) -> str:

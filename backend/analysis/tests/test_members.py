@@ -8,7 +8,7 @@ from datetime import UTC, datetime
 import pytest
 
 from analysis.changes.windows import RttWindow
-from analysis.members import judged_point, member_scale, member_switch, on_unseen_member, within_member
+from analysis.members import MemberLevel, judged_point, member_scale, member_switch, on_unseen_member, within_member
 
 
 @pytest.mark.parametrize(
@@ -39,22 +39,33 @@ def test_a_run_on_the_slow_member_is_judged_in_fast_member_terms() -> None:
 
 
 def test_member_switch_names_both_members() -> None:
-    text = member_switch(23.2, 31.3, [23.0, 31.0])
+    text = member_switch(23.2, [31.3, 31.2, 23.1], [23.0, 31.0], 0.05)
     assert "member 1 (23.0 ms) to member 2 (31.0 ms)" in text
 
 
 @pytest.mark.parametrize(
-    ("baseline", "current", "modes"),
+    ("baseline", "minima", "modes"),
     [
-        (23.2, 23.4, [23.0, 31.0]),  # same member
-        (23.2, 40.0, [23.0, 31.0]),  # a new level: a real change
-        (23.2, 31.3, [23.0]),  # one mode: no ECMP
-        (23.2, 31.3, []),
-        (math.nan, 31.3, [23.0, 31.0]),
+        (23.2, [23.4], [23.0, 31.0]),  # same member
+        (23.2, [40.0], [23.0, 31.0]),  # a new level: a real change
+        (23.2, [31.3, 40.0, 40.1], [23.0, 31.0]),  # mostly new levels: a real change
+        (23.2, [31.3], [23.0]),  # one mode: no ECMP
+        (23.2, [31.3], []),
+        (23.2, [], [23.0, 31.0]),
+        (math.nan, [31.3], [23.0, 31.0]),
     ],
 )
-def test_member_switch_is_empty_for_anything_else(baseline: float, current: float, modes: list[float]) -> None:
-    assert member_switch(baseline, current, modes) == ""
+def test_member_switch_is_empty_for_anything_else(baseline: float, minima: list[float], modes: list[float]) -> None:
+    assert member_switch(baseline, minima, modes, 0.05) == ""
+
+
+def test_member_switch_knows_members_a_few_tenths_apart_from_several_sweeps() -> None:
+    """Fifteen RTTs of five members forward and three back: the day's sweeps show each of them
+    in some sweep, the same member a little differently in each."""
+    levels = [MemberLevel(7.66, 7.17), MemberLevel(7.70, 7.20), MemberLevel(10.08, 9.54), MemberLevel(12.96, 12.76)]
+    assert "to member 2 (10.1 ms) of the path's 3" in member_switch(7.7, [9.6, 9.7, 10.5], levels, 0.1)
+    # +1 ms on every member lands between them: a real shift.
+    assert member_switch(7.7, [8.7, 8.8, 8.7], levels, 0.1) == ""
 
 
 @pytest.mark.parametrize(
@@ -95,3 +106,11 @@ def test_within_member_moves_a_slow_member_window_onto_the_fastest() -> None:
 def test_within_member_wants_modes_for_every_window() -> None:
     with pytest.raises(ValueError, match="one list of modes per window"):
         within_member([_window(0, 23.1)], [])
+
+
+def test_within_member_places_a_ping_anywhere_on_a_mode_of_several_members() -> None:
+    """A mode of members a few tenths apart spans from its lowest flow to above its median."""
+    levels = (MemberLevel(7.66, 7.17), MemberLevel(10.08, 9.54))
+    judged = within_member([_window(0, 9.6), _window(5, 9.2)], [levels, levels])
+    assert judged[0].min_ms == pytest.approx(9.6 - (10.08 - 7.66))
+    assert judged[1].min_ms == 9.2  # below the mode's lowest flow by more than 0.3 ms: on no member

@@ -55,6 +55,16 @@ def test_stable_members_give_no_episode_over_a_month(weights: tuple[int, int], g
     assert ecmp_changes(series) == []
 
 
+def test_members_a_few_tenths_apart_chained_into_one_are_no_new_member() -> None:
+    """Members at 13.2, 13.8 and 14.35 ms (seen by sweeps of the lab's 4-member path): one
+    cluster of sightings whose median is 13.2; a sweep showing 14.35 beside it is that cluster."""
+    series = sweeps(31, 20 * DAY, (11.3, 13.2, 13.8, 14.35), (7, 9, 1, 3))
+    (_, member) = learn_members(series[:DAY])
+    assert member.rtt_ms == pytest.approx(13.3, abs=0.1)
+    assert member.reach_ms > 1.0
+    assert ecmp_changes(series) == []  # 81 episodes of a member appearing, judged without its reach
+
+
 def test_a_single_path_gives_no_episode() -> None:
     assert ecmp_changes(sweeps(1, 10 * DAY, (23.0,), (1,))) == []
 

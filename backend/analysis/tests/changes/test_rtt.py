@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from analysis.changes.episodes import Direction, Metric
-from analysis.changes.rtt import RollingRobust, rtt_cusum
+from analysis.changes.rtt import RollingRobust, rtt_cusum, rtt_scale
 from analysis.changes.windows import RttWindow, rtt_windows
 from analysis.tests.changes.series import T0, assert_json
 
@@ -101,8 +101,39 @@ def test_rtt_cusum_finds_a_decrease_and_ignores_a_shift_below_the_minimum_effect
     assert episode.direction is Direction.DOWN
     assert episode.started_at == minute_at(30 * 60)
     assert episode.magnitude == pytest.approx(-3.0, abs=0.1)
-    small = rtt_windows(rtt_samples(21, 36 * 60, shifts={30 * 60: 0.4}))  # < max(0.5, 2% of 40)
+    small = rtt_windows(rtt_samples(21, 36 * 60, shifts={30 * 60: 0.4}))  # < max(0.5 ms, 2 scales)
     assert rtt_cusum(small) == []
+
+
+def test_rtt_cusum_follows_the_paths_noise_not_its_rtt() -> None:
+    """A clean +1.5 ms step on a quiet 90 ms path is a longer route; 2% of the RTT (1.8 ms)
+    as the minimum effect missed it. On a noisy path the minimum effect grows with the noise."""
+    quiet = rtt_windows(rtt_samples(25, 36 * 60, base_ms=90.0, jitter_ms=0.1, shifts={30 * 60: 1.5}))
+    (episode,) = rtt_cusum(quiet)
+    assert episode.started_at == minute_at(30 * 60)
+    assert episode.detected_at <= minute_at(30 * 60 + 30)
+    assert episode.evidence["min_effect_ms"] == pytest.approx(0.5)
+    rng = np.random.default_rng(26)
+    times = [T0 + timedelta(minutes=5 * i) for i in range(600)]
+    noisy = [
+        RttWindow(moment, moment + timedelta(minutes=5), 10, 0, level, level, level)
+        for i, moment in enumerate(times)
+        for level in [20.0 + (3.0 if i >= 500 else 0.0) + float(rng.normal(0, 0.5))]
+    ]
+    (episode,) = rtt_cusum(noisy)
+    assert episode.evidence["min_effect_ms"] == pytest.approx(2 * episode.evidence["baseline_scale_ms"])  # type: ignore[operator]
+    assert episode.evidence["min_effect_ms"] > 0.8  # type: ignore[operator]
+
+
+def test_rtt_scale_sees_the_tails_of_a_mixture() -> None:
+    """Windows on ECMP members a sweep could not tell apart: a tight middle, a tenth either side
+    a millisecond away. The MAD alone would make each tail window a 4-sigma event."""
+    pool = RollingRobust()
+    for step in range(100):
+        tail = 1.0 if step % 20 < 3 else -1.0 if 10 <= step % 20 < 13 else 0.0
+        pool.add(step, 10.0 + tail + 0.01 * (step % 3))
+    assert rtt_scale(pool, pool.median()) > 0.7
+    assert pool.quantile(0.5) == pytest.approx(pool.median())
 
 
 def test_rtt_cusum_on_a_dead_flat_path() -> None:

@@ -216,6 +216,7 @@ def analysis_row(
     *,
     ceiling_bps: float = 4e9,
     ceilings: dict[str, Any] | None = None,
+    diagnosis: str = Diagnosis.RECEIVE_WINDOW,
 ) -> None:
     RunAnalysis.objects.create(
         run_id=uuid.uuid4(),
@@ -226,7 +227,7 @@ def analysis_row(
         rate_bps=rate_bps,
         ceiling_bps=ceiling_bps,
         limit="receive_window",
-        diagnosis=Diagnosis.RECEIVE_WINDOW,
+        diagnosis=diagnosis,
         ceilings=ceilings or {},
         inputs={},
         interval_stats={},

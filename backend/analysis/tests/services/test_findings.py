@@ -10,7 +10,7 @@ import pytest
 from django.test import override_settings
 
 from analysis.changes.episodes import Direction, Episode, Metric
-from analysis.choices import FindingKind, FindingMetric, FindingState, RttModeVerdict
+from analysis.choices import Diagnosis, FindingKind, FindingMetric, FindingState, RttModeVerdict
 from analysis.models import Finding, SweepModes
 from analysis.services.findings import detect_findings, reconcile_findings
 from analysis.services.inputs import path_loss
@@ -218,6 +218,18 @@ class FindingTests(FathomTestCase):
         assert finding.detected_at == T0 + timedelta(hours=6 * 41)  # the second run after the cut
         assert -0.45 < finding.magnitude < -0.35 and finding.evidence["member_scaled"] == 13
 
+    def test_policed_runs_are_not_scaled_by_their_member(self) -> None:
+        """A policer holds every member at its rate: a policed run on the slow member is no
+        faster in fast-member terms (scaling it made the next fast-member run read as a cut)."""
+        for index in range(40):
+            slow = index % 5 >= 2  # most runs on the slow member, as in the lab corpus's c012
+            ceilings = member(2 if slow else 1, 0.53 if slow else 1.0, 2e9)
+            at = T0 + timedelta(hours=6 * index)
+            rate = 35e6 * (1 + 0.01 * (index % 4))
+            analysis_row(self.athens, self.frankfurt, at, rate, ceilings=ceilings, diagnosis=Diagnosis.POLICER)
+        detect_findings(self.athens, self.frankfurt, now=T0 + timedelta(days=11))
+        assert not Finding.objects.filter(metric=FindingMetric.THROUGHPUT).exists()
+
     def test_a_new_path_alarms_on_its_first_day(self) -> None:
         for index, rate in enumerate([3.8e9, 3.85e9, 2.2e9, 2.25e9]):
             analysis_row(self.athens, self.frankfurt, T0 + timedelta(hours=6 * index), rate, ceiling_bps=4e9)
@@ -232,6 +244,18 @@ class FindingTests(FathomTestCase):
         analyze_recent(now=T0 + timedelta(hours=1, minutes=10))
         detect_findings(self.athens, self.frankfurt, now=T0 + timedelta(hours=1, minutes=10))
         assert not Finding.objects.filter(metric=FindingMetric.RTT).exists()
+
+    def test_ping_on_a_member_only_an_earlier_sweep_of_the_day_showed_is_an_annotation(self) -> None:
+        """A member of 1 in 16 forms a mode in one sweep in seven: the newest sweep need not show
+        the member a ping run took, the day's sweeps together do."""
+        self._sweeps(T0 - timedelta(hours=3), 4, [(23.0, 8), (31.0, 6), (35.0, 2)])
+        self._sweeps(T0 - timedelta(hours=1), 4, [(23.0, 10), (31.0, 6)])
+        pings(self.athens, self.frankfurt, T0, 360, 23.1)
+        pings(self.athens, self.frankfurt, T0 + timedelta(hours=1), 60, 35.1)
+        detect_findings(self.athens, self.frankfurt, now=T0 + timedelta(hours=1, minutes=10))
+        finding = Finding.objects.get(metric=FindingMetric.RTT)
+        assert finding.kind == FindingKind.ANNOTATION
+        assert "to member 3 (35.0 ms)" in finding.annotation
 
     def test_a_member_slowing_down_is_found_on_an_ecmp_path(self) -> None:
         flow_sweep(self.athens, self.frankfurt, T0 - timedelta(minutes=5), 23.0, 31.0)
