@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from analysis.truth.alarms import path_alarms
 from analysis.truth.bench import AMBIGUOUS, judge, report
 from analysis.truth.corpus import CORPUS_DIR, Scenario, params_and_summary, read
 from measurements.kinds import throughput
@@ -73,3 +74,20 @@ def test_runs_are_read_as_ingest_stores_them() -> None:
         entry = json.loads(next(lines))
     for result in entry["runs"]:
         assert params_and_summary(result["throughput"]) == throughput.params_and_summary(result["throughput"])
+
+
+# Paths of the slice whose pings land on many ECMP members (c022: fourteen RTTs of members
+# forward and back, and bursty loss), and two policed ones: pings meeting a member no single
+# sweep shows, runs on a slow member (c012), and a small burst that holds TCP to 6 Mbit/s (c019).
+SERIES = {"c012-policer-large-burst-reno-9000", "c022-bursty-loss-bbr-9000", "c019-policer-small-burst-cubic-9000"}
+
+
+@pytest.mark.parametrize("scenario", [s for s in SCENARIOS if s.name in SERIES], ids=lambda scenario: scenario.name)
+def test_the_rules_are_quiet_on_an_unchanged_path_and_find_its_changes(scenario: Scenario) -> None:
+    outcome = judge(scenario)
+    path = path_alarms(scenario, [run for _, run in outcome.judged])
+    assert dict(path.false) == dict.fromkeys(path.false, 0), path.false
+    rtt = [trial for trial in path.trials if trial.kind == "rtt" and trial.qualifies]
+    assert rtt and all(trial.found and trial.delay is not None and trial.delay <= 30 for trial in rtt), rtt
+    cuts = [trial for trial in path.trials if trial.kind == "cut" and trial.size == 0.5]
+    assert all(trial.found for trial in cuts), cuts

@@ -29,6 +29,8 @@ from analysis.diagnosis import path_label
 from analysis.modes import ModeVerdict, per_flow_modes
 from analysis.run_judgement import JudgedRun, PathContext, judge_run
 from analysis.runs import MIN_LOSS_SAMPLES, wilson_lower_bound
+from analysis.truth import alarms
+from analysis.truth.alarms import path_alarms
 from analysis.truth.corpus import LATE_SHARE_LIMIT, RecordedRun, Scenario, read
 
 TARGET_RUN_ACCURACY = 0.95
@@ -256,6 +258,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--corpus", type=Path, nargs="*", help="corpus files (default: all of analysis/truth/corpus)")
     parser.add_argument("--wrong", action="store_true", help="list every wrong path")
+    parser.add_argument("--labels-only", action="store_true", help="leave out the regression rules' series")
     args = parser.parse_args()
     scenarios = list(read(args.corpus))
     recorded = [scenario for scenario in scenarios if not scenario.error]
@@ -263,6 +266,11 @@ def main() -> None:
     runs = sum(len(scenario.runs) for scenario in recorded)
     print(f"bench-truth: {len(recorded)} scenarios, {runs} throughput runs")
     print("\n".join(report(outcomes, scenarios, args.wrong)))
+    if args.labels_only:
+        return
+    judged = [outcome for outcome in outcomes if outcome.scenario.label != AMBIGUOUS]
+    paths = [path_alarms(outcome.scenario, [run for _, run in outcome.judged]) for outcome in judged]
+    print("\n".join(alarms.report(paths)))
 
 
 if __name__ == "__main__":
