@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import statistics
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from scipy import special
@@ -46,7 +46,9 @@ def loss_rule(
     The baseline rate is pooled over the windows of the baseline_s before the first confirming
     window, (lost + 0.5) / (sent + 1) so a loss-free day is not a zero rate that makes any loss
     infinitely unlikely. A window counts when its loss >= baseline + min_pp percentage points
-    and the binomial upper tail P(X >= lost | sent, baseline) < p_max. `started_at` is the
+    and the binomial upper tail P(X >= lost | sent, baseline) < p_max; on a path whose
+    baseline shows bursty loss, the window before them must be as lossy too (see _persists).
+    `started_at` is the
     first confirming window, moved back over directly preceding windows at or above baseline +
     min_pp/2 (not recovered by the clearing rule either), so a step confirmed late starts where
     it began; `current` is the median loss fraction from there to `detected_at`. The baseline
@@ -127,6 +129,8 @@ def loss_rule(
             if not p < p_max:
                 break
             p_values.append(p)
+        if len(p_values) == confirm_windows and not _persists(pool, loss, first, baseline + min_fraction):
+            continue
         if len(p_values) == confirm_windows:
             # A step confirmed late starts earlier: walk back over directly preceding windows
             # that were not below the clear threshold either (same hysteresis as clearing).
@@ -138,6 +142,45 @@ def loss_rule(
     if current is not None:
         episodes.append(_loss_episode(ordered, current, min_pp, p_max, cleared=False))
     return episodes
+
+
+# A baseline whose window counts spread this much beyond a binomial's has bursty loss.
+BURSTY_DISPERSION = 1.5
+# Below half a day of 5-minute windows the baseline says too little of the path's bursts.
+DISPERSION_MIN_WINDOWS = 144
+
+
+def dispersion(pool: Sequence[tuple[float, int, int, int]]) -> float:
+    """Pearson's dispersion of the pool's lost counts (start, sent, lost, index per window):
+    about 1 for independent losses, more where losses come in bursts; 1 with no loss."""
+    sent = sum(window[1] for window in pool)
+    lost = sum(window[2] for window in pool)
+    if not pool or lost <= 0 or lost >= sent:
+        return 1.0
+    p = lost / sent
+    pearson = sum((w_lost - w_sent * p) ** 2 / (w_sent * p * (1 - p)) for _, w_sent, w_lost, _ in pool)
+    return pearson / len(pool)
+
+
+def _persists(
+    pool: Sequence[tuple[float, int, int, int]],
+    loss: Callable[[int], float],
+    first: int,
+    threshold: float,
+) -> bool:
+    """Whether the run of lossy windows ending in the confirming ones is long enough.
+
+    Bursty loss (a burst takes two or three of a window's ten probes) makes a window
+    binomially rare and is that path's everyday: two such windows in a row come a few times
+    a month. Where the baseline's windows spread beyond a binomial, a step must last one
+    window more (the windows right before the confirming ones count); elsewhere the
+    confirming windows are enough. A baseline of fewer than DISPERSION_MIN_WINDOWS windows
+    is not asked.
+    """
+    if len(pool) < DISPERSION_MIN_WINDOWS or dispersion(pool) <= BURSTY_DISPERSION:
+        return True
+    before = first - 1
+    return before >= 0 and loss(before) >= threshold
 
 
 def _loss_episode(windows: list[RttWindow], state: _LossOpen, min_pp: float, p_max: float, *, cleared: bool) -> Episode:

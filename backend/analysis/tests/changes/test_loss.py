@@ -68,3 +68,33 @@ def test_loss_rule_needs_a_baseline_and_skips_empty_windows() -> None:
     random.Random(25).shuffle(shuffled)
     assert loss_rule(shuffled) == loss_rule(windows)
     assert len(loss_rule(windows)) == 1
+
+
+def bursty_losses(seed: int, windows: int, enter: float, sent: int = 10) -> list[int]:
+    """A Gilbert-Elliott channel per probe: good loses nothing, bad (left with p 0.4) loses 80%.
+    Windows are 5 minutes apart: each starts in the good state."""
+    rng = random.Random(seed)
+    found = []
+    for _ in range(windows):
+        lost, bad = 0, False
+        for _ in range(sent):
+            bad = (rng.random() >= 0.4) if bad else (rng.random() < enter)
+            lost += bad and rng.random() < 0.8
+        found.append(lost)
+    return found
+
+
+@pytest.mark.parametrize("seed", [27, 28, 29])
+def test_bursty_loss_is_the_paths_own_and_a_step_on_it_is_found(seed: int) -> None:
+    """Bursts of two or three probes put 2-5 of a window's 10 in one window: against a binomial
+    baseline at the path's mean rate that is p < 1e-4 twice in a row a few times a month."""
+    lost = bursty_losses(seed, 60 * 288, 0.004)
+    assert max(lost) >= 5
+    assert loss_rule(loss_windows(lost, sent=10)) == []
+    # A step on top of it is still found within the hour: 30% of every probe lost from day 50 on.
+    rng = np.random.default_rng(seed)
+    stepped = [x if i < 50 * 288 else min(10, x + int(rng.binomial(10, 0.3))) for i, x in enumerate(lost)]
+    windows = loss_windows(stepped, sent=10)
+    (episode, *_) = loss_rule(windows)
+    assert windows[50 * 288 - 3].start <= episode.started_at
+    assert episode.detected_at <= windows[50 * 288 + 12].start
