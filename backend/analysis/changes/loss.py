@@ -43,13 +43,14 @@ def loss_rule(
 ) -> list[Episode]:
     """Loss steps: confirm_windows consecutive windows each significantly and materially above baseline.
 
-    The baseline rate is pooled over the windows of the baseline_s before the first confirming
-    window, (lost + 0.5) / (sent + 1) so a loss-free day is not a zero rate that makes any loss
-    infinitely unlikely. A window counts when its loss >= baseline + min_pp percentage points
-    and the binomial upper tail P(X >= lost | sent, baseline) < p_max; on a path whose
-    baseline shows bursty loss, the window before them must be as lossy too (see _persists).
-    `started_at` is the
-    first confirming window, moved back over directly preceding windows at or above baseline +
+    The baseline rate is pooled over the windows of the baseline_s that end a quarter of
+    baseline_s (or half the series' age, if less) before the first confirming window, so a
+    step's first windows are not its own baseline; it is (lost + 0.5) / (sent + 1), so a
+    loss-free day is not a zero rate that makes any loss infinitely unlikely. A window counts
+    when its loss >= baseline + min_pp percentage points and the binomial upper tail
+    P(X >= lost | sent, baseline) < p_max; on a path whose baseline shows bursty loss, the
+    window before them must be as lossy too (see _persists). `started_at` is the first
+    confirming window, moved back over directly preceding windows at or above baseline +
     min_pp/2 (not recovered by the clearing rule either), so a step confirmed late starts where
     it began; `current` is the median loss fraction from there to `detected_at`. The baseline
     is frozen while the episode is open; it clears after confirm_windows windows back below
@@ -66,6 +67,7 @@ def loss_rule(
     pool_sent = pool_lost = 0
     current: _LossOpen | None = None
     min_fraction = min_pp / 100
+    guard = baseline_s * BASELINE_GUARD_FRACTION
 
     def admit(index: int) -> None:
         nonlocal pool_sent, pool_lost
@@ -108,14 +110,20 @@ def loss_rule(
                 frontier = i + 1
                 current = None
             continue
-        # The confirming run is the last confirm_windows windows, its baseline what came before.
+        # The confirming run is the last confirm_windows windows, its baseline what came before
+        # it and at least `guard` before it: the first windows of a step must not become the
+        # baseline they are judged against (at 10 probes a window, three windows of a 10 %
+        # onset in the pool make two lost probes ordinary).
         first = i - confirm_windows + 1
         if first < frontier:
             continue
-        while frontier < first:
+        # (On a young series the guard is half its age, so a new path is judged as before.)
+        start_s = ordered[first].start.timestamp()
+        cutoff = start_s - min(guard, (start_s - ordered[0].start.timestamp()) / 2)
+        while frontier < first and ordered[frontier].start.timestamp() < cutoff:
             admit(frontier)
             frontier += 1
-        evict(ordered[first].start.timestamp() - baseline_s)
+        evict(cutoff - baseline_s)
         if len(pool) < min_baseline_windows:
             continue
         baseline = (pool_lost + LOSS_PRIOR_LOST) / (pool_sent + LOSS_PRIOR_SENT)
@@ -135,8 +143,14 @@ def loss_rule(
             # A step confirmed late starts earlier: walk back over directly preceding windows
             # that were not below the clear threshold either (same hysteresis as clearing).
             started, baseline_lost, baseline_sent = first, pool_lost, pool_sent
-            while started > 0 and loss(started - 1) >= baseline + min_fraction / 2 and take_back(started - 1):
-                started -= 1
+            while started > 0 and loss(started - 1) >= baseline + min_fraction / 2:
+                if started - 1 < frontier and not take_back(started - 1):
+                    break
+                started -= 1  # a window not yet in the pool, or taken back from it
+            frontier = min(frontier, started)
+            while frontier < started:  # the normal windows before the step: baseline later on
+                admit(frontier)
+                frontier += 1
             current = _LossOpen(started, i, baseline, baseline_lost, baseline_sent, p_values)
             frontier = i + 1
     if current is not None:
@@ -144,6 +158,8 @@ def loss_rule(
     return episodes
 
 
+# The baseline ends this share of baseline_s before the windows it judges (6 h of 24 h).
+BASELINE_GUARD_FRACTION = 0.25
 # A baseline whose window counts spread this much beyond a binomial's has bursty loss.
 BURSTY_DISPERSION = 1.5
 # Below half a day of 5-minute windows the baseline says too little of the path's bursts.

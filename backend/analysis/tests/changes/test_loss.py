@@ -55,7 +55,8 @@ def test_loss_rule_clears_and_opens_again() -> None:
         (windows[50].start, windows[51].start, windows[55].start),
         (windows[65].start, windows[66].start, None),
     ]
-    assert episodes[0].baseline == pytest.approx(0.5 / (50 * 300 + 1))
+    # A young series' baseline ends half its age before the step: 25 of the 50 loss-free windows.
+    assert episodes[0].baseline == pytest.approx(0.5 / (25 * 300 + 1))
     assert episodes[0].magnitude == pytest.approx(3.0, abs=0.01)
 
 
@@ -98,3 +99,14 @@ def test_bursty_loss_is_the_paths_own_and_a_step_on_it_is_found(seed: int) -> No
     (episode, *_) = loss_rule(windows)
     assert windows[50 * 288 - 3].start <= episode.started_at
     assert episode.detected_at <= windows[50 * 288 + 12].start
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_an_onset_is_found_before_its_own_windows_become_the_baseline(seed: int) -> None:
+    """10 % loss from day 2 on, 10 pings a window: two lost of ten is the sign, and three
+    lossy windows pooled into the baseline would make it ordinary within a quarter of an hour."""
+    lost = binomial_losses(seed, [0.0] * (2 * 288) + [0.10] * 288, sent=10)
+    windows = loss_windows(lost, sent=10)
+    (episode, *_) = loss_rule(windows)
+    assert windows[2 * 288 - 3].start <= episode.started_at
+    assert episode.detected_at <= windows[2 * 288 + 72].start  # within 6 h
