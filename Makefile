@@ -28,7 +28,7 @@ help:
 	@echo "make lab-noise     capture real lab runs' noise for bench-analysis into backend/analysis/lab_noise.json (root)"
 	@echo "make bench-analysis   detection delay and false alarms of every regression rule, per path case on lab noise"
 	@echo "make lab-corpus    record the labelled corpus of lab scenarios for bench-truth (root; CORPUS_SEED, CORPUS_COUNT, CORPUS_FIRST)"
-	@echo "make bench-truth   the analysis judged against the labelled corpus: confusion matrix, accuracy, ceiling error, ECMP members"
+	@echo "make bench-truth   the analysis judged against the labelled corpus: labels, ceilings, ECMP members, false alarms, detection delays"
 	@echo "make bench-alerts  the cost of one alert evaluation at 500 paths, as a fraction of its interval"
 	@echo "make bench-ingest  per-packet RTT samples per second through the result API beside a raw COPY"
 	@echo "make bench-queries  path history (1 day, 30 days, 1 year), grid and Paths list server time, rollup refresh cost, 100 agents"
