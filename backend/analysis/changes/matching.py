@@ -77,8 +77,12 @@ class Match:
 
 
 def overlaps(stored: StoredPeriod, episode: MergedEpisode) -> bool:
-    return (episode.cleared_at is None or stored.started_at <= episode.cleared_at) and (
-        stored.cleared_at is None or episode.started_at <= stored.cleared_at
+    """Whether the two periods share time. A period ends before its `cleared_at` (the first
+    recovered point), so one that starts there only touches it: a rise that starts where a
+    drop cleared is not that drop (matched as one, a recompute folded the rise's finding into
+    the drop's and added it again, CI 2026-12-02)."""
+    return (episode.cleared_at is None or stored.started_at < episode.cleared_at) and (
+        stored.cleared_at is None or episode.started_at < stored.cleared_at
     )
 
 

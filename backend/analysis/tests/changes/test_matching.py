@@ -69,6 +69,18 @@ def test_a_rise_from_where_a_drop_cleared_is_its_own_incident() -> None:
     assert again.cleared_at == day(3)
 
 
+def test_a_rise_from_where_a_drop_cleared_keeps_its_own_finding_on_a_recompute() -> None:
+    """The drill's ta -> tb again (CI, 2026-12-02): the stored drop cleared where the stored
+    rise began. Touching is not overlapping: the drop's incident folded the rise's finding in
+    and the rise came back as a new finding, which a recompute must never do."""
+    drop = episode("throughput_fast", 1, 2)
+    rise = episode("throughput_slow", 2, None, direction=Direction.UP)
+    stored = [StoredPeriod(4, day(1), day(2)), StoredPeriod(31, day(2), None)]
+    first, second = match_episodes(merge_episodes([drop, rise]), stored)
+    assert (first.key, first.folded) == (4, ())
+    assert (second.key, second.folded) == (31, ())
+
+
 def test_a_drop_after_an_open_rise_ends_the_rise_and_pages_as_a_drop() -> None:
     rise = episode("throughput_slow", 1, None, direction=Direction.UP)
     drop = episode("throughput_fast", 3, None)
