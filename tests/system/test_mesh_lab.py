@@ -192,6 +192,9 @@ def test_traces_show_both_ecmp_members(measured: tuple[Stack, Lab, dict[str, str
     assert {"198.18.128.1", "198.18.128.2"} <= first_hops, first_hops
     assert len({fingerprint for _, _, fingerprint in rows}) >= 2
     assert any(reached for _, reached, _ in rows)
+    # traceroute --mtu: the path MTU is the links' 9000 bytes, noted where it was first seen.
+    path_mtus = {min(hop["mtu"] for hop in hops if hop.get("mtu")) for hops, reached, _ in rows if reached}
+    assert path_mtus == {9000}, path_mtus
     single = stack.query(
         "SELECT DISTINCT fingerprint FROM measurements_tracepath"
         " WHERE source_id = %s AND destination_id = %s AND reached",
@@ -366,4 +369,5 @@ def test_the_routes_view_lists_both_ecmp_members_and_diffs_them(measured: tuple[
     stack, _, ids = measured
     seen = stack.browser_check("routes-view.mjs", FATHOM_SOURCE_ID=ids["dca"], FATHOM_DESTINATION_ID=ids["dcb"])
     assert "2 routes" in seen["summaryText"] or len(seen["options"]) >= 2, seen
+    assert "Path MTU: 9000 bytes" in seen["summaryText"], seen
     assert "differ at" in seen["diffSummary"] and seen["differing"] >= 1, seen

@@ -24,6 +24,9 @@ type TraceFlow struct {
 type TraceHop struct {
 	TTL    int          `json:"ttl"`
 	Probes []TraceProbe `json:"probes"`
+	// MTU is the path MTU traceroute --mtu found at this hop: set on the hop where it
+	// changed (the first hop shows the sender's own), nil on the hops after it.
+	MTU *int `json:"mtu,omitempty"`
 }
 
 // TraceProbe is one probe's answer: Address nil and RTTMs nil for "*" (no reply). Flag is

@@ -41,6 +41,14 @@ var (
 	header  = regexp.MustCompile(`^traceroute to (\S+) \(([^)]*)\), (\d+) hops max, (\d+) byte packets`)
 	hopLine = regexp.MustCompile(`^\s*(\d+)(?:\s+(.*))?$`)
 	flag    = regexp.MustCompile(`^!(?:[HNPSXVC]|F(?:-\d+)?|\d+)$`)
+	// --mtu's "F=1500" after a time: the path MTU from this hop on.
+	mtuNote = regexp.MustCompile(`^F=(\d{1,5})$`)
+)
+
+// The path MTUs a hop may report: IPv4's minimum (RFC 791) to the largest IP packet.
+const (
+	minMTU = 68
+	maxMTU = 65535
 )
 
 // Parse reads the output of Debian traceroute 2.1 (LC_ALL=C, with or without -n). Per hop
@@ -48,7 +56,8 @@ var (
 // printed on the line: traceroute prints an address only when it differs from the previous
 // probe's, so a hop line holding several addresses is several routers (ECMP, or a route
 // change) at one TTL. A flag (!H, !N, !X, !F-1500, !<code>...) belongs to the time before
-// it. A line that does not start with a hop number continues the previous hop (wrapped
+// it; --mtu's "F=N" sets the hop's MTU. A line that does not start with a hop number
+// continues the previous hop (wrapped
 // output). Anything else on a line (hostnames, MPLS labels, AS numbers) is skipped.
 func Parse(output []byte) (Parsed, error) {
 	p := Parsed{Hops: []result.TraceHop{}}
@@ -125,6 +134,11 @@ func readProbes(hop *result.TraceHop, tokens []string, address *string) *string 
 			// without one belongs to no router and is not kept.
 			if address != nil && len(hop.Probes) < maxProbesPerHop {
 				hop.Probes = append(hop.Probes, result.TraceProbe{Address: address, RTTMs: &rtt})
+			}
+		case mtuNote.MatchString(token):
+			if mtu, err := strconv.Atoi(token[2:]); err == nil && mtu >= minMTU && mtu <= maxMTU &&
+				(hop.MTU == nil || mtu < *hop.MTU) {
+				hop.MTU = &mtu
 			}
 		case flag.MatchString(token):
 			if n := len(hop.Probes); n > 0 && hop.Probes[n-1].RTTMs != nil && hop.Probes[n-1].Flag == "" {

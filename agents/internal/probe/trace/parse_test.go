@@ -103,6 +103,54 @@ func TestParseOutputs(t *testing.T) {
 	}
 }
 
+// mtuView is each hop's MTU as text ("-" where traceroute noted none).
+func mtuView(hops []result.TraceHop) string {
+	parts := []string{}
+	for _, hop := range hops {
+		if hop.MTU == nil {
+			parts = append(parts, "-")
+		} else {
+			parts = append(parts, strconv.Itoa(*hop.MTU))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// Captured here with --mtu between lab namespaces: a 9000-byte sender whose router forwards
+// onto a 1500-byte link, then the same path at 1500 throughout.
+func TestParseReadsThePathMTU(t *testing.T) {
+	cases := []struct{ file, mtus, firstHop string }{
+		{"debian-2.1.2-mtu-jumbo-to-1500.txt", "9000 1500", "198.18.250.2/0.073"},
+		{"debian-2.1.2-mtu-q3.txt", "9000 1500", "198.18.250.2/0.048 198.18.250.2/0.015 198.18.250.2/0.012"},
+		{"debian-2.1.2-mtu-1500-throughout.txt", "1500 -", "198.18.250.2/0.046"},
+		{"loopback-q1.txt", "-", "127.0.0.1/0.037"},
+	}
+	for _, tc := range cases {
+		p, err := Parse(readTestdata(t, tc.file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := mtuView(p.Hops); got != tc.mtus {
+			t.Errorf("%s: MTUs %q, want %q", tc.file, got, tc.mtus)
+		}
+		if got := hopView(p.Hops[0]); got != tc.firstHop {
+			t.Errorf("%s: hop 1 %q, want %q (F=N is no probe)", tc.file, got, tc.firstHop)
+		}
+	}
+	// Out of range or malformed notes are not MTUs; of two on one hop the smaller holds.
+	out := "traceroute to 10.0.0.9 (10.0.0.9), 30 hops max, 65000 byte packets\n" +
+		" 1  10.0.0.1  0.1 ms F=67  0.1 ms F=70000  0.1 ms F=  0.1 ms F=1500x\n" +
+		" 2  10.0.0.2  0.2 ms F=9000  0.2 ms F=1400\n" +
+		" 3  10.0.0.9  0.3 ms F=99999999999999999999\n"
+	p, err := Parse([]byte(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := mtuView(p.Hops); got != "- 1400 -" {
+		t.Errorf("odd notes: MTUs %q, want \"- 1400 -\"", got)
+	}
+}
+
 func TestFingerprintNamesThePathNotTheTimes(t *testing.T) {
 	ecmp, _ := Parse(readTestdata(t, "ecmp-several-addresses.txt"))
 	text := "198.18.1.1\n192.0.2.9\n203.0.113.17\n203.0.113.33|203.0.113.37\n203.0.113.65|203.0.113.69\n198.18.4.2\n"

@@ -49,13 +49,13 @@ func TestDecodeSpecDefaultsAndValidation(t *testing.T) {
 
 func TestArgsPinOneFlow(t *testing.T) {
 	got := strings.Join(Spec{Flows: 8, SrcPortBase: 33500, DstPort: 33434, Queries: 1, WaitS: 0.5, MaxHops: 30}.Args(3, "198.18.4.2"), " ")
-	want := "-n -U -p 33434 --sport=33503 -q 1 -w 0.5 -m 30 -4 198.18.4.2"
+	want := "-n -U -p 33434 --sport=33503 -q 1 -w 0.5 -m 30 --mtu -4 198.18.4.2"
 	if got != want {
 		t.Fatalf("args %q, want %q", got, want)
 	}
 	// traceroute refuses "[::1]"; a literal also pins the family, so a host name with both
 	// families is never traced over the other one.
-	for address, want := range map[string]string{"[2001:db8::1]": "-6 2001:db8::1", "::1": "-6 ::1", "peer.example": "-m 30 peer.example"} {
+	for address, want := range map[string]string{"[2001:db8::1]": "-6 2001:db8::1", "::1": "-6 ::1", "peer.example": "-m 30 --mtu peer.example"} {
 		if got := strings.Join(DefaultSpec().Args(0, address), " "); !strings.HasSuffix(got, want) {
 			t.Errorf("%s: args %q, want ...%q", address, got, want)
 		}
