@@ -10,14 +10,10 @@
 #   stack lane (niced too): compose, system-loopback and system-faults, each a stack of its
 #     own (database, Redis database and loopback addresses: tests/system/conftest.py;
 #     system-faults restarts PostgreSQL and Redis, so it gets a cluster and a Redis of its own);
-#   lab lane (nice -5): system-lab (the tests whose agents run in lab namespaces);
-#   drill lane (nice -5): system-drill, the alert drill (13 minutes of schedules), with a
-#     stack and a lab management network of its own (198.19.1.0/24), so that it runs beside
-#     system-lab instead of after it. Its links run at 200 Mbit/s, 2 s in every 11, so it
-#     takes little of the emulator's CPU from the lab lane.
+#   lab lane (nice -5): system-lab (the tests whose agents run in lab namespaces).
 # Then, alone: lab (the emulator's accuracy checks, which want a quiet machine).
 #
-# FATHOM_SUITES="ruff mypy ..." runs a subset, one after the other ("system" is the four
+# FATHOM_SUITES="ruff mypy ..." runs a subset, one after the other ("system" is the three
 # system suites).
 set -uo pipefail
 
@@ -34,12 +30,11 @@ set +a
 QUICK_LANE="ruff mypy migrations openapi contract pytest interop go frontend"
 STACK_LANE="compose system-loopback system-faults"
 LAB_LANE="system-lab"
-DRILL_LANE="system-drill"
 ALONE="lab"
-ALL_SUITES="build $QUICK_LANE $STACK_LANE $LAB_LANE $DRILL_LANE $ALONE"
+ALL_SUITES="build $QUICK_LANE $STACK_LANE $LAB_LANE $ALONE"
 SUITES=${FATHOM_SUITES:-$ALL_SUITES}
 SUITES=${SUITES//system-/SYSTEM-}
-SUITES=${SUITES//system/system-loopback system-lab system-drill system-faults}
+SUITES=${SUITES//system/system-loopback system-lab system-faults}
 SUITES=${SUITES//SYSTEM-/system-}
 
 suite_ruff() {
@@ -93,12 +88,12 @@ system_pytest() {
     FATHOM_ARTIFACTS=$ROOT/tests/artifacts "$VENV/bin/pytest" -q -p no:cacheprovider --durations=8 -c tests/pytest.ini \
       "$@" || return $?
 }
-LAB_TESTS="tests/system/test_findings_lab.py tests/system/test_mesh_lab.py tests/system/test_analysis_lab.py"
-DRILL_TESTS="tests/system/test_alert_drill.py"
+LAB_TESTS="tests/system/test_alert_drill.py tests/system/test_findings_lab.py tests/system/test_mesh_lab.py
+  tests/system/test_analysis_lab.py"
 # Agents on loopback, browser tests: a stack of its own, so it runs beside system-lab.
 suite_system-loopback() {
   local ignore=() test
-  for test in $LAB_TESTS $DRILL_TESTS tests/system/test_faults.py; do ignore+=(--ignore="$test"); done
+  for test in $LAB_TESTS tests/system/test_faults.py; do ignore+=(--ignore="$test"); done
   FATHOM_SYSTEST_DB=fathom_systest_loopback FATHOM_SYSTEST_REDIS_DB=3 FATHOM_SYSTEST_NET=127.0.1 \
     FATHOM_SYSTEST_LOG_PREFIX=loopback- system_pytest --basetemp=/tmp/fathom-systest-loopback "${ignore[@]}" tests/system
   local rc=$?
@@ -110,14 +105,6 @@ suite_system-lab() {
   system_pytest --basetemp=/tmp/fathom-systest-lab $LAB_TESTS
   local rc=$?
   waits_summary ""
-  return $rc
-}
-suite_system-drill() {
-  FATHOM_SYSTEST_DB=fathom_systest_drill FATHOM_SYSTEST_REDIS_DB=4 FATHOM_SYSTEST_NET=127.0.3 \
-    FATHOM_SYSTEST_LOG_PREFIX=drill- FATHOM_LAB_MANAGEMENT=198.19.1.1 \
-    system_pytest --basetemp=/tmp/fathom-systest-drill $DRILL_TESTS
-  local rc=$?
-  waits_summary drill-
   return $rc
 }
 # It stops and restarts PostgreSQL and Redis: its own cluster and Redis under var/faults (on
@@ -213,15 +200,10 @@ if [ -z "${FATHOM_SUITES:-}" ]; then
   # busy: the emulator paces packets in user space and a starved one measures the machine.
   (
     renice -n -5 -p "$BASHPID" >/dev/null
-    for suite in $DRILL_LANE; do run_suite "$suite"; done
-  ) &
-  drill_lane=$!
-  (
-    renice -n -5 -p "$BASHPID" >/dev/null
     for suite in $LAB_LANE; do run_suite "$suite"; done
   )
-  echo "(waiting for the quick, stack and drill lanes)"
-  wait "$quick_lane" "$stack_lane" "$drill_lane"
+  echo "(waiting for the quick and stack lanes)"
+  wait "$quick_lane" "$stack_lane"
   for suite in $ALONE; do run_suite "$suite"; done
 else
   for suite in $SUITES; do run_suite "$suite"; done

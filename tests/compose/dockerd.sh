@@ -2,7 +2,7 @@
 # A Docker engine for the compose test: installs Debian's docker.io, docker-compose and
 # debootstrap when missing, and starts a private dockerd when none answers. Its bridge and
 # compose networks take addresses from 198.19.192.0/20 (RFC 2544's benchmarking block, clear
-# of the lab's 198.18.0.0/16 and 198.19.0.0/20), never a private range. The host's iptables
+# of the lab's 198.18.0.0/16 and 198.19.0.0/24), never a private range. The host's iptables
 # rules are saved first and put back by `stop`, so Docker's FORWARD policy does not outlive
 # the test.
 #

@@ -21,9 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 LAB_BIN = ROOT / "agents" / "bin" / "fathom-lab"
 SCENARIOS = ROOT / "deploy" / "lab" / "scenarios"
 # The root namespace's address on the lab's management bridge (fathom-lab up --management).
-# The root namespace on a lab's management bridge: fathom-lab's default, or the /24 that
-# FATHOM_LAB_MANAGEMENT names (a second lab lane runs on 198.19.1.0/24).
-MANAGEMENT_ADDRESS = os.environ.get("FATHOM_LAB_MANAGEMENT", "198.19.0.1")
+MANAGEMENT_ADDRESS = "198.19.0.1"
 
 
 def lab_command(verb: str, state_dir: str | Path, *args: str) -> list[str]:

@@ -31,8 +31,7 @@ const usage = `usage:
   fathom-lab up [--state-dir D] [--management] SCENARIO
                                                bring a scenario up in the background
                                                (--management: hosts reach the root
-                                               namespace at 198.19.0.1, or at
-                                               $FATHOM_LAB_MANAGEMENT: 198.19.N.1)
+                                               namespace at 198.19.0.1)
   fathom-lab down [--state-dir D] [--all]      tear it down (--all: every lab namespace)
   fathom-lab run [--state-dir D] SCENARIO -- CMD [ARG...]
                                                up, run CMD, always down (also on Ctrl-C)
@@ -209,7 +208,7 @@ func serve(args []string, _, stderr io.Writer) error {
 
 func managementFlag(management *bool) func(*flag.FlagSet) {
 	return func(fs *flag.FlagSet) {
-		fs.BoolVar(management, "management", false, "join every host to the root namespace on 198.19.0.0/24 ($FATHOM_LAB_MANAGEMENT=198.19.N.1: on 198.19.N.0/24)")
+		fs.BoolVar(management, "management", false, "join every host to the root namespace on 198.19.0.0/24")
 	}
 }
 

@@ -155,11 +155,11 @@ const (
 )
 
 // The lab's addresses are RFC 2544's 198.18.0.0/15. Hosts and link ends (topo) take
-// 198.18.0.0/17, the management bridges 198.19.0.0/20, the automatic ECMP routers
+// 198.18.0.0/17, the management bridge 198.19.0.0/24, the automatic ECMP routers
 // 198.18.128.0/17; a router a scenario names may be any other address of the range.
 var (
 	labRange    = netip.MustParsePrefix("198.18.0.0/15")
-	labReserved = []netip.Prefix{netip.MustParsePrefix("198.18.0.0/17"), netip.MustParsePrefix("198.19.0.0/20")}
+	labReserved = []netip.Prefix{netip.MustParsePrefix("198.18.0.0/17"), netip.MustParsePrefix("198.19.0.0/24")}
 	autoRouters = netip.MustParsePrefix("198.18.128.0/17")
 )
 

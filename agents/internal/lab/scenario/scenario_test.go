@@ -84,7 +84,7 @@ func TestBadScenariosAreRefusedWithTheirLine(t *testing.T) {
 		"router on a host address": {
 			withRouters("", "198.18.0.2"), "t.yaml:21: links[0].b_to_a.ecmp[1].router: 198.18.0.2 is in 198.18.0.0/17"},
 		"router on the management bridge": {
-			withRouters("198.19.0.1", ""), "198.19.0.1 is in 198.19.0.0/20"},
+			withRouters("198.19.0.1", ""), "198.19.0.1 is in 198.19.0.0/24"},
 		"one router for two members": {
 			withRouters("198.18.200.1", "198.18.200.1"), "links[0].b_to_a.ecmp[1].router: 198.18.200.1 is also ecmp[0]'s router"},
 		"router taken automatically": {

@@ -87,37 +87,12 @@ func RemoveNamespace(ns string) error {
 	return ip("netns", "del", ns)
 }
 
-// DefaultManagementAddr is the root namespace's address on the management bridge; host i
-// gets .(10+i) of its /24. The bridge carries control traffic only (agents to the server):
-// it is not shaped, and probes between hosts never use it.
-var DefaultManagementAddr = netip.AddrFrom4([4]byte{198, 19, 0, 1})
+// ManagementAddr is the root namespace's address on the management bridge; host i gets
+// 198.19.0.(10+i). The bridge carries control traffic only (agents to the server): it is
+// not shaped, and probes between hosts never use it.
+var ManagementAddr = netip.AddrFrom4([4]byte{198, 19, 0, 1})
 
-// ManagementEnv names another management /24 (its .1, 198.19.N.1 with N below 16), so that
-// two labs with management can run side by side: the test lanes do.
-const ManagementEnv = "FATHOM_LAB_MANAGEMENT"
-
-// ManagementAddr is the management address this process uses: DefaultManagementAddr, or
-// the one ManagementEnv names.
-func ManagementAddr() (netip.Addr, error) {
-	value := os.Getenv(ManagementEnv)
-	if value == "" {
-		return DefaultManagementAddr, nil
-	}
-	addr, err := netip.ParseAddr(value)
-	if err != nil || !addr.Is4() {
-		return netip.Addr{}, fmt.Errorf("%s=%q is not an IPv4 address: want 198.19.N.1 with N 0-15", ManagementEnv, value)
-	}
-	if b := addr.As4(); b[0] != 198 || b[1] != 19 || b[2] > 15 || b[3] != 1 {
-		return netip.Addr{}, fmt.Errorf("%s=%s is outside the management block: want 198.19.N.1 with N 0-15", ManagementEnv, value)
-	}
-	return addr, nil
-}
-
-func managementHostAddr(root netip.Addr, i int) netip.Addr {
-	b := root.As4()
-	b[3] = byte(10 + i)
-	return netip.AddrFrom4(b)
-}
+func managementHostAddr(i int) netip.Addr { return netip.AddrFrom4([4]byte{198, 19, 0, byte(10 + i)}) }
 
 // Up creates the scenario's namespaces and links and starts the emulator; with management,
 // also a bridge joining every host to the root namespace. On any error it removes what it
@@ -168,25 +143,21 @@ func Up(s *scenario.Scenario, prefix string, management bool, log *slog.Logger) 
 func (lab *Lab) bridgeName() string { return lab.State.Prefix + "br" }
 
 func (lab *Lab) addManagement() error {
-	root, err := ManagementAddr()
-	if err != nil {
-		return err
-	}
-	if err := claimManagement(root, lab.log); err != nil {
+	if err := claimManagement(lab.log); err != nil {
 		return err
 	}
 	bridge := lab.bridgeName()
-	lab.State.Management = root.String()
+	lab.State.Management = ManagementAddr.String()
 	steps := [][]string{
 		{"link", "add", bridge, "type", "bridge"},
 		{"link", "set", bridge, "alias", ownerAlias(lab.State.PID)},
-		{"addr", "add", root.String() + "/24", "dev", bridge},
+		{"addr", "add", ManagementAddr.String() + "/24", "dev", bridge},
 		{"link", "set", bridge, "up"},
 	}
 	for i := range lab.State.Hosts {
 		h := &lab.State.Hosts[i]
 		outside, inside := fmt.Sprintf("%sm%d", lab.State.Prefix, i), fmt.Sprintf("%sn%d", lab.State.Prefix, i)
-		h.ManagementAddress = managementHostAddr(root, i).String()
+		h.ManagementAddress = managementHostAddr(i).String()
 		steps = append(steps,
 			[]string{"link", "add", outside, "type", "veth", "peer", "name", inside},
 			[]string{"link", "set", outside, "master", bridge, "up"},

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/netip"
 	"os"
 	"regexp"
 	"strconv"
@@ -69,19 +68,19 @@ func interfacesWith(addr string) ([]string, error) {
 // claimManagement makes the management address free for this lab: it sweeps bridges (and
 // their namespaces) that dead labs left and fails if a live lab, or anything that is not a
 // lab bridge, holds the address.
-func claimManagement(addr netip.Addr, log *slog.Logger) error {
-	holders, err := interfacesWith(addr.String())
+func claimManagement(log *slog.Logger) error {
+	holders, err := interfacesWith(ManagementAddr.String())
 	if err != nil {
 		return fmt.Errorf("listing interfaces: %w", err)
 	}
 	for _, name := range holders {
 		prefix, ok := BridgePrefix(name)
 		if !ok {
-			return fmt.Errorf("%s is already on %s, which is not a lab bridge: the management network needs it", addr, name)
+			return fmt.Errorf("%s is already on %s, which is not a lab bridge: the management network needs it", ManagementAddr, name)
 		}
 		alias, _ := os.ReadFile("/sys/class/net/" + name + "/ifalias")
 		if owner := aliasOwner(string(alias)); alive(owner) {
-			return fmt.Errorf("lab %s (pid %d) already has the management network at %s: bring it down first (one lab per management address; %s picks another)", prefix, owner, addr, ManagementEnv)
+			return fmt.Errorf("lab %s (pid %d) already has the management network at %s: bring it down first (one lab with --management at a time)", prefix, owner, ManagementAddr)
 		}
 		log.Warn("removing the management bridge of a lab that died", "bridge", name)
 		SweepPrefix(prefix, log)

@@ -30,7 +30,7 @@ func TestClaimManagementSweepsOnlyDeadLabs(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root")
 	}
-	if holders, _ := interfacesWith(DefaultManagementAddr.String()); len(holders) > 0 {
+	if holders, _ := interfacesWith(ManagementAddr.String()); len(holders) > 0 {
 		t.Skipf("a lab is up here (%v)", holders)
 	}
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -43,10 +43,10 @@ func TestClaimManagementSweepsOnlyDeadLabs(t *testing.T) {
 	}
 	mustIP("link", "add", bridge, "type", "bridge")
 	t.Cleanup(func() { _ = exec.Command("ip", "link", "del", bridge).Run() })
-	mustIP("addr", "add", DefaultManagementAddr.String()+"/24", "dev", bridge)
+	mustIP("addr", "add", ManagementAddr.String()+"/24", "dev", bridge)
 
 	mustIP("link", "set", bridge, "alias", ownerAlias(os.Getpid()))
-	err := claimManagement(DefaultManagementAddr, log)
+	err := claimManagement(log)
 	if err == nil || !strings.Contains(err.Error(), "already has the management network") {
 		t.Fatalf("a live owner's bridge: got %v", err)
 	}
@@ -59,40 +59,10 @@ func TestClaimManagementSweepsOnlyDeadLabs(t *testing.T) {
 		t.Fatal(err)
 	}
 	mustIP("link", "set", bridge, "alias", ownerAlias(dead.Process.Pid))
-	if err := claimManagement(DefaultManagementAddr, log); err != nil {
+	if err := claimManagement(log); err != nil {
 		t.Fatalf("a dead owner's bridge: %v", err)
 	}
 	if _, err := net.InterfaceByName(bridge); err == nil {
 		t.Fatal("a dead owner's bridge is still there")
-	}
-}
-
-func TestManagementAddrFromTheEnvironment(t *testing.T) {
-	cases := []struct {
-		value, want, err string
-	}{
-		{"", "198.19.0.1", ""},
-		{"198.19.3.1", "198.19.3.1", ""},
-		{"198.19.16.1", "", "outside the management block"},
-		{"198.19.3.2", "", "outside the management block"},
-		{"10.0.0.1", "", "outside the management block"},
-		{"2001:2::1", "", "not an IPv4 address"},
-		{"nonsense", "", "not an IPv4 address"},
-	}
-	for _, c := range cases {
-		t.Setenv(ManagementEnv, c.value)
-		addr, err := ManagementAddr()
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("%q: error %v, want one saying %q", c.value, err, c.err)
-			}
-			continue
-		}
-		if err != nil || addr.String() != c.want {
-			t.Errorf("%q: %v, %v; want %s", c.value, addr, err, c.want)
-		}
-		if host := managementHostAddr(addr, 2).String(); host[len(host)-3:] != ".12" {
-			t.Errorf("%q: host 2 at %s, want .12 of the same /24", c.value, host)
-		}
 	}
 }
