@@ -114,3 +114,17 @@ def test_within_member_places_a_ping_anywhere_on_a_mode_of_several_members() -> 
     judged = within_member([_window(0, 9.6), _window(5, 9.2)], [levels, levels])
     assert judged[0].min_ms == pytest.approx(9.6 - (10.08 - 7.66))
     assert judged[1].min_ms == 9.2  # below the mode's lowest flow by more than 0.3 ms: on no member
+
+
+def test_within_member_leaves_out_a_window_above_a_slower_member_it_cannot_be_on() -> None:
+    """c072 of the truth corpus: five members 1.25 ms apart, and a sweep that missed the one at
+    55.87 ms. A ping on it lies 1.25 ms above the 54.62 ms member: moved with that member's
+    offset it read as a 1.25 ms RTT step (27 false alarms a path-year); its RTT is left out."""
+    modes = (47.6, 54.62, 57.12)
+    windows = [_window(0, 54.7), _window(5, 55.9), _window(10, 47.7), _window(15, 48.9)]
+    judged = within_member(windows, [modes] * len(windows))
+    assert judged[0].min_ms == pytest.approx(54.7 - (54.62 - 47.6))  # on its member: moved
+    assert (judged[1].min_ms, judged[1].p50_ms, judged[1].p90_ms) == (None, None, None)
+    assert (judged[1].sent, judged[1].lost, judged[1].start) == (10, 0, windows[1].start)  # its loss still counts
+    assert judged[2].min_ms == 47.7
+    assert judged[3].min_ms == 48.9, "on the fastest member a window above it is a shift, and stays"
