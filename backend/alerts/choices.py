@@ -103,6 +103,7 @@ class EventKind(models.TextChoices):
     RESOLVED = "resolved", "Resolved"
     REOPENED = "reopened", "Reopened"
     NOTIFIED = "notified", "Notified"
+    LOCALISED = "localised", "Cause localised"
 
 
 registry.register("alert_severity", Severity, SEVERITY_COLORS)

@@ -59,6 +59,11 @@ class Incident(models.Model):
 
     group_key = models.CharField(max_length=200)
     title = models.CharField(max_length=300)
+    # What its degraded paths share and the paths that rule other causes out (localise.py),
+    # or why nothing is named: empty for an incident of one path.
+    cause = models.TextField(blank=True)
+    # When cause was last worked out: again when its alerts change, or after LOCALISE_EVERY.
+    localised_at = models.DateTimeField(null=True, blank=True)
     status = models.CharField(max_length=16, choices=IncidentStatus.choices, default=IncidentStatus.OPEN)
     severity = models.CharField(max_length=16, choices=Severity.choices, default=Severity.WARNING)
     opened_at = models.DateTimeField(default=timezone.now)

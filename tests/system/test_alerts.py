@@ -39,6 +39,48 @@ from analysis.models import Finding
 Finding.objects.filter(destination__name="sys-far", state="open").update(state="cleared", cleared_at=timezone.now())
 """
 
+# Two degraded paths of four agents with no processes (nothing measures or clears them), both
+# traced through 198.18.99.9; a third path, measured since, through another router.
+PLANT_SHARED_ROUTER = """
+import uuid
+from datetime import timedelta
+from django.utils import timezone
+from analysis.models import Finding
+from inventory.models import Agent
+from measurements.models import PathLatestRun, TracePath
+now = timezone.now()
+agent = {}
+for index, name in enumerate(("sys-w1", "sys-w2", "sys-e1", "sys-e2"), start=41):
+    agent[name], _ = Agent.objects.get_or_create(
+        name=name, defaults={"address": f"127.0.0.{index}", "credential_sha256": "0" * 64}
+    )
+def traced(source, destination, *routers):
+    hops = [{"ttl": ttl, "probes": [{"address": address, "rtt_ms": float(ttl)}]}
+            for ttl, address in enumerate([*routers, destination.address], start=1)]
+    TracePath.objects.create(time=now - timedelta(minutes=10), run_id=uuid.uuid4(), flow=0, source_id=source.pk,
+                             destination_id=destination.pk, src_port=31000, reached=True,
+                             fingerprint=uuid.uuid4().hex[:16], hop_count=len(hops), hops=hops)
+traced(agent["sys-w1"], agent["sys-e1"], "198.18.90.1", "198.18.99.9")
+traced(agent["sys-w2"], agent["sys-e2"], "198.18.91.1", "198.18.99.9")
+traced(agent["sys-w1"], agent["sys-e2"], "198.18.90.1", "198.18.98.8")
+PathLatestRun.objects.update_or_create(source=agent["sys-w1"], destination=agent["sys-e2"], test_type="throughput",
+                                       defaults={"run_id": uuid.uuid4(), "started_at": now + timedelta(seconds=1),
+                                                 "status": "ok"})
+for source, destination in (("sys-w1", "sys-e1"), ("sys-w2", "sys-e2")):
+    Finding.objects.create(
+        source=agent[source], destination=agent[destination], metric="throughput", direction="down",
+        started_at=now - timedelta(minutes=5), detected_at=now, baseline=9.4e8, current=5.6e8, magnitude=-0.4,
+        unit="relative",
+    )
+"""
+CLEAR_SHARED_ROUTER = """
+from django.utils import timezone
+from analysis.models import Finding
+Finding.objects.filter(source__name__in=("sys-w1", "sys-w2"), state="open").update(
+    state="cleared", cleared_at=timezone.now()
+)
+"""
+
 
 class Receiver:
     def __init__(self) -> None:
@@ -136,3 +178,30 @@ def test_a_finding_is_delivered_once_and_worked_in_the_browser(stack: Stack, rec
         for silence in http.get(f"{stack.url}/api/v1/alerts/silences/", timeout=10).json():
             http.post(f"{stack.url}/api/v1/alerts/silences/{silence['id']}/expire/", timeout=10)
         http.delete(f"{stack.url}/api/v1/alerts/channels/{made.json()['id']}/", timeout=10)
+
+
+@pytest.mark.browser
+@pytest.mark.usefixtures("default_mesh_paused")
+def test_an_incident_of_two_paths_names_the_router_they_share(stack: Stack) -> None:
+    """Boolean tomography on the real stack: the two degraded paths' only shared element is
+    198.18.99.9, and the path that measured normally since crosses their first router and an
+    agent of each, so only 198.18.99.9 is named, in the title and on the incident page."""
+    http = stack.session()
+    try:
+        stack.manage("shell", "-c", PLANT_SHARED_ROUTER)
+
+        def incident() -> dict[str, Any] | None:
+            rows = http.get(f"{stack.url}/api/v1/alerts/incidents/?status=open", timeout=10).json()
+            return next((row for row in rows if "198.18.99.9" in row["title"]), None)
+
+        opened = wait_for("an incident naming the shared router", incident, 60)
+        assert opened["title"] == "2 throughput alerts, all through hop 198.18.99.9", opened
+        assert opened["cause"] == (
+            "hop 198.18.99.9 is on both degraded paths and on no path that measured normally; sys-w1->sys-e2 "
+            "measured normally since, through their other agents and routers"
+        ), opened
+        seen = stack.browser_check("incident-cause.mjs", FATHOM_INCIDENT_ID=str(opened["id"]))
+        assert seen["cause"] == f"Where: {opened['cause']}", seen
+        assert opened["title"] in seen["heading"], seen
+    finally:
+        stack.manage("shell", "-c", CLEAR_SHARED_ROUTER)

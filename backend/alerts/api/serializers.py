@@ -241,8 +241,9 @@ class IncidentSerializer(serializers.ModelSerializer[Incident]):
     class Meta:
         model = Incident
         fields = [
-            "id", "group_key", "title", "status", "severity", "opened_at", "acknowledged_at", "acknowledged_by",
-            "ack_comment", "resolved_at", "resolved_by", "last_notified_at", "alert_count", "firing_count",
+            "id", "group_key", "title", "cause", "status", "severity", "opened_at", "acknowledged_at",
+            "acknowledged_by", "ack_comment", "resolved_at", "resolved_by", "last_notified_at", "alert_count",
+            "firing_count",
         ]  # fmt: skip
         read_only_fields = fields
 

@@ -19,7 +19,10 @@ from alerts.models import Alert, Channel, Delivery, Incident, IncidentEvent, Rul
 from alerts.services import messages
 from alerts.services.advice import advice_for
 from alerts.services.conditions import Condition, evaluate_conditions, load_world
+from alerts.services.localisation import Localisation, agent_cleared, localise, shared_router
 from alerts.silences import is_active, silencing
+from analysis.models import Finding
+from inventory.models import Agent
 
 log = logging.getLogger(__name__)
 
@@ -60,16 +63,43 @@ def _group_key(alert: Alert) -> str:
     return f"path:{alert.labels.get('path')}"
 
 
+def _shares_a_cause(alert: Alert, other: Alert, world_agents: dict[str, Agent], now: datetime) -> bool:
+    """Whether two alerts share an agent or a new route hop that may be their cause. Two
+    findings on paths of one agent share it only while no other path of that agent measured
+    the new one's metric normally since it began: a cut on ta -> tc is no part of an RTT
+    alarm on ta -> tb when ta -> td is fine (Boolean tomography: a good path clears its ends)."""
+    if set(alert.labels.get("hop", [])) & set(other.labels.get("hop", [])):
+        return True
+    shared = _causes(alert) & _causes(other)
+    if alert.finding_id is None or other.finding_id is None or alert.inhibited or other.inhibited:
+        return bool(shared)
+    metric = str(alert.labels.get("metric"))
+    began = Finding.objects.filter(pk=alert.finding_id).values_list("started_at", flat=True).first() or alert.started_at
+    if shared:
+        return any(not agent_cleared(name, metric, began, world_agents) for name in shared)
+    # No agent in common: a router both cross that no healthy path clears, for one metric.
+    if metric != other.labels.get("metric"):
+        return False
+    pairs = (_pair(alert), _pair(other))
+    return shared_router(pairs, metric, began, world_agents, now) is not None
+
+
+def _pair(alert: Alert) -> tuple[str, str]:
+    return str(alert.labels.get("source_id")), str(alert.labels.get("destination_id"))
+
+
 def _incident_for(
-    alert: Alert, open_incidents: list[Incident], members: dict[int, list[Alert]], now: datetime
+    alert: Alert,
+    open_incidents: list[Incident],
+    members: dict[int, list[Alert]],
+    now: datetime,
+    world_agents: dict[str, Agent],
 ) -> Incident | None:
     """An open incident this alert shares a cause with: one involving one of its agents or
-    one of the new route hops it passes, or one of the same mesh and metric opened within
-    the group window."""
-    agents, hops = _causes(alert), set(alert.labels.get("hop", []))
+    one of the new route hops it passes (_shares_a_cause), or one of the same mesh and metric
+    opened within the group window."""
     for incident in open_incidents:
-        others = members.get(incident.pk, [])
-        if any(_causes(other) & agents or hops & set(other.labels.get("hop", [])) for other in others):
+        if any(_shares_a_cause(alert, other, world_agents, now) for other in members.get(incident.pk, [])):
             return incident
     window = timedelta(seconds=settings.ALERT_GROUP_WINDOW_S)
     meshes, metric = set(alert.labels.get("mesh", [])), alert.labels.get("metric")
@@ -82,7 +112,7 @@ def _incident_for(
     return None
 
 
-def _title(alerts: list[Alert]) -> str:
+def _title(alerts: list[Alert], localisation: Localisation | None = None) -> str:
     if len(alerts) == 1:
         return alerts[0].summary[:300]
     down = [a for a in alerts if a.rule.kind == RuleKind.AGENT_DOWN]
@@ -91,6 +121,9 @@ def _title(alerts: list[Alert]) -> str:
     hops = set.intersection(*(set(a.labels.get("hop", [])) for a in alerts))
     if hops:
         return f"{len(alerts)} route changes through {sorted(hops)[0]}"[:300]
+    if localisation and localisation.suspects and localisation.suspects[0].explains and localisation.healthy_checked:
+        suspect = localisation.suspects[0]
+        return f"{len(suspect.degraded)} {localisation.metric} alerts, all through {suspect.element}"[:300]
     common = set.intersection(*(_agents(a) for a in alerts))
     metrics = Counter(str(a.labels.get("metric")) for a in alerts)
     what = ", ".join(f"{n} {m}" for m, n in metrics.most_common())
@@ -186,7 +219,19 @@ def _mute(alerts: list[Alert], now: datetime) -> None:
         alert.save(update_fields=["silenced", "inhibited", "labels"])
 
 
-def _group(alerts: list[Alert], now: datetime, tick: Tick) -> None:
+# How often an incident's cause is worked out again while its alerts stay the same: paths
+# that measured since may now clear, or implicate, what its degraded paths share.
+LOCALISE_EVERY = timedelta(minutes=5)
+
+
+def _localise_due(incident: Incident, alerts: list[Alert], now: datetime) -> bool:
+    last = incident.localised_at
+    if last is None or now - last >= LOCALISE_EVERY:
+        return True
+    return any(max(a.started_at, a.firing_at or a.started_at, a.resolved_at or a.started_at) > last for a in alerts)
+
+
+def _group(alerts: list[Alert], now: datetime, tick: Tick, world_agents: dict[str, Agent]) -> None:
     """Firing alerts without an incident join one that shares their cause, or open one."""
     open_incidents = list(
         Incident.objects.select_for_update().exclude(status=IncidentStatus.RESOLVED).order_by("opened_at")
@@ -198,7 +243,7 @@ def _group(alerts: list[Alert], now: datetime, tick: Tick) -> None:
     for alert in sorted(alerts, key=lambda a: a.rule.kind != RuleKind.AGENT_DOWN):
         if alert.state != AlertState.FIRING or alert.incident is not None:
             continue
-        incident = _incident_for(alert, open_incidents, members, now)
+        incident = _incident_for(alert, open_incidents, members, now, world_agents)
         if incident is None:
             incident = Incident.objects.create(group_key=_group_key(alert), title=alert.summary[:300], opened_at=now)
             open_incidents.append(incident)
@@ -218,7 +263,18 @@ def _group(alerts: list[Alert], now: datetime, tick: Tick) -> None:
         if group and not live:
             incident.status, incident.resolved_at = IncidentStatus.RESOLVED, now
             _event(incident, EventKind.RESOLVED, "Every alert resolved", now)
-        incident.title, incident.severity = _title(live or group), _severity(live or group)
+        shown = live or group
+        localisation = None
+        if len(shown) > 1 and _localise_due(incident, shown, now):
+            localisation = localise(shown, world_agents, now)
+            cause = localisation.sentence() if localisation else ""
+            if cause != incident.cause:
+                _event(incident, EventKind.LOCALISED, cause or "Its degraded paths no longer share anything", now)
+            incident.cause, incident.localised_at = cause, now
+            incident.title = _title(shown, localisation)
+        elif len(shown) <= 1 or not incident.cause:
+            incident.title, incident.cause = _title(shown), ""
+        incident.severity = _severity(shown)
         incident.save()
 
 
@@ -286,7 +342,7 @@ def evaluate(now: datetime) -> Tick:
     with transaction.atomic():
         alerts = _update_alerts(conditions, now, tick)
         _mute(alerts, now)
-        _group(alerts, now, tick)
+        _group(alerts, now, tick, world.agents)
         _notify(now, tick)
     return tick
 

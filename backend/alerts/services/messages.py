@@ -101,6 +101,7 @@ def build(
         "kind": kind.value,
         "headline": HEADLINES[kind],
         "title": incident.title,
+        "cause": incident.cause,
         "status": incident.status,
         "severity": incident.severity,
         "opened_at": incident.opened_at.isoformat(),

@@ -20,7 +20,7 @@ from alerts.services import delivery as outbox
 from alerts.services.evaluate import evaluate
 from alerts.tests.helpers import T0, channel, finding, later
 from alerts.tests.receivers import HttpReceiver, Reply, smtp_server
-from alerts.transports import slack
+from alerts.transports import email, slack
 from analysis.models import Finding
 from fathom.testing import FathomTestCase
 
@@ -131,6 +131,22 @@ class SlackDeliveryTests(FathomTestCase):
         text = json.dumps(body["blocks"][2])
         assert "&lt;!channel&gt; &amp; co" in text and "<!channel>" not in text
         assert body["blocks"][-1]["elements"][0]["url"].endswith(f"/incidents/{Incident.objects.get().pk}")
+
+    def test_every_transport_says_where_the_degraded_paths_meet(self) -> None:
+        alert: dict[str, Any] = {
+            "summary": "Throughput down 40% on a->b", "rule": "r", "severity": "warning", "url": None, "advice": "",
+            "started_at": T0.isoformat(), "evidence": {},
+        }  # fmt: skip
+        message = {
+            "kind": "firing", "headline": "New incident", "title": "2 throughput alerts, all through hop 198.18.9.9",
+            "cause": "hop 198.18.9.9 is on both degraded paths & on no path that measured normally",
+            "changes": "", "acknowledged_by": None, "firing": [alert, alert], "resolved": [], "incident_id": 1,
+            "severity": "warning", "opened_at": T0.isoformat(), "url": "http://x/incidents/1",
+        }  # fmt: skip
+        assert f"Where: {message['cause']}" in email.text_body(message)
+        assert "Where: hop 198.18.9.9 is on both degraded paths &amp; on no path" in email.html_body(message)
+        assert "*Where:* hop 198.18.9.9 is on both degraded paths &amp; on no path" in json.dumps(slack.blocks(message))
+        assert "Where:" not in email.text_body({**message, "cause": ""})
 
     def test_long_messages_are_cut_to_slacks_limits(self) -> None:
         alert: dict[str, Any] = {

@@ -3,6 +3,7 @@ inhibition and the notification timers (Alertmanager's group wait, interval and 
 
 from __future__ import annotations
 
+import uuid
 from datetime import time, timedelta
 from typing import ClassVar
 
@@ -17,7 +18,8 @@ from alerts.tests.helpers import T0, channel, finding, later, rule
 from analysis.choices import FindingKind, FindingState
 from fathom.testing import FathomTestCase
 from inventory.models import Agent
-from measurements.models import Run, TracePath
+from measurements.models import PathLatestRun, Run, TracePath
+from meshes.models import Mesh
 from meshes.services import mesh_paths
 
 TIMERS = {"ALERT_GROUP_WAIT_S": 30, "ALERT_GROUP_INTERVAL_S": 300, "ALERT_REPEAT_INTERVAL_S": 4 * 3600}
@@ -163,6 +165,88 @@ class EvaluateTests(FathomTestCase):
         assert path_alert.inhibited and path_alert.incident == incident
         message = Delivery.objects.get(channel=self.hook).message
         assert [a["rule"] for a in message["firing"]] == ["Agent down"]
+
+    def traced(self, source: Agent, destination: Agent, *routers: str) -> None:
+        """A trace of the path through these routers, then its far end."""
+        hops = [{"ttl": ttl, "probes": [{"address": address, "rtt_ms": float(ttl)}]}
+                for ttl, address in enumerate([*routers, destination.address], start=1)]  # fmt: skip
+        TracePath.objects.create(
+            time=later(-600), run_id=uuid.uuid4(), flow=0, source_id=source.pk, destination_id=destination.pk,
+            src_port=31000, reached=True, fingerprint=uuid.uuid4().hex[:16], hop_count=len(hops), hops=hops,
+        )  # fmt: skip
+
+    def measured(self, source: Agent, destination: Agent, test_type: str, at: float) -> None:
+        PathLatestRun.objects.create(
+            source=source, destination=destination, test_type=test_type, run_id=uuid.uuid4(), started_at=later(at),
+            status="ok",
+        )  # fmt: skip
+
+    def test_an_incident_names_the_router_its_degraded_paths_share_and_healthy_ones_do_not(self) -> None:
+        self.traced(self.athens, self.frankfurt, "198.18.50.1", "198.18.99.9")
+        self.traced(self.geneva, self.newyork, "198.18.60.1", "198.18.99.9")
+        self.traced(self.frankfurt, self.geneva, "198.18.50.1", "198.18.70.7")  # athens' first router, not .99.9
+        self.measured(self.frankfurt, self.geneva, "throughput", at=120)
+        finding(self.athens, self.frankfurt)
+        finding(self.geneva, self.newyork)
+        evaluate(later(60))
+        incident = Incident.objects.get()
+        assert incident.alerts.count() == 2, "same mesh and metric: one incident"
+        assert incident.title == "2 throughput alerts, all through hop 198.18.99.9"
+        assert incident.cause == (
+            "hop 198.18.99.9 is on both degraded paths and on no path that measured normally; frankfurt->geneva "
+            "measured normally since, through their other agents and routers"
+        )
+        assert IncidentEvent.objects.filter(incident=incident, kind="localised", text=incident.cause).exists()
+        evaluate(later(91))
+        assert Delivery.objects.get(channel=self.hook).message["cause"] == incident.cause
+
+    def test_findings_of_paths_with_no_agent_in_common_join_through_a_router_no_healthy_path_crosses(self) -> None:
+        Mesh.objects.update(enabled=False)  # no mesh in common either: only the router joins them
+        self.traced(self.athens, self.frankfurt, "198.18.99.9")
+        self.traced(self.geneva, self.newyork, "198.18.99.9")
+        finding(self.athens, self.frankfurt)
+        finding(self.geneva, self.newyork)
+        evaluate(T0)
+        assert Incident.objects.count() == 1
+
+    def test_a_router_a_healthy_path_crosses_does_not_join_two_findings(self) -> None:
+        Mesh.objects.update(enabled=False)
+        self.traced(self.athens, self.frankfurt, "198.18.99.9")
+        self.traced(self.geneva, self.newyork, "198.18.99.9")
+        self.traced(self.newyork, self.athens, "198.18.99.9")  # a core router every path crosses
+        self.measured(self.newyork, self.athens, "throughput", at=30)
+        finding(self.athens, self.frankfurt)
+        finding(self.geneva, self.newyork)
+        evaluate(later(60))
+        assert Incident.objects.count() == 2
+
+    def test_with_no_path_measured_since_the_shared_router_is_not_yet_named_the_cause(self) -> None:
+        self.traced(self.athens, self.frankfurt, "198.18.99.9")
+        self.traced(self.geneva, self.newyork, "198.18.99.9")
+        self.measured(self.frankfurt, self.geneva, "throughput", at=-3600)  # before the change
+        finding(self.athens, self.frankfurt)
+        finding(self.geneva, self.newyork)
+        evaluate(T0)
+        incident = Incident.objects.get()
+        assert incident.title == "2 alerts (2 throughput)"
+        assert "no path sharing anything with them has measured normally since" in incident.cause
+
+    def test_a_shared_agent_whose_other_path_measured_normally_does_not_join_two_alerts(self) -> None:
+        """A real cut on athens -> geneva is no part of an RTT step on athens -> frankfurt
+        when athens -> newyork measured throughput normally since (the false RTT incident of
+        issue 31 absorbed a real cut on another of the agent's paths this way)."""
+        finding(self.athens, self.frankfurt, metric="rtt")
+        evaluate(T0)
+        self.measured(self.athens, self.newyork, "throughput", at=120)
+        finding(self.athens, self.geneva, at=later(60))
+        evaluate(later(180))
+        assert Incident.objects.count() == 2
+        # Without a healthy path of athens since, the shared agent still groups them.
+        PathLatestRun.objects.all().delete()
+        Incident.objects.all().delete()
+        Alert.objects.all().delete()
+        evaluate(later(240))
+        assert Incident.objects.count() == 1
 
     def test_route_changes_through_one_new_hop_are_one_incident(self) -> None:
         old_hops = [{"ttl": 1, "probes": [{"address": "198.18.100.1", "rtt_ms": 1.0}]}]

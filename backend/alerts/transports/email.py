@@ -31,6 +31,8 @@ def text_body(message: dict[str, Any]) -> str:
     lines = [f"{message['headline'].upper()}" + (f" ({message['changes']})" if message["changes"] else ""), ""]
     if message.get("acknowledged_by"):
         lines += [f"Acknowledged by {message['acknowledged_by']}", ""]
+    if message.get("cause"):
+        lines += [f"Where: {message['cause']}", ""]
     for state, items in (("FIRING", message["firing"]), ("RESOLVED", message["resolved"])):
         for alert in items:
             lines.append(f"{state}: {alert['summary']}")
@@ -54,6 +56,8 @@ def html_body(message: dict[str, Any]) -> str:
         + (f" ({e(message['changes'])})" if message["changes"] else "")
         + "</p>"
     ]
+    if message.get("cause"):
+        parts.append(f"<p>Where: {e(message['cause'])}</p>")
     for state, items in (("Firing", message["firing"]), ("Resolved", message["resolved"])):
         for alert in items:
             parts.append(f"<h3>{state}: {e(alert['summary'])}</h3>")

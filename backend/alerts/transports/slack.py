@@ -51,6 +51,8 @@ def blocks(message: dict[str, Any]) -> dict[str, Any]:
         lead += f" ({escape(message['changes'])})"
     if message.get("acknowledged_by"):
         lead += f"\nAcknowledged by {escape(message['acknowledged_by'])}"
+    if message.get("cause"):
+        lead += f"\n*Where:* {escape(message['cause'])}"
     out.append({"type": "section", "text": _mrkdwn(lead)})
     items = [("Firing", a) for a in message["firing"]] + [("Resolved", a) for a in message["resolved"]]
     for state, alert in items[:ALERTS_SHOWN]:

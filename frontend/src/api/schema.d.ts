@@ -2146,6 +2146,7 @@ export interface components {
             readonly id: number;
             readonly group_key: string;
             readonly title: string;
+            readonly cause: string;
             readonly status: components["schemas"]["IncidentStatusEnum"];
             readonly severity: components["schemas"]["AlertSeverityEnum"];
             /** Format: date-time */
@@ -2166,6 +2167,7 @@ export interface components {
             readonly id: number;
             readonly group_key: string;
             readonly title: string;
+            readonly cause: string;
             readonly status: components["schemas"]["IncidentStatusEnum"];
             readonly severity: components["schemas"]["AlertSeverityEnum"];
             /** Format: date-time */
@@ -2203,9 +2205,10 @@ export interface components {
          *     * `resolved` - Resolved
          *     * `reopened` - Reopened
          *     * `notified` - Notified
+         *     * `localised` - Cause localised
          * @enum {string}
          */
-        IncidentEventKindEnum: "opened" | "alert_pending" | "alert_firing" | "alert_resolved" | "alert_silenced" | "alert_inhibited" | "acknowledged" | "resolved" | "reopened" | "notified";
+        IncidentEventKindEnum: "opened" | "alert_pending" | "alert_firing" | "alert_resolved" | "alert_silenced" | "alert_inhibited" | "acknowledged" | "resolved" | "reopened" | "notified" | "localised";
         /**
          * @description * `open` - Open
          *     * `acknowledged` - Acknowledged

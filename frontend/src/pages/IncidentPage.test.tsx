@@ -13,6 +13,7 @@ const INCIDENT: IncidentDetail = {
   id: 7,
   group_key: "agent-down:dcb",
   title: "dcb is down",
+  cause: "",
   status: "open",
   severity: "critical",
   opened_at: "2026-02-01T10:00:00Z",
@@ -48,10 +49,10 @@ const INCIDENT: IncidentDetail = {
   deliveries: [],
 };
 
-function renderIncident(role: Role) {
+function renderIncident(role: Role, incident: IncidentDetail = INCIDENT) {
   const fetchMock = mockApi({
     ...sessionRoutes(role),
-    "/api/v1/alerts/incidents/7/": INCIDENT,
+    "/api/v1/alerts/incidents/7/": incident,
     "POST /api/v1/alerts/incidents/7/acknowledge/": { ...INCIDENT, status: "acknowledged" },
   });
   renderWithProviders(
@@ -78,6 +79,18 @@ describe("IncidentPage", () => {
     expect(screen.queryByRole("button", { name: "Resolve" })).toBeNull();
     expect(screen.queryByRole("button", { name: "Silence from here" })).toBeNull();
     expect(screen.queryByLabelText("Comment")).toBeNull();
+  });
+
+  it("says where the degraded paths meet, and nothing where the server named nothing", async () => {
+    const cause = "hop 198.18.99.9 is on both degraded paths and on no path that measured normally";
+    renderIncident("viewer", { ...INCIDENT, title: "2 throughput alerts, all through hop 198.18.99.9", cause });
+    expect((await screen.findByTestId("incident-cause")).textContent).toBe(`Where: ${cause}`);
+  });
+
+  it("shows no cause line for an incident of one path", async () => {
+    renderIncident("viewer");
+    await screen.findByRole("heading", { name: "#7 dcb is down" });
+    expect(screen.queryByTestId("incident-cause")).toBeNull();
   });
 
   it("lets an operator acknowledge, resolve and silence, with a comment", async () => {

@@ -280,6 +280,11 @@ export function IncidentPage() {
         {data.acknowledged_by !== null && ` · acknowledged by ${data.acknowledged_by}${data.ack_comment === "" ? "" : `: “${data.ack_comment}”`}`}
         {data.resolved_at !== null && ` · resolved ${formatUtc(data.resolved_at)}${data.resolved_by === null ? "" : ` by ${data.resolved_by}`}`}
       </p>
+      {data.cause !== "" && (
+        <p className="incident-cause" data-testid="incident-cause">
+          <strong>Where:</strong> {data.cause}
+        </p>
+      )}
       {canOperate && data.status !== "resolved" && <Actions incident={data} />}
       <Panel title={`Alerts (${String(data.alerts.length)})`}>
         <ul className="incident-alerts">
