@@ -123,7 +123,7 @@ def _title(alerts: list[Alert], localisation: Localisation | None = None) -> str
         return f"{len(alerts)} route changes through {sorted(hops)[0]}"[:300]
     if localisation and localisation.suspects and localisation.suspects[0].explains and localisation.healthy_checked:
         suspect = localisation.suspects[0]
-        return f"{len(suspect.degraded)} {localisation.metric} alerts, all through {suspect.element}"[:300]
+        return f"{len(suspect.degraded)} {localisation.metric} alerts, all through {localisation.where()}"[:300]
     common = set.intersection(*(_agents(a) for a in alerts))
     metrics = Counter(str(a.labels.get("metric")) for a in alerts)
     what = ", ".join(f"{n} {m}" for m, n in metrics.most_common())

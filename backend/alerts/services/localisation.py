@@ -51,7 +51,20 @@ class Localisation:
         if not first.explains:
             return first.sentence()
         shown = ", ".join(self.clearing[:3]) + (f" and {len(self.clearing) - 3} more" if len(self.clearing) > 3 else "")
-        return f"{first.sentence()}; {shown} measured normally since, through their other agents and routers"
+        explaining = sum(1 for suspect in self.suspects if suspect.explains)
+        paths = "both degraded paths" if self.degraded == 2 else f"all {self.degraded} degraded paths"
+        return (
+            f"{self.where()} {'is' if explaining == 1 else 'are'} on {paths} and on no path that measured normally; "
+            f"{shown} measured normally since, through their other agents and routers"
+        )
+
+    def where(self) -> str:
+        """The elements that explain every degraded path (the routers of one link's ECMP
+        members all do), joined: "hop 198.18.200.1 and hop 198.18.200.2"."""
+        explaining = [suspect.element for suspect in self.suspects if suspect.explains]
+        return (
+            " and ".join(explaining) if len(explaining) <= 2 else f"{', '.join(explaining[:-1])} and {explaining[-1]}"
+        )
 
 
 def path_elements(pairs: Iterable[Pair], agents: Mapping[str, Agent], now: datetime) -> dict[Pair, frozenset[str]]:

@@ -166,12 +166,12 @@ class EvaluateTests(FathomTestCase):
         message = Delivery.objects.get(channel=self.hook).message
         assert [a["rule"] for a in message["firing"]] == ["Agent down"]
 
-    def traced(self, source: Agent, destination: Agent, *routers: str) -> None:
-        """A trace of the path through these routers, then its far end."""
+    def traced(self, source: Agent, destination: Agent, *routers: str, flow: int = 0) -> None:
+        """A trace flow of the path through these routers, then its far end."""
         hops = [{"ttl": ttl, "probes": [{"address": address, "rtt_ms": float(ttl)}]}
                 for ttl, address in enumerate([*routers, destination.address], start=1)]  # fmt: skip
         TracePath.objects.create(
-            time=later(-600), run_id=uuid.uuid4(), flow=0, source_id=source.pk, destination_id=destination.pk,
+            time=later(-600), run_id=uuid.uuid4(), flow=flow, source_id=source.pk, destination_id=destination.pk,
             src_port=31000, reached=True, fingerprint=uuid.uuid4().hex[:16], hop_count=len(hops), hops=hops,
         )  # fmt: skip
 
@@ -219,6 +219,19 @@ class EvaluateTests(FathomTestCase):
         finding(self.geneva, self.newyork)
         evaluate(later(60))
         assert Incident.objects.count() == 2
+
+    def test_the_routers_of_one_links_ecmp_members_are_named_together(self) -> None:
+        for source, destination in ((self.athens, self.frankfurt), (self.geneva, self.newyork)):
+            self.traced(source, destination, "198.18.99.8", flow=0)  # one ECMP member per flow
+            self.traced(source, destination, "198.18.99.9", flow=1)
+        self.traced(self.frankfurt, self.geneva, "198.18.70.7")
+        self.measured(self.frankfurt, self.geneva, "throughput", at=120)
+        finding(self.athens, self.frankfurt)
+        finding(self.geneva, self.newyork)
+        evaluate(later(60))
+        incident = Incident.objects.get()
+        assert incident.title == "2 throughput alerts, all through hop 198.18.99.8 and hop 198.18.99.9"
+        assert incident.cause.startswith("hop 198.18.99.8 and hop 198.18.99.9 are on both degraded paths")
 
     def test_with_no_path_measured_since_the_shared_router_is_not_yet_named_the_cause(self) -> None:
         self.traced(self.athens, self.frankfurt, "198.18.99.9")
