@@ -12,7 +12,7 @@ BACKEND_ENV = set -a && eval "$$(bash deploy/services.sh env)" && set +a && cd b
 
 .PHONY: help demo demo-screenshots test install install-system services-start services-stop \
         frontend agents agents-testclock migrate openapi openapi-check contract contract-check \
-        interop-test lab-test lab-bench lab-noise lab-corpus bench-truth bench-scheduler bench-analysis bench-alerts bench-ingest bench-queries bench-load bench-agent alert-drill clean
+        interop-test lab-test lab-bench lab-noise lab-corpus lab-soak bench-truth bench-scheduler bench-analysis bench-alerts bench-ingest bench-queries bench-load bench-agent alert-drill clean
 
 help:
 	@echo "make demo          run Fathom with a demo mesh (Ctrl-C stops everything)"
@@ -34,6 +34,7 @@ help:
 	@echo "make bench-queries  path history (1 day, 30 days, 1 year), grid and Paths list server time, rollup refresh cost, 100 agents"
 	@echo "make bench-load    500 simulated agents against the real stack for 10 minutes: errors, latency, backlog"
 	@echo "make bench-agent   the agent's footprint: binary size, idle RSS and CPU, RSS during a throughput test"
+	@echo "make lab-soak      30 min on an unseen network: labels, one incident naming a shared degraded link, no false finding (root)"
 	@echo "make alert-drill   alerting end to end on the lab: regressions, clearing, silence, killed worker, agent down (root)"
 	@echo "make openapi       regenerate backend/openapi.yaml and the UI's types from it"
 	@echo "make contract      regenerate the UI's types from the JSON Schemas in contract/"
@@ -121,6 +122,11 @@ lab-corpus: install agents
 
 bench-truth: install
 	cd backend && $(PYTHON) -m analysis.truth.bench --wrong
+
+# Issue 31's acceptance lab: 30 minutes, not in make test (tests/system/test_truth_soak.py).
+lab-soak: install services-start agents frontend
+	FATHOM_SOAK=1 FATHOM_ARTIFACTS=$(ROOT)/tests/artifacts $(VENV)/bin/pytest -q -s -p no:cacheprovider \
+	  -c tests/pytest.ini tests/system/test_truth_soak.py
 
 alert-drill: install services-start agents frontend
 	FATHOM_ARTIFACTS=$(ROOT)/tests/artifacts $(VENV)/bin/pytest -q -s -p no:cacheprovider -c tests/pytest.ini \

@@ -93,7 +93,7 @@ LAB_TESTS="tests/system/test_alert_drill.py tests/system/test_findings_lab.py te
 # Agents on loopback, browser tests: a stack of its own, so it runs beside system-lab.
 suite_system-loopback() {
   local ignore=() test
-  for test in $LAB_TESTS tests/system/test_faults.py; do ignore+=(--ignore="$test"); done
+  for test in $LAB_TESTS tests/system/test_faults.py tests/system/test_truth_soak.py; do ignore+=(--ignore="$test"); done
   FATHOM_SYSTEST_DB=fathom_systest_loopback FATHOM_SYSTEST_REDIS_DB=3 FATHOM_SYSTEST_NET=127.0.1 \
     FATHOM_SYSTEST_LOG_PREFIX=loopback- system_pytest --basetemp=/tmp/fathom-systest-loopback "${ignore[@]}" tests/system
   local rc=$?

@@ -37,7 +37,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the lab needs root (n
 RTT_PAIR = ("ra", "rb")
 TPUT_PAIR = ("ta", "tb")
 BASELINE_RUNS = 11
-RATE, CUT_RATE = 200, 120
+RATE, CUT_RATE = 100, 60
 DELAY, SLOW_DELAY = 10, 20  # one-way ms on the rtt link: +10 ms each way is +20 ms of RTT
 MESH_MATCHER = [{"name": "mesh", "op": "=~", "value": "drill-.*"}]
 ENROL = {

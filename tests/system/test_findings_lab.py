@@ -3,7 +3,7 @@ no finding, and a real rate cut on another path is exactly one, found within two
 
 deploy/lab/scenarios/ecmp-findings.yaml: ea -> eb over ECMP members at 23 and 31 ms weighted
 3:1 with 4 MiB buffers (every run at its own member's window ceiling: bimodal by design), and
-wa -> wb, a 200 Mbit/s path whose rate `fathom-lab set` cuts to 120 Mbit/s once the fast rule
+wa -> wb, a 100 Mbit/s path whose rate `fathom-lab set` cuts to 60 Mbit/s once the fast rule
 has a baseline. Real agents scheduled by the server, the Celery worker analysing what lands.
 Needs root (namespaces).
 """
@@ -28,7 +28,7 @@ ECMP = ("ea", "eb")
 CONTROL = ("wa", "wb")
 ECMP_RUNS = 20
 BASELINE_RUNS = 11  # the fast rule judges from 10 runs of a path's own history
-RATE_BEFORE, RATE_AFTER = 200, 120  # Mbit/s: a 40% cut
+RATE_BEFORE, RATE_AFTER = 100, 60  # Mbit/s: a 40% cut
 # 2 s + 1 s omitted + the planner's 8 s margin: a run every 11 s holds each pair's agents back to back.
 THROUGHPUT = {"duration_s": 2, "omit_s": 1, "congestion": "cubic"}
 
