@@ -19,9 +19,8 @@ from alerts.models import Alert, Channel, Delivery, Incident, IncidentEvent, Rul
 from alerts.services import messages
 from alerts.services.advice import advice_for
 from alerts.services.conditions import Condition, evaluate_conditions, load_world
-from alerts.services.localisation import Localisation, agent_cleared, localise, shared_router
+from alerts.services.localisation import Localisation, PathFacts, localise, shared_router
 from alerts.silences import is_active, silencing
-from analysis.models import Finding
 from inventory.models import Agent
 
 log = logging.getLogger(__name__)
@@ -63,7 +62,7 @@ def _group_key(alert: Alert) -> str:
     return f"path:{alert.labels.get('path')}"
 
 
-def _shares_a_cause(alert: Alert, other: Alert, world_agents: dict[str, Agent], now: datetime) -> bool:
+def _shares_a_cause(alert: Alert, other: Alert, facts: PathFacts) -> bool:
     """Whether two alerts share an agent or a new route hop that may be their cause. Two
     findings on paths of one agent share it only while no other path of that agent measured
     the new one's metric normally since it began: a cut on ta -> tc is no part of an RTT
@@ -74,14 +73,15 @@ def _shares_a_cause(alert: Alert, other: Alert, world_agents: dict[str, Agent], 
     if alert.finding_id is None or other.finding_id is None or alert.inhibited or other.inhibited:
         return bool(shared)
     metric = str(alert.labels.get("metric"))
-    began = Finding.objects.filter(pk=alert.finding_id).values_list("started_at", flat=True).first() or alert.started_at
+    finding = facts.finding(alert.finding_id)
+    began = finding.started_at if finding is not None else alert.started_at
     if shared:
-        return any(not agent_cleared(name, metric, began, world_agents) for name in shared)
+        ids = facts.ids
+        return any(name not in ids or not facts.agent_cleared(ids[name], metric, began) for name in shared)
     # No agent in common: a router both cross that no healthy path clears, for one metric.
     if metric != other.labels.get("metric"):
         return False
-    pairs = (_pair(alert), _pair(other))
-    return shared_router(pairs, metric, began, world_agents, now) is not None
+    return shared_router((_pair(alert), _pair(other)), metric, began, facts) is not None
 
 
 def _pair(alert: Alert) -> tuple[str, str]:
@@ -93,13 +93,13 @@ def _incident_for(
     open_incidents: list[Incident],
     members: dict[int, list[Alert]],
     now: datetime,
-    world_agents: dict[str, Agent],
+    facts: PathFacts,
 ) -> Incident | None:
     """An open incident this alert shares a cause with: one involving one of its agents or
     one of the new route hops it passes (_shares_a_cause), or one of the same mesh and metric
     opened within the group window."""
     for incident in open_incidents:
-        if any(_shares_a_cause(alert, other, world_agents, now) for other in members.get(incident.pk, [])):
+        if any(_shares_a_cause(alert, other, facts) for other in members.get(incident.pk, [])):
             return incident
     window = timedelta(seconds=settings.ALERT_GROUP_WINDOW_S)
     meshes, metric = set(alert.labels.get("mesh", [])), alert.labels.get("metric")
@@ -233,6 +233,7 @@ def _localise_due(incident: Incident, alerts: list[Alert], now: datetime) -> boo
 
 def _group(alerts: list[Alert], now: datetime, tick: Tick, world_agents: dict[str, Agent]) -> None:
     """Firing alerts without an incident join one that shares their cause, or open one."""
+    facts = PathFacts(world_agents, now)
     open_incidents = list(
         Incident.objects.select_for_update().exclude(status=IncidentStatus.RESOLVED).order_by("opened_at")
     )
@@ -243,7 +244,7 @@ def _group(alerts: list[Alert], now: datetime, tick: Tick, world_agents: dict[st
     for alert in sorted(alerts, key=lambda a: a.rule.kind != RuleKind.AGENT_DOWN):
         if alert.state != AlertState.FIRING or alert.incident is not None:
             continue
-        incident = _incident_for(alert, open_incidents, members, now, world_agents)
+        incident = _incident_for(alert, open_incidents, members, now, facts)
         if incident is None:
             incident = Incident.objects.create(group_key=_group_key(alert), title=alert.summary[:300], opened_at=now)
             open_incidents.append(incident)
@@ -266,7 +267,7 @@ def _group(alerts: list[Alert], now: datetime, tick: Tick, world_agents: dict[st
         shown = live or group
         localisation = None
         if len(shown) > 1 and _localise_due(incident, shown, now):
-            localisation = localise(shown, world_agents, now)
+            localisation = localise(shown, facts)
             cause = localisation.sentence() if localisation else ""
             if cause != incident.cause:
                 _event(incident, EventKind.LOCALISED, cause or "Its degraded paths no longer share anything", now)

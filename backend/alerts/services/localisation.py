@@ -3,7 +3,8 @@ agents and routers on each, for alerts.localise. Reads only.
 
 A path counts as healthy for a metric when it has measured since the incident's findings
 were detected (its newest ping or throughput run is newer) and has no open finding of that
-metric. A path that has not measured since says nothing either way.
+metric. A path that has not measured since says nothing either way. PathFacts reads each of
+these once per evaluation tick.
 """
 
 from __future__ import annotations
@@ -67,29 +68,107 @@ class Localisation:
         )
 
 
-def path_elements(pairs: Iterable[Pair], agents: Mapping[str, Agent], now: datetime) -> dict[Pair, frozenset[str]]:
-    """Per path: "agent NAME" for both ends and "hop ADDRESS" for every router its newest
-    trace's flows answered from (the ends' own addresses left out)."""
-    wanted = {pair for pair in pairs if pair[0] in agents and pair[1] in agents}
-    hops: dict[Pair, set[str]] = {pair: set() for pair in wanted}
-    if wanted:
-        sources = sorted({source for source, _ in wanted})
-        destinations = sorted({destination for _, destination in wanted})
-        rows = (
-            TracePath.objects.filter(
-                source_id__in=sources, destination_id__in=destinations, time__gte=now - TRACE_AGE, time__lte=now
+class PathFacts:
+    """What one evaluation tick reads about paths, each read once however many alerts ask:
+    the newest run of every path per test, the open findings, and each path's elements. A
+    core outage fires hundreds of findings in one tick, and grouping compares them pairwise."""
+
+    def __init__(self, agents: Mapping[str, Agent], now: datetime) -> None:
+        self.agents, self.now = agents, now
+        self.ids = {agent.name: agent_id for agent_id, agent in agents.items()}
+        self._latest: dict[str, dict[Pair, datetime]] = {}
+        self._by_agent: dict[str, dict[str, list[tuple[Pair, datetime]]]] = {}
+        self._open: dict[str, set[Pair]] | None = None
+        self._elements: dict[Pair, frozenset[str]] = {}
+        self._through: dict[frozenset[str], set[Pair]] = {}
+        self._findings: dict[int, Finding] = {}
+
+    def latest(self, test: str) -> dict[Pair, datetime]:
+        """Each path's newest run of the test (paths between known agents)."""
+        if test not in self._latest:
+            rows = PathLatestRun.objects.filter(test_type=test).values_list("source_id", "destination_id", "started_at")
+            found = {(str(s), str(d)): at for s, d, at in rows if str(s) in self.agents and str(d) in self.agents}
+            self._latest[test] = found
+            by_agent: dict[str, list[tuple[Pair, datetime]]] = {}
+            for pair, at in found.items():
+                for agent in pair:
+                    by_agent.setdefault(agent, []).append((pair, at))
+            self._by_agent[test] = by_agent
+        return self._latest[test]
+
+    def open_findings(self, metric: str) -> set[Pair]:
+        if self._open is None:
+            self._open = {}
+            rows = Finding.objects.filter(state=FindingState.OPEN, kind=FindingKind.ALARM).values_list(
+                "metric", "source_id", "destination_id"
             )
-            .order_by("source_id", "destination_id", "flow", "-time")
-            .distinct("source_id", "destination_id", "flow")
-            .values_list("source_id", "destination_id", "hops")
+            for finding_metric, source, destination in rows:
+                self._open.setdefault(finding_metric, set()).add((str(source), str(destination)))
+        return self._open.get(metric, set())
+
+    def healthy(self, metric: str, since: datetime) -> set[Pair]:
+        """Paths that measured the metric's test after `since` with no open finding of it."""
+        test = TEST_OF_METRIC.get(metric)
+        if test is None:
+            return set()
+        return {pair for pair, at in self.latest(test).items() if at > since} - self.open_findings(metric)
+
+    def agent_cleared(self, agent_id: str, metric: str, since: datetime) -> bool:
+        """Whether a path of this agent measured the metric normally since `since`."""
+        test = TEST_OF_METRIC.get(metric)
+        if test is None:
+            return False
+        self.latest(test)
+        degraded = self.open_findings(metric)
+        return any(at > since and pair not in degraded for pair, at in self._by_agent[test].get(agent_id, []))
+
+    def finding(self, finding_id: int) -> Finding | None:
+        if finding_id not in self._findings:
+            found = Finding.objects.filter(pk=finding_id).first()
+            if found is None:
+                return None
+            self._findings[finding_id] = found
+        return self._findings[finding_id]
+
+    def elements(self, pairs: Iterable[Pair]) -> dict[Pair, frozenset[str]]:
+        """Per path: "agent NAME" for both ends and "hop ADDRESS" for every router its newest
+        trace's flows answered from (the ends' own addresses left out)."""
+        wanted = {pair for pair in pairs if pair[0] in self.agents and pair[1] in self.agents}
+        missing = wanted - set(self._elements)
+        if missing:
+            self._elements.update(_path_elements(missing, self.agents, self.now))
+        return {pair: self._elements[pair] for pair in wanted}
+
+    def through(self, routers: Iterable[str]) -> set[Pair]:
+        """The paths whose traces of the last TRACE_AGE answered from any of these routers."""
+        key = frozenset(routers)
+        if key not in self._through:
+            self._through[key] = _pairs_through(key, self.now)
+        return self._through[key]
+
+    def name(self, pair: Pair) -> str:
+        return f"{self.agents[pair[0]].name}->{self.agents[pair[1]].name}"
+
+
+def _path_elements(pairs: set[Pair], agents: Mapping[str, Agent], now: datetime) -> dict[Pair, frozenset[str]]:
+    hops: dict[Pair, set[str]] = {pair: set() for pair in pairs}
+    sources = sorted({source for source, _ in pairs})
+    destinations = sorted({destination for _, destination in pairs})
+    rows = (
+        TracePath.objects.filter(
+            source_id__in=sources, destination_id__in=destinations, time__gte=now - TRACE_AGE, time__lte=now
         )
-        for source, destination, flow_hops in rows:
-            pair = (str(source), str(destination))
-            if pair in hops:
-                for hop in flow_hops if isinstance(flow_hops, list) else []:
-                    hops[pair] |= {str(p["address"]) for p in hop.get("probes", []) if p.get("address")}
+        .order_by("source_id", "destination_id", "flow", "-time")
+        .distinct("source_id", "destination_id", "flow")
+        .values_list("source_id", "destination_id", "hops")
+    )
+    for source, destination, flow_hops in rows:
+        pair = (str(source), str(destination))
+        if pair in hops:
+            for hop in flow_hops if isinstance(flow_hops, list) else []:
+                hops[pair] |= {str(p["address"]) for p in hop.get("probes", []) if p.get("address")}
     found: dict[Pair, frozenset[str]] = {}
-    for pair in wanted:
+    for pair in pairs:
         ends = {agents[pair[0]].address, agents[pair[1]].address}
         found[pair] = frozenset(
             {f"agent {agents[pair[0]].name}", f"agent {agents[pair[1]].name}"}
@@ -102,8 +181,7 @@ def path_elements(pairs: Iterable[Pair], agents: Mapping[str, Agent], now: datet
 MAX_ROUTERS = 64
 
 
-def pairs_through(routers: Iterable[str], now: datetime) -> set[Pair]:
-    """The paths whose traces of the last TRACE_AGE answered from any of these routers."""
+def _pairs_through(routers: frozenset[str], now: datetime) -> set[Pair]:
     wanted = sorted(routers)[:MAX_ROUTERS]
     if not wanted:
         return set()
@@ -118,52 +196,32 @@ def pairs_through(routers: Iterable[str], now: datetime) -> set[Pair]:
     return {(str(source), str(destination)) for source, destination in rows}
 
 
-def healthy_pairs(metric: str, since: datetime, agents: Mapping[str, Agent]) -> set[Pair]:
-    """Paths that measured the metric's test after `since` with no open finding of the metric."""
-    test = TEST_OF_METRIC.get(metric)
-    if test is None:
-        return set()
-    measured = {
-        (str(source), str(destination))
-        for source, destination in PathLatestRun.objects.filter(test_type=test, started_at__gt=since).values_list(
-            "source_id", "destination_id"
-        )
-    }
-    degraded = {
-        (str(source), str(destination))
-        for source, destination in Finding.objects.filter(
-            metric=metric, state=FindingState.OPEN, kind=FindingKind.ALARM
-        ).values_list("source_id", "destination_id")
-    }
-    return {pair for pair in measured - degraded if pair[0] in agents and pair[1] in agents}
-
-
-def _finding_pairs(alerts: Sequence[Alert], metric: str) -> dict[Pair, Finding]:
-    ids = [alert.finding_id for alert in alerts if alert.finding_id and alert.labels.get("metric") == metric]
-    return {(str(f.source_id), str(f.destination_id)): f for f in Finding.objects.filter(pk__in=ids)}
-
-
-def localise(alerts: Sequence[Alert], agents: Mapping[str, Agent], now: datetime) -> Localisation | None:
+def localise(alerts: Sequence[Alert], facts: PathFacts) -> Localisation | None:
     """What the incident's degraded paths of its most common metric share, or None when fewer
     than two paths of one metric degraded."""
     metrics = [str(alert.labels.get("metric")) for alert in alerts if alert.finding_id]
     metric = max(set(metrics), key=metrics.count, default="")
-    findings = _finding_pairs(alerts, metric)
-    if len(findings) < 2 or metric not in TEST_OF_METRIC:
+    if metric not in TEST_OF_METRIC:
         return None
-    since = max(finding.detected_at for finding in findings.values())
-    degraded = path_elements(findings, agents, now)
+    findings = {
+        (str(row.source_id), str(row.destination_id)): row
+        for alert in alerts
+        if alert.finding_id and alert.labels.get("metric") == metric
+        if (row := facts.finding(alert.finding_id)) is not None
+    }
+    degraded = facts.elements(findings)
     if len(degraded) < 2:
         return None
+    since = max(finding.detected_at for finding in findings.values())
     # Only the healthy paths that share something with the degraded ones can clear anything:
     # those of their agents and those through their routers (not every path of the mesh).
-    healthy = healthy_pairs(metric, since, agents) - set(findings)
+    healthy = facts.healthy(metric, since) - set(findings)
     ends = {agent for pair in degraded for agent in pair}
     routers = {element[4:] for elements in degraded.values() for element in elements if element.startswith("hop ")}
-    nearby = {pair for pair in healthy if pair[0] in ends or pair[1] in ends} | (pairs_through(routers, now) & healthy)
-    elements = path_elements(nearby, agents, now)
-    degraded_elements = {_name(pair, agents): degraded[pair] for pair in degraded}
-    healthy_elements = {_name(pair, agents): elements[pair] for pair in nearby if pair in elements}
+    nearby = {pair for pair in healthy if pair[0] in ends or pair[1] in ends} | (facts.through(routers) & healthy)
+    elements = facts.elements(nearby)
+    degraded_elements = {facts.name(pair): degraded[pair] for pair in degraded}
+    healthy_elements = {facts.name(pair): elements[pair] for pair in nearby if pair in elements}
     found = suspects(degraded_elements, healthy_elements)
     # The healthy paths that clear something the degraded ones cross: the evidence that what
     # is named is the shared element rather than any other on those paths.
@@ -172,31 +230,17 @@ def localise(alerts: Sequence[Alert], agents: Mapping[str, Agent], now: datetime
     return Localisation(metric, len(degraded_elements), len(clearing), found, clearing)
 
 
-def shared_router(
-    pairs: tuple[Pair, Pair], metric: str, since: datetime, agents: Mapping[str, Agent], now: datetime
-) -> str | None:
+def shared_router(pairs: tuple[Pair, Pair], metric: str, since: datetime, facts: PathFacts) -> str | None:
     """A router both paths' traces cross that no path crossing it has measured the metric
     normally on since `since`, or None: what joins the findings of two paths with no agent in
     common into one incident (a core router every path crosses is cleared by the healthy ones)."""
-    elements = path_elements(pairs, agents, now)
+    elements = facts.elements(pairs)
     if len(elements) < 2 or metric not in TEST_OF_METRIC:
         return None
     first, second = (elements[pair] for pair in pairs)
     common = sorted(element for element in first & second if element.startswith("hop "))
     if not common:
         return None
-    healthy = (healthy_pairs(metric, since, agents) - set(pairs)) & pairs_through([e[4:] for e in common], now)
-    healthy_elements = path_elements(healthy, agents, now)
+    healthy = (facts.healthy(metric, since) - set(pairs)) & facts.through(e[4:] for e in common)
+    healthy_elements = facts.elements(healthy)
     return next((element for element in common if not cleared(element, healthy_elements.values())), None)
-
-
-def agent_cleared(agent_name: str, metric: str, since: datetime, agents: Mapping[str, Agent]) -> bool:
-    """Whether a path of this agent measured the metric normally since `since`: then the agent
-    is not what two of its paths' alerts share as a cause."""
-    healthy = healthy_pairs(metric, since, agents)
-    ends = (frozenset({f"agent {agents[source].name}", f"agent {agents[target].name}"}) for source, target in healthy)
-    return cleared(f"agent {agent_name}", ends)
-
-
-def _name(pair: Pair, agents: Mapping[str, Agent]) -> str:
-    return f"{agents[pair[0]].name}->{agents[pair[1]].name}"

@@ -8,7 +8,9 @@ from datetime import time, timedelta
 from typing import ClassVar
 
 import pytest
+from django.db import connection
 from django.test import override_settings
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from alerts.choices import AlertState, DeliveryStatus, IncidentStatus
@@ -232,6 +234,23 @@ class EvaluateTests(FathomTestCase):
         incident = Incident.objects.get()
         assert incident.title == "2 throughput alerts, all through hop 198.18.99.8 and hop 198.18.99.9"
         assert incident.cause.startswith("hop 198.18.99.8 and hop 198.18.99.9 are on both degraded paths")
+
+    def test_grouping_many_findings_reads_each_paths_facts_once(self) -> None:
+        """Many findings in one tick on paths that share nothing: each new alert is compared
+        with every earlier one, and the paths' facts are read once a tick (PathFacts), not
+        once a comparison (16 findings: 120 comparisons)."""
+        Mesh.objects.update(enabled=False)
+        for i in range(16):
+            source = self.enroll(f"west{i}", f"198.18.7.{i + 1}")[0]
+            destination = self.enroll(f"east{i}", f"198.18.8.{i + 1}")[0]
+            self.traced(source, destination, f"198.18.99.{i + 1}")
+            finding(source, destination)
+        with CaptureQueriesContext(connection) as queries:
+            evaluate(T0)
+        assert Incident.objects.count() == 16
+        # About 18 a finding, for writing its alert, incident and events; comparing each with
+        # the earlier ones read every path's traces again: 495 in all.
+        assert len(queries) < 20 * 16, len(queries)
 
     def test_with_no_path_measured_since_the_shared_router_is_not_yet_named_the_cause(self) -> None:
         self.traced(self.athens, self.frankfurt, "198.18.99.9")
