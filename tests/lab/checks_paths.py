@@ -12,6 +12,11 @@ from .lab import Lab, flow_rtts, icmp_errors_unlimited, ping, traceroute
 from .report import Row, record
 
 RTT_TOLERANCE_MS = 0.5
+# A flow's handshakes are timed in Python, which a busy 2-core machine schedules late: the
+# fastest of them sat 0.52 ms above a 40 ms path whose ping minimum was within 0.4 ms (a
+# clean-clone CI). Above a member a flow may lie this far (the lab's members are 4 ms or
+# more apart, so its member is never in doubt); below it, RTT_TOLERANCE_MS as for ping.
+FLOW_ABOVE_MS = 1.0
 
 
 def check_rtt(scenario: str, lab: Lab, source: str, destination: str, expected_ms: list[float]) -> None:
@@ -38,7 +43,7 @@ def check_flow_clusters(scenario: str, lab: Lab, source: str, destination: str, 
         stray = []
         for value in per_flow:
             nearest = min(expected_ms, key=lambda e: abs(e - value))
-            if abs(value - nearest) <= RTT_TOLERANCE_MS:
+            if -RTT_TOLERANCE_MS <= value - nearest <= FLOW_ABOVE_MS:
                 clusters[nearest].append(value)
             else:
                 stray.append(value)
@@ -60,7 +65,7 @@ def check_flow_clusters(scenario: str, lab: Lab, source: str, destination: str, 
             f"per-flow RTT clusters {source}->{destination} ({flows} flows)",
             " and ".join(f"{e:g} ms" for e in expected_ms),
             summary,
-            f"each flow within {RTT_TOLERANCE_MS} ms of a member, every member seen",
+            f"each flow {RTT_TOLERANCE_MS} ms below to {FLOW_ABOVE_MS} ms above a member, every member seen",
             within(attempts.value),
         ),
         attempts,

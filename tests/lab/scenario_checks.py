@@ -43,14 +43,14 @@ def ecmp_findings(lab: Lab) -> None:
     check_rtt(name, lab, "ea", "eb", [23, 31])
     check_flow_clusters(name, lab, "ea", "eb", [23, 31])
     check_rtt(name, lab, "wa", "wb", [20])
-    check_throughput(name, lab, "wa", "wb", 200)
+    check_throughput(name, lab, "wa", "wb", 100)
 
 
 def alert_drill(lab: Lab) -> None:
     name = "alert-drill"
     check_rtt(name, lab, "ra", "rb", [20])
     check_rtt(name, lab, "ta", "tb", [20])
-    check_throughput(name, lab, "ta", "tb", 200)
+    check_throughput(name, lab, "ta", "tb", 100)
 
 
 def slac_uvic(lab: Lab) -> None:
