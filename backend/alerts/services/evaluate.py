@@ -76,8 +76,7 @@ def _shares_a_cause(alert: Alert, other: Alert, facts: PathFacts) -> bool:
     finding = facts.finding(alert.finding_id)
     began = finding.started_at if finding is not None else alert.started_at
     if shared:
-        ids = facts.ids
-        return any(name not in ids or not facts.agent_cleared(ids[name], metric, began) for name in shared)
+        return any(name not in facts.ids or not facts.agent_cleared(facts.ids[name], metric, began) for name in shared)
     # No agent in common: a router both cross that no healthy path clears, for one metric.
     if metric != other.labels.get("metric"):
         return False
@@ -122,8 +121,7 @@ def _title(alerts: list[Alert], localisation: Localisation | None = None) -> str
     if hops:
         return f"{len(alerts)} route changes through {sorted(hops)[0]}"[:300]
     if localisation and localisation.suspects and localisation.suspects[0].explains and localisation.healthy_checked:
-        suspect = localisation.suspects[0]
-        return f"{len(suspect.degraded)} {localisation.metric} alerts, all through {localisation.where()}"[:300]
+        return f"{localisation.degraded} {localisation.metric} alerts, all through {localisation.where()}"[:300]
     common = set.intersection(*(_agents(a) for a in alerts))
     metrics = Counter(str(a.labels.get("metric")) for a in alerts)
     what = ", ".join(f"{n} {m}" for m, n in metrics.most_common())
