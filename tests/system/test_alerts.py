@@ -23,7 +23,7 @@ from .lab_agents import apply_meshes
 PLANT = """
 from datetime import timedelta
 from django.utils import timezone
-from analysis.models import Finding
+from analysis.models import Finding, RunAnalysis
 from inventory.models import Agent
 far, _ = Agent.objects.get_or_create(name="sys-far", defaults={"address": "127.0.0.9", "credential_sha256": "0" * 64})
 now = timezone.now()
@@ -64,8 +64,13 @@ traced(agent["sys-w1"], agent["sys-e1"], "198.18.90.1", "198.18.99.9")
 traced(agent["sys-w2"], agent["sys-e2"], "198.18.91.1", "198.18.99.9")
 traced(agent["sys-w1"], agent["sys-e2"], "198.18.90.1", "198.18.98.8")
 PathLatestRun.objects.update_or_create(source=agent["sys-w1"], destination=agent["sys-e2"], test_type="throughput",
-                                       defaults={"run_id": uuid.uuid4(), "started_at": now + timedelta(seconds=1),
+                                       defaults={"run_id": uuid.uuid4(), "started_at": now + timedelta(seconds=3),
                                                  "status": "ok"})
+for second in (1, 2, 3):  # the three analysed runs the fast rule needs to have judged the path unchanged
+    RunAnalysis.objects.create(run_id=uuid.uuid4(), started_at=now + timedelta(seconds=second),
+                               source=agent["sys-w1"], destination=agent["sys-e2"], streams=1, rate_bps=9.4e8,
+                               ceiling_bps=1e9, limit="link", diagnosis="capacity", ceilings={}, inputs={},
+                               interval_stats={}, evidence={})
 for source, destination in (("sys-w1", "sys-e1"), ("sys-w2", "sys-e2")):
     Finding.objects.create(
         source=agent[source], destination=agent[destination], metric="throughput", direction="down",

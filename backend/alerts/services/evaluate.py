@@ -65,22 +65,36 @@ def _group_key(alert: Alert) -> str:
 def _shares_a_cause(alert: Alert, other: Alert, facts: PathFacts) -> bool:
     """Whether two alerts share an agent or a new route hop that may be their cause. Two
     findings on paths of one agent share it only while no other path of that agent measured
-    the new one's metric normally since it began: a cut on ta -> tc is no part of an RTT
-    alarm on ta -> tb when ta -> td is fine (Boolean tomography: a good path clears its ends)."""
+    either one's metric normally since it began: a cut on ta -> tc is no part of an RTT
+    alarm on ta -> tb when ta -> td's throughput is fine (Boolean tomography: a good path
+    clears its ends)."""
     if set(alert.labels.get("hop", [])) & set(other.labels.get("hop", [])):
         return True
     shared = _causes(alert) & _causes(other)
     if alert.finding_id is None or other.finding_id is None or alert.inhibited or other.inhibited:
         return bool(shared)
     metric = str(alert.labels.get("metric"))
-    finding = facts.finding(alert.finding_id)
-    began = finding.started_at if finding is not None else alert.started_at
+    began = _began(alert, facts)
     if shared:
-        return any(name not in facts.ids or not facts.agent_cleared(facts.ids[name], metric, began) for name in shared)
+        # An agent that caused both would degrade its other paths in both metrics: one that
+        # measured either normally since is ruled out.
+        return any(
+            name not in facts.ids
+            or not (
+                facts.agent_cleared(facts.ids[name], metric, began)
+                or facts.agent_cleared(facts.ids[name], str(other.labels.get("metric")), _began(other, facts))
+            )
+            for name in shared
+        )
     # No agent in common: a router both cross that no healthy path clears, for one metric.
     if metric != other.labels.get("metric"):
         return False
     return shared_router((_pair(alert), _pair(other)), metric, began, facts) is not None
+
+
+def _began(alert: Alert, facts: PathFacts) -> datetime:
+    finding = facts.finding(alert.finding_id) if alert.finding_id is not None else None
+    return finding.started_at if finding is not None else alert.started_at
 
 
 def _pair(alert: Alert) -> tuple[str, str]:

@@ -1,10 +1,13 @@
 """The paths an incident's findings degraded, the paths that measured normally since, and the
 agents and routers on each, for alerts.localise. Reads only.
 
-A path counts as healthy for a metric when it has measured since the incident's findings
-were detected (its newest ping or throughput run is newer) and has no open finding of that
-metric. A path that has not measured since says nothing either way. PathFacts reads each of
-these once per evaluation tick.
+A path counts as healthy for a metric when its rule for that metric has had the data to decide
+since the incident's findings began, and it has no open finding of that metric: three analysed
+throughput runs (the fast rule's confirmation), or pings over the windows the RTT CUSUM needs
+and an analysis pass after them. A path that has only started to measure since says nothing
+either way: in the first lab soak, a cut path one run into its own drop cleared the agent it
+shared with another cut path, and one cut became two incidents. PathFacts reads each of these
+once per evaluation tick.
 """
 
 from __future__ import annotations
@@ -13,12 +16,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from django.db.models import Q
+from django.conf import settings
+from django.db.models import Count, Q
 
 from alerts.localise import Suspect, cleared, suspects
 from alerts.models import Alert
+from analysis.changes.rtt import windows_to_decide
+from analysis.changes.throughput import FAST_CONFIRM_N
 from analysis.choices import FindingKind, FindingState
-from analysis.models import Finding
+from analysis.models import AnalysisPass, Finding, RunAnalysis
 from inventory.models import Agent
 from measurements.choices import TestType
 from measurements.models import PathLatestRun, TracePath
@@ -77,11 +83,12 @@ class PathFacts:
         self.agents, self.now = agents, now
         self.ids = {agent.name: agent_id for agent_id, agent in agents.items()}
         self._latest: dict[str, dict[Pair, datetime]] = {}
-        self._by_agent: dict[str, dict[str, list[tuple[Pair, datetime]]]] = {}
         self._open: dict[str, set[Pair]] | None = None
         self._elements: dict[Pair, frozenset[str]] = {}
         self._through: dict[frozenset[str], set[Pair]] = {}
         self._findings: dict[int, Finding] = {}
+        self._decided: dict[tuple[str, datetime], set[Pair]] = {}
+        self._judged_at: datetime | None = None
 
     def latest(self, test: str) -> dict[Pair, datetime]:
         """Each path's newest run of the test (paths between known agents)."""
@@ -89,11 +96,6 @@ class PathFacts:
             rows = PathLatestRun.objects.filter(test_type=test).values_list("source_id", "destination_id", "started_at")
             found = {(str(s), str(d)): at for s, d, at in rows if str(s) in self.agents and str(d) in self.agents}
             self._latest[test] = found
-            by_agent: dict[str, list[tuple[Pair, datetime]]] = {}
-            for pair, at in found.items():
-                for agent in pair:
-                    by_agent.setdefault(agent, []).append((pair, at))
-            self._by_agent[test] = by_agent
         return self._latest[test]
 
     def open_findings(self, metric: str) -> set[Pair]:
@@ -106,21 +108,58 @@ class PathFacts:
                 self._open.setdefault(finding_metric, set()).add((str(source), str(destination)))
         return self._open.get(metric, set())
 
+    def decided(self, test: str, since: datetime) -> set[Pair]:
+        """Paths whose rules for the test's metrics have had the data to decide since `since`."""
+        key = (test, since)
+        if key not in self._decided:
+            if test == TestType.THROUGHPUT:
+                self._decided[key] = self._runs_analysed_since(since)
+            else:
+                # The window `since` falls in, then the windows the CUSUM needs, all judged.
+                window = timedelta(seconds=settings.ANALYSIS_RTT_WINDOW_S)
+                enough = since + window * (windows_to_decide() + 1)
+                judged = self.judged_at()
+                self._decided[key] = (
+                    {pair for pair, at in self.latest(test).items() if at > enough}
+                    if judged is not None and judged > enough
+                    else set()
+                )
+        return self._decided[key]
+
+    def _runs_analysed_since(self, since: datetime) -> set[Pair]:
+        candidates = [pair for pair, at in self.latest(TestType.THROUGHPUT).items() if at > since]
+        if not candidates:
+            return set()
+        rows = (
+            RunAnalysis.objects.filter(
+                source_id__in={source for source, _ in candidates},
+                destination_id__in={destination for _, destination in candidates},
+                started_at__gt=since,
+            )
+            .values("source_id", "destination_id")
+            .annotate(runs=Count("id"))
+            .filter(runs__gte=FAST_CONFIRM_N)
+            .values_list("source_id", "destination_id")
+        )
+        return {(str(source), str(destination)) for source, destination in rows} & set(candidates)
+
+    def judged_at(self) -> datetime | None:
+        """When the last analysis pass judged the data (None before the first)."""
+        if self._judged_at is None:
+            self._judged_at = AnalysisPass.objects.values_list("judged_at", flat=True).first()
+        return self._judged_at
+
     def healthy(self, metric: str, since: datetime) -> set[Pair]:
-        """Paths that measured the metric's test after `since` with no open finding of it."""
+        """Paths whose rule for the metric could have decided since `since`, with no open
+        finding of it."""
         test = TEST_OF_METRIC.get(metric)
         if test is None:
             return set()
-        return {pair for pair, at in self.latest(test).items() if at > since} - self.open_findings(metric)
+        return self.decided(test, since) - self.open_findings(metric)
 
     def agent_cleared(self, agent_id: str, metric: str, since: datetime) -> bool:
         """Whether a path of this agent measured the metric normally since `since`."""
-        test = TEST_OF_METRIC.get(metric)
-        if test is None:
-            return False
-        self.latest(test)
-        degraded = self.open_findings(metric)
-        return any(at > since and pair not in degraded for pair, at in self._by_agent[test].get(agent_id, []))
+        return any(agent_id in pair for pair in self.healthy(metric, since))
 
     def finding(self, finding_id: int) -> Finding | None:
         if finding_id not in self._findings:

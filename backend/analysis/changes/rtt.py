@@ -23,6 +23,9 @@ from analysis.changes.windows import RttWindow
 RTT_SCALE_FLOOR_MS = 0.05
 RTT_SCALE_FLOOR_FRACTION = 0.001
 RTT_Z_CLIP = 4.0
+# The CUSUM's allowance (k) and decision threshold (h), in robust sigmas.
+RTT_CUSUM_K = 0.5
+RTT_CUSUM_H = 8.0
 # Windows back within the minimum effect that clear an RTT episode (hysteresis).
 RTT_CLEAR_WINDOWS = 3
 
@@ -128,12 +131,18 @@ class _CusumOpen:
     recovered: list[int] = field(default_factory=list)
 
 
+def windows_to_decide(h: float = RTT_CUSUM_H, k: float = RTT_CUSUM_K) -> int:
+    """The fewest windows a shift takes to push a sum past h: z is clipped at RTT_Z_CLIP, so each
+    window adds at most RTT_Z_CLIP - k (3 with the defaults)."""
+    return max(1, math.ceil(h / (RTT_Z_CLIP - k))) if k < RTT_Z_CLIP else 1
+
+
 def rtt_cusum(
     windows: Sequence[RttWindow],
     *,
     baseline_s: float = 86400,
-    k: float = 0.5,
-    h: float = 8.0,
+    k: float = RTT_CUSUM_K,
+    h: float = RTT_CUSUM_H,
     min_shift_ms: float = 0.5,
     min_shift_scales: float = 2.0,
     min_baseline_windows: int = 6,
@@ -178,7 +187,7 @@ def rtt_cusum(
     start_up = start_down = 0
     current: _CusumOpen | None = None
     z_scores = [0.0] * len(values)
-    min_windows = max(1, math.ceil(h / (RTT_Z_CLIP - k))) if k < RTT_Z_CLIP else 1
+    min_windows = windows_to_decide(h, k)
     for i, value in enumerate(values):
         time_s = times[i].timestamp()
         if current is not None:

@@ -31,6 +31,9 @@ DEEP_SIGMAS = 4.0
 # A dead-flat lab path has MAD 0; without a floor every later point would be clipped to the
 # median and the history could never learn the path's real spread. 0.01 in ln = 1%.
 WINSOR_SCALE_FLOOR_LN = 0.01
+# Tests below the baseline that open the fast rule's ordinary (not deep) drop: after this many
+# runs since a change, a path without a finding has been judged unchanged.
+FAST_CONFIRM_N = 3
 
 
 def _winsorize(value: float, trailing: Sequence[float]) -> float:
@@ -123,7 +126,7 @@ def throughput_fast_rule(
     points: Sequence[Point],
     *,
     baseline_n: int = 30,
-    confirm_n: int = 3,
+    confirm_n: int = FAST_CONFIRM_N,
     min_baseline: int = 10,
     min_drop_ln: float = math.log(1 / 0.9),
     deep_confirm_n: int = 2,
