@@ -7,10 +7,11 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from alerts import cron, matchers, silences
-from alerts.choices import Comparison, RuleKind, ThresholdMetric
+from alerts.choices import Comparison, IncidentStatus, RuleKind, Severity, ThresholdMetric
 from alerts.models import Alert, Channel, Delivery, DeliveryAttempt, Incident, IncidentEvent, Rule, Silence
 from alerts.transports import TRANSPORTS, ConfigError
 from analysis.choices import FindingMetric
+from core.serializers import StrictSerializer
 
 
 class MatcherSerializer(serializers.Serializer[dict[str, str]]):
@@ -273,3 +274,14 @@ class AlertSummarySerializer(serializers.Serializer[dict[str, int]]):
     open = serializers.IntegerField()
     acknowledged = serializers.IntegerField()
     firing_alerts = serializers.IntegerField()
+
+
+class IncidentQuerySerializer(StrictSerializer):
+    """The incident list's filters: a CharField refuses NUL, which PostgreSQL's JSON cannot
+    hold (an agent filter with one was a 500)."""
+
+    status = serializers.ChoiceField(choices=IncidentStatus.choices, required=False)
+    severity = serializers.ChoiceField(choices=Severity.choices, required=False)
+    agent = serializers.CharField(
+        required=False, max_length=100, help_text="incidents with an alert involving this agent (by name)"
+    )

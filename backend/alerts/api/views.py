@@ -7,7 +7,7 @@ from typing import Any
 from django.db import transaction
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -23,6 +23,7 @@ from alerts.api.serializers import (
     CreatedChannelSerializer,
     DeliverySerializer,
     IncidentDetailSerializer,
+    IncidentQuerySerializer,
     IncidentSerializer,
     RuleSerializer,
     SilenceSerializer,
@@ -86,27 +87,19 @@ class IncidentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
                     "deliveries", queryset=Delivery.objects.select_related("channel").prefetch_related("attempt_log")
                 ),
             )
-        state = self.request.query_params.get("status")
-        if state:
-            if state not in IncidentStatus.values:
-                raise ValidationError({"status": f"one of: {', '.join(IncidentStatus.values)}"})
-            queryset = queryset.filter(status=state)
-        severity = self.request.query_params.get("severity")
-        if severity:
-            queryset = queryset.filter(severity=severity)
-        agent = self.request.query_params.get("agent")
-        if agent:
-            queryset = queryset.filter(alerts__labels__agent__contains=[agent]).distinct()
+        query = IncidentQuerySerializer(data=self.request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        if "status" in params:
+            queryset = queryset.filter(status=params["status"])
+        if "severity" in params:
+            queryset = queryset.filter(severity=params["severity"])
+        if "agent" in params:
+            queryset = queryset.filter(alerts__labels__agent__contains=[params["agent"]]).distinct()
         queryset = queryset.order_by("-opened_at")
         return queryset[:500] if self.action == "list" else queryset
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("status", str, enum=IncidentStatus.values),
-            OpenApiParameter("severity", str),
-            OpenApiParameter("agent", str, description="incidents with an alert involving this agent (by name)"),
-        ]
-    )
+    @extend_schema(parameters=[IncidentQuerySerializer])
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         return super().list(request, *args, **kwargs)
 

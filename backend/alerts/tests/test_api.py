@@ -42,6 +42,16 @@ class AlertsApiTests(FathomTestCase):
         assert detail["alerts"][0]["summary"].startswith("Throughput down 40%")
         assert self.client.get("/api/v1/alerts/incidents/?status=bogus").status_code == 400
 
+    def test_incident_filters_refuse_what_the_database_cannot_compare(self) -> None:
+        """A NUL in the agent filter reached PostgreSQL's JSON and was a 500 (found by the fuzzer)."""
+        finding(self.athens, self.frankfurt)
+        evaluate(T0)
+        self.client.force_login(self.outsider)
+        assert len(self.client.get("/api/v1/alerts/incidents/?agent=athens").json()) == 1
+        for query in ("agent=a%00b", "severity=bogus", "agent=" + "x" * 101, "colour=red"):
+            reply = self.client.get(f"/api/v1/alerts/incidents/?{query}")
+            assert reply.status_code == 400, (query, reply.status_code)
+
     def test_silences_are_validated_and_expire_rather_than_delete(self) -> None:
         bad: list[tuple[dict[str, Any], str]] = [
             ({**WINDOW, "matchers": []}, "at least one matcher"),

@@ -4109,8 +4109,18 @@ export interface operations {
             query?: {
                 /** @description incidents with an alert involving this agent (by name) */
                 agent?: string;
-                severity?: string;
-                status?: "acknowledged" | "open" | "resolved";
+                /**
+                 * @description * `critical` - Critical
+                 *     * `warning` - Warning
+                 *     * `info` - Info
+                 */
+                severity?: "critical" | "warning" | "info";
+                /**
+                 * @description * `open` - Open
+                 *     * `acknowledged` - Acknowledged
+                 *     * `resolved` - Resolved
+                 */
+                status?: "open" | "acknowledged" | "resolved";
             };
             header?: never;
             path?: never;
