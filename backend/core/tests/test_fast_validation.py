@@ -42,15 +42,29 @@ def batches() -> Iterator[tuple[str, Any]]:
         yield path.name, document.get("batch", document)
 
 
+# The first items of a list stand for the rest.
+FIRST_ITEMS = 3
+
+
 def leaves(node: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]:
     if isinstance(node, dict):
         for key, value in node.items():
             yield from leaves(value, (*path, key))
     elif isinstance(node, list):
-        for index, value in enumerate(node[:3]):  # the first items stand for the rest
+        for index, value in enumerate(node[:FIRST_ITEMS]):
             yield from leaves(value, (*path, index))
     else:
         yield path
+
+
+def first_items(node: Any) -> Any:
+    """The document with every list cut to the items leaves() changes: the reference validator
+    then reads a few dozen intervals, not hundreds, for each of the ~2,500 wrong values."""
+    if isinstance(node, dict):
+        return {key: first_items(value) for key, value in node.items()}
+    if isinstance(node, list):
+        return [first_items(value) for value in node[:FIRST_ITEMS]]
+    return node
 
 
 def replaced(document: Any, path: tuple[Any, ...], value: Any) -> Any:
@@ -71,10 +85,13 @@ def agree(document: Any) -> bool:
 @pytest.mark.parametrize(("name", "batch"), list(batches()))
 def test_both_validators_agree_on_the_example_and_on_every_wrong_value_in_it(name: str, batch: Any) -> None:
     assert agree(batch), name
+    # Shortened lists where the schema allows them (a minItems may not): the same leaves change.
+    short = first_items(batch)
+    document = short if contract.validator(SCHEMA).is_valid(short) and agree(short) else batch
     disagreements = [
         (path, value)
-        for path in leaves(batch)
+        for path in leaves(document)
         for value in WRONG_VALUES
-        if path and not agree(replaced(batch, path, value))
+        if path and not agree(replaced(document, path, value))
     ]
     assert not disagreements, disagreements[:5]
