@@ -35,7 +35,7 @@ help:
 	@echo "make bench-load    500 simulated agents against the real stack for 10 minutes: errors, latency, backlog"
 	@echo "make bench-agent   the agent's footprint: binary size, idle RSS and CPU, RSS during a throughput test"
 	@echo "make lab-soak      30 min on an unseen network: labels, one incident naming a shared degraded link, no false finding (root)"
-	@echo "make alert-drill   alerting end to end on the lab: regressions, clearing, silence, killed worker, agent down (root)"
+	@echo "make alert-drill   alerting end to end: regressions, clearing, silence on the lab; killed worker, agent down (root)"
 	@echo "make openapi       regenerate backend/openapi.yaml and the UI's types from it"
 	@echo "make contract      regenerate the UI's types from the JSON Schemas in contract/"
 	@echo "make services-stop stop the private PostgreSQL and Redis"
@@ -130,7 +130,7 @@ lab-soak: install services-start agents frontend
 
 alert-drill: install services-start agents frontend
 	FATHOM_ARTIFACTS=$(ROOT)/tests/artifacts $(VENV)/bin/pytest -q -s -p no:cacheprovider -c tests/pytest.ini \
-	  tests/system/test_alert_drill.py
+	  tests/system/test_alert_drill.py tests/system/test_alert_outages.py
 
 bench-alerts: install services-start
 	$(BACKEND_ENV) && $(PYTHON) -m alerts.bench_alerts

@@ -124,6 +124,17 @@ class Stack:
         log = open(log_path(name), "ab")  # noqa: SIM115 - closed with the process
         self.processes[name] = subprocess.Popen(argv, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
 
+    def enrol(self, agent: Agent, token: str | None = None) -> None:
+        """Enrols the agent (with a new enrolment token unless one is given): its id and credential."""
+        token = token or self.manage("create_enrollment_token", "--note", f"system test {agent.name}").strip()
+        subprocess.run(
+            [str(AGENT_BIN), "enroll", "--server", self.url, "--token", token, "--name", agent.name,
+             "--address", agent.address, "--state-dir", str(agent.state_dir)],
+            check=True, capture_output=True, text=True,
+        )  # fmt: skip
+        credential = json.loads((agent.state_dir / "credential.json").read_text())
+        agent.agent_id, agent.credential = credential["agent_id"], credential["credential"]
+
     def start_agent(self, agent: Agent) -> None:
         self.start(
             f"agent-{agent.name}",
@@ -289,14 +300,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         )  # fmt: skip
         wait_for("the web server", lambda: requests.get(f"{url}/api/v1/auth/csrf/", timeout=5).ok, 90, 0.3)
         for agent in stack.agents:
-            token = stack.manage("create_enrollment_token", "--note", f"system test {agent.name}").strip()
-            subprocess.run(
-                [str(AGENT_BIN), "enroll", "--server", url, "--token", token, "--name", agent.name,
-                 "--address", agent.address, "--state-dir", str(agent.state_dir)],
-                check=True, capture_output=True, text=True,
-            )  # fmt: skip
-            credential = json.loads((agent.state_dir / "credential.json").read_text())
-            agent.agent_id, agent.credential = credential["agent_id"], credential["credential"]
+            stack.enrol(agent)
             stack.start_agent(agent)
         yield stack
     finally:

@@ -3,33 +3,27 @@
 Real agents in the lab's namespaces measure two disjoint paths (deploy/lab/scenarios/
 alert-drill.yaml); the server analyses what lands; the alerts worker delivers to a real SMTP
 server (aiosmtpd), a Slack-like and a webhook receiver in this process. The drill adds 10 ms
-to ra <-> rb and cuts ta -> tb by 40%, clears both, silences one path and cuts it again,
-kills the alerts worker in the middle of a delivery, and stops an agent (tb). Needs root.
+to ra <-> rb and cuts ta -> tb by 40%, clears both, and silences one path and cuts it again.
+Needs root. The outages that need no emulator (the alerts worker killed in the middle of a
+delivery, an agent stopping) are tests/system/test_alert_outages.py, on loopback.
 """
 
 from __future__ import annotations
 
-import email
-import email.policy
 import os
-import signal
-import socket
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime
-from email.message import EmailMessage
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pytest
 import requests
-from aiosmtpd.controller import Controller
 from lab.lab import Lab
 from standardwebhooks import Webhook
 
-from .conftest import ARTIFACTS, VENV_BIN, Stack, wait_for
+from .alert_receivers import HttpReceiver, Mailbox, mail_kind, restart_alerts_worker, slack_kind
+from .conftest import ARTIFACTS, Stack, wait_for
 from .lab_agents import apply_meshes, lab_with_agents
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the lab needs root (network namespaces)")
@@ -62,64 +56,6 @@ MESHES: list[dict[str, Any]] = [
         ],
     },
 ]  # fmt: skip
-
-
-class HttpReceiver:
-    """Records every POST; answers 200 "ok" after `delay_s` (the slow-receiver case)."""
-
-    def __init__(self) -> None:
-        self.posts: list[tuple[float, dict[str, str], bytes]] = []
-        self.delay_s = 0.0
-        # Set for the webhook channel: each post is verified as it arrives, as a real
-        # receiver does (a signature's timestamp is accepted for 5 minutes only, so checking
-        # later, when a case next looked, failed on posts older than that).
-        self.verifier: Webhook | None = None
-        self.verified: list[dict[str, Any]] = []
-        self.refused: list[str] = []
-        receiver = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
-                headers = {k.lower(): v for k, v in self.headers.items()}
-                receiver.posts.append((time.time(), headers, body))
-                if receiver.verifier is not None:
-                    try:
-                        receiver.verified.append(receiver.verifier.verify(body, headers))
-                    except Exception as error:  # noqa: BLE001 - recorded; the drill fails on it
-                        receiver.refused.append(f"{type(error).__name__}: {error}")
-                time.sleep(receiver.delay_s)
-                try:
-                    self.send_response(200)
-                    self.send_header("Content-Length", "2")
-                    self.end_headers()
-                    self.wfile.write(b"ok")
-                except OSError:
-                    pass
-
-            def log_message(self, *args: Any) -> None:
-                pass
-
-        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.server.daemon_threads = True
-        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
-        threading.Thread(target=self.server.serve_forever, daemon=True).start()
-
-
-class Mailbox:
-    def __init__(self) -> None:
-        self.messages: list[EmailMessage] = []
-        with socket.socket() as probe:
-            probe.bind(("127.0.0.1", 0))
-            self.port = probe.getsockname()[1]
-        self.controller = Controller(self, hostname="127.0.0.1", port=self.port)
-        self.controller.start()
-
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        parsed = email.message_from_bytes(envelope.original_content, policy=email.policy.default)
-        assert isinstance(parsed, EmailMessage)
-        self.messages.append(parsed)
-        return "250 kept"
 
 
 @dataclass
@@ -165,9 +101,9 @@ class Drill:
     def received(self, incident_id: int, kind: str) -> tuple[int, int, int]:
         """Emails, Slack posts and webhooks (distinct webhook-ids) about one incident of one kind."""
         tag = f"[Fathom #{incident_id}]"
-        mails = [m for m in self.mail.messages if str(m["Subject"]).startswith(tag) and _mail_kind(m) == kind]
+        mails = [m for m in self.mail.messages if str(m["Subject"]).startswith(tag) and mail_kind(m) == kind]
         slack = [
-            b for _, _, b in self.slack.posts if f"Incident #{incident_id} " in b.decode() and _slack_kind(b) == kind
+            b for _, _, b in self.slack.posts if f"Incident #{incident_id} " in b.decode() and slack_kind(b) == kind
         ]
         hooks = {
             e["data"]["sequence"]
@@ -179,27 +115,6 @@ class Drill:
     def deliveries_of(self, incident_id: int) -> list[dict[str, Any]]:
         deliveries: list[dict[str, Any]] = self.detail(incident_id)["deliveries"]
         return deliveries
-
-
-def _mail_kind(message: EmailMessage) -> str:
-    body = message.get_body(preferencelist=("plain",))
-    first = body.get_content().splitlines()[0] if body is not None else ""
-    return {"NEW INCIDENT": "firing", "INCIDENT UPDATED": "update", "STILL OPEN": "repeat", "RESOLVED": "resolved"}.get(
-        first.split(" (")[0], first
-    )
-
-
-def _slack_kind(body: bytes) -> str:
-    text = body.decode()
-    for head, kind in (
-        ("New incident", "firing"),
-        ("Incident updated", "update"),
-        ("Still open", "repeat"),
-        ("Resolved", "resolved"),
-    ):
-        if f'"text": "{head}:' in text:
-            return kind
-    return "?"
 
 
 def open_drill_incidents(drill: Drill) -> list[dict[str, Any]]:
@@ -215,40 +130,6 @@ def landed(stack: Stack, ids: dict[str, str], pair: tuple[str, str], test_type: 
         test_type,
     )
     return int(rows[0][0])
-
-
-def worker_pids(pid: int) -> list[int]:
-    """The alerts worker and its pool processes (children first)."""
-    try:
-        with open(f"/proc/{pid}/task/{pid}/children") as listing:
-            children = listing.read().split()
-    except OSError:
-        children = []
-    return [int(child) for child in children] + [pid]
-
-
-def kill_alerts_worker(stack: Stack) -> None:
-    """SIGKILL, pool processes included: a worker that dies in the middle of a send."""
-    process = stack.processes["alerts-worker"]
-    for pid in worker_pids(process.pid):
-        os.kill(pid, signal.SIGKILL)
-    process.wait(timeout=10)
-
-
-def start_alerts_worker(stack: Stack) -> None:
-    stack.start(
-        "alerts-worker",
-        [str(VENV_BIN / "celery"), "--workdir", "backend", "-A", "fathom", "worker", "-Q", "alerts", "-n",
-         "alerts@%h", "--loglevel", "INFO", "--concurrency", "1"],
-    )  # fmt: skip
-
-
-def restart_alerts_worker(stack: Stack, env: dict[str, str]) -> None:
-    old = stack.processes["alerts-worker"]
-    old.terminate()
-    old.wait(timeout=30)
-    stack.env.update(env)
-    start_alerts_worker(stack)
 
 
 def case_two_regressions(drill: Drill, ids: dict[str, str]) -> list[int]:
@@ -347,100 +228,6 @@ def case_silenced(drill: Drill, ids: dict[str, str]) -> None:
     http.post(f"{stack.url}/api/v1/alerts/silences/{silence.json()['id']}/expire/", timeout=10)
 
 
-def case_worker_killed(drill: Drill) -> None:
-    stack = drill.stack
-    before = {row["id"] for row in drill.incidents()}
-    drill.hook.delay_s = 30.0
-    drill.lab.set("rtt", delay_ms=SLOW_DELAY)
-
-    def in_flight() -> int | None:
-        for event in drill.hook_events():
-            if event["data"]["incident_id"] not in before and event["data"]["kind"] == "firing":
-                return int(event["data"]["incident_id"])
-        return None
-
-    incident_id = wait_for("the webhook receiving the new incident (and stalling)", in_flight, 300, interval_s=1)
-    kill_alerts_worker(stack)
-    drill.hook.delay_s = 0.0
-    start_alerts_worker(stack)
-
-    def all_sent() -> bool:
-        deliveries = drill.deliveries_of(incident_id)
-        return bool(deliveries) and all(d["status"] == "sent" for d in deliveries)
-
-    wait_for("every delivery of the incident sent after the restart", all_sent, 180, interval_s=3)
-    deliveries = drill.deliveries_of(incident_id)
-    raw = [h for _, h, b in drill.hook.posts if f'"incident_id":{incident_id},' in b.decode()]
-    ids_seen = {h["webhook-id"] for h in raw}
-    webhook_rows = [d for d in deliveries if d["channel_kind"] == "webhook"]
-    mails = {
-        str(m["Message-ID"]) for m in drill.mail.messages if str(m["Subject"]).startswith(f"[Fathom #{incident_id}]")
-    }
-    email_rows = [d for d in deliveries if d["channel_kind"] == "email"]
-    drill.row(
-        "alerts worker killed mid-delivery",
-        f"webhook: {len(raw)} posts, {len(ids_seen)} webhook-ids for {len(webhook_rows)} messages; "
-        f"email: {len(mails)} Message-IDs for {len(email_rows)}; {len(deliveries)} deliveries all sent",
-        "one webhook-id and one Message-ID per message, none lost",
-        len(ids_seen) == len(webhook_rows) and len(mails) == len(email_rows) and len(raw) >= 1,
-    )
-    drill.lab.set("rtt", delay_ms=DELAY)
-
-
-def involves(drill: Drill, incident_id: int, agent: str) -> bool:
-    return any(agent in alert["labels"].get("agent", []) for alert in drill.detail(incident_id)["alerts"])
-
-
-def case_agent_down(drill: Drill) -> None:
-    """tb's agent stops (and with it its iperf3 server): ta's throughput runs fail and tb's
-    results stop, which must page once, as tb being down, not as each path's no-data."""
-    stack = drill.stack
-    wait_for(
-        "no open incident involving tb (the silenced cut resolved)",
-        lambda: not any(involves(drill, row["id"], "tb") for row in open_drill_incidents(drill)),
-        300,
-        interval_s=5,
-    )
-    before = {row["id"] for row in drill.incidents()}
-    stack.processes["agent-tb"].terminate()
-
-    def down_incident() -> dict[str, Any] | None:
-        for row in drill.incidents():
-            if (
-                row["id"] not in before
-                and "Agent tb down" in row["title"]
-                and drill.received(row["id"], "firing") == (1, 1, 1)
-            ):
-                return row
-        return None
-
-    incident = wait_for("an agent-down incident, sent", down_incident, 300, interval_s=3)
-
-    def no_data_held() -> list[dict[str, Any]] | None:
-        alerts = [a for a in drill.detail(incident["id"])["alerts"] if a["rule"] == "No data"]
-        return alerts or None
-
-    no_data = wait_for("no-data alerts of tb's paths", no_data_held, 300, interval_s=3)
-    time.sleep(6)
-    others = [row for row in drill.incidents() if row["id"] not in before and row["id"] != incident["id"]]
-    other_deliveries = sum(len(drill.deliveries_of(row["id"])) for row in others)
-    listed = [
-        alert["summary"]
-        for event in drill.hook_events()
-        if event["data"]["incident_id"] == incident["id"]
-        for alert in event["data"]["firing"]
-        if alert["rule"] == "No data"
-    ]
-    drill.row(
-        "agent tb stopped",
-        f"incident #{incident['id']} sent {drill.received(incident['id'], 'firing')}; {len(no_data)} no-data alerts, "
-        f"inhibited {[a['inhibited'] for a in no_data]}; {len(others)} other incidents with {other_deliveries} "
-        f"deliveries; no-data alerts in messages: {len(listed)}",
-        "1 agent-down incident, no-data held back, 0 messages for them",
-        all(a["inhibited"] for a in no_data) and other_deliveries == 0 and not listed,
-    )
-
-
 def report(rows: list[Row]) -> str:
     width = max(len(row.case) for row in rows)
     lines = [f"{'case':<{width}}  ok     seen (expected)"]
@@ -453,12 +240,9 @@ def report(rows: list[Row]) -> str:
 def drill(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Drill]:
     tmp = tmp_path_factory.mktemp("alert-drill")
     mail, slack, hook = Mailbox(), HttpReceiver(), HttpReceiver()
-    keys = ("FATHOM_EMAIL_HOST", "FATHOM_EMAIL_PORT", "FATHOM_ALERT_STALE_SENDING_S")
+    keys = ("FATHOM_EMAIL_HOST", "FATHOM_EMAIL_PORT")
     original = {key: stack.env[key] for key in keys if key in stack.env}
-    restart_alerts_worker(
-        stack,
-        {"FATHOM_EMAIL_HOST": "127.0.0.1", "FATHOM_EMAIL_PORT": str(mail.port), "FATHOM_ALERT_STALE_SENDING_S": "15"},
-    )
+    restart_alerts_worker(stack, {"FATHOM_EMAIL_HOST": "127.0.0.1", "FATHOM_EMAIL_PORT": str(mail.port)})
     http = stack.session()
     channels = []
     for name, kind, config in (
@@ -471,13 +255,11 @@ def drill(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dr
         assert made.status_code == 201, made.text
         channels.append(made.json())
     rules = {r["name"]: r for r in http.get(f"{stack.url}/api/v1/alerts/rules/", timeout=10).json()}
-    # Faster than the defaults, in proportion: resolve 20 s after clearing; no data is held
-    # 60 s, still longer than an agent takes to count as down here (30 s).
+    # Faster than the defaults, in proportion: resolve 20 s after clearing.
     drill_rules = {
         "Throughput regression": {"hold_s": 20},
         "RTT shift": {"hold_s": 20},
         "Loss increase": {"hold_s": 20},
-        "No data": {"pending_s": 60},
     }
     saved = {name: {key: rules[name][key] for key in patch} for name, patch in drill_rules.items()}
     for name, patch in drill_rules.items():
@@ -491,8 +273,6 @@ def drill(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dr
                 incidents = case_two_regressions(run, ids)
                 case_cleared(run, incidents)
                 case_silenced(run, ids)
-                case_worker_killed(run)
-                case_agent_down(run)
                 yield run
             finally:
                 apply_meshes(stack, tmp, [{"name": mesh["name"], "enabled": False} for mesh in MESHES])

@@ -7,13 +7,12 @@ the audit log and makes a read-only API token that a script then uses."""
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 import requests
 
-from .conftest import AGENT_BIN, SYSTEST_NET, Agent, Stack, free_port, log_path, wait_for
+from .conftest import SYSTEST_NET, Agent, Stack, free_port, log_path, wait_for
 
 MESH = "ops-edge"
 OPERATOR = {"username": "olga", "password": "olga-long-pass-42", "role": "operator"}
@@ -22,16 +21,6 @@ VIEWER = {"username": "victor", "password": "victor-long-pass-42", "role": "view
 
 def as_person(person: dict[str, str]) -> dict[str, str]:
     return {"FATHOM_USER": person["username"], "FATHOM_PASSWORD": person["password"]}
-
-
-def enrol(stack: Stack, agent: Agent, token: str) -> None:
-    subprocess.run(
-        [str(AGENT_BIN), "enroll", "--server", stack.url, "--token", token, "--name", agent.name,
-         "--address", agent.address, "--state-dir", str(agent.state_dir)],
-        check=True, capture_output=True, text=True,
-    )  # fmt: skip
-    credential = json.loads((agent.state_dir / "credential.json").read_text())
-    agent.agent_id, agent.credential = credential["agent_id"], credential["credential"]
 
 
 @pytest.mark.browser
@@ -60,7 +49,7 @@ def test_people_of_each_role_operate_fathom_in_the_browser(stack: Stack, tmp_pat
         assert [(e["action"], e["actor_name"]) for e in history] == [("create", "olga")]
 
         # A real agent enrols with the token the page showed, and starts measuring.
-        enrol(stack, newcomer, seen["token"])
+        stack.enrol(newcomer, seen["token"])
         stack.start_agent(newcomer)
         wait_for(
             f"{newcomer.name}'s first ping to {a.name}",

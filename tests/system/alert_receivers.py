@@ -1,0 +1,134 @@
+"""The receivers an alerting test sends to (a real SMTP server, Slack-like and webhook
+endpoints in the test's process) and the alerts worker it kills and restarts: shared by the
+lab's alert drill and the loopback outage tests."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import os
+import signal
+import socket
+import threading
+import time
+from email.message import EmailMessage
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from aiosmtpd.controller import Controller
+from standardwebhooks import Webhook
+
+from .conftest import VENV_BIN, Stack
+
+
+class HttpReceiver:
+    """Records every POST; answers 200 "ok" after `delay_s` (the slow-receiver case)."""
+
+    def __init__(self) -> None:
+        self.posts: list[tuple[float, dict[str, str], bytes]] = []
+        self.delay_s = 0.0
+        # Set for the webhook channel: each post is verified as it arrives, as a real
+        # receiver does (a signature's timestamp is accepted for 5 minutes only, so checking
+        # later, when a case next looked, failed on posts older than that).
+        self.verifier: Webhook | None = None
+        self.verified: list[dict[str, Any]] = []
+        self.refused: list[str] = []
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                receiver.posts.append((time.time(), headers, body))
+                if receiver.verifier is not None:
+                    try:
+                        receiver.verified.append(receiver.verifier.verify(body, headers))
+                    except Exception as error:  # noqa: BLE001 - recorded; the drill fails on it
+                        receiver.refused.append(f"{type(error).__name__}: {error}")
+                time.sleep(receiver.delay_s)
+                try:
+                    self.send_response(200)
+                    self.send_header("Content-Length", "2")
+                    self.end_headers()
+                    self.wfile.write(b"ok")
+                except OSError:
+                    pass
+
+            def log_message(self, *args: Any) -> None:
+                pass
+
+        self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.server.daemon_threads = True
+        self.url = f"http://127.0.0.1:{self.server.server_address[1]}/"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+
+class Mailbox:
+    def __init__(self) -> None:
+        self.messages: list[EmailMessage] = []
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            self.port = probe.getsockname()[1]
+        self.controller = Controller(self, hostname="127.0.0.1", port=self.port)
+        self.controller.start()
+
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
+        parsed = email.message_from_bytes(envelope.original_content, policy=email.policy.default)
+        assert isinstance(parsed, EmailMessage)
+        self.messages.append(parsed)
+        return "250 kept"
+
+
+def mail_kind(message: EmailMessage) -> str:
+    body = message.get_body(preferencelist=("plain",))
+    first = body.get_content().splitlines()[0] if body is not None else ""
+    return {"NEW INCIDENT": "firing", "INCIDENT UPDATED": "update", "STILL OPEN": "repeat", "RESOLVED": "resolved"}.get(
+        first.split(" (")[0], first
+    )
+
+
+def slack_kind(body: bytes) -> str:
+    text = body.decode()
+    for head, kind in (
+        ("New incident", "firing"),
+        ("Incident updated", "update"),
+        ("Still open", "repeat"),
+        ("Resolved", "resolved"),
+    ):
+        if f'"text": "{head}:' in text:
+            return kind
+    return "?"
+
+
+def worker_pids(pid: int) -> list[int]:
+    """The alerts worker and its pool processes (children first)."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children") as listing:
+            children = listing.read().split()
+    except OSError:
+        children = []
+    return [int(child) for child in children] + [pid]
+
+
+def kill_alerts_worker(stack: Stack) -> None:
+    """SIGKILL, pool processes included: a worker that dies in the middle of a send."""
+    process = stack.processes["alerts-worker"]
+    for pid in worker_pids(process.pid):
+        os.kill(pid, signal.SIGKILL)
+    process.wait(timeout=10)
+
+
+def start_alerts_worker(stack: Stack) -> None:
+    stack.start(
+        "alerts-worker",
+        [str(VENV_BIN / "celery"), "--workdir", "backend", "-A", "fathom", "worker", "-Q", "alerts", "-n",
+         "alerts@%h", "--loglevel", "INFO", "--concurrency", "1"],
+    )  # fmt: skip
+
+
+def restart_alerts_worker(stack: Stack, env: dict[str, str]) -> None:
+    old = stack.processes["alerts-worker"]
+    old.terminate()
+    old.wait(timeout=30)
+    stack.env.update(env)
+    start_alerts_worker(stack)
