@@ -7,9 +7,11 @@
 # side by side after `build`:
 #   quick lane (niced, so the lab's user-space emulator keeps its CPU): the checks, pytest,
 #     interop, go and frontend;
-#   stack lane (niced too): compose, system-loopback and system-faults, each a stack of its
+#   stack lane (niced too): system-loopback, system-faults and compose, each a stack of its
 #     own (database, Redis database and loopback addresses: tests/system/conftest.py;
 #     system-faults restarts PostgreSQL and Redis, so it gets a cluster and a Redis of its own);
+#     compose last, so its images (built in the background from the start, 312 s in CI) are
+#     ready when it begins rather than waited for;
 #   lab lane (nice -5): system-lab (the tests whose agents run in lab namespaces).
 # Then, alone: lab (the emulator's accuracy checks, which want a quiet machine).
 #
@@ -28,7 +30,7 @@ FATHOM_DEBUG=1
 set +a
 
 QUICK_LANE="ruff mypy migrations openapi contract pytest interop go frontend"
-STACK_LANE="compose system-loopback system-faults"
+STACK_LANE="system-loopback system-faults compose"
 LAB_LANE="system-lab"
 ALONE="lab"
 ALL_SUITES="build $QUICK_LANE $STACK_LANE $LAB_LANE $ALONE"
