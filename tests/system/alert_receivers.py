@@ -15,6 +15,7 @@ from email.message import EmailMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+import requests
 from aiosmtpd.controller import Controller
 from standardwebhooks import Webhook
 
@@ -132,3 +133,19 @@ def restart_alerts_worker(stack: Stack, env: dict[str, str]) -> None:
     old.wait(timeout=30)
     stack.env.update(env)
     start_alerts_worker(stack)
+
+
+def remove_channels_and_restart_worker(
+    stack: Stack,
+    http: requests.Session,
+    channels: list[dict[str, Any]],
+    keys: tuple[str, ...],
+    original: dict[str, str],
+) -> None:
+    """A test's alert channels deleted and the alerts worker back on the environment it had
+    before (the keys the test set removed, `original` put back)."""
+    for channel in channels:
+        http.delete(f"{stack.url}/api/v1/alerts/channels/{channel['id']}/", timeout=10)
+    for key in keys:
+        stack.env.pop(key, None)
+    restart_alerts_worker(stack, original)

@@ -3,8 +3,8 @@
 Real agents in the lab's namespaces measure two disjoint paths (deploy/lab/scenarios/
 alert-drill.yaml); the server analyses what lands; the alerts worker delivers to a real SMTP
 server (aiosmtpd), a Slack-like and a webhook receiver in this process. The drill adds 10 ms
-to ra <-> rb and cuts ta -> tb by 40%, clears both, and silences one path and cuts it again.
-Needs root. The outages that need no emulator (the alerts worker killed in the middle of a
+to ra <-> rb and to qa <-> qb (under a silence from the start) and cuts ta -> tb by 40%, then
+clears them. Needs root. The outages that need no emulator (the alerts worker killed in the middle of a
 delivery, an agent stopping) are tests/system/test_alert_outages.py, on loopback.
 """
 
@@ -22,7 +22,14 @@ import requests
 from lab.lab import Lab
 from standardwebhooks import Webhook
 
-from .alert_receivers import HttpReceiver, Mailbox, mail_kind, restart_alerts_worker, slack_kind
+from .alert_receivers import (
+    HttpReceiver,
+    Mailbox,
+    mail_kind,
+    remove_channels_and_restart_worker,
+    restart_alerts_worker,
+    slack_kind,
+)
 from .conftest import ARTIFACTS, Stack, wait_for
 from .lab_agents import apply_meshes, lab_with_agents
 
@@ -30,6 +37,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the lab needs root (n
 
 RTT_PAIR = ("ra", "rb")
 TPUT_PAIR = ("ta", "tb")
+QUIET_PAIR = ("qa", "qb")  # under a silence from the start: its RTT shift is recorded, never sent
 BASELINE_RUNS = 11
 RATE, CUT_RATE = 100, 60
 DELAY, SLOW_DELAY = 10, 20  # one-way ms on the rtt link: +10 ms each way is +20 ms of RTT
@@ -38,12 +46,13 @@ ENROL = {
     "name": "drill-enrol",
     "kind": "mesh",
     "enabled": False,
-    "members": [{"agent": host} for host in (*RTT_PAIR, *TPUT_PAIR)],
+    "members": [{"agent": host} for host in (*RTT_PAIR, *TPUT_PAIR, *QUIET_PAIR)],
     "tests": [],
 }
 PING = {"name": "ping", "test_type": "ping", "interval_s": 10, "spec": {"count": 10, "interval_s": 0.2}}
 MESHES: list[dict[str, Any]] = [
     {"name": "drill-rtt", "kind": "mesh", "members": [{"agent": host} for host in RTT_PAIR], "tests": [PING]},
+    {"name": "drill-quiet", "kind": "mesh", "members": [{"agent": host} for host in QUIET_PAIR], "tests": [PING]},
     {
         "name": "drill-tput",
         "kind": "disjoint",
@@ -92,7 +101,11 @@ class Drill:
 
     def is_drill(self, incident_id: int) -> bool:
         agents = {agent for alert in self.detail(incident_id)["alerts"] for agent in alert["labels"].get("agent", [])}
-        return bool(agents & {*RTT_PAIR, *TPUT_PAIR})
+        return bool(agents & {*RTT_PAIR, *TPUT_PAIR, *QUIET_PAIR})
+
+    def silenced(self, incident_id: int) -> bool:
+        alerts = self.detail(incident_id)["alerts"]
+        return bool(alerts) and all(alert["silenced"] for alert in alerts)
 
     def hook_events(self) -> list[dict[str, Any]]:
         assert not self.hook.refused, f"webhooks failed verification on arrival: {self.hook.refused}"
@@ -132,7 +145,27 @@ def landed(stack: Stack, ids: dict[str, str], pair: tuple[str, str], test_type: 
     return int(rows[0][0])
 
 
-def case_two_regressions(drill: Drill, ids: dict[str, str]) -> list[int]:
+def silence_quiet_pair(drill: Drill) -> int:
+    """A maintenance silence over drill-quiet's paths, from before anything changes."""
+    now = time.time()
+    silence = drill.http.post(
+        f"{drill.stack.url}/api/v1/alerts/silences/",
+        json={
+            "matchers": [{"name": "mesh", "op": "=", "value": "drill-quiet"}],
+            "starts_at": datetime.fromtimestamp(now - 60).astimezone().isoformat(),
+            "ends_at": datetime.fromtimestamp(now + 3600).astimezone().isoformat(),
+            "comment": "alert drill: maintenance on the quiet link",
+        },
+        timeout=10,
+    )
+    assert silence.status_code == 201, silence.text
+    return int(silence.json()["id"])
+
+
+def case_regressions(drill: Drill, ids: dict[str, str]) -> list[int]:
+    """+10 ms on ra <-> rb and on the silenced qa <-> qb, -40 % on ta -> tb, all at once: two
+    incidents sent by every channel, and a third recorded with its alerts silenced and sent
+    nowhere."""
     stack, lab = drill.stack, drill.lab
     wait_for(
         f"{BASELINE_RUNS} throughput runs on ta -> tb",
@@ -141,25 +174,36 @@ def case_two_regressions(drill: Drill, ids: dict[str, str]) -> list[int]:
         interval_s=3,
     )
     lab.set("rtt", delay_ms=SLOW_DELAY)
+    lab.set("quiet", delay_ms=SLOW_DELAY)
     lab.set("wan", rate_mbps=CUT_RATE)
 
-    def both_sent() -> list[int] | None:
+    def two_sent_and_one_silenced() -> bool:
         incidents = open_drill_incidents(drill)
-        sent = [row["id"] for row in incidents if drill.received(row["id"], "firing") == (1, 1, 1)]
-        return sent if len(sent) >= 2 else None
+        silenced = [row for row in incidents if drill.silenced(row["id"])]
+        sent = [row for row in incidents if drill.received(row["id"], "firing") == (1, 1, 1)]
+        return len(sent) >= 2 and len(silenced) >= 1
 
-    wait_for("two incidents, each sent by email, Slack and webhook", both_sent, 300, interval_s=3)
-    time.sleep(9)  # three more ticks: a third incident or a second message would show now
+    wait_for("two incidents sent by email, Slack and webhook, a third silenced", two_sent_and_one_silenced, 300, 3)
+    time.sleep(9)  # three more ticks: another incident or a second message would show now
     incidents = open_drill_incidents(drill)
-    counts = {row["id"]: drill.received(row["id"], "firing") for row in incidents}
-    titles = "; ".join(f"#{row['id']} {row['title']}" for row in incidents)
+    silenced = [row for row in incidents if drill.silenced(row["id"])]
+    paged = [row for row in incidents if row not in silenced]
+    counts = {row["id"]: drill.received(row["id"], "firing") for row in paged}
+    titles = "; ".join(f"#{row['id']} {row['title']}" for row in paged)
     drill.row(
         "+10 ms on ra<->rb, -40% on ta->tb",
-        f"{len(incidents)} incidents ({titles}); email/Slack/webhook per incident {sorted(counts.values())}",
+        f"{len(paged)} incidents ({titles}); email/Slack/webhook per incident {sorted(counts.values())}",
         "2 incidents, (1, 1, 1) each",
-        len(incidents) == 2 and all(count == (1, 1, 1) for count in counts.values()),
+        len(paged) == 2 and all(count == (1, 1, 1) for count in counts.values()),
     )
-    for row in incidents:
+    quiet = [(row["id"], len(drill.deliveries_of(row["id"])), drill.received(row["id"], "firing")) for row in silenced]
+    drill.row(
+        "+10 ms on qa<->qb under a silence",
+        f"incidents (id, deliveries, received) {quiet}",
+        "1 incident, 0 deliveries, nothing received",
+        len(quiet) == 1 and quiet[0][1:] == (0, (0, 0, 0)),
+    )
+    for row in paged:
         seen = stack.browser_check(
             "incident-view.mjs", FATHOM_INCIDENT_ID=str(row["id"]), FATHOM_SHOT=f"drill-incident-{row['id']}"
         )
@@ -168,64 +212,25 @@ def case_two_regressions(drill: Drill, ids: dict[str, str]) -> list[int]:
 
 
 def case_cleared(drill: Drill, incident_ids: list[int]) -> None:
-    drill.lab.set("rtt", delay_ms=DELAY)
+    for link in ("rtt", "quiet"):
+        drill.lab.set(link, delay_ms=DELAY)
     drill.lab.set("wan", rate_mbps=RATE)
+    paged = [i for i in incident_ids if not drill.silenced(i)]
 
-    def all_resolved_sent() -> bool:
-        return all(drill.received(i, "resolved") == (1, 1, 1) for i in incident_ids)
+    def all_resolved() -> bool:
+        details = [drill.detail(i) for i in incident_ids]
+        sent = all(drill.received(i, "resolved") == (1, 1, 1) for i in paged)
+        return sent and all(detail["status"] == "resolved" for detail in details)
 
-    wait_for("a resolved message for each incident", all_resolved_sent, 480, interval_s=5)
+    wait_for("every incident resolved, a resolved message for each one paged", all_resolved, 480, interval_s=5)
     time.sleep(6)
-    counts = [drill.received(i, "resolved") for i in incident_ids]
+    counts = {i: drill.received(i, "resolved") for i in incident_ids}
     drill.row(
-        "both cleared",
+        "all cleared",
         f"resolved email/Slack/webhook per incident {counts}",
-        "(1, 1, 1) each",
-        all(count == (1, 1, 1) for count in counts),
+        "(1, 1, 1) each paged one, (0, 0, 0) the silenced one",
+        all(count == ((1, 1, 1) if i in paged else (0, 0, 0)) for i, count in counts.items()),
     )
-
-
-def case_silenced(drill: Drill, ids: dict[str, str]) -> None:
-    stack, http = drill.stack, drill.http
-    now = time.time()
-    silence = http.post(
-        f"{stack.url}/api/v1/alerts/silences/",
-        json={
-            "matchers": [{"name": "path", "op": "=", "value": "ta->tb"}],
-            "starts_at": datetime.fromtimestamp(now - 60).astimezone().isoformat(),
-            "ends_at": datetime.fromtimestamp(now + 3600).astimezone().isoformat(),
-            "comment": "alert drill: maintenance on the wan link",
-        },
-        timeout=10,
-    )
-    assert silence.status_code == 201, silence.text
-    before = {row["id"] for row in drill.incidents()}
-    posts_before = (len(drill.mail.messages), len(drill.slack.posts), len(drill.hook.posts))
-    base = landed(stack, ids, TPUT_PAIR, "throughput")
-    wait_for("3 more runs at full rate", lambda: landed(stack, ids, TPUT_PAIR, "throughput") >= base + 3, 120, 3)
-    drill.lab.set("wan", rate_mbps=CUT_RATE)
-
-    def silenced_incident() -> dict[str, Any] | None:
-        for row in drill.incidents():
-            if row["id"] not in before:
-                alerts = drill.detail(row["id"])["alerts"]
-                if alerts and all(alert["silenced"] for alert in alerts):
-                    return row
-        return None
-
-    incident = wait_for("a new incident whose alerts are silenced", silenced_incident, 300, interval_s=3)
-    time.sleep(9)
-    deliveries = drill.deliveries_of(incident["id"])
-    posts_after = (len(drill.mail.messages), len(drill.slack.posts), len(drill.hook.posts))
-    drill.row(
-        "a silence over ta->tb, cut again",
-        f"incident #{incident['id']} recorded, alerts silenced; {len(deliveries)} deliveries; "
-        f"receivers {posts_before} -> {posts_after}",
-        "0 deliveries, nothing received",
-        not deliveries and posts_after == posts_before,
-    )
-    drill.lab.set("wan", rate_mbps=RATE)
-    http.post(f"{stack.url}/api/v1/alerts/silences/{silence.json()['id']}/expire/", timeout=10)
 
 
 def report(rows: list[Row]) -> str:
@@ -270,20 +275,18 @@ def drill(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dr
             try:
                 hook.verifier = Webhook(channels[2]["secret"])
                 run = Drill(stack, lab, http, mail, slack, hook)
-                incidents = case_two_regressions(run, ids)
-                case_cleared(run, incidents)
-                case_silenced(run, ids)
+                silence = silence_quiet_pair(run)
+                try:
+                    case_cleared(run, case_regressions(run, ids))
+                finally:
+                    http.post(f"{stack.url}/api/v1/alerts/silences/{silence}/expire/", timeout=10)
                 yield run
             finally:
                 apply_meshes(stack, tmp, [{"name": mesh["name"], "enabled": False} for mesh in MESHES])
     finally:
         for name, values in saved.items():
             http.patch(f"{stack.url}/api/v1/alerts/rules/{rules[name]['id']}/", json=values, timeout=10)
-        for channel in channels:
-            http.delete(f"{stack.url}/api/v1/alerts/channels/{channel['id']}/", timeout=10)
-        for key in keys:
-            stack.env.pop(key, None)
-        restart_alerts_worker(stack, original)
+        remove_channels_and_restart_worker(stack, http, channels, keys, original)
         mail.controller.stop()
         for receiver in (slack, hook):
             receiver.server.shutdown()

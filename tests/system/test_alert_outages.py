@@ -24,6 +24,7 @@ from .alert_receivers import (
     Mailbox,
     kill_alerts_worker,
     mail_kind,
+    remove_channels_and_restart_worker,
     restart_alerts_worker,
     start_alerts_worker,
 )
@@ -157,11 +158,7 @@ def outage(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[O
         http.patch(
             f"{stack.url}/api/v1/alerts/rules/{no_data['id']}/", json={"pending_s": no_data["pending_s"]}, timeout=10
         )
-        for channel in channels:
-            http.delete(f"{stack.url}/api/v1/alerts/channels/{channel['id']}/", timeout=10)
-        for key in EMAIL_ENV:
-            stack.env.pop(key, None)
-        restart_alerts_worker(stack, original)
+        remove_channels_and_restart_worker(stack, http, channels, EMAIL_ENV, original)
         mail.controller.stop()
         hook.server.shutdown()
 
