@@ -402,6 +402,12 @@ class TimelineFindingSerializer(serializers.Serializer[Any]):
     evidence = FindingEvidenceField()
 
 
+class TimelineOwnLoadSerializer(serializers.Serializer[Any]):
+    start = serializers.DateTimeField()
+    end = serializers.DateTimeField()
+    tests = serializers.ListField(child=serializers.CharField(), help_text="each test's client -> server")
+
+
 class PathTimelineSerializer(serializers.Serializer[Any]):
     source = AgentRefSerializer()  # type: ignore[assignment]
     destination = AgentRefSerializer()
@@ -414,6 +420,12 @@ class PathTimelineSerializer(serializers.Serializer[Any]):
     tuning_capped = serializers.BooleanField()
     findings = TimelineFindingSerializer(many=True, help_text="overlapping the range, both directions, oldest first")
     findings_capped = serializers.BooleanField()
+    own_load = TimelineOwnLoadSerializer(
+        many=True,
+        help_text="when Fathom's own throughput tests loaded either host (merged spans, oldest first): the "
+        "analysis leaves the pings of these moments out",
+    )
+    own_load_capped = serializers.BooleanField(help_text="more tests in the range: only the newest are in the spans")
 
     def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
         # "from" is a Python keyword: it cannot be declared as a class attribute.

@@ -1,6 +1,8 @@
 """What the path page draws on its shared time axis besides the rollups: every throughput run
 with the ceilings that applied to it (TCP, paced, UDP; 1 or N streams), the hosts' tuning and
-iperf3 version changes, each flow sweep's ECMP modes and the findings, over one range.
+iperf3 version changes, each flow sweep's ECMP modes, the findings, and when Fathom's own
+throughput tests loaded either host (own_load.py: the pings of those moments are left out of
+the analysis, and the page greys them), over one range.
 
 A fixed number of queries whatever the range; each list is capped (the newest kept) and says so.
 """
@@ -31,6 +33,9 @@ RUN_CAP = 1500
 SWEEP_CAP = 1500
 FINDING_CAP = 200
 SNAPSHOT_CAP = 500
+# Throughput tests on either host, merged into spans: a mesh of 50 agents testing each pair
+# every 6 h loads one host about 400 times a day.
+OWN_LOAD_CAP = 1500
 # The facts whose change moves a ceiling or a result (the same keys the findings' annotations read).
 TUNING_KEYS = ("kernel", "iperf3_version")
 INTERFACE_KEYS = ("mtu", "speed_mbps")
@@ -310,6 +315,35 @@ def _findings(a: uuid.UUID, b: uuid.UUID, start: datetime, end: datetime) -> Cap
     return capped
 
 
+def _own_load(a: uuid.UUID, b: uuid.UUID, names: dict[uuid.UUID, str], start: datetime, end: datetime) -> Capped:
+    """The spans when a throughput test (any status, UDP ramps included) ran with either host
+    at either end, as own_load.BUSY_CTE counts them, overlapping ones merged: [{start, end,
+    tests}], tests naming each test's client -> server."""
+    rows = (
+        Run.objects.filter(
+            Q(source_id__in=(a, b)) | Q(destination_id__in=(a, b)),
+            test_type=TestType.THROUGHPUT,
+            started_at__lt=end,
+            ended_at__gt=start,
+        )
+        .order_by("-started_at")
+        .values_list("started_at", "ended_at", "source_id", "destination_id")[: OWN_LOAD_CAP + 1]
+    )
+    capped = _newest(rows, OWN_LOAD_CAP)
+    others = {agent for row in capped.rows for agent in row[2:]} - set(names) - {None}
+    known = {**names, **dict(Agent.objects.filter(pk__in=others).values_list("id", "name"))}
+    spans: list[dict[str, Any]] = []
+    for started_at, ended_at, source_id, destination_id in capped.rows:
+        test = f"{known.get(source_id, '?')}->{known.get(destination_id, 'a target')}"
+        if spans and started_at <= spans[-1]["end"]:
+            spans[-1]["end"] = max(spans[-1]["end"], ended_at)
+            if test not in spans[-1]["tests"]:
+                spans[-1]["tests"].append(test)
+        else:
+            spans.append({"start": started_at, "end": ended_at, "tests": [test]})
+    return Capped(spans, capped.capped)
+
+
 def _direction(sender: uuid.UUID, receiver: uuid.UUID, start: datetime, end: datetime) -> tuple[Capped, Capped]:
     return _runs(sender, receiver, start, end), _sweeps(sender, receiver, start, end)
 
@@ -326,6 +360,7 @@ def path_timeline(source: Agent, destination: Agent, start: datetime, end: datet
     reverse = [run_point(row, analyses.get(row[0])) for row in reverse_runs.rows]
     tuning = _tuning_changes([a, b], start, end)
     findings = _findings(a, b, start, end)
+    own_load = _own_load(a, b, names, start, end)
 
     def agent(agent_id: uuid.UUID) -> dict[str, Any]:
         return {"id": agent_id, "name": names.get(agent_id, str(agent_id))}
@@ -354,4 +389,6 @@ def path_timeline(source: Agent, destination: Agent, start: datetime, end: datet
         "tuning_capped": tuning.capped,
         "findings": findings.rows,
         "findings_capped": findings.capped,
+        "own_load": own_load.rows,
+        "own_load_capped": own_load.capped,
     }

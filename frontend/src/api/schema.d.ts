@@ -2804,6 +2804,10 @@ export interface components {
             /** @description overlapping the range, both directions, oldest first */
             findings: components["schemas"]["TimelineFinding"][];
             findings_capped: boolean;
+            /** @description when Fathom's own throughput tests loaded either host (merged spans, oldest first): the analysis leaves the pings of these moments out */
+            own_load: components["schemas"]["TimelineOwnLoad"][];
+            /** @description more tests in the range: only the newest are in the spans */
+            own_load_capped: boolean;
             /** Format: date-time */
             from: string;
         };
@@ -3567,6 +3571,14 @@ export interface components {
              */
             share: number | null;
             flow_count: number;
+        };
+        TimelineOwnLoad: {
+            /** Format: date-time */
+            start: string;
+            /** Format: date-time */
+            end: string;
+            /** @description each test's client -> server */
+            tests: string[];
         };
         TimelineRampStep: {
             /** Format: double */

@@ -81,6 +81,24 @@ describe("historyFigure with the path's timeline", () => {
     expect(figure.layout.shapes?.map((shape) => shape.type)).toEqual(["rect", "line", "line"]);
   });
 
+  it("greys the moments of Fathom's own throughput tests over the ping rows, on minute rollups only", () => {
+    const minutes: PathHistory = { ...HISTORY, resolution: "minute", bucket_s: 60 };
+    const figure = historyFigure(minutes, [], [], TIMELINE);
+    const grey = (figure.layout.shapes ?? []).filter((shape) => shape.fillcolor === "rgba(110, 119, 129, 0.16)");
+    expect(grey.map((shape) => [shape.x0, shape.x1])).toEqual([
+      ["2026-11-22T02:00:00Z", "2026-11-22T02:00:13Z"],
+      ["2026-11-22T02:30:00Z", "2026-11-22T02:30:29Z"],
+    ]);
+    // From the bottom of the loss row to the top of the RTT row, not over throughput.
+    expect(grey[0]?.y0).toBe(figure.layout.yaxis4?.domain?.[0]);
+    expect(grey[0]?.y1).toBe(figure.layout.yaxis3?.domain?.[1]);
+    expect(figure.data.map((trace) => trace.name)).toContain(
+      "own throughput test on either host (pings left out of the analysis)",
+    );
+    // Hour rollups: seconds-long spans would be hairlines, so none.
+    expect(historyFigure(HISTORY, [], [], TIMELINE).layout.shapes?.map((shape) => shape.type)).toEqual(["rect", "line", "line"]);
+  });
+
   it("leaves out the rows it has nothing for", () => {
     const quiet = { ...TIMELINE, tuning_changes: [], iperf3_changes: [], findings: [],
       forward: { ...TIMELINE.forward, sweeps: [] } };  // prettier-ignore

@@ -1,7 +1,9 @@
 // A path's history as one Plotly figure on a shared time axis, rows top to bottom:
 // throughput (median and min-max of each bucket's runs, both directions, failed runs marked),
 // retransmits, RTT (min, p10-p90 band, median) and loss. Findings are shaded spans over all
-// rows. Zooming any row zooms them all: they share one x axis.
+// rows; the moments Fathom's own throughput tests loaded either host are grey spans over the
+// ping rows (the analysis leaves those pings out). Zooming any row zooms them all: they share
+// one x axis.
 // With the path's timeline (lib/timelineTraces.ts) the throughput row also shows every run and
 // its ceilings, the RTT row the ECMP modes, and two rows join: changes (tuning, iperf3,
 // findings) on top and the modes' share of flows above loss.
@@ -187,6 +189,49 @@ function findingShapes(findings: readonly Pick<Finding, "started_at" | "cleared_
   }));
 }
 
+const OWN_LOAD = "rgba(110, 119, 129, 0.16)";
+// Spans of own load are seconds long: on hour or day rollups they would be hairlines by the
+// hundred, so they are drawn on minute rollups (ranges up to a day or so) only.
+const OWN_LOAD_MAX_BUCKET_S = 60;
+
+/** Grey spans over the ping rows (RTT down to loss) while a throughput test loaded either host. */
+export function ownLoadShapes(
+  spans: readonly { start: string; end: string }[],
+  domains: Partial<Record<Row, [number, number]>>,
+): Partial<Shape>[] {
+  const top = domains.rtt?.[1];
+  const bottom = domains.loss?.[0];
+  if (top === undefined || bottom === undefined) {
+    return [];
+  }
+  return spans.map((span) => ({
+    type: "rect",
+    xref: "x",
+    yref: "paper",
+    x0: span.start,
+    x1: span.end,
+    y0: bottom,
+    y1: top,
+    fillcolor: OWN_LOAD,
+    line: { width: 0 },
+    layer: "below",
+  }));
+}
+
+/** A legend entry for the grey spans (shapes have none). */
+function ownLoadLegend(): Data {
+  return {
+    type: "scatter",
+    mode: "markers",
+    x: [null],
+    y: [null],
+    name: "own throughput test on either host (pings left out of the analysis)",
+    marker: { symbol: "square", size: 12, color: "rgba(110, 119, 129, 0.35)" },
+    yaxis: ROWS.rtt.axis,
+    hoverinfo: "skip",
+  };
+}
+
 export function historyFigure(
   history: PathHistory,
   failed: readonly FailedRunMark[],
@@ -208,6 +253,7 @@ export function historyFigure(
     rows.push("share");
   }
   const domains = rowDomains(rows);
+  const ownLoad = timeline !== null && history.bucket_s <= OWN_LOAD_MAX_BUCKET_S ? timeline.own_load : [];
   const data: Data[] = [
     ...throughputTraces(history.throughput, history.bucket_s, forward, FORWARD),
     ...throughputTraces(history.reverse.throughput, history.bucket_s, reverse, REVERSE),
@@ -223,6 +269,7 @@ export function historyFigure(
     ...rttTraces(history.rtt, history.bucket_s),
     ...modes,
     ...events,
+    ...(ownLoad.length > 0 ? [ownLoadLegend()] : []),
   ];
   const axis = (row: Row, extra: Partial<LayoutAxis>): Partial<LayoutAxis> => ({ domain: domains[row] ?? [0, 1], ...extra });
   const layout: Partial<Layout> = {
@@ -255,6 +302,7 @@ export function historyFigure(
     shapes: [
       // The timeline's findings cover both directions; without it, the findings query's.
       ...findingShapes(timeline?.findings ?? findings, history.to),
+      ...ownLoadShapes(ownLoad, domains),
       ...(timeline === null ? [] : changeLines(timeline)),
     ],
   };

@@ -56,4 +56,9 @@ export const TIMELINE: PathTimeline = {
     },
   ],  // prettier-ignore
   findings_capped: false,
+  own_load: [
+    { start: "2026-11-22T02:00:00Z", end: "2026-11-22T02:00:13Z", tests: ["dca->dcb"] },
+    { start: "2026-11-22T02:30:00Z", end: "2026-11-22T02:30:29Z", tests: ["dcc->dca", "dcb->dca"] },
+  ],
+  own_load_capped: false,
 };

@@ -13,6 +13,7 @@ from django.db import connection
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from analysis.choices import FindingKind, FindingMetric, FindingState
 from analysis.models import Finding
@@ -27,6 +28,10 @@ URL = "/api/v1/analysis/path/timeline/"
 
 def iso(moment: datetime) -> str:
     return moment.isoformat()
+
+
+def parse(text: str) -> datetime | None:
+    return parse_datetime(text)
 
 
 class PathTimelineApiTests(FathomTestCase):
@@ -142,6 +147,27 @@ class PathTimelineApiTests(FathomTestCase):
         assert times == [iso(at).replace("+00:00", "Z") for at in (midnight + timedelta(hours=2), end)]
         uncapped = self.get(**query).json()["forward"]
         assert len(uncapped["sweeps"]) == 4 and not uncapped["sweeps_capped"]
+
+    def test_own_load_is_every_throughput_test_on_either_host_merged_into_spans(self) -> None:
+        """Fathom's own tests load a host whatever the other end: a third agent's test to athens
+        counts, one between two other agents does not, and overlapping tests are one span."""
+        geneva = self.enroll("geneva", "198.18.1.3")[0]
+        newyork = self.enroll("newyork", "198.18.1.4")[0]
+        at = self.now - timedelta(minutes=90)
+        throughput_run(geneva, self.athens, at, 1e9)
+        overlapping = throughput_run(self.frankfurt, newyork, at + timedelta(seconds=6), 1e9)
+        throughput_run(geneva, newyork, at - timedelta(minutes=20), 1e9)
+        body = self.get().json()
+        spans = body["own_load"]
+        merged = next(span for span in spans if "geneva->athens" in span["tests"])
+        tests = ["geneva->athens", "frankfurt->newyork"]
+        assert merged["tests"] == tests
+        assert (parse(merged["start"]), parse(merged["end"])) == (at, overlapping.ended_at)
+        assert not any("geneva->newyork" in span["tests"] for span in spans)
+        # The path's own runs count as well: ten of them, an hour apart.
+        assert sum("athens->frankfurt" in span["tests"] for span in spans) >= 10
+        assert [span["start"] for span in spans] == sorted(span["start"] for span in spans)
+        assert body["own_load_capped"] is False
 
     def test_query_count_does_not_grow_with_the_range(self) -> None:
         client = self.user_client(self.outsider)

@@ -51,6 +51,9 @@ function timelineNotes(timeline: PathTimeline | undefined): string[] {
   if (timeline.tuning_capped || timeline.findings_capped) {
     notes.push("Only the newest tuning changes and findings of this range are marked; zoom in for the others.");
   }
+  if (timeline.own_load_capped) {
+    notes.push("Only the newest of Fathom's own throughput tests are greyed; zoom in for the others.");
+  }
   return notes;
 }
 
@@ -261,8 +264,9 @@ export function HistorySection({
             and each throughput run as a marker: circles TCP, squares paced TCP, diamonds UDP; open for one stream,
             filled for several. Dashed steps are each run&apos;s ceiling at its min RTT with a band to the
             ceiling under load; dotted lines mark tuning (▼) and iperf3 (★) changes, shaded spans findings: click a
-            finding&apos;s square for its evidence. Drag across any row to zoom all of them; double-click to zoom back
-            out.
+            finding&apos;s square for its evidence. Grey spans over the ping rows (on minute rollups) are Fathom&apos;s
+            own throughput tests on either host: the analysis leaves the pings of those moments out, since they see the
+            queue the test builds. Drag across any row to zoom all of them; double-click to zoom back out.
           </p>
           {chosen !== null && (
             <FindingEvidence
