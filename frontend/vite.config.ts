@@ -21,11 +21,22 @@ export default defineConfig({
     },
   },
   test: {
-    environment: "jsdom",
-    include: ["src/**/*.test.{ts,tsx}"],
-    setupFiles: ["src/test/setup.ts"],
     // CI runs this suite on two cores beside the lab lane, where rendering a page and typing
     // into it took 5-7 s: vitest's 5 s default measured the machine, not the page.
     testTimeout: 30_000,
+    projects: [
+      // The pure modules need no DOM: a jsdom environment per file cost more than their tests.
+      { extends: true, test: { name: "lib", environment: "node", include: ["src/lib/**/*.test.ts"] } },
+      {
+        extends: true,
+        test: {
+          name: "ui",
+          environment: "jsdom",
+          include: ["src/**/*.test.{ts,tsx}"],
+          exclude: ["src/lib/**"],
+          setupFiles: ["src/test/setup.ts"],
+        },
+      },
+    ],
   },
 });
