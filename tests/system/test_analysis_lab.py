@@ -181,7 +181,12 @@ def test_slac_uvic_is_window_limited_and_needs_about_a_dozen_streams(
     stack, _, ids = seeds
     run = latest_run(stack, ids, "slac", "uvic")
     assert run["diagnosis"] in ("receive_window", "send_buffer"), run["line"]
-    assert 0.9 <= run["rate"] / run["ceiling"] <= 1.1, run["line"]
+    # At its ceiling: within 10 % of the window term at the minimum RTT, or at least 90 % of it
+    # at the RTT under load (on CI's loaded cores the emulator sends late and the window takes
+    # longer to come back: 8.6 of 9.9 Mbit/s at 65 ms is the window over 75 ms).
+    loaded = ((run["ceilings"].get("under_load") or {}).get("terms") or {}).get(run["diagnosis"]) or {}
+    floor = min(run["ceiling"], loaded.get("rate_bps") or run["ceiling"])
+    assert 0.9 * floor <= run["rate"] <= 1.1 * run["ceiling"], (run["line"], loaded)
     # Seed 004: "about 12 streams of 64 KB for 100 Mbit/s".
     report = path_report(stack, ids, "slac", "uvic", goal_bps=100e6)
     streams = next(item for item in report["advice"] if item["kind"] == "streams")
