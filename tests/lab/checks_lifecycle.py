@@ -19,11 +19,12 @@ def lifecycle() -> None:
     `down`; a second `up` in the same state directory is refused while the first runs."""
     name = "lifecycle"
     scenario = str(SCENARIOS / "single-path.yaml")
+    others = lab_namespaces()  # labs this run did not start are not its to count
     with tempfile.TemporaryDirectory() as first, tempfile.TemporaryDirectory() as second:
         try:
             subprocess.run(lab_command("up", first, scenario), check=True, capture_output=True)
             subprocess.run(lab_command("up", second, scenario), check=True, capture_output=True)
-            both = len(leftover_namespaces())
+            both = len(lab_namespaces() - others)
             again = subprocess.run(lab_command("up", first, scenario), capture_output=True, text=True)
             record(
                 name,
@@ -36,7 +37,7 @@ def lifecycle() -> None:
             os.kill(lab_state(first)["pid"], signal.SIGKILL)
             time.sleep(0.3)
             subprocess.run(lab_command("down", first), check=True, capture_output=True)
-            left = len(leftover_namespaces())
+            left = len(lab_namespaces() - others)
             record(
                 name,
                 "emulator killed with SIGKILL, then `down`",
@@ -50,12 +51,19 @@ def lifecycle() -> None:
             subprocess.run(lab_command("down", second), capture_output=True)
 
 
-def leftover_namespaces() -> list[str]:
-    """The network namespaces of labs still up (fathom-lab names them flXXXX-HOST)."""
+def lab_namespaces() -> set[str]:
+    """The network namespaces of labs up on this machine (fathom-lab names them flXXXX-HOST)."""
     out = subprocess.run(["ip", "netns", "list"], capture_output=True, text=True, check=True).stdout
-    return [line.split()[0] for line in out.splitlines() if re.match(r"fl[0-9a-f]{4}-", line)]
+    return {line.split()[0] for line in out.splitlines() if re.match(r"fl[0-9a-f]{4}-", line)}
 
 
-def nothing_left_behind() -> None:
-    left = leftover_namespaces()
-    record("all", "nothing left behind", "no lab namespaces", ", ".join(left) or "none", "none", not left)
+def nothing_left_behind(before: set[str]) -> None:
+    """No namespace of this run's labs is left; labs already up before it (another user's, a
+    killed run's) are named but are not this run's to judge."""
+    now = lab_namespaces()
+    left = sorted(now - before)
+    others = sorted(now & before)
+    measured = ", ".join(left) or "none"
+    if others:
+        measured += f" (and {len(others)} of labs up before this run, not counted: {', '.join(others[:4])})"
+    record("all", "nothing left behind", "no namespaces of this run's labs", measured, "none", not left)

@@ -13,7 +13,7 @@ import subprocess
 import sys
 
 from .attempts import STEAL_LIMIT_PERCENT
-from .checks_lifecycle import lifecycle, nothing_left_behind
+from .checks_lifecycle import lab_namespaces, lifecycle, nothing_left_behind
 from .lab import lab_up
 from .machine import cpu_times, load_average, machine_row
 from .report import print_table, record
@@ -23,6 +23,7 @@ from .scenario_checks import SCENARIO_CHECKS
 def main(names: list[str]) -> int:
     started = cpu_times()
     load_at_start = load_average()
+    namespaces_before = lab_namespaces()
     if not names:
         lifecycle()
     for name in names or list(SCENARIO_CHECKS):
@@ -34,7 +35,7 @@ def main(names: list[str]) -> int:
         except (RuntimeError, OSError, subprocess.SubprocessError, ValueError, KeyError) as error:
             record(name, "scenario ran", "all checks", f"error: {error}", "no error", False)
     machine_row(started, load_at_start)
-    nothing_left_behind()
+    nothing_left_behind(namespaces_before)
     failed = print_table(STEAL_LIMIT_PERCENT)
     return 1 if failed else 0
 

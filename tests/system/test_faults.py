@@ -408,9 +408,11 @@ def test_an_hour_without_the_server_is_backed_off_and_loses_nothing(stack: Stack
     wait_for("sys-clocked's first results stored", lambda: stored(stack, agent), 60, 0.5)
     assert any("test build" in line and f"rate={CLOCK_RATE}" in line for line in clocked.log_lines()), "no test clock"
 
+    # The outage starts with the kill: an upload that fails before the port is seen refusing
+    # is the back-off's first attempt (at 60x, 0.05 s of polling is 3 s of the agent's time).
+    down_at = datetime.now(UTC)
     crash(stack.processes.pop("web-clocked"))
     wait_for("the server's port refusing", lambda: refusing(clocked.port), 5, 0.05)
-    down_at = datetime.now(UTC)
     time.sleep(OUTAGE_AGENT_S / CLOCK_RATE)
     in_spool = spooled(agent)
     assert process.poll() is None, "the agent died without its server"
