@@ -128,6 +128,7 @@ class _CusumOpen:
     min_effect_ms: float
     baseline_windows: int
     cusum: float
+    step: int  # the pinned start of the step, before `started` is widened to min_windows
     recovered: list[int] = field(default_factory=list)
 
 
@@ -155,8 +156,8 @@ def rtt_cusum(
     interdecile range / 2.563, 0.05 ms, 0.1% of the median; see rtt_scale) so a dead-flat lab
     path does not give infinite z; z is winsorized at +/-4. S+ = max(0, S+ + z - k),
     S- = max(0, S- - z - k). When a side exceeds h, the change start is estimated within the
-    windows since that side last was 0 (see
-    _shift_start: the same sum with a reference value of half the minimum effect), and an
+    windows since that side last was 0 (see _shift_start: the same sum in ms against the
+    midpoint of the old and new levels), and an
     episode opens when the level since then (median of those windows) differs from the baseline
     median by at least max(min_shift_ms, min_shift_scales x scale); `started_at` is that
     start. When the effect is too small the side restarts from 0 (signal dismissed), so a
@@ -166,8 +167,9 @@ def rtt_cusum(
     the episode is open; it clears when the statistic is back within the minimum effect for 3
     consecutive windows, after which the sums restart from 0. Windows whose statistic is None
     (every probe lost) are skipped: loss is loss_rule's. With fewer than min_baseline_windows
-    baseline windows there is no decision. Magnitude = current - baseline in ms. An RTT that
-    stays shifted (a new route) keeps its episode open: accepting a new normal is the caller's.
+    baseline windows there is no decision. Magnitude = current - baseline in ms, current being
+    the median of the step's windows so far. An RTT that stays shifted (a new route) keeps its
+    episode open: accepting a new normal is the caller's.
     """
     if statistic not in ("min_ms", "p50_ms", "p90_ms"):
         raise ValueError(f"unknown statistic {statistic!r}")
@@ -228,20 +230,29 @@ def rtt_cusum(
             if total <= h:
                 continue
             sign = 1.0 if side is Direction.UP else -1.0
-            started = _shift_start(z_scores, first, i, sign, max(k, min_effect_ms / scale_ms / 2))
+            step = _shift_start(values, first, i, sign, median_ms, min_effect_ms, min_windows)
             # No fewer windows than the sum needs to pass h at the z clip: one busy window after
             # a few others must not become an episode of its own.
-            started = min(started, i + 1 - min_windows)
+            started = min(step, i + 1 - min_windows)
             level = statistics.median(values[started : i + 1])
             if sign * (level - median_ms) >= min_effect_ms:
-                opened = _CusumOpen(started, i, side, median_ms, scale_ms, min_effect_ms, len(pool), total)
+                opened = _CusumOpen(started, i, side, median_ms, scale_ms, min_effect_ms, len(pool), total, step)
                 break
             # Evidence of a shift smaller than the minimum effect: dismiss it and restart that
-            # side, so neither a small lasting offset nor skewed noise keeps the sum armed.
+            # side, so neither a small lasting offset nor skewed noise keeps the sum armed. A
+            # step fewer than min_windows old that windows of noise before it diluted keeps its
+            # own windows (their sum stays below h, so they alone never reopen it).
+            rearmed, rearmed_from = 0.0, i + 1
+            if first < step and i + 1 - step < min_windows:
+                rearmed_from = step
+                for index in range(step, i + 1):
+                    rearmed = max(0.0, rearmed + sign * z_scores[index] - k)
+                    if rearmed == 0:
+                        rearmed_from = index + 1
             if side is Direction.UP:
-                s_up, start_up = 0.0, i + 1
+                s_up, start_up = rearmed, rearmed_from
             else:
-                s_down, start_down = 0.0, i + 1
+                s_down, start_down = rearmed, rearmed_from
         pool.add(time_s, value)
         if opened is not None:
             pool.pop_since(times[opened.started].timestamp())
@@ -251,19 +262,26 @@ def rtt_cusum(
     return episodes
 
 
-def _shift_start(z_scores: list[float], first: int, last: int, sign: float, reference: float) -> int:
-    """The window from which on sign x (z - reference) sums highest up to last, searched from first.
+def _shift_start(
+    values: list[float], first: int, last: int, sign: float, median_ms: float, min_effect_ms: float, recent: int
+) -> int:
+    """The window from which on the windows sit nearer the new level than the baseline, searched
+    from first to last.
 
     With the detector's k = 0.5, noise a little above the median keeps a sum positive for a
     few windows before a step, and "last at 0" starts the episode early (and dilutes its
-    level). Re-running the sum from `first` with a reference value of half the minimum effect
-    in z units (a CUSUM tuned to the smallest shift that matters) pins the start to the step.
-    The reference stays below the z clip so a clipped step still counts.
+    level). On a quiet lab path one scale is 0.05 ms, so a pre-step window 0.1 ms high has a
+    z of 2 and looks like part of a 10 ms step to any sum in z units. So the sum is re-run in
+    milliseconds against the midpoint between the baseline and the level of the newest
+    `recent` windows (at least half the minimum effect above the baseline): a window at the new
+    level adds half the step, one at the baseline takes half of it away, and each window's
+    deviation is clipped at the full step so that one spike cannot pull the start to itself.
     """
-    reference = min(reference, RTT_Z_CLIP / 2)
+    level = statistics.median(values[max(first, last + 1 - recent) : last + 1])
+    half = max(sign * (level - median_ms) / 2, min_effect_ms / 2)
     best, best_index, total = -math.inf, last, 0.0
     for index in range(last, first - 1, -1):
-        total += sign * z_scores[index] - reference
+        total += min(max(sign * (values[index] - median_ms), -2 * half), 2 * half) - half
         if total > best:
             best, best_index = total, index
     return best_index
@@ -279,11 +297,15 @@ def _cusum_episode(
     *,
     cleared: bool,
 ) -> Episode:
-    current_ms = statistics.median(values[state.started : state.detected + 1])
+    # The level after the step: its windows from the pinned start (a window or two before it
+    # may be in `started` when the step passed h quickly) to the newest one not yet back at the
+    # baseline, so the magnitude settles on the step's full size as windows arrive.
+    last = state.recovered[0] - 1 if state.recovered else len(values) - 1
+    current_ms = statistics.median(values[state.step : max(last, state.detected) + 1])
     return Episode(
         metric=Metric.RTT,
         rule="rtt_cusum",
-        started_at=times[state.started],
+        started_at=times[state.step],
         detected_at=times[state.detected],
         cleared_at=times[state.recovered[0]] if cleared else None,
         direction=state.side,

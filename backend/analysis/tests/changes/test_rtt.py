@@ -183,3 +183,29 @@ def test_rolling_robust_matches_statistics() -> None:
         assert pool.mad() == pytest.approx(statistics.median([abs(v - center) for v in kept]))
     pool.pop_since(390)
     assert len(pool) == 390 - (399 - 37)
+
+
+@pytest.mark.parametrize("high_before", [1, 2, 3])
+def test_rtt_cusum_reports_a_steps_full_size_after_noise_just_before_it(high_before: int) -> None:
+    """On a quiet lab path one scale is 0.05 ms: windows 0.15 ms high just before a 10 ms step
+    have z = 3 and once made the episode start before the step, so its level was the median of
+    old and new windows (a 10 ms step found as 5 ms). The step starts where the values do, and
+    the level follows the windows that arrive while it stays open."""
+    times = [T0 + timedelta(minutes=i) for i in range(80)]
+    step_at = 60
+    values = [40.0 + (0.02 if i % 2 else 0.0) for i in range(step_at - high_before)]
+    values += [40.15] * high_before + [50.0] * (len(times) - step_at)
+
+    def episode_after(count: int) -> tuple[datetime, float]:
+        (episode,) = rtt_cusum(
+            [
+                RttWindow(t, t + timedelta(minutes=1), 10, 0, v, v, v)
+                for t, v in zip(times[:count], values, strict=False)
+            ]
+        )
+        return episode.started_at, episode.magnitude
+
+    for count in (step_at + 3, step_at + 4, len(times)):
+        started_at, magnitude = episode_after(count)
+        assert started_at == times[step_at], (count, started_at)
+        assert magnitude == pytest.approx(10.0, abs=0.1), (count, magnitude)
