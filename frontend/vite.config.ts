@@ -35,6 +35,11 @@ export default defineConfig({
           include: ["src/**/*.test.{ts,tsx}"],
           exclude: ["src/lib/**"],
           setupFiles: ["src/test/setup.ts"],
+          // One jsdom and one module registry per worker, not per file: a fresh environment
+          // per file was most of the suite's time (111 s against 28 s here). The tests
+          // already leave nothing behind: render cleanup, a fresh QueryClient and fetch
+          // stub per test.
+          isolate: false,
         },
       },
     ],

@@ -11,8 +11,6 @@ import { mockApi, requestedUrls, type ApiRoutes } from "../test/mockApi";
 import { ANALYSIS_PATH, UNKNOWN_ANALYSIS, panel } from "./path/panelTesting";
 import { PathPage } from "./PathPage";
 
-vi.mock("../components/PlotlyChart", () => import("../test/plotlyChartStub"));
-
 const HISTORY: PathHistory = {
   source: SOURCE,
   destination: DESTINATION,

@@ -7,8 +7,6 @@ import type { Agent, Choices, Mesh, Slot, Utilization } from "../api/queries";
 import { mockApi, requestedUrls, type ApiRoutes } from "../test/mockApi";
 import { SchedulePage } from "./SchedulePage";
 
-vi.mock("../components/PlotlyChart", () => import("../test/plotlyChartStub"));
-
 const HOUR_MS = 3600 * 1000;
 
 function iso(offsetMs: number): string {

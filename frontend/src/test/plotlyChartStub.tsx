@@ -1,5 +1,5 @@
-// Plotly does not run in jsdom: page tests replace PlotlyChart with this list of its trace
-// names (vi.mock(".../components/PlotlyChart", () => import(".../test/plotlyChartStub"))).
+// Plotly does not run in jsdom: every UI test draws PlotlyChart as this list of its trace
+// names (the mock is in src/test/setup.ts).
 // The traces themselves are tested in the lib/*Traces, historyFigure, routes and
 // slotTimeline tests.
 import type { PlotlyChartProps } from "../components/PlotlyChart";

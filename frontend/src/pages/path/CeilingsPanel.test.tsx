@@ -5,8 +5,6 @@ import { EMPTY_ANALYSIS } from "../../test/analysisFixtures";
 import { CeilingsPanel } from "./CeilingsPanel";
 import { UNKNOWN_ANALYSIS, renderPanel, type PanelOf } from "./panelTesting";
 
-vi.mock("../../components/PlotlyChart", () => import("../../test/plotlyChartStub"));
-
 const ceilings: PanelOf = (analysis, choices) => <CeilingsPanel analysis={analysis} diagnoses={choices?.diagnosis} />;
 
 function traceNames(chart: HTMLElement): (string | null)[] {

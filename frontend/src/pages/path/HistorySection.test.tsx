@@ -10,8 +10,6 @@ import { mockApi, requestedUrls, type ApiRoutes } from "../../test/mockApi";
 import { TIMELINE } from "../../test/timelineFixtures";
 import { HistorySection } from "./HistorySection";
 
-vi.mock("../../components/PlotlyChart", () => import("../../test/plotlyChartStub"));
-
 const HISTORY: PathHistory = {
   source: SOURCE,
   destination: DESTINATION,

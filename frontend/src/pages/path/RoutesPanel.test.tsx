@@ -7,8 +7,6 @@ import { mockApi, requestedUrls } from "../../test/mockApi";
 import { ROUTE_A, ROUTES, hop } from "../../test/routeFixtures";
 import { RoutesPanel } from "./RoutesPanel";
 
-vi.mock("../../components/PlotlyChart", () => import("../../test/plotlyChartStub"));
-
 function renderPanel(body: unknown) {
   const fetchMock = mockApi({ "/api/v1/paths/routes/": body });
   const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false } } });

@@ -8,8 +8,6 @@ import { mockApi, reply, requestedUrls, type ApiRoutes } from "../../test/mockAp
 import { sessionRoutes } from "../../test/render";
 import { TargetPage } from "./TargetPage";
 
-vi.mock("../../components/PlotlyChart", () => import("../../test/plotlyChartStub"));
-
 const ATHENS = { id: "11111111-1111-4111-8111-111111111111", name: "athens" };
 const HOUR_AGO = new Date(Date.now() - 3600_000).toISOString();
 const NOW = new Date().toISOString();
