@@ -69,9 +69,10 @@ suite_go() {
 }
 suite_frontend() {
   # check:api fails when src/api/schema.d.ts no longer matches backend/openapi.yaml. The build
-  # suite has built the bundle.
+  # suite has built the bundle, and `npm run build` type-checks every source, tests included,
+  # before bundling (ensure_built rebuilds when a source is newer than the bundle).
   export NO_COLOR=1
-  cd frontend && npm run -s check:api && npm run -s typecheck && npm run -s lint && npm test --silent
+  { frontend_is_built || make -s frontend; } && cd frontend && npm run -s check:api && npm run -s lint && npm test --silent
 }
 # The agent, the lab tool and the UI bundle, built once before anything runs them (a rebuild
 # while a lane runs them would swap files under running tests).
@@ -79,7 +80,8 @@ suite_build() { make -s agents && make -s frontend; }
 # The UI bundle when it is missing or older than its sources (a subset run without `build`).
 frontend_is_built() {
   [ -f frontend/dist/index.html ] &&
-    [ -z "$(find frontend/src frontend/index.html frontend/package.json -newer frontend/dist/index.html | head -1)" ]
+    [ -z "$(find frontend/src frontend/index.html frontend/package.json frontend/tsconfig.json frontend/vite.config.ts \
+      -newer frontend/dist/index.html | head -1)" ]
 }
 ensure_built() {
   [ -x agents/bin/fathom-agent ] && [ -x agents/bin/fathom-lab ] || make -s agents || return 1
