@@ -2,7 +2,7 @@
 
 from celery import shared_task
 
-from analysis.api import snapshots
+from analysis.services import snapshots
 from analysis.services import runs
 
 
@@ -26,5 +26,5 @@ def purge_expired_analysis() -> int:
 
 @shared_task
 def refresh_snapshots() -> int:
-    """Every enabled mesh's grid, computed for the minute to come (analysis.api.snapshots)."""
+    """Every enabled mesh's grid, computed for the minute to come (analysis.services.snapshots)."""
     return snapshots.refresh_snapshots()

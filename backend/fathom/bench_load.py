@@ -57,9 +57,9 @@ from django.utils import timezone  # noqa: E402
 from inventory.models import Agent  # noqa: E402
 from inventory.services import digest  # noqa: E402
 from measurements.models import Run  # noqa: E402
-from meshes.api.serializers import MeshSerializer  # noqa: E402
+from meshes.documents import MeshSerializer  # noqa: E402
 from meshes.models import Mesh  # noqa: E402
-from meshes.services import plan_exclusive_slots  # noqa: E402
+from meshes.services.slot_planning import plan_exclusive_slots  # noqa: E402
 
 AGENTS = int(os.environ.get("FATHOM_BENCH_LOAD_AGENTS", "500"))
 MESH_SIZE = 10

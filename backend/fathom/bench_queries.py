@@ -21,7 +21,7 @@ history app's path queries. What it fills (9,900 paths x a year of 1-minute raw 
   full day of raw data and scaled to 9,900 (it happens once a day).
 
 Timed: path history through the Django test client (the real view, URL to JSON), the grid
-(served from the minute's snapshot, analysis/api/snapshots.py) and the Paths list likewise;
+(served from the minute's snapshot, analysis/services/snapshots.py) and the Paths list likewise;
 the grid snapshot's computation, which beat repeats each minute, as wall time;
 refresh CPU as this process's CPU plus the PostgreSQL backend's (from /proc).
 
@@ -53,9 +53,9 @@ from django.db import connection  # noqa: E402
 from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
-from analysis.api.snapshots import compute_grid_body  # noqa: E402
 from analysis.models import Finding, RunAnalysis  # noqa: E402
 from analysis.services.modes import MODES_LOOKBACK  # noqa: E402
+from analysis.services.snapshots import compute_grid_body  # noqa: E402
 from history.backfill import mark_range  # noqa: E402
 from history.buckets import DAY, HOUR, MINUTE  # noqa: E402
 from history.last_hour import store_last_hour  # noqa: E402

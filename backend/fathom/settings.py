@@ -214,7 +214,7 @@ RAW_RETENTION_DAYS = env_int("FATHOM_RAW_RETENTION_DAYS", 30, minimum=1)
 # Per-run analyses, sweep modes and cleared findings outlive the raw data they were computed
 # from: the slow throughput rule reads 120 days of analyses, and the path page draws each run.
 ANALYSIS_RETENTION_DAYS = env_int("FATHOM_ANALYSIS_RETENTION_DAYS", 180, minimum=1)
-# How long the grid's and the Paths list's snapshots live (analysis/api/snapshots.py): longer
+# How long the grid's and the Paths list's snapshots live (analysis/services/snapshots.py): longer
 # than beat's minute, so one lives until the next refresh replaces it; 0 computes every request.
 SNAPSHOT_TTL_S = env_int("FATHOM_SNAPSHOT_TTL_S", 150, minimum=0)
 # Rollups (history app): days each resolution keeps; 0 keeps it forever.

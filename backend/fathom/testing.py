@@ -14,7 +14,7 @@ from alerts.defaults import ensure_default_rules
 from core import contract
 from inventory.models import Agent
 from inventory.services import create_enrollment_token, digest, enroll_agent, new_secret
-from meshes.services import ensure_default_mesh
+from meshes.services.defaults import ensure_default_mesh
 
 CONTRACT_EXAMPLES = contract.EXAMPLES_DIR / "result-batch"
 # The peer the shared contract examples name.

@@ -28,16 +28,8 @@ from inventory.models import Agent
 from measurements.choices import EXCLUSIVE_TEST_TYPES
 from meshes.choices import MemberSide, SlotState
 from meshes.models import Mesh, MeshTest, Slot
-from meshes.services import (
-    active_agents,
-    exclusive_request,
-    member_pairs,
-    mesh_paths,
-    path_min_rtt_ms,
-    placements_of,
-    slot_key,
-    with_names,
-)
+from meshes.services.paths import active_agents, member_pairs, mesh_paths, path_min_rtt_ms, slot_key
+from meshes.services.slot_planning import exclusive_request, placements_of, with_names
 from meshes.slots import Placement, SlotRequest, Unplaceable, exclusive_demand, period_starts, plan_slots
 from meshes.specs import DEFAULT_TESTS
 

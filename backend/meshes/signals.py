@@ -20,7 +20,9 @@ from measurements.models import Run
 from measurements.signals import results_received, results_stored
 from meshes.choices import SlotState
 from meshes.models import MeshMember, MeshTest, Slot
-from meshes.services import lock_planner, plan_exclusive_slots, record_slot_outcomes, unplanned_results
+from meshes.services.outcomes import record_slot_outcomes
+from meshes.services.refusals import unplanned_results
+from meshes.services.slot_planning import lock_planner, plan_exclusive_slots
 
 
 @receiver(post_save, sender=Agent, dispatch_uid="meshes-replan-on-agent-change")

@@ -2,24 +2,24 @@
 
 from celery import shared_task
 
-from meshes import services
+from meshes.services import housekeeping, outcomes, slot_planning
 
 
 @shared_task
 def plan_exclusive_slots() -> int:
-    return services.plan_exclusive_slots().placed
+    return slot_planning.plan_exclusive_slots().placed
 
 
 @shared_task
 def expire_overdue_slots() -> int:
-    return services.expire_overdue_slots()
+    return outcomes.expire_overdue_slots()
 
 
 @shared_task
 def forget_old_issued_plans() -> int:
-    return services.forget_old_issued_plans()
+    return housekeeping.forget_old_issued_plans()
 
 
 @shared_task
 def forget_past_slots() -> int:
-    return services.forget_past_slots()
+    return housekeeping.forget_past_slots()

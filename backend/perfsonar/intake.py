@@ -20,7 +20,7 @@ from inventory.models import Agent
 from measurements.ingest import InvalidBatch, ingest_batch
 from measurements.models import Run
 from meshes.models import MeshTest
-from meshes.services import Path, mesh_paths, mesh_test_id
+from meshes.services.paths import Path, mesh_paths, mesh_test_id
 from meshes.specs import normalize_spec
 from perfsonar.choices import TaskState
 from perfsonar.client import PSchedulerClient, PSchedulerError

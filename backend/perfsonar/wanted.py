@@ -25,7 +25,7 @@ from inventory.models import Agent
 from measurements.choices import TestType
 from meshes.choices import SlotState
 from meshes.models import MeshTest, Slot
-from meshes.services import Path, mesh_paths, mesh_test_id
+from meshes.services.paths import Path, mesh_paths, mesh_test_id
 from meshes.specs import normalize_spec
 from perfsonar.durations import format_duration
 from perfsonar.models import Node

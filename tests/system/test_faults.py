@@ -269,7 +269,7 @@ CLOCK_RATE = 60
 OUTAGE_AGENT_S = 3600
 # The uploader's back-off (agents/internal/upload New): 2 s doubling to 5 min, +-20%.
 MIN_BACKOFF_S, MAX_BACKOFF_S, JITTER = 2.0, 300.0, 0.2
-UPLOAD_INTERVAL_S = 10  # between rounds while the server answers (meshes/services.py)
+UPLOAD_INTERVAL_S = 10  # between rounds while the server answers (meshes/services/plans.py)
 PLAN_POLL_S = 30  # the agent's default, in its own time
 UPLOAD_FAILED = "upload failed; results stay spooled"
 

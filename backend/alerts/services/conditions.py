@@ -23,7 +23,7 @@ from inventory.models import Agent
 from measurements.choices import RunStatus, TestType
 from measurements.models import Run, TracePath
 from meshes.models import Mesh, MeshMember
-from meshes.services import mesh_paths
+from meshes.services.paths import mesh_paths
 
 # How far back threshold and no-data rules look for a path's last n runs.
 LOOKBACK = timedelta(days=2)

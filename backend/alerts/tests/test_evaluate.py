@@ -23,7 +23,7 @@ from fathom.testing import FathomTestCase
 from inventory.models import Agent
 from measurements.models import PathLatestRun, Run, TracePath
 from meshes.models import Mesh
-from meshes.services import mesh_paths
+from meshes.services.paths import mesh_paths
 
 TIMERS = {"ALERT_GROUP_WAIT_S": 30, "ALERT_GROUP_INTERVAL_S": 300, "ALERT_REPEAT_INTERVAL_S": 4 * 3600}
 

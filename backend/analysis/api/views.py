@@ -13,7 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analysis.api import shaping
+from analysis.services import shaping
 from analysis.api.serializers import (
     FindingQuerySerializer,
     FindingSerializer,
@@ -26,7 +26,7 @@ from analysis.api.serializers import (
     PathSparksSerializer,
     PathTimelineSerializer,
 )
-from analysis.api.snapshots import grid_body
+from analysis.services.snapshots import grid_body
 from analysis.services.finding_list import FindingFilter, list_findings
 from analysis.services.path_list import path_list
 from analysis.services.path_spark import path_sparks

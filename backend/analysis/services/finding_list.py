@@ -12,7 +12,7 @@ from django.db.models import Q
 from analysis.models import Finding
 from inventory.models import Agent
 from meshes.models import Mesh
-from meshes.services import mesh_pairs
+from meshes.services.paths import mesh_pairs
 
 
 @dataclass(frozen=True)

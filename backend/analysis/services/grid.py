@@ -3,7 +3,7 @@ throughput against its ceiling, loss and RTT median in the last hour, the newest
 kind and how old the path's newest data is against the mesh's stale_after_s, open alarms) and
 the RTT modes that stand now, in a fixed number of queries whatever the mesh size.
 
-Reads only; the response dict is built in analysis.api.shaping.
+Reads only; the response dict is built in analysis.services.shaping.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from analysis.services.modes import standing_mode_counts
 from analysis.services.path_state import PathState, path_states
 from inventory.models import Agent
 from meshes.models import Mesh
-from meshes.services import mesh_pairs
+from meshes.services.paths import mesh_pairs
 from meshes.thresholds import GridThresholds, effective_thresholds
 
 

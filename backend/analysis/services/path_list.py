@@ -14,7 +14,7 @@ from django.utils import timezone
 from analysis.services.path_state import PathState, path_states
 from inventory.models import Agent
 from meshes.models import Mesh
-from meshes.services import mesh_pairs
+from meshes.services.paths import mesh_pairs
 
 
 class PathRow(NamedTuple):  # a tuple: 9,900 are made per request

@@ -1,7 +1,7 @@
 """One path in depth: its ceilings with today's tuning, its analysed runs and their consensus
 label, RTT modes, findings, advice sized for a goal rate, and a capacity plan.
 
-Reads only; the response dict is built in analysis.api.shaping.
+Reads only; the response dict is built in analysis.services.shaping.
 """
 
 from __future__ import annotations

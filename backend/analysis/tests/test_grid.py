@@ -16,9 +16,9 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.renderers import JSONRenderer
 
-from analysis.api import shaping
+from analysis.services import shaping
 from analysis.api.serializers import MeshGridSerializer
-from analysis.api.snapshots import grid_key, refresh_snapshots
+from analysis.services.snapshots import grid_key, refresh_snapshots
 from analysis.services.grid import mesh_grid
 from analysis.services.runs import analyze_recent
 from analysis.tests.services.fixtures import MIB, T0, facts, pings, snapshot, throughput_run

@@ -5,7 +5,9 @@
     -> accounts -> audit -> core (the ground floor)
 
 An app may import from its own layer and those below; nothing but the roof imports the
-roof (tests may use its test kit, fathom.testing); no app imports another app's views.
+roof (tests may use its test kit, fathom.testing); no app imports another app's views; and
+outside an app's `api/` nothing imports another app's `api/` (the roof wires URLs and the
+schema, so it may): services, commands and tasks share domain modules, not API modules.
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ def violations(path: Path) -> list[str]:
     relative = path.relative_to(BACKEND)
     app = relative.parts[0]
     is_test = "tests" in relative.parts
+    in_api = "api" in relative.parts[1:]
     found = []
     for line, module in imported_modules(path):
         target = module.split(".")[0]
@@ -62,6 +65,8 @@ def violations(path: Path) -> list[str]:
             found.append(f"{where}: {app} is below {target}")
         elif module.split(".")[-1] == "views" or ".views." in module or ".api.views" in module:
             found.append(f"{where}: another app's views")
+        elif not (in_api or is_test or app == "fathom") and module.split(".")[1:2] == ["api"]:
+            found.append(f"{where}: another app's API outside {app}'s api/")
     return found
 
 
@@ -87,6 +92,8 @@ def test_apps_import_only_downwards() -> None:
         ("inventory", "from fathom.testing import FathomTestCase\n", "inventory is below fathom"),
         ("analysis", "from meshes.api import views\n", "another app's views"),
         ("analysis", "from meshes.api.views import PlanView\n", "another app's views"),
+        ("perfsonar", "from meshes.api.serializers import MeshSerializer\n", "another app's API outside perfsonar's"),
+        ("perfsonar", "from core.api import parsers\n", "another app's API outside perfsonar's"),
     ],
 )
 def test_the_check_sees_a_back_edge(
@@ -97,3 +104,22 @@ def test_the_check_sees_a_back_edge(
     module.write_text(source)
     monkeypatch.setattr(__import__(__name__, fromlist=["BACKEND"]), "BACKEND", tmp_path)
     assert any(expected in message for message in violations(module))
+
+
+@pytest.mark.parametrize(
+    ("path", "source"),
+    [
+        ("perfsonar/api/views.py", "from meshes.api.serializers import MeshSerializer\n"),
+        ("fathom/urls.py", "from perfsonar.api.psconfig import PublishedPsconfigView\n"),
+        ("meshes/services/writes.py", "from meshes.documents import MeshSerializer\n"),
+        ("alerts/tests/test_api.py", "from meshes.api.serializers import MeshSerializer\n"),
+    ],
+)
+def test_api_modules_the_roof_and_tests_may_use_another_apps_api(
+    tmp_path: Path, path: str, source: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    module = tmp_path / path
+    module.parent.mkdir(parents=True)
+    module.write_text(source)
+    monkeypatch.setattr(__import__(__name__, fromlist=["BACKEND"]), "BACKEND", tmp_path)
+    assert violations(module) == []

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from rest_framework.exceptions import ParseError
 
-from core.api.parsers import check_document
 from core.contract import FORMATS
+from core.strict_json import StrictJSONError, check_document, loads
 
 
 @pytest.mark.parametrize(
@@ -29,5 +28,26 @@ def test_date_time_format(value: str, ok: bool) -> None:
 
 def test_depth_is_counted_in_containers() -> None:
     check_document({"a": [{"b": [1, 2, {"c": "d"}]}]}, max_depth=5)
-    with pytest.raises(ParseError):
+    with pytest.raises(StrictJSONError, match="nested deeper than 4 levels"):
         check_document({"a": [{"b": [1, 2, {"c": "d"}]}]}, max_depth=4)
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b'{"a": NaN}', "NaN is not JSON"),
+        (b'{"a": 1e400}', "1e400 is beyond the range of a double"),
+        (b'{"a": "x\\u0000y"}', "must not contain NUL"),
+        (b"[" * 5000 + b"]" * 5000, "nested deeper than 32 levels"),
+        (b"\xff\xfe", "JSON parse error"),
+        (b'{"a": ', "JSON parse error"),
+    ],
+)
+def test_loads_refuses_what_postgresql_or_python_would_fail_on(data: bytes, message: str) -> None:
+    with pytest.raises(StrictJSONError, match=message):
+        loads(data)
+
+
+def test_loads_reads_strict_json() -> None:
+    assert loads(b'{"a": [1, 2.5, "x"]}') == {"a": [1, 2.5, "x"]}
+    assert loads('{"b": null}') == {"b": None}

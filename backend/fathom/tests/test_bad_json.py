@@ -9,7 +9,7 @@ import json
 
 from rest_framework.test import APIClient
 
-from core.api.parsers import MAX_DEPTH
+from core.strict_json import MAX_DEPTH
 from fathom.testing import FathomTestCase, load_example
 from measurements.models import PingSample, Run
 

@@ -21,16 +21,18 @@ from meshes.api.serializers import (
     MeshDraftSerializer,
     MeshPreviewSerializer,
     MeshRevertSerializer,
-    MeshSerializer,
     PlanSerializer,
     SlotQuerySerializer,
     SlotSerializer,
     UtilizationSerializer,
 )
-from meshes.history import delete_mesh, mesh_history, revert_mesh, save_mesh
+from meshes.documents import MeshSerializer
 from meshes.models import Mesh, Slot
 from meshes.preview import draft_mesh, preview_mesh
-from meshes.services import build_plan, exclusive_utilization, record_issued_plan
+from meshes.services.issued_plans import record_issued_plan
+from meshes.services.plans import build_plan
+from meshes.services.utilization import exclusive_utilization
+from meshes.services.writes import delete_mesh, mesh_history, revert_mesh, save_mesh
 
 
 class PlanView(APIView):

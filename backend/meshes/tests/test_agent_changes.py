@@ -15,7 +15,7 @@ from inventory.models import Agent, HostFactsSnapshot
 from inventory.services import create_enrollment_token, decommission_agent, revoke_agent
 from measurements.models import Run
 from meshes.models import Mesh, MeshMember
-from meshes.services import mesh_paths
+from meshes.services.paths import mesh_paths
 
 ENROLL_URL = "/api/v1/agents/enroll/"
 PLAN_URL = "/api/v1/agent/plan/"

@@ -12,7 +12,7 @@ from audit.choices import AuditObject
 from audit.models import AuditEntry
 from fathom.testing import FathomTestCase
 from meshes.models import Mesh, MeshTest
-from meshes.services import replan_mesh
+from meshes.services.slot_planning import replan_mesh
 from meshes.thresholds import DEFAULTS, STALE_FLOOR_S, effective_thresholds, threshold_errors
 
 URL = "/api/v1/meshes/lab/"
@@ -51,7 +51,7 @@ class ThresholdsApiTests(FathomTestCase):
 
     def test_a_threshold_change_is_audited_but_does_not_re_plan_the_mesh(self) -> None:
         # Re-planning waits for the planner's lock, which a busy beat task holds for seconds.
-        with mock.patch("meshes.history.replan_mesh", wraps=replan_mesh) as replan:
+        with mock.patch("meshes.services.writes.replan_mesh", wraps=replan_mesh) as replan:
             assert self.patch({"rtt_warn_ms": 5}).status_code == 200
             assert replan.call_count == 0
             members = {"members": [], "all_agents": True}

@@ -17,7 +17,7 @@ from core import contract
 from fathom.testing import FathomTestCase
 from meshes.iperf3_auth import password_sha256, slot_password, slot_username
 from meshes.models import Slot
-from meshes.services import plan_exclusive_slots
+from meshes.services.slot_planning import plan_exclusive_slots
 
 PLAN_URL = "/api/v1/agent/plan/"
 FACTS_URL = "/api/v1/agent/host-facts/"

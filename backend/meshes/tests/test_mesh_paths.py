@@ -13,7 +13,7 @@ from fathom.testing import FathomTestCase
 from inventory.models import Agent
 from meshes.choices import MemberSide, MeshKind
 from meshes.models import Mesh, MeshMember, MeshTest
-from meshes.services import Path, mesh_paths
+from meshes.services.paths import Path, mesh_paths
 
 
 def described(paths: list[Path]) -> list[tuple[str, str, str, str]]:

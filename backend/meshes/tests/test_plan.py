@@ -9,7 +9,7 @@ from core import contract
 from fathom.testing import FathomTestCase
 from inventory.services import revoke_agent
 from meshes.models import Mesh, Slot
-from meshes.services import plan_exclusive_slots
+from meshes.services.slot_planning import plan_exclusive_slots
 
 PLAN_URL = "/api/v1/agent/plan/"
 

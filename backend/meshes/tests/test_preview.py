@@ -8,10 +8,10 @@ from typing import Any
 from django.test import SimpleTestCase
 
 from fathom.testing import FathomTestCase
-from meshes.api.serializers import MeshSerializer
-from meshes.history import flat_messages
+from meshes.documents import MeshSerializer
 from meshes.models import Mesh
 from meshes.preview import draft_mesh, percent, plan_effect, span
+from meshes.services.writes import flat_messages
 from meshes.slots import Placement, SlotRequest
 from meshes.tests.test_meshes_api import throughput_mesh
 

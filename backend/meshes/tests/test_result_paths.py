@@ -150,6 +150,6 @@ class ResultsUnderAnEarlierPlanTests(ResultPathsCase):
     def test_a_batch_its_plan_vouches_for_does_not_read_the_agents_meshes(self) -> None:
         # Every upload of a 500-agent fleet takes this path: the issued plan answers it.
         version = self.serve_plan()
-        with mock.patch("meshes.services.mesh_paths", side_effect=AssertionError("the mesh was read")):
+        with mock.patch("meshes.services.refusals.mesh_paths", side_effect=AssertionError("the mesh was read")):
             reply = self.post(self.measured_under(version, str(self.frankfurt.pk)))
         assert reply.status_code == 200, reply.content

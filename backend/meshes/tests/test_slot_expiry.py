@@ -18,9 +18,10 @@ from django.test import TransactionTestCase, override_settings
 from django.utils import timezone
 
 from inventory.models import Agent
-from meshes import services
 from meshes.models import Slot
-from meshes.services import expire_overdue_slots, forget_past_slots, record_slot_outcomes
+from meshes.services import housekeeping
+from meshes.services.housekeeping import forget_past_slots
+from meshes.services.outcomes import expire_overdue_slots, record_slot_outcomes
 from meshes.tests.test_slot_service import throughput_slot
 
 
@@ -69,7 +70,7 @@ class PastSlotTests(TransactionTestCase):
         kept = [throughput_slot(athens, frankfurt, now - timedelta(days=30) + timedelta(minutes=29))]
         kept.append(throughput_slot(athens, frankfurt, now + timedelta(hours=1)))
         assert expire_overdue_slots(now) == 6  # what became of them does not matter
-        with override_settings(RAW_RETENTION_DAYS=30), mock.patch.object(services, "SLOT_FORGET_BATCH", 2):
+        with override_settings(RAW_RETENTION_DAYS=30), mock.patch.object(housekeeping, "SLOT_FORGET_BATCH", 2):
             assert forget_past_slots(now) == len(old)
         assert set(Slot.objects.values_list("pk", flat=True)) == {slot.pk for slot in kept}
         assert forget_past_slots(now, keep_days=1) == 1

@@ -10,7 +10,8 @@ from inventory.models import Agent
 from inventory.services import revoke_agent
 from meshes import slots
 from meshes.models import Mesh, MeshMember, MeshTest, Slot
-from meshes.services import expire_overdue_slots, plan_exclusive_slots
+from meshes.services.outcomes import expire_overdue_slots
+from meshes.services.slot_planning import plan_exclusive_slots
 
 RESULTS_URL = "/api/v1/agent/results/"
 # The slot ids the contract examples name.

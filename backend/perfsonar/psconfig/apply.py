@@ -20,9 +20,9 @@ from rest_framework.exceptions import ValidationError
 from audit.services import Actor
 from inventory.choices import AgentKind
 from inventory.models import Agent
-from meshes.api.serializers import MeshSerializer
-from meshes.history import flat_messages, save_mesh, snapshot
+from meshes.documents import MeshSerializer
 from meshes.models import Mesh
+from meshes.services.writes import flat_messages, save_mesh, snapshot
 from perfsonar.nodes import NodeError, register_node
 from perfsonar.psconfig.importer import REGISTER, UNKNOWN, ImportPlan, KnownAgent, MeshPlan, NodePlan, plan_import
 from perfsonar.tasks import check_perfsonar_nodes

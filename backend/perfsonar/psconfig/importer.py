@@ -24,9 +24,9 @@ from typing import Any
 from inventory.choices import AgentKind
 from inventory.services import AGENT_NAME_RE
 from measurements.choices import TestType
-from meshes.api.serializers import HOSTNAME, MAX_INTERVAL_S, MIN_INTERVAL_S, MeshTestSerializer
 from meshes.choices import MemberSide, MeshKind
-from meshes.history import flat_messages
+from meshes.documents import HOSTNAME, MAX_INTERVAL_S, MIN_INTERVAL_S, MeshTestSerializer
+from meshes.services.writes import flat_messages
 from meshes.specs import DEFAULT_TESTS, SpecError, normalize_spec
 from perfsonar.durations import parse_duration
 from perfsonar.mapping import kinds

@@ -7,7 +7,6 @@ stops before anything is written.
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from collections.abc import Iterator
@@ -20,9 +19,8 @@ import urllib3
 from django.conf import settings
 from jsonschema import Draft4Validator
 from jsonschema.exceptions import ValidationError as SchemaError
-from rest_framework.exceptions import ParseError
 
-from core.api.parsers import StrictJSONParser
+from core import strict_json
 
 SCHEMA_PATH = Path(__file__).with_name("schema") / "psconfig-schema.json"
 URL_CONNECT_TIMEOUT_S = 5.0
@@ -57,9 +55,9 @@ def parse_template(data: bytes, source: str) -> dict[str, Any]:
     if len(data) > max_template_bytes():
         raise TemplateError(f"{source} is larger than {max_template_bytes()} bytes, more than Fathom imports")
     try:
-        document = StrictJSONParser().parse(io.BytesIO(data))
-    except ParseError as error:
-        raise TemplateError(f"{source} is not JSON ({error.detail})") from error
+        document = strict_json.loads(data)
+    except strict_json.StrictJSONError as error:
+        raise TemplateError(f"{source} is not JSON ({error})") from error
     return check_template(document, source)
 
 

@@ -22,7 +22,8 @@ from inventory.models import Agent
 from inventory.services import decommission_agent
 from meshes.iperf3_auth import slot_username
 from meshes.models import Slot
-from meshes.services import build_plan, plan_exclusive_slots
+from meshes.services.plans import build_plan
+from meshes.services.slot_planning import plan_exclusive_slots
 from perfsonar.api.serializers import NodeSerializer
 from perfsonar.choices import TaskState
 from perfsonar.models import Node, Task

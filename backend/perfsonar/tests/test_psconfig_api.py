@@ -11,9 +11,9 @@ from django.urls import path, re_path
 
 from audit.services import Actor
 from fathom.testing import FathomTestCase
-from meshes.api.serializers import MeshSerializer
-from meshes.history import save_mesh
+from meshes.documents import MeshSerializer
 from meshes.models import Mesh
+from meshes.services.writes import save_mesh
 from perfsonar.api import psconfig
 from perfsonar.psconfig.template import check_template
 

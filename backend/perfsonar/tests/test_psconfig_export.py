@@ -11,9 +11,9 @@ from django.conf import settings
 
 from audit.services import Actor
 from fathom.testing import FathomTestCase
-from meshes.api.serializers import MeshSerializer
-from meshes.history import save_mesh, snapshot
+from meshes.documents import MeshSerializer
 from meshes.models import Mesh
+from meshes.services.writes import save_mesh, snapshot
 from perfsonar.nodes import register_node
 from perfsonar.psconfig.apply import import_template
 from perfsonar.psconfig.exporter import export_mesh

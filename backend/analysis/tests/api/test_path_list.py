@@ -15,7 +15,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.renderers import JSONRenderer
 
-from analysis.api import shaping
+from analysis.services import shaping
 from analysis.api.serializers import PathListSerializer
 from analysis.choices import FindingKind
 from analysis.models import Finding

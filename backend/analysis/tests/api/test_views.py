@@ -10,7 +10,7 @@ from unittest import mock
 
 from django.urls import reverse
 
-from analysis.api import shaping
+from analysis.services import shaping
 from analysis.api.serializers import PathAnalysisSerializer
 from analysis.choices import Diagnosis, FindingMetric, RttModeVerdict
 from analysis.models import Finding, RunAnalysis, SweepModes

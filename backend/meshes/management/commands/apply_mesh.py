@@ -17,9 +17,9 @@ from django.db import transaction
 from rest_framework.exceptions import ValidationError
 
 from audit.services import Actor
-from meshes.api.serializers import MeshSerializer
-from meshes.history import save_mesh
+from meshes.documents import MeshSerializer
 from meshes.models import Mesh
+from meshes.services.writes import save_mesh
 
 
 class Command(BaseCommand):

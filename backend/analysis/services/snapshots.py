@@ -21,7 +21,7 @@ from django.conf import settings
 from django.core.cache import cache
 from rest_framework.renderers import JSONRenderer
 
-from analysis.api import shaping
+from analysis.services import shaping
 from analysis.services.grid import mesh_grid
 from meshes.models import Mesh
 

@@ -13,10 +13,10 @@ from rest_framework.exceptions import ValidationError
 from audit.choices import AuditAction, AuditObject
 from audit.models import AuditEntry
 from audit.services import Actor, record
-from meshes.api.serializers import MeshSerializer
+from meshes.documents import MeshSerializer
 from meshes.models import Mesh
 from meshes.preview import change_refusals, draft_mesh
-from meshes.services import lock_planner, replan_mesh
+from meshes.services.slot_planning import lock_planner, replan_mesh
 
 
 def snapshot(mesh: Mesh) -> dict[str, Any]:

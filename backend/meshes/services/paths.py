@@ -1,0 +1,153 @@
+"""The directed paths a mesh's tests measure: who measures towards whom (or which target)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+from django.db.models import FloatField, Min, Q
+from django.db.models.fields.json import KeyTextTransform
+from django.db.models.functions import Cast
+
+from inventory.choices import AgentKind
+from inventory.models import Agent
+from measurements.choices import EXCLUSIVE_TEST_TYPES, RunStatus
+from measurements.models import Run
+from meshes.choices import MemberSide, MeshKind
+from meshes.models import Mesh, MeshMember, MeshTest
+
+
+def slot_key(test_id: Any, source_id: Any, destination_id: Any) -> str:
+    """One periodic exclusive test on one directed path, as the planner names it."""
+    return f"{test_id}:{source_id}:{destination_id}"
+
+
+def mesh_test_id(mesh_name: str, test_name: str, far_end: str) -> str:
+    """The plan's id of a mesh test on one path, as results report it back."""
+    return f"{mesh_name}/{test_name}:{far_end}"
+
+
+@dataclass(frozen=True)
+class Peer:
+    id: str | None
+    name: str
+    address: str
+
+
+@dataclass(frozen=True)
+class Path:
+    """One directed path of a mesh test: a source agent and an agent or external target."""
+
+    test: MeshTest
+    source: Agent
+    destination: Agent | None
+    target: str  # the destination's address, or the external target of a list mesh
+
+    @property
+    def peer(self) -> Peer:
+        if self.destination is None:
+            return Peer(None, self.target, self.target)
+        return Peer(str(self.destination.pk), self.destination.name, self.destination.address)
+
+    @property
+    def test_id(self) -> str:
+        far_end = str(self.destination.pk) if self.destination else self.target
+        return mesh_test_id(self.test.mesh.name, self.test.name, far_end)
+
+    @property
+    def slot_key(self) -> str:
+        assert self.destination is not None
+        return slot_key(self.test.pk, self.source.pk, self.destination.pk)
+
+
+def active_agents() -> list[Agent]:
+    return list(Agent.objects.filter(revoked_at__isnull=True).order_by("name"))
+
+
+def mesh_pairs(
+    mesh: Mesh, agents: dict[Any, Agent], source: Agent | None = None
+) -> Iterator[tuple[Agent, Agent | None, str]]:
+    """The directed (source, destination, target) pairs of a mesh among active agents,
+    optionally only those from one source (an agent's plan must not cost the whole mesh)."""
+    if mesh.all_agents:
+        members: list[tuple[Agent, str]] = [(agent, MemberSide.A) for agent in agents.values()]
+    else:
+        members = [(agents[m.agent_id], m.side) for m in mesh.members.all() if m.agent_id in agents]
+    return member_pairs(mesh.kind, mesh.unidirectional, mesh.targets, members, source)
+
+
+def member_pairs(
+    kind: str, unidirectional: bool, targets: list[str], members: list[tuple[Agent, str]], source: Agent | None = None
+) -> Iterator[tuple[Agent, Agent | None, str]]:
+    """The directed (source, destination, target) pairs of a group of (agent, side) members:
+    every ordered pair of a mesh, A to B (and back) of a disjoint mesh, each member to each
+    target of a list; optionally only those from one source."""
+
+    def wanted(agent: Agent) -> bool:
+        return source is None or agent.pk == source.pk
+
+    if kind == MeshKind.MESH:
+        for src, _ in members:
+            if wanted(src):
+                for dst, _ in members:
+                    if src.pk != dst.pk:
+                        yield src, dst, dst.address
+    elif kind == MeshKind.DISJOINT:
+        a_side = [agent for agent, side in members if side == MemberSide.A]
+        b_side = [agent for agent, side in members if side == MemberSide.B]
+        for a in a_side:
+            for b in b_side:
+                if wanted(a):
+                    yield a, b, b.address
+                if not unidirectional and wanted(b):
+                    yield b, a, a.address
+    else:  # list: every member to every external target
+        for src, _ in members:
+            if wanted(src):
+                for target in targets:
+                    yield src, None, str(target)
+
+
+def mesh_paths(source: Agent | None = None, exclusive: bool | None = None) -> list[Path]:
+    """Every enabled test's paths, optionally only one source's, or only (non-)exclusive tests.
+
+    One source's paths (its plan, checking its results: every poll and upload) read only the
+    meshes it is in and their members, not the whole fleet.
+    """
+    query = MeshTest.objects.filter(enabled=True, mesh__enabled=True).select_related("mesh")
+    if exclusive is not None:
+        type_filter = Q(test_type__in=EXCLUSIVE_TEST_TYPES)
+        query = query.filter(type_filter if exclusive else ~type_filter)
+    if source is not None:
+        its_meshes = MeshMember.objects.filter(agent=source).values("mesh_id")
+        query = query.filter(Q(mesh__all_agents=True) | Q(mesh_id__in=its_meshes))
+    tests = list(query.prefetch_related("mesh__members").order_by("mesh__name", "name"))
+    if source is None or any(test.mesh.all_agents for test in tests):
+        agents = {agent.pk: agent for agent in active_agents()}
+    else:
+        members = {member.agent_id for test in tests for member in test.mesh.members.all()}
+        agents = {agent.pk: agent for agent in Agent.objects.filter(pk__in=members, revoked_at__isnull=True)}
+    paths: list[Path] = []
+    for test in tests:
+        paths.extend(Path(test, src, dst, target) for src, dst, target in mesh_pairs(test.mesh, agents, source))
+    return paths
+
+
+def path_min_rtt_ms(paths: Iterable[tuple[Any, Any]], since: datetime) -> dict[tuple[Any, Any], float]:
+    """The smallest ping RTT per (source, destination) since a time: what omit is derived from."""
+    pairs = list(paths)
+    if not pairs:
+        return {}
+    sources = {source for source, _ in pairs}
+    rows = (
+        Run.objects.filter(test_type="ping", status=RunStatus.OK, started_at__gte=since, source_id__in=sources)
+        .values("source_id", "destination_id")
+        .annotate(rtt=Min(Cast(KeyTextTransform("rtt_min_ms", "summary"), FloatField())))
+    )
+    return {(row["source_id"], row["destination_id"]): float(row["rtt"]) for row in rows if row["rtt"] is not None}
+
+
+def is_node(agent: Agent | None) -> bool:
+    return agent is not None and agent.kind == AgentKind.PERFSONAR

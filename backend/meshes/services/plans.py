@@ -1,0 +1,232 @@
+"""Each agent's plan: its background tests, its exclusive slots, who may use its iperf3 server
+and when perfSONAR nodes' tests meet it; versioned so an unchanged plan is a 304."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from django.conf import settings
+from django.db.models import Q
+from django.utils import timezone
+
+from inventory.choices import AgentKind
+from inventory.models import Agent
+from measurements.choices import EXCLUSIVE_TEST_TYPES, TestType
+from meshes.choices import SlotState
+from meshes.iperf3_auth import Iperf3Auth, Iperf3User, client_auth, server_user
+from meshes.models import Slot
+from meshes.services.paths import Peer, is_node, mesh_paths, mesh_test_id
+from meshes.specs import normalize_spec
+
+PLAN_SCHEMA_VERSION = 1
+
+
+UPLOAD_INTERVAL_S = 10
+
+
+HOST_FACTS_INTERVAL_S = 300
+
+
+# Slots already started this long ago are still listed, so an agent that fetches its plan
+# just after a start learns of the slot and reports it missed rather than never.
+SLOT_LATE_START_S = 30
+
+
+@dataclass(frozen=True)
+class PlannedTest:
+    id: str
+    type: str
+    interval_s: int
+    peer: Peer
+    spec: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class PlannedSlot:
+    id: str
+    test_id: str
+    type: str
+    start_at: str
+    peer: Peer
+    spec: dict[str, Any]
+    iperf3_auth: Iperf3Auth | None = None
+
+
+@dataclass(frozen=True)
+class Iperf3Window:
+    """A slot in which a perfSONAR node's iperf3 client meets this agent: the agent opens a
+    one-off iperf3 server on `port` for it (pScheduler cannot present Fathom's credentials)."""
+
+    slot_id: str
+    start_at: str
+    end_at: str
+    port: int
+    peer_name: str
+    peer_address: str
+
+
+@dataclass(frozen=True)
+class Plan:
+    agent_id: str
+    version: str
+    generated_at: datetime
+    valid_until: datetime
+    tests: list[PlannedTest]
+    slots: list[PlannedSlot]
+    iperf3_users: list[Iperf3User] = field(default_factory=list)
+    iperf3_windows: list[Iperf3Window] = field(default_factory=list)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "schema_version": PLAN_SCHEMA_VERSION,
+            "agent_id": self.agent_id,
+            "version": self.version,
+            "generated_at": self.generated_at.isoformat(),
+            "valid_until": self.valid_until.isoformat(),
+            "upload_interval_s": UPLOAD_INTERVAL_S,
+            "host_facts_interval_s": HOST_FACTS_INTERVAL_S,
+            "tests": [asdict(test) for test in self.tests],
+            "slots": [asdict(slot) for slot in self.slots],
+            "iperf3_users": [asdict(user) for user in self.iperf3_users],
+            "iperf3_windows": [asdict(window) for window in self.iperf3_windows],
+        }
+
+
+def background_tests(agent: Agent) -> list[PlannedTest]:
+    """The agent's periodic tests. A flow sweep needs Fathom's echo responder at the far end,
+    so none runs towards a perfSONAR node."""
+    return [
+        PlannedTest(
+            id=path.test_id,
+            type=path.test.test_type,
+            interval_s=path.test.interval_s,
+            peer=path.peer,
+            spec=normalize_spec(path.test.test_type, path.test.spec),
+        )
+        for path in mesh_paths(source=agent, exclusive=False)
+        if not (path.test.test_type == TestType.FLOWSWEEP and is_node(path.destination))
+    ]
+
+
+def planned_slots(agent: Agent, now: datetime, until: datetime) -> list[PlannedSlot]:
+    # A slot towards a perfSONAR node is led by the node (perfsonar app), not by the agent.
+    rows = (
+        Slot.objects.filter(
+            source=agent,
+            state=SlotState.PLANNED,
+            mesh_test__isnull=False,
+            start_at__gte=now - timedelta(seconds=SLOT_LATE_START_S),
+            start_at__lte=until,
+        )
+        .exclude(destination__kind=AgentKind.PERFSONAR)
+        .select_related("destination", "mesh_test__mesh")
+        .order_by("start_at")
+    )
+    return [
+        PlannedSlot(
+            id=str(slot.id),
+            test_id=mesh_test_id(slot.mesh_test.mesh.name, slot.mesh_test.name, str(slot.destination_id)),
+            type=slot.test_type,
+            start_at=slot.start_at.astimezone(UTC).isoformat(),
+            peer=Peer(str(slot.destination.pk), slot.destination.name, slot.destination.address),
+            spec=slot.spec,
+            iperf3_auth=client_auth(slot.id, slot.destination.host_facts),
+        )
+        for slot in rows
+        if slot.mesh_test is not None
+    ]
+
+
+def iperf3_users(agent: Agent, now: datetime, until: datetime) -> list[Iperf3User]:
+    """Who may use this agent's iperf3 server: the clients of the slots it serves, each with
+    its slot's credential, from a late start until the plan expires."""
+    slot_ids = (
+        Slot.objects.filter(
+            destination=agent,
+            state=SlotState.PLANNED,
+            mesh_test__isnull=False,
+            test_type__in=EXCLUSIVE_TEST_TYPES,
+            start_at__gte=now - timedelta(seconds=SLOT_LATE_START_S),
+            start_at__lte=until,
+        )
+        .exclude(source__kind=AgentKind.PERFSONAR)
+        .order_by("start_at")
+        .values_list("id", flat=True)
+    )
+    return [server_user(slot_id) for slot_id in slot_ids]
+
+
+def iperf3_windows(agent: Agent, now: datetime, until: datetime) -> list[Iperf3Window]:
+    """The slots this agent shares with a perfSONAR node, either way: each opens the agent's
+    one-off iperf3 server for the node's single-ended test."""
+    with_node = (Q(source=agent) & Q(destination__kind=AgentKind.PERFSONAR)) | (
+        Q(destination=agent) & Q(source__kind=AgentKind.PERFSONAR)
+    )
+    rows = (
+        Slot.objects.filter(
+            with_node,
+            state=SlotState.PLANNED,
+            mesh_test__isnull=False,
+            test_type__in=EXCLUSIVE_TEST_TYPES,
+            end_at__gte=now,
+            start_at__lte=until,
+        )
+        .select_related("source", "destination")
+        .order_by("start_at")
+    )
+    windows = []
+    for slot in rows:
+        node = slot.destination if slot.source_id == agent.pk else slot.source
+        windows.append(
+            Iperf3Window(
+                slot_id=str(slot.pk),
+                start_at=slot.start_at.astimezone(UTC).isoformat(),
+                end_at=slot.end_at.astimezone(UTC).isoformat(),
+                port=int(settings.PERFSONAR_IPERF3_PORT),
+                peer_name=node.name,
+                peer_address=node.address,
+            )
+        )
+    return windows
+
+
+def plan_version(
+    tests: list[PlannedTest],
+    planned: list[PlannedSlot],
+    users: list[Iperf3User],
+    windows: list[Iperf3Window] | None = None,
+) -> str:
+    """Stable while tests, slots, iperf3 users and windows are unchanged, so an unchanged
+    plan is a 304."""
+    content: dict[str, Any] = {
+        "tests": [asdict(test) for test in tests],
+        "slots": [asdict(slot) for slot in planned],
+        "iperf3_users": [asdict(user) for user in users],
+    }
+    if windows:  # only when there are any: plans without nodes keep their versions
+        content["iperf3_windows"] = [asdict(window) for window in windows]
+    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()[:32]
+
+
+def build_plan(agent: Agent, now: datetime | None = None) -> Plan:
+    now = now or timezone.now()
+    valid_until = now + timedelta(seconds=settings.PLAN_VALID_FOR_S)
+    tests = background_tests(agent)
+    planned = planned_slots(agent, now, valid_until)
+    users = iperf3_users(agent, now, valid_until)
+    windows = iperf3_windows(agent, now, valid_until)
+    return Plan(
+        agent_id=str(agent.pk),
+        version=plan_version(tests, planned, users, windows),
+        generated_at=now,
+        valid_until=valid_until,
+        tests=tests,
+        slots=planned,
+        iperf3_users=users,
+        iperf3_windows=windows,
+    )
