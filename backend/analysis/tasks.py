@@ -2,8 +2,7 @@
 
 from celery import shared_task
 
-from analysis.services import snapshots
-from analysis.services import runs
+from analysis.services import runs, snapshots
 
 
 @shared_task

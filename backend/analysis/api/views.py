@@ -13,7 +13,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from analysis.services import shaping
 from analysis.api.serializers import (
     FindingQuerySerializer,
     FindingSerializer,
@@ -26,11 +25,12 @@ from analysis.api.serializers import (
     PathSparksSerializer,
     PathTimelineSerializer,
 )
-from analysis.services.snapshots import grid_body
+from analysis.services import shaping
 from analysis.services.finding_list import FindingFilter, list_findings
 from analysis.services.path_list import path_list
 from analysis.services.path_spark import path_sparks
 from analysis.services.paths import path_report
+from analysis.services.snapshots import grid_body
 from analysis.services.timeline import path_timeline
 from history.api.ranges import path_range
 from history.api.serializers import HistoryQuerySerializer

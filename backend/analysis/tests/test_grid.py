@@ -16,11 +16,11 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.renderers import JSONRenderer
 
-from analysis.services import shaping
 from analysis.api.serializers import MeshGridSerializer
-from analysis.services.snapshots import grid_key, refresh_snapshots
+from analysis.services import shaping
 from analysis.services.grid import mesh_grid
 from analysis.services.runs import analyze_recent
+from analysis.services.snapshots import grid_key, refresh_snapshots
 from analysis.tests.services.fixtures import MIB, T0, facts, pings, snapshot, throughput_run
 from fathom.testing import FathomTestCase
 from history.backfill import mark_range

@@ -24,7 +24,8 @@ from meshes.documents import MeshSerializer
 from meshes.models import Mesh
 from meshes.services.writes import flat_messages, save_mesh, snapshot
 from perfsonar.nodes import NodeError, register_node
-from perfsonar.psconfig.importer import REGISTER, UNKNOWN, ImportPlan, KnownAgent, MeshPlan, NodePlan, plan_import
+from perfsonar.psconfig.import_model import REGISTER, UNKNOWN, ImportPlan, KnownAgent, MeshPlan, NodePlan
+from perfsonar.psconfig.importer import plan_import
 from perfsonar.tasks import check_perfsonar_nodes
 
 CREATE, UPDATE, UNCHANGED = "create", "update", "unchanged"

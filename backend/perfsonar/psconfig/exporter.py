@@ -25,7 +25,7 @@ from perfsonar.durations import format_duration
 from perfsonar.mapping import kinds
 from perfsonar.models import Node
 from perfsonar.psconfig import spec_map
-from perfsonar.psconfig.importer import FATHOM_TOOL
+from perfsonar.psconfig.import_model import FATHOM_TOOL
 from perfsonar.reconcile import ARCHIVE_PATH
 
 ARCHIVE_NAME = "fathom"

@@ -187,6 +187,6 @@ class ExportTests(FathomTestCase):
 
 @pytest.mark.parametrize("target", ["www.example.org", "198.51.100.9"])
 def test_target_names_follow_the_psconfig_name_pattern(target: str) -> None:
-    from perfsonar.psconfig.importer import NAME_PATTERN
+    from perfsonar.psconfig.import_model import NAME_PATTERN
 
     assert NAME_PATTERN.match("target:" + target)

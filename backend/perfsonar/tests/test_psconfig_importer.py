@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from perfsonar.psconfig.importer import ImportPlan, KnownAgent, plan_import
+from perfsonar.psconfig.import_model import ImportPlan, KnownAgent
+from perfsonar.psconfig.importer import plan_import
 from perfsonar.psconfig.template import load_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "psconfig"

@@ -15,8 +15,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from analysis.services.snapshots import refresh_snapshots
 from analysis.services.runs import analyze_range
+from analysis.services.snapshots import refresh_snapshots
 
 
 def _moment(text: str, option: str) -> datetime:

@@ -15,10 +15,10 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from rest_framework.renderers import JSONRenderer
 
-from analysis.services import shaping
 from analysis.api.serializers import PathListSerializer
 from analysis.choices import FindingKind
 from analysis.models import Finding
+from analysis.services import shaping
 from analysis.services.path_list import path_list
 from analysis.services.runs import analyze_recent
 from analysis.tests.services.fixtures import MIB, T0, facts, pings, snapshot, throughput_run

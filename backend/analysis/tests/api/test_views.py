@@ -10,10 +10,10 @@ from unittest import mock
 
 from django.urls import reverse
 
-from analysis.services import shaping
 from analysis.api.serializers import PathAnalysisSerializer
 from analysis.choices import Diagnosis, FindingMetric, RttModeVerdict
 from analysis.models import Finding, RunAnalysis, SweepModes
+from analysis.services import shaping
 from analysis.services.grid import mesh_grid
 from analysis.services.modes import path_modes_now, sweep_modes_near
 from analysis.services.paths import path_report
