@@ -50,7 +50,7 @@ from datetime import UTC, datetime, timedelta
 
 import numpy as np
 
-from analysis import bench_cases, bench_labels
+from analysis import bench_case_model, bench_cases, bench_labels
 from analysis.changes.episodes import Direction, Episode, Point
 from analysis.changes.loss import loss_rule
 from analysis.changes.routes import route_changes
@@ -460,7 +460,7 @@ def main() -> None:
     print(f"elapsed {time.perf_counter() - started:.1f} s", flush=True)
     print()
     started = time.perf_counter()
-    noise = bench_cases.load_noise()
+    noise = bench_case_model.load_noise()
     budget = bench_cases.Budget()
     budget = budget.quick() if args.quick else budget
     case_rows = bench_cases.case_rows(noise, budget, args.base_seed)
