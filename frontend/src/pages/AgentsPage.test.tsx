@@ -7,7 +7,8 @@ import { parseHostFacts } from "../lib/hostFacts";
 import type { Role } from "../lib/roles";
 import { mockApi, reply, requestedUrls, requests, type ApiRoutes, type MockRequest } from "../test/mockApi";
 import { meAs, renderWithProviders, sessionRoutes } from "../test/render";
-import { AgentsPage, HostFactsPanel } from "./AgentsPage";
+import { HostFactsPanel } from "./agents/HostFactsPanel";
+import { AgentsPage } from "./AgentsPage";
 
 describe("HostFactsPanel", () => {
   it("shows buffer sysctls in readable units", () => {
