@@ -2,30 +2,29 @@ import { describe, expect, it } from "vitest";
 
 import { testOptionsSchemas } from "../api/contract";
 import {
-  checkOption,
-  describePath,
-  draftErrors,
   draftFromMesh,
-  entryChanges,
-  formatInterval,
-  isPlacedError,
-  isSelectableAgent,
-  memberErrors,
   meshPayload,
   newMeshDraft,
   newTestDraft,
-  optionFields,
-  optionFieldsOf,
   parseTargets,
-  secondsHint,
-  targetErrors,
   uniqueName,
   withMember,
   withSide,
   withTestType,
   type Mesh,
-  type OptionField,
 } from "./meshEditor";
+import {
+  describePath,
+  draftErrors,
+  entryChanges,
+  formatInterval,
+  isPlacedError,
+  isSelectableAgent,
+  memberErrors,
+  secondsHint,
+  targetErrors,
+} from "./meshErrors";
+import { checkOption, optionFields, optionFieldsOf, type OptionField } from "./meshOptions";
 
 const MESH: Mesh = {
   name: "backbone",

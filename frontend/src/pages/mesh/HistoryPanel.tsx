@@ -3,7 +3,7 @@ import { ChangeDiff } from "../../components/ChangeDiff";
 import { ConfirmButton } from "../../components/ConfirmButton";
 import { LoadError, Loading } from "../../components/QueryState";
 import { formatAgo, formatUtc } from "../../lib/format";
-import { entryChanges } from "../../lib/meshEditor";
+import { entryChanges } from "../../lib/meshErrors";
 
 function HistoryEntry({
   entry,

@@ -3,15 +3,8 @@ import { useState } from "react";
 import type { Agent } from "../../api/queries";
 import { LoadError, Loading } from "../../components/QueryState";
 import { StatusBadge } from "../../components/StatusBadge";
-import {
-  isSelectableAgent,
-  memberErrors,
-  withMember,
-  withSide,
-  type FieldErrors,
-  type MemberSide,
-  type MeshDraft,
-} from "../../lib/meshEditor";
+import { withMember, withSide, type MemberSide, type MeshDraft } from "../../lib/meshEditor";
+import { isSelectableAgent, memberErrors, type FieldErrors } from "../../lib/meshErrors";
 import { FieldError } from "../../components/FormErrors";
 
 /** Past this many agents the list gets a filter box. */

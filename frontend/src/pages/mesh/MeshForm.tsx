@@ -7,20 +7,16 @@ import { Panel } from "../../components/Panel";
 import { testKindValues } from "../../api/contract";
 import {
   MESH_KINDS,
-  describePath,
-  draftErrors,
   draftFromMesh,
-  isPlacedError,
   listsMembers,
   meshPayload,
   newMeshDraft,
   newTestDraft,
-  targetErrors,
-  type FieldErrors,
   type MeshDraft,
   type MeshKind,
   type TestDraft,
 } from "../../lib/meshEditor";
+import { describePath, draftErrors, isPlacedError, targetErrors, type FieldErrors } from "../../lib/meshErrors";
 import { testKind } from "../../lib/testKinds";
 import { CheckboxField, Field, TextField } from "../../components/Field";
 import { FieldError } from "../../components/FormErrors";

@@ -1,17 +1,13 @@
 import { testKindValues, testOptionsSchemas } from "../../api/contract";
+import { withTestType, type TestDraft } from "../../lib/meshEditor";
+import { COMMON_INTERVALS_S, formatInterval, secondsHint, type FieldErrors } from "../../lib/meshErrors";
 import {
-  COMMON_INTERVALS_S,
   boundsHint,
   defaultPlaceholder,
-  formatInterval,
   optionFieldsOf,
-  secondsHint,
-  withTestType,
-  type FieldErrors,
   type OptionDraft,
   type OptionField,
-  type TestDraft,
-} from "../../lib/meshEditor";
+} from "../../lib/meshOptions";
 import { isTestKind, testKind } from "../../lib/testKinds";
 import { CheckboxField, Field, TextField } from "../../components/Field";
 import { FieldError } from "../../components/FormErrors";
