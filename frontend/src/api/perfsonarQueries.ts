@@ -13,7 +13,8 @@ import type {
   PsconfigImportRequest,
 } from "./perfsonar";
 import { meshKeys } from "./meshQueries";
-import { auditKeys, queryKeys, REFRESH_MS, type Mesh } from "./queries";
+import { auditKeys } from "./agentQueries";
+import { queryKeys, REFRESH_MS, type Mesh } from "./queries";
 
 /** The most runs GET /paths/runs/ returns at once (its `limit` maximum). */
 export const RUNS_LIMIT = 1000;

@@ -1,7 +1,8 @@
 import { NavLink, Navigate, Outlet, useLocation, useNavigate } from "react-router-dom";
 
 import { ApiError } from "../api/client";
-import { useAlertSummary, useLogout, useMe } from "../api/queries";
+import { useAlertSummary } from "../api/alertQueries";
+import { useLogout, useMe } from "../api/queries";
 import { atLeast } from "../lib/roles";
 import { ErrorBoundary } from "./ErrorBoundary";
 import { LoadError, Loading } from "./QueryState";

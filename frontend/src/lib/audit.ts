@@ -1,5 +1,5 @@
 // The audit page's filters, kept in the URL query so a filtered view can be shared and reloaded.
-import type { AuditQuery } from "../api/queries";
+import type { AuditQuery } from "../api/agentQueries";
 
 export const AUDIT_PAGE_SIZE = 50;
 

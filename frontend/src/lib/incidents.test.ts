@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import type { IncidentAlert } from "../api/queries";
+import type { IncidentAlert } from "../api/alertQueries";
 import { alertWindow, channelConfig, matcherText, pathLink, silenceFor } from "./incidents";
 
 function alert(labels: Record<string, unknown>): IncidentAlert {

@@ -1,6 +1,6 @@
 // Pure helpers of the alerting pages: what a silence "from here" covers, and readable matchers.
 import type { Schemas } from "../api/client";
-import type { IncidentAlert, Matcher, SilenceRequest } from "../api/queries";
+import type { IncidentAlert, Matcher, SilenceRequest } from "../api/alertQueries";
 
 type MatcherRequest = Schemas["MatcherRequest"];
 

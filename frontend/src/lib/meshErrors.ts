@@ -75,11 +75,6 @@ export function draftErrors(draft: MeshDraft, complete: boolean): FieldErrors {
 
 // --- the server's errors (flattened by api/client's flattenErrors) -------------------------
 
-/** The message for exactly this path. */
-export function errorAt(errors: FieldErrors, path: string): string | undefined {
-  return errors[path];
-}
-
 /** Messages below a path, with the rest of their path: targets.2 -> ["2", "…"]. */
 export function errorsBelow(errors: FieldErrors, path: string): [string, string][] {
   const prefix = `${path}.`;

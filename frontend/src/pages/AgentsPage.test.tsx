@@ -1,7 +1,8 @@
 import { fireEvent, render, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import type { Agent, EnrollmentToken } from "../api/queries";
+import type { EnrollmentToken } from "../api/agentQueries";
+import type { Agent } from "../api/queries";
 import { StatusBadge } from "../components/StatusBadge";
 import { parseHostFacts } from "../lib/hostFacts";
 import type { Role } from "../lib/roles";

@@ -13,7 +13,7 @@ import {
   useUpdateRule,
   type Channel,
   type Delivery,
-} from "../api/queries";
+} from "../api/alertQueries";
 import { Panel } from "../components/Panel";
 import { LoadError, Loading } from "../components/QueryState";
 import { formatDuration, formatUtc } from "../lib/format";

@@ -1,7 +1,7 @@
 import { fireEvent, screen, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import type { AuditEntry } from "../api/queries";
+import type { AuditEntry } from "../api/agentQueries";
 import { mockApi, requestedUrls, type MockRequest } from "../test/mockApi";
 import { meAs, renderWithProviders, sessionRoutes } from "../test/render";
 import { AuditPage } from "./AuditPage";

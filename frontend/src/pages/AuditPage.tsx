@@ -1,7 +1,8 @@
 import { Fragment, useState } from "react";
 import { Link, useSearchParams } from "react-router-dom";
 
-import { useAuditLog, useChoices, type AuditEntry, type Choice } from "../api/queries";
+import { useAuditLog, type AuditEntry } from "../api/agentQueries";
+import { useChoices, type Choice } from "../api/queries";
 import { ChangeDiff } from "../components/ChangeDiff";
 import { Panel } from "../components/Panel";
 import { LoadError, Loading } from "../components/QueryState";

@@ -2,7 +2,7 @@ import { fireEvent, screen, waitFor } from "@testing-library/react";
 import { Route, Routes } from "react-router-dom";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import type { IncidentDetail } from "../api/queries";
+import type { IncidentDetail } from "../api/alertQueries";
 import type { Role } from "../lib/roles";
 import { mockApi, requests } from "../test/mockApi";
 import { meAs, renderWithProviders, sessionRoutes } from "../test/render";

@@ -3,15 +3,14 @@ import { Link, useParams } from "react-router-dom";
 
 import { ApiError } from "../api/client";
 import {
-  useChoices,
   useCreateSilence,
   useIncident,
   useIncidentAction,
-  useRttWindow,
   type Delivery,
   type IncidentAlert,
   type IncidentDetail,
-} from "../api/queries";
+} from "../api/alertQueries";
+import { useChoices, useRttWindow } from "../api/queries";
 import { Panel } from "../components/Panel";
 import { PlotlyChart } from "../components/PlotlyChart";
 import { LoadError, Loading } from "../components/QueryState";

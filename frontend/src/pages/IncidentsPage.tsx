@@ -1,6 +1,7 @@
 import { Link, useSearchParams } from "react-router-dom";
 
-import { useChoices, useIncidents } from "../api/queries";
+import { useIncidents } from "../api/alertQueries";
+import { useChoices } from "../api/queries";
 import { LoadError, Loading } from "../components/QueryState";
 import { ChoiceBadge } from "../components/StatusBadge";
 import { formatAgo, formatUtc } from "../lib/format";

@@ -1,7 +1,7 @@
 import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import type { ApiToken, Person } from "../api/queries";
+import type { ApiToken, Person } from "../api/agentQueries";
 import { App } from "../App";
 import { mockApi, reply, requests } from "../test/mockApi";
 import { meAs, renderWithProviders, sessionRoutes } from "../test/render";

@@ -1,14 +1,7 @@
 import { useState } from "react";
 
-import {
-  useChoices,
-  useCreatePerson,
-  useMe,
-  usePeople,
-  useUpdatePerson,
-  type Choice,
-  type Person,
-} from "../api/queries";
+import { useCreatePerson, usePeople, useUpdatePerson, type Person } from "../api/agentQueries";
+import { useChoices, useMe, type Choice } from "../api/queries";
 import { Field, TextField } from "../components/Field";
 import { FieldError, FormError } from "../components/FormErrors";
 import { Panel } from "../components/Panel";

@@ -1,7 +1,7 @@
 import { fireEvent, screen, waitFor, within } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import type { ApiToken, IssuedApiToken } from "../api/queries";
+import type { ApiToken, IssuedApiToken } from "../api/agentQueries";
 import { mockApi, reply, requestedUrls, requests, type MockRequest } from "../test/mockApi";
 import { meAs, renderWithProviders, sessionRoutes } from "../test/render";
 import { TokensPage } from "./TokensPage";

@@ -3,14 +3,13 @@ import { useState } from "react";
 import {
   useApiTokens,
   useChangePassword,
-  useChoices,
   useCreateApiToken,
-  useMe,
   useRevokeApiToken,
   type ApiToken,
   type ApiTokenScope,
   type IssuedApiToken,
-} from "../api/queries";
+} from "../api/agentQueries";
+import { useChoices, useMe } from "../api/queries";
 import { ConfirmButton } from "../components/ConfirmButton";
 import { Field, TextField } from "../components/Field";
 import { FormError } from "../components/FormErrors";

@@ -5,10 +5,9 @@ import {
   useAgentAction,
   useCreateEnrollmentToken,
   useRenameAgent,
-  type Agent,
-  type Choice,
   type IssuedEnrollmentToken,
-} from "../../api/queries";
+} from "../../api/agentQueries";
+import type { Agent, Choice } from "../../api/queries";
 import { ConfirmButton } from "../../components/ConfirmButton";
 import { FieldError, FormError } from "../../components/FormErrors";
 import { ChoiceBadge, StatusBadge } from "../../components/StatusBadge";

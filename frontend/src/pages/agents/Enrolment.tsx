@@ -6,7 +6,7 @@ import {
   useEnrollmentTokens,
   useRevokeEnrollmentToken,
   type IssuedEnrollmentToken,
-} from "../../api/queries";
+} from "../../api/agentQueries";
 import { ConfirmButton } from "../../components/ConfirmButton";
 import { Field, TextField } from "../../components/Field";
 import { FormError } from "../../components/FormErrors";
