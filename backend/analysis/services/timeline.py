@@ -317,8 +317,9 @@ def _findings(a: uuid.UUID, b: uuid.UUID, start: datetime, end: datetime) -> Cap
 
 def _own_load(a: uuid.UUID, b: uuid.UUID, names: dict[uuid.UUID, str], start: datetime, end: datetime) -> Capped:
     """The spans when a throughput test (any status, UDP ramps included) ran with either host
-    at either end, as own_load.BUSY_CTE counts them, overlapping ones merged: [{start, end,
-    tests}], tests naming each test's client -> server."""
+    at either end, overlapping ones merged: [{start, end, tests}], tests naming each test's
+    client -> server. These are the runs own_load.BUSY_CTE counts; it also counts the slots of
+    tests not reported yet, which a chart need not show (their runs land within a minute)."""
     rows = (
         Run.objects.filter(
             Q(source_id__in=(a, b)) | Q(destination_id__in=(a, b)),
