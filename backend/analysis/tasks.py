@@ -2,14 +2,14 @@
 
 from celery import shared_task
 
-from analysis.services import runs, snapshots
+from analysis.services import run_analyses, snapshots
 
 
 @shared_task
 def analyze_recent() -> dict[str, int]:
     """New throughput runs and flow sweeps get ceilings, diagnoses and modes; paths with new
     data get their regression rules re-run. Idempotent: a repeat finds nothing to do."""
-    progress = runs.analyze_recent()
+    progress = run_analyses.analyze_recent()
     return {
         "throughput_runs": progress.throughput_runs,
         "sweeps": progress.sweeps,
@@ -20,7 +20,7 @@ def analyze_recent() -> dict[str, int]:
 
 @shared_task
 def purge_expired_analysis() -> int:
-    return runs.purge_expired()
+    return run_analyses.purge_expired()
 
 
 @shared_task

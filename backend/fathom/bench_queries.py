@@ -54,8 +54,8 @@ from django.test import Client  # noqa: E402
 from django.utils import timezone  # noqa: E402
 
 from analysis.models import Finding, RunAnalysis  # noqa: E402
-from analysis.services.modes import MODES_LOOKBACK  # noqa: E402
 from analysis.services.snapshots import compute_grid_body  # noqa: E402
+from analysis.services.sweep_modes import MODES_LOOKBACK  # noqa: E402
 from history.backfill import mark_range  # noqa: E402
 from history.buckets import DAY, HOUR, MINUTE  # noqa: E402
 from history.last_hour import store_last_hour  # noqa: E402

@@ -8,4 +8,4 @@ class HistoryConfig(AppConfig):
     name = "history"
 
     def ready(self) -> None:
-        import history.receivers  # noqa: F401 - marks buckets stale when results are stored
+        import history.signals  # noqa: F401 - marks buckets stale when results are stored

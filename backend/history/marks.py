@@ -1,5 +1,5 @@
 """Marking buckets stale. Ingest marks the minute buckets a batch's results touch, in its own
-transaction (history/receivers.py); the refresh marks the hour and day buckets of the minutes
+transaction (history/signals.py); the refresh marks the hour and day buckets of the minutes
 it recomputes. A mark per bucket, whatever number of results touch it (ON CONFLICT DO NOTHING).
 """
 

@@ -10,5 +10,5 @@ class InventoryConfig(AppConfig):
     def ready(self) -> None:
         from inventory import (
             choices,  # noqa: F401 - registers its choice sets
-            schema,  # noqa: F401 - registers the OpenAPI auth extension
+            openapi_auth,  # noqa: F401 - registers the OpenAPI auth extension
         )

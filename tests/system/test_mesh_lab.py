@@ -266,7 +266,7 @@ def test_analysis_finds_the_receive_window_limit_and_both_rtt_modes(
     # No run blames a cause the scenario does not have (no loss, no policer, big send buffers).
     assert {label for label, *_ in rows} <= {"receive_window", "capacity"}, lines
     # Sweeps a throughput run of either host overlapped see its queue, not the members: the
-    # analysis passes over them (analysis/services/modes.py), and so does this count.
+    # analysis passes over them (analysis/services/sweep_modes.py), and so does this count.
     both = [ids["dca"], ids["dcb"]]
 
     def undisturbed() -> list[tuple[Any, ...]]:

@@ -44,8 +44,8 @@ from analysis.members import (
 from analysis.models import Finding, RunAnalysis, SweepModes
 from analysis.payloads import checked
 from analysis.services.inputs import as_dict
-from analysis.services.modes import MODES_LOOKBACK
 from analysis.services.own_load import BUSY_CTE, NOT_BUSY
+from analysis.services.sweep_modes import MODES_LOOKBACK
 from inventory.models import Agent, HostFactsSnapshot
 from measurements.models import TracePath
 

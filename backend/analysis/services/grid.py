@@ -14,8 +14,8 @@ from typing import NamedTuple
 
 from django.utils import timezone
 
-from analysis.services.modes import standing_mode_counts
 from analysis.services.path_state import PathState, path_states
+from analysis.services.sweep_modes import standing_mode_counts
 from inventory.models import Agent
 from meshes.models import Mesh
 from meshes.services.paths import mesh_pairs

@@ -21,8 +21,8 @@ from analysis.intervals import IntervalRow, IntervalStats
 from analysis.models import SweepModes
 from analysis.run_judgement import PathContext, reverse_run, run_facts, udp_run
 from analysis.runs import MIN_LOSS_SAMPLES, RunInputs, wilson_lower_bound
-from analysis.services.modes import sweep_modes_near
 from analysis.services.own_load import BUSY_CTE, NOT_BUSY
+from analysis.services.sweep_modes import sweep_modes_near
 from analysis.tuning import HostTuning
 from inventory.models import Agent, HostFactsSnapshot
 from measurements.models import Run, ThroughputInterval

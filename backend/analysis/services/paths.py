@@ -26,8 +26,8 @@ from analysis.policer import PolicerEstimate, UdpRun, policer_estimate
 from analysis.run_judgement import number
 from analysis.runs import RunCeilings, RunInputs, run_ceilings
 from analysis.services.inputs import as_dict, data_direction, interval_rows, is_udp, run_inputs
-from analysis.services.modes import PathModesNow, path_modes_now
 from analysis.services.ramp_runs import is_ramp, latest_ramp
+from analysis.services.sweep_modes import PathModesNow, path_modes_now
 from inventory.models import Agent
 from measurements.choices import RunStatus, TestType
 from measurements.models import Run

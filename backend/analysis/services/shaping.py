@@ -13,10 +13,10 @@ from analysis.choices import RttModeVerdict
 from analysis.models import Finding, RunAnalysis
 from analysis.payloads import checked
 from analysis.services.grid import MeshGrid
-from analysis.services.modes import PathModesNow
 from analysis.services.path_list import PathList
 from analysis.services.path_spark import PathSparks
 from analysis.services.paths import CeilingsNow, PathReport
+from analysis.services.sweep_modes import PathModesNow
 from inventory.models import Agent
 
 

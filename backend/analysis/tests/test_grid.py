@@ -19,7 +19,7 @@ from rest_framework.renderers import JSONRenderer
 from analysis.api.serializers import MeshGridSerializer
 from analysis.services import shaping
 from analysis.services.grid import mesh_grid
-from analysis.services.runs import analyze_recent
+from analysis.services.run_analyses import analyze_recent
 from analysis.services.snapshots import grid_key, refresh_snapshots
 from analysis.tests.services.fixtures import MIB, T0, facts, pings, snapshot, throughput_run
 from fathom.testing import FathomTestCase

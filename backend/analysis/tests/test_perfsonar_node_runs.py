@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from analysis.models import RunAnalysis
-from analysis.services.runs import analyze_throughput_run
+from analysis.services.run_analyses import analyze_throughput_run
 from fathom.testing import FathomTestCase
 from measurements.models import Run
 from perfsonar.intake import store_placed_run

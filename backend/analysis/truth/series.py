@@ -49,7 +49,7 @@ SWEEP_FLOWS = 16
 RUN_EVERY_S = 6 * 3600
 SWEEP_POOL = 96
 EPOCH = datetime(2026, 1, 5, tzinfo=UTC)
-# What the service asks of a sweep (analysis.services.modes).
+# What the service asks of a sweep (analysis.services.sweep_modes).
 MIN_FLOWS, MIN_SAMPLES_PER_FLOW = 12, 8
 
 

@@ -15,7 +15,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from analysis.services.runs import analyze_range
+from analysis.services.run_analyses import analyze_range
 from analysis.services.snapshots import refresh_snapshots
 
 

@@ -20,7 +20,7 @@ from analysis.choices import FindingKind
 from analysis.models import Finding
 from analysis.services import shaping
 from analysis.services.path_list import path_list
-from analysis.services.runs import analyze_recent
+from analysis.services.run_analyses import analyze_recent
 from analysis.tests.services.fixtures import MIB, T0, facts, pings, snapshot, throughput_run
 from fathom.testing import FathomTestCase
 from history.backfill import mark_range

@@ -17,8 +17,8 @@ from django.utils.dateparse import parse_datetime
 
 from analysis.choices import FindingKind, FindingMetric, FindingState
 from analysis.models import Finding
-from analysis.services.modes import analyze_sweep
-from analysis.services.runs import analyze_throughput_run
+from analysis.services.run_analyses import analyze_throughput_run
+from analysis.services.sweep_modes import analyze_sweep
 from analysis.services.timeline import facts_diff, version_changes
 from analysis.tests.services.fixtures import MIB, facts, flow_sweep, ramp_run, snapshot, throughput_run, udp_run
 from fathom.testing import FathomTestCase

@@ -15,9 +15,9 @@ from analysis.choices import Diagnosis, FindingMetric, RttModeVerdict
 from analysis.models import Finding, RunAnalysis, SweepModes
 from analysis.services import shaping
 from analysis.services.grid import mesh_grid
-from analysis.services.modes import path_modes_now, sweep_modes_near
 from analysis.services.paths import path_report
-from analysis.services.runs import analyze_recent
+from analysis.services.run_analyses import analyze_recent
+from analysis.services.sweep_modes import path_modes_now, sweep_modes_near
 from analysis.tests.services.fixtures import MIB, T0, facts, flow_sweep, pings, snapshot, throughput_run, udp_run
 from fathom.testing import FathomTestCase
 from meshes.models import Mesh, MeshMember

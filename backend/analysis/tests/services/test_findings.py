@@ -14,7 +14,7 @@ from analysis.choices import Diagnosis, FindingKind, FindingMetric, FindingState
 from analysis.models import Finding, SweepModes
 from analysis.services.findings import detect_findings, reconcile_findings
 from analysis.services.inputs import path_loss
-from analysis.services.runs import analyze_recent
+from analysis.services.run_analyses import analyze_recent
 from analysis.tests.services.fixtures import (
     MIB,
     T0,
@@ -296,7 +296,7 @@ class FindingTests(FathomTestCase):
         assert not Finding.objects.exists()
 
     def _sweeps(self, start: datetime, count: int, modes: list[tuple[float, int]]) -> None:
-        """Stored sweep analyses (as analysis.services.modes writes them), every 15 minutes."""
+        """Stored sweep analyses (as analysis.services.sweep_modes writes them), every 15 minutes."""
         SweepModes.objects.bulk_create(
             SweepModes(
                 run_id=uuid.uuid4(),

@@ -14,10 +14,10 @@ from django.test import override_settings
 
 from analysis.choices import Diagnosis, FindingMetric, RttModeVerdict
 from analysis.models import AnalysisPass, RunAnalysis, SweepModes
-from analysis.services import runs as run_service
+from analysis.services import run_analyses as run_service
 from analysis.services.findings import ALL_METRICS
 from analysis.services.inputs import path_loss
-from analysis.services.runs import analyze_range, analyze_recent, new_data_window, recently_received_metrics
+from analysis.services.run_analyses import analyze_range, analyze_recent, new_data_window, recently_received_metrics
 from analysis.tests.services.fixtures import (
     MIB,
     T0,

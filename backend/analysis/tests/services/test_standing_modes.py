@@ -14,8 +14,8 @@ from analysis.choices import RttModeVerdict
 from analysis.models import StandingModes
 from analysis.modes import CurrentModes, ModeVerdict, SweepSummary
 from analysis.services.grid import mesh_grid
-from analysis.services.modes import MODES_LOOKBACK, standing_valid_until
-from analysis.services.runs import analyze_recent
+from analysis.services.run_analyses import analyze_recent
+from analysis.services.sweep_modes import MODES_LOOKBACK, standing_valid_until
 from analysis.tests.services.fixtures import MIB, T0, facts, flow_sweep, snapshot, throughput_run
 from fathom.testing import FathomTestCase
 from meshes.models import Mesh, MeshMember

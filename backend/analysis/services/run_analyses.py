@@ -29,8 +29,8 @@ from analysis.run_judgement import judge_run
 from analysis.runs import RunInputs, options_key
 from analysis.services.findings import ALL_METRICS, detect_findings
 from analysis.services.inputs import as_dict, data_direction, interval_rows, is_udp, surroundings
-from analysis.services.modes import analyze_sweep, overlapped_paths, refresh_standing_modes
 from analysis.services.ramps import request_policer_ramp
+from analysis.services.sweep_modes import analyze_sweep, overlapped_paths, refresh_standing_modes
 from inventory.models import Agent
 from measurements.choices import RunStatus, TestType
 from measurements.models import Run
