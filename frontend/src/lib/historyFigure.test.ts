@@ -2,7 +2,8 @@ import { describe, expect, it } from "vitest";
 
 import { DESTINATION, FINDING, SOURCE } from "../test/analysisFixtures";
 import { TIMELINE } from "../test/timelineFixtures";
-import { historyFigure, rowDomains, spanningXAxis, withGaps, type PathHistory } from "./historyFigure";
+import { historyFigure, rowDomains, spanningXAxis, type PathHistory } from "./historyFigure";
+import { withGaps } from "./rttTraces";
 
 function rtt(t: string, p50: number) {
   return { t, min: p50 - 1, p10: p50 - 0.5, p50, p90: p50 + 2, max: p50 + 5, count: 60, sent: 60, lost: 3, loss: 0.05 };

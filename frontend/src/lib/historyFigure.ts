@@ -12,6 +12,7 @@ import type { Data, Layout, LayoutAxis, Shape } from "plotly.js";
 import type { Schemas } from "../api/client";
 import type { Finding } from "../api/queries";
 import type { PathTimeline } from "../api/timelineQueries";
+import { gapTimes, rttTraces, withGaps } from "./rttTraces";
 import { ceilingTraces, changeLines, eventTraces, hasEcmpModes, modeTraces, runTraces } from "./timelineTraces";
 
 export type PathHistory = Schemas["PathHistory"];
@@ -85,35 +86,9 @@ export function spanningXAxis(times: readonly string[], bucketS: number, anchor:
   return { ...axis, range: [new Date(lo - pad).toISOString(), new Date(hi + pad).toISOString()] };
 }
 
-export function withGaps<T extends { t: string }>(points: readonly T[], bucketS: number): (T | null)[] {
-  const out: (T | null)[] = [];
-  let previous: number | null = null;
-  for (const point of points) {
-    const ms = new Date(point.t).getTime();
-    if (previous !== null && ms - previous > 1.5 * bucketS * 1000) {
-      out.push(null);
-    }
-    out.push(point);
-    previous = ms;
-  }
-  return out;
-}
-
-function times(rows: readonly ({ t: string } | null)[], bucketS: number): string[] {
-  let last = "";
-  return rows.map((row) => {
-    if (row === null) {
-      // A gap row sits one bucket after the point before it.
-      return last === "" ? "" : new Date(new Date(last).getTime() + bucketS * 1000).toISOString();
-    }
-    last = row.t;
-    return row.t;
-  });
-}
-
 function throughputTraces(points: readonly HistoryThroughputPoint[], bucketS: number, label: string, color: string): Data[] {
   const rows = withGaps(points, bucketS);
-  const x = times(rows, bucketS);
+  const x = gapTimes(rows, bucketS);
   const band = color === FORWARD ? "rgba(31, 119, 180, 0.15)" : "rgba(255, 127, 14, 0.15)";
   return [
     { type: "scatter", mode: "lines", x, y: rows.map((r) => r?.min_bps ?? null), line: { width: 0 }, showlegend: false,
@@ -128,30 +103,6 @@ function throughputTraces(points: readonly HistoryThroughputPoint[], bucketS: nu
     { type: "bar", x: points.map((p) => p.t), y: points.map((p) => p.retransmits), name: `${label} retransmits`,
       marker: { color }, yaxis: ROWS.retransmits.axis, showlegend: false,
       hovertemplate: "%{y} retransmits<extra>" + label + "</extra>" },
-  ] as Data[];
-}
-
-function rttTraces(points: readonly HistoryRttPoint[], bucketS: number): Data[] {
-  const rows = withGaps(points, bucketS);
-  const x = times(rows, bucketS);
-  return [
-    { type: "scatter", mode: "lines", x, y: rows.map((r) => r?.p10 ?? null), line: { width: 0 }, showlegend: false,
-      hoverinfo: "skip", yaxis: ROWS.rtt.axis, connectgaps: false },
-    { type: "scatter", mode: "lines", x, y: rows.map((r) => r?.p90 ?? null), line: { width: 0 }, fill: "tonexty",
-      fillcolor: "rgba(44, 160, 44, 0.2)", name: "RTT p10–p90", yaxis: ROWS.rtt.axis, connectgaps: false,
-      hovertemplate: "p90 %{y:.2f} ms<extra></extra>" },
-    // Markers while the points are few: a line of two buckets on a day's axis is invisible.
-    { type: "scatter", mode: points.length > 200 ? "lines" : "lines+markers", x, y: rows.map((r) => r?.p50 ?? null),
-      name: "RTT median", line: { color: "#2ca02c", width: 1.5 }, marker: { size: 4 }, yaxis: ROWS.rtt.axis,
-      connectgaps: false,
-      hovertemplate: "median %{y:.2f} ms<extra></extra>" },
-    { type: "scatter", mode: "lines", x, y: rows.map((r) => r?.min ?? null), name: "RTT min",
-      line: { color: "#1b5e20", width: 1, dash: "dot" }, yaxis: ROWS.rtt.axis, connectgaps: false,
-      hovertemplate: "min %{y:.2f} ms<extra></extra>" },
-    { type: "bar", x: points.map((p) => p.t), y: points.map((p) => p.loss * 100), name: "loss",
-      marker: { color: "rgba(214, 39, 40, 0.6)" }, yaxis: ROWS.loss.axis,
-      customdata: points.map((p) => [p.lost, p.sent]),
-      hovertemplate: "%{y:.2f} %% (%{customdata[0]} of %{customdata[1]})<extra>loss</extra>" },
   ] as Data[];
 }
 
@@ -266,7 +217,7 @@ export function historyFigure(
           ...runTraces(timeline.reverse.runs, reverse, REVERSE, ROWS.throughput.axis),
         ]),
     ...failedTrace(failed),
-    ...rttTraces(history.rtt, history.bucket_s),
+    ...rttTraces(history.rtt, history.bucket_s, { rtt: ROWS.rtt.axis, loss: ROWS.loss.axis }),
     ...modes,
     ...events,
     ...(ownLoad.length > 0 ? [ownLoadLegend()] : []),

@@ -4,8 +4,9 @@
 import type { Data, Layout } from "plotly.js";
 
 import type { PathRoutes } from "../api/routeQueries";
-import type { TargetPath, TargetRoutes, TargetRttPoint, TargetRttSeries, TargetRun } from "../api/targetQueries";
-import { spanningXAxis, withGaps } from "./historyFigure";
+import type { TargetPath, TargetRoutes, TargetRttSeries, TargetRun } from "../api/targetQueries";
+import { spanningXAxis } from "./historyFigure";
+import { rttTraces } from "./rttTraces";
 
 /** The target page of one agent -> target path. */
 export function targetHref(sourceId: string, target: string): string {
@@ -127,43 +128,12 @@ export function failedRunsIn(runs: readonly TargetRun[], from: string, to: strin
 const RTT_AXIS = "y";
 const LOSS_AXIS = "y2";
 
-/** Each point's time, with a gap row one bucket after the point before it. */
-function gapTimes(rows: readonly (TargetRttPoint | null)[], bucketS: number): string[] {
-  let last = "";
-  return rows.map((row) => {
-    if (row === null) {
-      return last === "" ? "" : new Date(new Date(last).getTime() + bucketS * 1000).toISOString();
-    }
-    last = row.t;
-    return row.t;
-  });
-}
-
 export function targetRttFigure(
   series: TargetRttSeries,
   failed: readonly TargetRun[],
 ): { data: Data[]; layout: Partial<Layout> } {
   const points = series.points;
-  const rows = withGaps(points, series.bucket_s);
-  const x = gapTimes(rows, series.bucket_s);
-  const many = points.length > 200;
-  const data: Data[] = [
-    { type: "scatter", mode: "lines", x, y: rows.map((r) => r?.p10 ?? null), line: { width: 0 }, showlegend: false,
-      hoverinfo: "skip", yaxis: RTT_AXIS, connectgaps: false },
-    { type: "scatter", mode: "lines", x, y: rows.map((r) => r?.p90 ?? null), line: { width: 0 }, fill: "tonexty",
-      fillcolor: "rgba(44, 160, 44, 0.2)", name: "RTT p10–p90", yaxis: RTT_AXIS, connectgaps: false,
-      hovertemplate: "p90 %{y:.2f} ms<extra></extra>" },
-    { type: "scatter", mode: many ? "lines" : "lines+markers", x, y: rows.map((r) => r?.p50 ?? null),
-      name: "RTT median", line: { color: "#2ca02c", width: 1.5 }, marker: { size: 4 }, yaxis: RTT_AXIS,
-      connectgaps: false, hovertemplate: "median %{y:.2f} ms<extra></extra>" },
-    { type: "scatter", mode: "lines", x, y: rows.map((r) => r?.min ?? null), name: "RTT min",
-      line: { color: "#1b5e20", width: 1, dash: "dot" }, yaxis: RTT_AXIS, connectgaps: false,
-      hovertemplate: "min %{y:.2f} ms<extra></extra>" },
-    { type: "bar", x: points.map((p) => p.t), y: points.map((p) => p.loss * 100), name: "loss",
-      marker: { color: "rgba(214, 39, 40, 0.6)" }, yaxis: LOSS_AXIS,
-      customdata: points.map((p) => [p.lost, p.sent]),
-      hovertemplate: "%{y:.2f} %% (%{customdata[0]} of %{customdata[1]})<extra>loss</extra>" },
-  ] as Data[];
+  const data: Data[] = rttTraces(points, series.bucket_s, { rtt: RTT_AXIS, loss: LOSS_AXIS });
   if (failed.length > 0) {
     data.push({
       type: "scatter",

@@ -18,7 +18,7 @@ import { ChoiceBadge } from "../components/StatusBadge";
 import { formatAgo, formatUtc } from "../lib/format";
 import { alertWindow, matcherText, pathEnds, pathLink, silenceFor } from "../lib/incidents";
 import { useCan } from "../lib/roles";
-import { rttLayout, rttTraces } from "../lib/rttTraces";
+import { bucketsOf, rttLayout, rttTraces } from "../lib/rttTraces";
 
 function failure(error: Error | null): string | null {
   if (error === null) {
@@ -163,7 +163,7 @@ function AlertRttChart({ alert }: { alert: IncidentAlert }) {
   const ends = pathEnds(alert);
   const span = useMemo(() => alertWindow(alert, new Date()), [alert]);
   const series = useRttWindow(ends?.source ?? "", ends?.destination ?? "", span.start, span.end, 400);
-  const traces = useMemo(() => (series.data === undefined ? [] : rttTraces(series.data.points, series.data.bucket_s)), [series.data]);
+  const traces = useMemo(() => (series.data === undefined ? [] : rttTraces(bucketsOf(series.data.points), series.data.bucket_s)), [series.data]);
   const layout = useMemo(() => rttLayout(span.start, span.end), [span]);
   if (ends === null) {
     return null;
