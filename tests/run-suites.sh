@@ -39,8 +39,10 @@ SUITES=${SUITES//system-/SYSTEM-}
 SUITES=${SUITES//system/system-loopback system-lab system-faults}
 SUITES=${SUITES//SYSTEM-/system-}
 
+# ruff, then vulture for dead code (backend/pyproject.toml [tool.vulture]).
 suite_ruff() {
-  cd backend && "$VENV/bin/ruff" check . ../tests ../contract && "$VENV/bin/ruff" format --check . ../tests ../contract
+  cd backend && "$VENV/bin/ruff" check . ../tests ../contract && "$VENV/bin/ruff" format --check . ../tests ../contract &&
+    "$VENV/bin/vulture"
 }
 suite_mypy() {
   (cd backend && "$VENV/bin/mypy" . ../contract/codegen.py) && (cd tests && "$VENV/bin/mypy" --config-file mypy.ini system lab compose interop fakes)
@@ -70,9 +72,11 @@ suite_go() {
 suite_frontend() {
   # check:api fails when src/api/schema.d.ts no longer matches backend/openapi.yaml. The build
   # suite has built the bundle, and `npm run build` type-checks every source, tests included,
-  # before bundling (ensure_built rebuilds when a source is newer than the bundle).
+  # before bundling (ensure_built rebuilds when a source is newer than the bundle). knip fails
+  # on unused files, dependencies and exports (frontend/knip.json).
   export NO_COLOR=1
-  { frontend_is_built || make -s frontend; } && cd frontend && npm run -s check:api && npm run -s lint && npm test --silent
+  { frontend_is_built || make -s frontend; } && cd frontend && npm run -s check:api && npm run -s lint && npm run -s deadcode &&
+    npm test --silent
 }
 # The agent, the lab tool and the UI bundle, built once before anything runs them (a rebuild
 # while a lane runs them would swap files under running tests).

@@ -207,12 +207,6 @@ def slow_start_rounds(bdp_bytes: float, mss_bytes: int) -> int:
     return max(0, math.ceil(math.log2(bdp_bytes / (INITIAL_WINDOW_SEGMENTS * mss_bytes))))
 
 
-def recommended_omit_s(rate_bps: float, rtt_s: float, mss_bytes: int) -> float:
-    """iperf3 --omit that keeps slow start out of the steady rate: max(2 s, 2 x n x rtt)."""
-    rounds = slow_start_rounds(rate_bps * rtt_s / 8, mss_bytes)
-    return max(2.0, 2 * rounds * rtt_s)
-
-
 def buffer_for_rate_bytes(rate_bps: float, rtt_s: float, window_fraction: float) -> int:
     """The socket buffer whose window sustains rate_bps over rtt_s (what to set tcp_rmem[2] to)."""
     if rate_bps <= 0 or rtt_s <= 0 or not 0 < window_fraction <= 1:

@@ -18,13 +18,6 @@ HYPERTABLES = (
 )
 
 
-def timescaledb_license() -> str:
-    with connection.cursor() as cursor:
-        cursor.execute("SELECT current_setting('timescaledb.license', true)")
-        row = cursor.fetchone()
-    return str(row[0]) if row and row[0] else "unknown"
-
-
 def raw_retention_cutoff(now: datetime | None = None, days: int | None = None) -> datetime:
     """Where the raw retention (`days`, FATHOM_RAW_RETENTION_DAYS by default) begins: what is
     older is dropped, and so is every record that only served it."""

@@ -38,6 +38,15 @@ class RunOutcome(models.TextChoices):
     CANCELED = "canceled"
 
 
+# The one account of pScheduler's run states (run_state.sql) that intake and mapping read.
+RUN_OVER = frozenset(RunOutcome)  # anything else may still change
+RUN_FAILED = RUN_OVER - {RunOutcome.FINISHED}
+# Runs that never started; with a planned slot they are Fathom's "missed".
+RUN_NEVER_STARTED = frozenset({RunOutcome.NONSTART, RunOutcome.MISSED})
+# Runs still to come or under way.
+RUN_UNDERWAY = frozenset({"scheduling", "pending", "on-deck", "running", "cleanup"})
+
+
 registry.register(
     "tls_mode", TlsMode, {TlsMode.SYSTEM: "#1a7f37", TlsMode.CA_BUNDLE: "#0969da", TlsMode.PINNED: "#8250df"}
 )

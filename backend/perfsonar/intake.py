@@ -22,7 +22,7 @@ from measurements.models import Run
 from meshes.models import MeshTest
 from meshes.services.paths import Path, mesh_paths, mesh_test_id
 from meshes.specs import normalize_spec
-from perfsonar.choices import TaskState
+from perfsonar.choices import RUN_OVER, TaskState
 from perfsonar.client import PSchedulerClient, PSchedulerError
 from perfsonar.mapping import MappingError, Placement, PsRun, result_id, run_from_record, to_result
 from perfsonar.mapping.kinds import KIND_OF_TEST
@@ -30,8 +30,6 @@ from perfsonar.models import Node, Task
 from perfsonar.nodes import delete_task, note_error
 from perfsonar.reconcile import SyncReport, node_clients
 
-# pScheduler runs that are over (run_state.sql); anything else may still change.
-TERMINAL_STATES = frozenset({"finished", "overdue", "missed", "failed", "preempted", "nonstart", "canceled"})
 # The longest a run lasts (throughput: 300 s, 60 s omitted, pScheduler's setup).
 POLL_OVERLAP = timedelta(minutes=10)
 # pScheduler keeps finished runs 2 days: past that nothing is left to poll.
@@ -192,7 +190,7 @@ def _poll_task(client: PSchedulerClient, task: Task, horizon: datetime, now: dat
     known = set(Run.objects.filter(id__in=ids.values()).values_list("id", flat=True))
     for url in (url for url, run_id in ids.items() if run_id not in known):
         record = client.run(url)
-        if record.get("state") not in TERMINAL_STATES:
+        if record.get("state") not in RUN_OVER:
             begun = _start_of(record)
             if begun is not None:
                 polled_until = min(polled_until, begun)

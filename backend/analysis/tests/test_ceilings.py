@@ -13,7 +13,6 @@ from analysis.ceilings import (
     loss_ceiling,
     parse_kernel_version,
     receive_window_fraction,
-    recommended_omit_s,
     slow_start_rounds,
     socket_buffer_bytes,
     window_ceiling,
@@ -128,8 +127,6 @@ def test_slow_start_at_148_ms() -> None:
     assert slow_start_rounds(10e9 * 0.148 / 8, 1448) == 14
     assert pytest.approx(2.1, abs=0.03) == 14 * 0.148
     assert slow_start_rounds(10e9 * 0.148 / 8, 8948) == 12
-    assert recommended_omit_s(10e9, 0.148, 1448) == pytest.approx(2 * 14 * 0.148)
-    assert recommended_omit_s(100e6, 0.001, 1448) == 2.0
 
 
 def test_buffer_advice_for_seed_000() -> None:

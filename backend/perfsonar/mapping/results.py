@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from perfsonar.choices import RUN_FAILED, RUN_NEVER_STARTED, RUN_UNDERWAY, RunOutcome
 from perfsonar.mapping.fields import as_boolean, as_text, as_uuid, clip, fail, optional_text, required, utc_text
 from perfsonar.mapping.kinds import KIND_OF_TEST, TEST_OF_KIND, no_kind_reason
 from perfsonar.mapping.placement import Placement
@@ -14,12 +15,6 @@ from perfsonar.mapping.rtt import to_ping
 from perfsonar.mapping.runs import PsRun, result_id
 from perfsonar.mapping.throughput import to_throughput
 from perfsonar.mapping.trace import to_trace
-
-# Run states (run_state.sql): those still to come, and the final ones other than "finished".
-UNFINISHED_STATES = frozenset({"scheduling", "pending", "on-deck", "running", "cleanup"})
-FAILED_STATES = frozenset({"overdue", "missed", "failed", "preempted", "nonstart", "canceled"})
-# Runs that never started; with a planned slot they are Fathom's "missed".
-NEVER_STARTED_STATES = frozenset({"nonstart", "missed"})
 
 MAX_ERROR_LENGTH = 2000  # the contract's bound on a result's error
 
@@ -51,21 +46,21 @@ def _outcome(run: PsRun, placement: Placement) -> tuple[str, str]:
     """(status, error) of the run; a run still under way cannot be mapped yet."""
     result = run.result
     # The archiver may read a run whose merged result is in before its state moves on.
-    if run.state == "finished" or (run.state in UNFINISHED_STATES and result is not None):
+    if run.state == RunOutcome.FINISHED or (run.state in RUN_UNDERWAY and result is not None):
         if result is None:
             fail("result", f"missing from a {run.state} run")
         if as_boolean(required(result, "succeeded", "result"), "result/succeeded"):
             return "ok", ""
         error = optional_text(result.get("error"), "result/error", 100_000).strip()
         return "failed", clip(error or "the pScheduler run did not succeed and gave no reason", MAX_ERROR_LENGTH)
-    if run.state in FAILED_STATES:
+    if run.state in RUN_FAILED:
         result_error = ""
         if result is not None:
             result_error = optional_text(result.get("error"), "result/error", 100_000).strip()
         reason = run.errors.strip() or result_error or run.state_display.strip() or run.state
-        status = "missed" if run.state in NEVER_STARTED_STATES and placement.slot_id else "failed"
+        status = "missed" if run.state in RUN_NEVER_STARTED and placement.slot_id else "failed"
         return status, clip(f"pScheduler run {run.state}: {reason}", MAX_ERROR_LENGTH)
-    if run.state in UNFINISHED_STATES:
+    if run.state in RUN_UNDERWAY:
         fail("run/state", f"the run is still {run.state}: map it once it has finished")
     fail("run/state", f"{run.state!r} is not a pScheduler run state")
 

@@ -14,7 +14,6 @@ export type MeshDraftRequest = Schemas["MeshDraftRequest"];
 /** What saving a mesh would do to the plan: per agent slots and demand, and conflicts. */
 export type PlanPreview = Schemas["MeshPreview"];
 export type PlanPreviewAgent = Schemas["AgentPlanEffect"];
-export type PlanConflict = Schemas["PlanConflict"];
 
 function meshPath(name: string): string {
   return `/meshes/${encodeURIComponent(name)}/`;

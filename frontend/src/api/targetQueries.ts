@@ -8,7 +8,6 @@ import { ANALYSIS_REFRESH_MS, REFRESH_MS } from "./queries";
 export type TargetPath = Schemas["Target"];
 export type TargetList = Schemas["TargetList"];
 export type TargetRttSeries = Schemas["TargetRttSeries"];
-export type TargetRttPoint = Schemas["TargetRttPoint"];
 export type TargetRuns = Schemas["TargetRuns"];
 export type TargetRun = Schemas["TargetRun"];
 export type TargetRoutes = Schemas["TargetRoutes"];

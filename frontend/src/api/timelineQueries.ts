@@ -10,7 +10,6 @@ export type TimelineRun = Schemas["TimelineRun"];
 export type TimelineSweep = Schemas["TimelineSweep"];
 export type TimelineFinding = Schemas["TimelineFinding"];
 export type TimelineTuningChange = Schemas["TimelineTuningChange"];
-export type TimelineVersionChange = Schemas["TimelineVersionChange"];
 
 /** The same range as the history's (`live`: leave `to` out, so the server reads up to its now). */
 export function usePathTimeline(source: string, destination: string, from: Date, to: Date, live: boolean) {

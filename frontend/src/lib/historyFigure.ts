@@ -16,7 +16,6 @@ import { gapTimes, rttTraces, withGaps } from "./rttTraces";
 import { ceilingTraces, changeLines, eventTraces, hasEcmpModes, modeTraces, runTraces } from "./timelineTraces";
 
 export type PathHistory = Schemas["PathHistory"];
-export type HistoryRttPoint = PathHistory["rtt"][number];
 export type HistoryThroughputPoint = PathHistory["throughput"][number];
 
 /** A run that did not measure, as GET /paths/runs/?status=failed returns it. */
