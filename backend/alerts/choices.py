@@ -107,6 +107,11 @@ class EventKind(models.TextChoices):
 
 
 registry.register("alert_severity", Severity, SEVERITY_COLORS)
+# A rule's kind and what a threshold rule compares, with the labels the rule editor shows (no
+# colour of their own).
+registry.register("alert_rule_kind", RuleKind, dict.fromkeys(RuleKind, "#57606a"))
+registry.register("alert_metric", ThresholdMetric, dict.fromkeys(ThresholdMetric, "#57606a"))
+registry.register("alert_comparison", Comparison, dict.fromkeys(Comparison, "#57606a"))
 registry.register("alert_state", AlertState, ALERT_STATE_COLORS)
 registry.register("incident_status", IncidentStatus, INCIDENT_STATUS_COLORS)
 registry.register("delivery_status", DeliveryStatus, DELIVERY_STATUS_COLORS)

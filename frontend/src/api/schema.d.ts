@@ -1576,6 +1576,9 @@ export interface components {
         Choices: {
             agent_kind: components["schemas"]["Choice"][];
             agent_status: components["schemas"]["Choice"][];
+            alert_comparison: components["schemas"]["Choice"][];
+            alert_metric: components["schemas"]["Choice"][];
+            alert_rule_kind: components["schemas"]["Choice"][];
             alert_severity: components["schemas"]["Choice"][];
             alert_state: components["schemas"]["Choice"][];
             audit_action: components["schemas"]["Choice"][];

@@ -1,6 +1,6 @@
 import { useState } from "react";
 
-import { ApiError } from "../api/client";
+import { ApiError, type Schemas } from "../api/client";
 import {
   useAlertRules,
   useChannels,
@@ -14,26 +14,22 @@ import {
   type Channel,
   type Delivery,
 } from "../api/alertQueries";
+import { useChoices } from "../api/queries";
 import { Panel } from "../components/Panel";
 import { LoadError, Loading } from "../components/QueryState";
+import { conditionText, ruleLabel } from "../lib/alertRules";
 import { formatDuration, formatUtc } from "../lib/format";
 import { channelConfig, matcherText, type ChannelKind } from "../lib/incidents";
 import { useCan } from "../lib/roles";
 
-const COMPARISONS: Record<string, string> = { lt: "<", le: "≤", gt: ">", ge: "≥" };
-
-const THRESHOLD_METRICS = [
-  { value: "throughput_fraction", label: "throughput / ceiling" },
-  { value: "loss", label: "ping loss (fraction)" },
-  { value: "rtt_p50", label: "RTT p50 (ms)" },
-  { value: "mode_count", label: "RTT mode count" },
-] as const;
+type Comparison = Schemas["ComparisonEnum"];
 
 /** A threshold rule: metric, comparison, value, k of the last n runs, optional scope. */
 function NewThresholdRule() {
+  const choices = useChoices();
   const [name, setName] = useState("");
-  const [metric, setMetric] = useState<(typeof THRESHOLD_METRICS)[number]["value"]>("throughput_fraction");
-  const [comparison, setComparison] = useState<"lt" | "gt">("lt");
+  const [metric, setMetric] = useState("throughput_fraction");
+  const [comparison, setComparison] = useState<Comparison>("lt");
   const [value, setValue] = useState("0.5");
   const [k, setK] = useState(2);
   const [n, setN] = useState(3);
@@ -62,16 +58,19 @@ function NewThresholdRule() {
     >
       New threshold rule{" "}
       <input aria-label="Rule name" value={name} placeholder="throughput under half" onChange={(e) => { setName(e.target.value); }} />{" "}
-      <select aria-label="Metric" value={metric} onChange={(e) => { setMetric(e.target.value as typeof metric); }}>
-        {THRESHOLD_METRICS.map((m) => (
+      <select aria-label="Metric" value={metric} onChange={(e) => { setMetric(e.target.value); }}>
+        {(choices.data?.alert_metric ?? [{ value: metric, label: metric }]).map((m) => (
           <option key={m.value} value={m.value}>
             {m.label}
           </option>
         ))}
       </select>{" "}
-      <select aria-label="Comparison" value={comparison} onChange={(e) => { setComparison(e.target.value as "lt" | "gt"); }}>
-        <option value="lt">&lt;</option>
-        <option value="gt">&gt;</option>
+      <select aria-label="Comparison" value={comparison} onChange={(e) => { setComparison(e.target.value as Comparison); }}>
+        {(choices.data?.alert_comparison ?? [{ value: comparison, label: comparison }]).map((c) => (
+          <option key={c.value} value={c.value}>
+            {c.label}
+          </option>
+        ))}
       </select>{" "}
       <input aria-label="Value" className="narrow" value={value} onChange={(e) => { setValue(e.target.value); }} /> in{" "}
       <input aria-label="k" className="narrow" type="number" min={1} value={k} onChange={(e) => { setK(Number(e.target.value)); }} /> of the last{" "}
@@ -91,6 +90,7 @@ function NewThresholdRule() {
 
 function Rules({ canEdit }: { canEdit: boolean }) {
   const rules = useAlertRules();
+  const choices = useChoices();
   const update = useUpdateRule();
   if (rules.isPending) {
     return <Loading what="rules" />;
@@ -137,18 +137,8 @@ function Rules({ canEdit }: { canEdit: boolean }) {
               {rule.name}
               {rule.enabled === false && " (off)"}
             </td>
-            <td>{rule.kind}</td>
-            <td>
-              {rule.kind === "threshold"
-                ? `${rule.metric ?? ""} ${COMPARISONS[rule.comparison ?? ""] ?? ""} ${String(rule.value)} in ${String(rule.k)} of ${String(rule.n)} runs`
-                : rule.kind === "no_data"
-                  ? `${String(rule.k)} of ${String(rule.n)} runs failed, or 3 intervals late`
-                  : rule.metric !== undefined && rule.metric !== ""
-                    ? `a ${rule.metric} finding`
-                    : rule.kind === "agent_down"
-                      ? "no contact for 3 polls"
-                      : "any finding"}
-            </td>
+            <td>{ruleLabel(choices.data, "alert_rule_kind", rule.kind)}</td>
+            <td>{conditionText(rule, choices.data)}</td>
             <td>{rule.severity}</td>
             <td>{rule.pending_s === undefined || rule.pending_s === 0 ? "–" : formatDuration(rule.pending_s)}</td>
             <td>{formatDuration(rule.hold_s ?? 0)}</td>
