@@ -10,3 +10,8 @@ def rate_text(rate_bps: float | None) -> str:
     if rate_bps >= 1e9:
         return f"{rate_bps / 1e9:.2f} Gbit/s"
     return f"{rate_bps / 1e6:.1f} Mbit/s"
+
+
+def loss_fraction(lost: int, sent: int) -> float | None:
+    """lost / sent, or None when nothing was sent (no packets say nothing of loss)."""
+    return lost / sent if sent > 0 else None

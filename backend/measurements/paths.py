@@ -11,6 +11,7 @@ from typing import Any
 
 from django.db import connection
 
+from core.units import loss_fraction
 from inventory.models import Agent
 from measurements.models import PathLatestRun
 
@@ -47,7 +48,7 @@ class RttPoint:
 
     @property
     def loss_fraction(self) -> float | None:
-        return self.lost / self.sent if self.sent else None
+        return loss_fraction(self.lost, self.sent)
 
 
 RTT_SQL = """

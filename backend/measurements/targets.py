@@ -17,6 +17,7 @@ from typing import Any
 
 from django.db import connection
 
+from core.units import loss_fraction
 from inventory.models import Agent
 from measurements.choices import TestType
 from measurements.models import TargetLatestRun
@@ -125,7 +126,7 @@ class TargetRttPoint:
 
     @property
     def loss_fraction(self) -> float | None:
-        return self.lost / self.sent if self.sent else None
+        return loss_fraction(self.lost, self.sent)
 
 
 # The history rollups' aggregate (history/aggregates.py), over one target's runs.

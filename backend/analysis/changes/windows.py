@@ -14,6 +14,7 @@ from datetime import datetime
 import numpy as np
 
 from analysis.changes.episodes import require_positive
+from core.units import loss_fraction
 
 
 @dataclass(frozen=True)
@@ -30,7 +31,7 @@ class RttWindow:
 
     @property
     def loss_fraction(self) -> float | None:
-        return self.lost / self.sent if self.sent > 0 else None
+        return loss_fraction(self.lost, self.sent)
 
 
 def rtt_windows(samples: Sequence[tuple[datetime, float | None]], *, window_s: int = 300) -> list[RttWindow]:
