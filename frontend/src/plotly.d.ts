@@ -1,4 +1,5 @@
-// plotly.js-dist-min is the prebuilt bundle of plotly.js and ships without types.
-declare module "plotly.js-dist-min" {
+// plotly.js-basic-dist-min is plotly.js prebuilt with only the traces Fathom draws (scatter and
+// bar; pie comes with it) and ships without types.
+declare module "plotly.js-basic-dist-min" {
   export * from "plotly.js";
 }

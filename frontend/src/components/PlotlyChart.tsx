@@ -3,12 +3,12 @@
 import type { Config, Data, Layout, PlotMouseEvent, PlotRelayoutEvent } from "plotly.js";
 import { useEffect, useRef, useState } from "react";
 
-type PlotlyModule = typeof import("plotly.js-dist-min");
+type PlotlyModule = typeof import("plotly.js-basic-dist-min");
 
 let plotlyLoading: Promise<PlotlyModule> | null = null;
 
 function loadPlotly(): Promise<PlotlyModule> {
-  plotlyLoading ??= import("plotly.js-dist-min");
+  plotlyLoading ??= import("plotly.js-basic-dist-min");
   return plotlyLoading;
 }
 
