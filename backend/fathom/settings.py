@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
@@ -94,6 +95,17 @@ STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
+# Vite names every bundle file by its content's hash (assets/index-Bw42Z2RV.js): a browser may
+# keep it for good (whitenoise then sends max-age of ten years, immutable); index.html, which
+# names them, is served with no-cache (fathom/spa.py).
+VITE_ASSET = re.compile(r"/assets/[^/]+-[A-Za-z0-9_-]{8}\.[a-z0-9]+$")
+
+
+def immutable_vite_asset(path: str, url: str) -> bool:
+    return VITE_ASSET.search(url) is not None
+
+
+WHITENOISE_IMMUTABLE_FILE_TEST = immutable_vite_asset
 
 SESSION_COOKIE_SECURE = env_bool("FATHOM_SECURE_COOKIES", default=False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE

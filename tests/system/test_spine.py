@@ -7,6 +7,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import re
 import socket
 import subprocess
 import time
@@ -70,6 +71,19 @@ def test_idle_browser_connections_do_not_stall_the_api(stack: Stack) -> None:
         for connection in idle:
             connection.close()
     assert reply.ok and took < 10, took
+
+
+def test_the_bundle_is_compressed_and_cached_for_good_and_its_page_never(stack: Stack) -> None:
+    """Vite's hashed files change name when they change: a browser keeps them (immutable, ten
+    years) and takes them compressed; index.html, which names them, is asked again each time."""
+    page = requests.get(f"{stack.url}/", timeout=10)
+    assert page.ok and page.headers["Cache-Control"] == "no-cache", page.headers
+    scripts = re.findall(r'src="(/static/assets/[^"]+\.js)"', page.text)
+    assert scripts, page.text[:500]
+    bundle = requests.get(f"{stack.url}{scripts[0]}", headers={"Accept-Encoding": "gzip, br"}, timeout=10)
+    assert bundle.ok, bundle.status_code
+    assert "immutable" in bundle.headers["Cache-Control"] and "max-age=315360000" in bundle.headers["Cache-Control"]
+    assert bundle.headers.get("Content-Encoding") in {"gzip", "br"}, bundle.headers
 
 
 def test_ping_samples_of_both_directions_are_stored(measured: Stack) -> None:
