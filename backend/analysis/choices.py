@@ -70,3 +70,5 @@ class FindingKind(models.TextChoices):
 registry.register("diagnosis", Diagnosis, DIAGNOSIS_COLORS)
 registry.register("rtt_mode_verdict", RttModeVerdict, RTT_MODE_VERDICT_COLORS)
 registry.register("finding_state", FindingState, FINDING_STATE_COLORS)
+# What a finding is about, as rules and filters name it (no colour of its own).
+registry.register("finding_metric", FindingMetric, dict.fromkeys(FindingMetric, "#57606a"))

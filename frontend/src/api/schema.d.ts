@@ -1585,6 +1585,7 @@ export interface components {
             audit_object: components["schemas"]["Choice"][];
             delivery_status: components["schemas"]["Choice"][];
             diagnosis: components["schemas"]["Choice"][];
+            finding_metric: components["schemas"]["Choice"][];
             finding_state: components["schemas"]["Choice"][];
             incident_status: components["schemas"]["Choice"][];
             perfsonar_task_state: components["schemas"]["Choice"][];

@@ -8,6 +8,7 @@ const CHOICES = choices({
   alert_metric: [{ value: "throughput_fraction", label: "Throughput as a fraction of its ceiling", color: "#57606a" }],
   alert_comparison: [{ value: "le", label: "<=", color: "#57606a" }],
   alert_rule_kind: [{ value: "no_data", label: "No data", color: "#57606a" }],
+  finding_metric: [{ value: "rtt", label: "RTT", color: "#57606a" }],
 });
 
 function rule(fields: Partial<AlertRule>): AlertRule {
@@ -27,7 +28,7 @@ describe("conditionText", () => {
   it("words the other kinds", () => {
     expect(conditionText(rule({ kind: "no_data" }), CHOICES)).toBe("2 of 3 runs failed, or 3 intervals late");
     expect(conditionText(rule({ kind: "agent_down" }), CHOICES)).toBe("no contact for 3 polls");
-    expect(conditionText(rule({ kind: "finding", metric: "rtt" }), CHOICES)).toBe("a rtt finding");
+    expect(conditionText(rule({ kind: "finding", metric: "rtt" }), CHOICES)).toBe("a finding of RTT");
     expect(conditionText(rule({ kind: "finding", metric: "" }), CHOICES)).toBe("any finding");
   });
 });

@@ -4,7 +4,7 @@ import type { AlertRule } from "../api/alertQueries";
 import type { Choices } from "../api/queries";
 import { choiceFor } from "./schedule";
 
-type LabelledSet = "alert_rule_kind" | "alert_metric" | "alert_comparison";
+type LabelledSet = "alert_rule_kind" | "alert_metric" | "alert_comparison" | "finding_metric";
 
 /** The server's label of a value, or the value itself until the choices have loaded. */
 export function ruleLabel(choices: Choices | undefined, set: LabelledSet, value: string | null | undefined): string {
@@ -24,6 +24,8 @@ export function conditionText(rule: AlertRule, choices: Choices | undefined): st
     case "agent_down":
       return "no contact for 3 polls";
     default:
-      return rule.metric !== undefined && rule.metric !== "" ? `a ${rule.metric} finding` : "any finding";
+      return rule.metric !== undefined && rule.metric !== ""
+        ? `a finding of ${ruleLabel(choices, "finding_metric", rule.metric)}`
+        : "any finding";
   }
 }

@@ -40,6 +40,7 @@ const CHOICES: Choices = {
   ],
   diagnosis: [],
   rtt_mode_verdict: [],
+  finding_metric: [],
   finding_state: [],
 };
 

@@ -56,6 +56,7 @@ export const CHOICES: Choices = {
     { value: "ecmp", label: "Bimodal RTT (ECMP)", color: "#bc4c00" },
     { value: "insufficient", label: "Too little data", color: "#6e7781" },
   ],
+  finding_metric: [],
   finding_state: [
     { value: "open", label: "Open", color: "#cf222e" },
     { value: "cleared", label: "Cleared", color: "#6e7781" },

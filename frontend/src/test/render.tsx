@@ -40,6 +40,7 @@ export function choices(overrides: Partial<Choices> = {}): Choices {
     audit_object: [],
     delivery_status: [],
     diagnosis: [],
+    finding_metric: [],
     finding_state: [],
     incident_status: [],
     role: [],
