@@ -9,6 +9,7 @@ view action, a signal receiver, a model Meta option), a line to add here. Regene
 # ruff: noqa
 # mypy: ignore-errors
 FathomAdminSite  # unused class (accounts/admin_site.py:14)
+WHITENOISE_IMMUTABLE_FILE_TEST  # unused variable (fathom/settings.py: whitenoise reads it)
 site_header  # unused variable (accounts/admin_site.py:15)
 site_title  # unused variable (accounts/admin_site.py:16)
 FathomAdminConfig  # unused class (accounts/admin_site.py:34)
