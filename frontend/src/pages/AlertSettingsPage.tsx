@@ -35,6 +35,9 @@ function NewThresholdRule() {
   const [n, setN] = useState(3);
   const [scope, setScope] = useState("");
   const create = useCreateRule();
+  if (choices.isPending) {
+    return null;
+  }
   return (
     <form
       className="inline-form"
@@ -92,7 +95,9 @@ function Rules({ canEdit }: { canEdit: boolean }) {
   const rules = useAlertRules();
   const choices = useChoices();
   const update = useUpdateRule();
-  if (rules.isPending) {
+  // The conditions are worded with the server's labels: wait for them rather than flash the
+  // bare values (a failed choices request still falls back to them).
+  if (rules.isPending || choices.isPending) {
     return <Loading what="rules" />;
   }
   if (rules.isError) {
