@@ -41,8 +41,13 @@ SUITES=${SUITES//SYSTEM-/system-}
 
 # ruff, then vulture for dead code (backend/pyproject.toml [tool.vulture]).
 suite_ruff() {
-  cd backend && "$VENV/bin/ruff" check . ../tests ../contract && "$VENV/bin/ruff" format --check . ../tests ../contract &&
-    "$VENV/bin/vulture"
+  cd backend && "$VENV/bin/ruff" check . ../tests ../contract && "$VENV/bin/ruff" format --check . ../tests ../contract ||
+    return 1
+  local unused
+  unused=$("$VENV/bin/vulture") && return 0
+  echo "$unused"
+  echo "vulture: $(grep -c ' unused ' <<<"$unused") unused names"
+  return 1
 }
 suite_mypy() {
   (cd backend && "$VENV/bin/mypy" . ../contract/codegen.py) && (cd tests && "$VENV/bin/mypy" --config-file mypy.ini system lab compose interop fakes)
@@ -165,7 +170,7 @@ suite_lab() {
 # The count a suite's runner printed, for the summary line.
 suite_count() {
   local log=$1
-  grep -Eo '[0-9]+ passed[^|]*|no issues found in [0-9]+ source files|[0-9]+ files already formatted' "$log" |
+  grep -Eo '[0-9]+ passed[^|]*|no issues found in [0-9]+ source files|[0-9]+ files already formatted|vulture: [0-9]+ unused names' "$log" |
     tail -1 | cut -c1-60 || true
 }
 
