@@ -31,6 +31,8 @@ ARCHIVE_PATH = "/api/v1/perfsonar/archive/"
 REFUSED_RETRY = timedelta(minutes=15)
 # The node's error line while a task's POST is unanswered (cleared once the sync settles it).
 NO_ANSWER = "a task's POST got no answer"
+# The reason a task's row carries while its POST is in flight (and after, if the worker died).
+IN_FLIGHT = "its POST was sent and not yet answered"
 
 
 @dataclass
@@ -105,8 +107,10 @@ def create_task(client: PSchedulerClient, desired: DesiredTask, start: datetime,
     test and left the task on the node, unknown to Fathom. None: the mesh test or slot was
     gone before the row was saved, and nothing was created.
 
-    A POST with no answer (a timeout, a dropped connection) may still have made the task: its
-    row is left unanswered, for the next sync to look up (settle_unanswered)."""
+    The row is saved unanswered and becomes active with the node's answer: until then the
+    task has no URL, and a worker that dies mid-POST leaves it as a POST with no answer (a
+    timeout, a dropped connection) does, for the next sync to look up by its reference
+    (settle_unanswered), never as an active task without a URL."""
     task_id = uuid.uuid4()
     task = Task(
         id=task_id,
@@ -122,6 +126,8 @@ def create_task(client: PSchedulerClient, desired: DesiredTask, start: datetime,
         body=task_json(desired, task_id, start, until, secret=False),
         starts_at=start,
         until=until,
+        state=TaskState.UNANSWERED,
+        reason=IN_FLIGHT,
     )
     try:
         with transaction.atomic():
@@ -130,6 +136,7 @@ def create_task(client: PSchedulerClient, desired: DesiredTask, start: datetime,
         return None
     try:
         task.url = client.create_task(task_json(desired, task_id, start, until, secret=True))
+        task.state, task.reason = TaskState.ACTIVE, ""
     except PSchedulerError as error:
         task.state = TaskState.UNANSWERED if error.unanswered else TaskState.REFUSED
         task.reason = str(error)[:2000]

@@ -108,7 +108,8 @@ def test_a_perfsonar_node_measures_with_an_agent_and_shows_in_the_ui(stack: Stac
                 ) from exc
             tasks = http.get(f"{stack.url}/api/v1/perfsonar/nodes/{NODE}/tasks/", timeout=10).json()
             assert {task["test_type"] for task in tasks} >= {"ping", "throughput"}
-            assert all(task["url"].startswith(node.base_url) for task in tasks if task["state"] == "active")
+            active = [task for task in tasks if task["state"] == "active"]
+            assert all(task["url"].startswith(node.base_url) for task in active), active
             adopted = [task for task in tasks if task["reason"].startswith("created by a POST that got no answer")]
             assert len(adopted) == 1 and adopted[0]["url"].startswith(node.base_url), tasks
             assert node.archive_attempts(), "the node pushed nothing"

@@ -222,6 +222,34 @@ class InteropTests(LiveServerTestCase):
         assert create_task(real, desired, start, start + timedelta(hours=1)) is None
         assert len(self.fake.tasks()) == before
 
+    def test_a_task_being_posted_is_not_active_without_a_url_and_a_worker_dying_mid_post_is_adopted(
+        self,
+    ) -> None:
+        """A CI run listed an active task with no URL: the row was saved active before the POST
+        answered. While the POST is in flight the row is unanswered, and a worker that dies
+        there leaves it for the next sync to find by its reference."""
+        self.add_test("rtt", "ping", {"count": 5, "interval_s": 1}, interval_s=30)
+        desired = next(task for task in desired_background() if task.test_type == "ping")
+        real = client_for(self.node)
+        seen: list[tuple[str, str]] = []
+        posted: list[str] = []
+
+        class DiesMidPost:
+            def create_task(self, body: dict[str, Any]) -> str:
+                real.create_task(body)
+                posted.append(body["reference"]["fathom"]["task"])
+                row = Task.objects.get(pk=posted[0])
+                seen.append((row.state, row.url))
+                raise SystemExit("the worker was killed")
+
+        start = timezone.now() + timedelta(seconds=5)
+        with pytest.raises(SystemExit):
+            create_task(DiesMidPost(), desired, start, start + timedelta(hours=1))  # type: ignore[arg-type]
+        assert seen == [(TaskState.UNANSWERED, "")]
+        assert reconcile().adopted == 1
+        adopted = Task.objects.get(pk=posted[0])
+        assert adopted.state == TaskState.ACTIVE and adopted.url in {task["url"] for task in self.fake.tasks()}
+
     def test_a_task_whose_post_got_no_answer_is_found_on_the_node_and_adopted(self) -> None:
         """The node makes the task but its answer is lost (a timeout): the next sync finds the task
         by its reference and keeps its URL, so a mesh change deletes it and no twin is posted."""
