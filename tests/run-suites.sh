@@ -170,7 +170,7 @@ suite_lab() {
 # The count a suite's runner printed, for the summary line.
 suite_count() {
   local log=$1
-  grep -Eo '[0-9]+ passed[^|]*|no issues found in [0-9]+ source files|[0-9]+ files already formatted|vulture: [0-9]+ unused names' "$log" |
+  grep -Eo '[0-9]+ failed[^|]*|[0-9]+ passed[^|]*|[0-9]+ errors? in[^|]*|no issues found in [0-9]+ source files|[0-9]+ files already formatted|vulture: [0-9]+ unused names' "$log" |
     tail -1 | cut -c1-60 || true
 }
 
