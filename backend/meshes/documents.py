@@ -16,6 +16,7 @@ from inventory.models import Agent
 from measurements.choices import EXCLUSIVE_TEST_TYPES, TestType
 from meshes.choices import MemberSide, MeshKind
 from meshes.models import Mesh, MeshMember, MeshTest
+from meshes.names import RESERVED_MESH_NAMES
 from meshes.services.defaults import create_default_tests
 from meshes.specs import SpecError, normalize_spec, reserved_seconds
 from meshes.thresholds import threshold_errors
@@ -26,10 +27,6 @@ HOSTNAME = re.compile(
 
 
 MIN_INTERVAL_S = 10
-
-
-# /meshes/<these>/ are endpoints, not meshes.
-RESERVED_NAMES = frozenset({"preview"})
 
 
 MAX_INTERVAL_S = 7 * 86400
@@ -167,7 +164,7 @@ class MeshSerializer(serializers.ModelSerializer[Mesh]):
         ]
 
     def validate_name(self, value: str) -> str:
-        if value in RESERVED_NAMES:
+        if value in RESERVED_MESH_NAMES:
             raise serializers.ValidationError(f"{value!r} names an endpoint under /meshes/: choose another name")
         return value
 

@@ -11,10 +11,11 @@ from django.utils import timezone
 from inventory.models import Agent
 from measurements.choices import TestType
 from meshes.choices import MemberSide, MeshKind, SlotState
+from meshes.names import NAME_MAX
 
 
 class Mesh(models.Model):
-    name = models.SlugField(max_length=63, unique=True)
+    name = models.SlugField(max_length=NAME_MAX, unique=True)
     description = models.CharField(max_length=500, blank=True)
     kind = models.CharField(max_length=16, choices=MeshKind.choices, default=MeshKind.MESH)
     # Every active agent is a member (the default mesh): new agents join without an edit.
@@ -57,7 +58,7 @@ class MeshTest(models.Model):
     """One test of a mesh: its type, options and schedule (interval with slip, as pSConfig)."""
 
     mesh = models.ForeignKey(Mesh, on_delete=models.CASCADE, related_name="tests")
-    name = models.SlugField(max_length=63)
+    name = models.SlugField(max_length=NAME_MAX)
     test_type = models.CharField(max_length=32, choices=TestType.choices)
     spec = models.JSONField(default=dict, blank=True)
     interval_s = models.PositiveIntegerField()

@@ -7,9 +7,10 @@ import re
 from typing import Any
 
 from inventory.choices import AgentKind
-from inventory.services import AGENT_NAME_RE
+from inventory.services import AGENT_NAME_MAX, AGENT_NAME_RE
 from meshes.choices import MemberSide, MeshKind
 from meshes.documents import MeshTestSerializer
+from meshes.names import RESERVED_MESH_NAMES, name_from, unique_name, valid_name
 from meshes.services.writes import flat_messages
 from perfsonar.mapping import kinds
 from perfsonar.psconfig.import_model import (
@@ -17,7 +18,6 @@ from perfsonar.psconfig.import_model import (
     MATCHED,
     NOT_MAPPED_SECTIONS,
     REGISTER,
-    SLUG_MAX,
     UNKNOWN,
     MappedTask,
     MeshPlan,
@@ -26,9 +26,6 @@ from perfsonar.psconfig.import_model import (
     api_url,
     fathom_meta,
     host_or_ip,
-    slug,
-    unique_name,
-    valid_slug,
 )
 from perfsonar.psconfig.import_tasks import TaskMapper
 
@@ -42,7 +39,7 @@ class GroupMapper(TaskMapper):
             by_group.setdefault(task.group, []).append(task)
         nodes: dict[str, NodePlan] = {}
         meshes: list[MeshPlan] = []
-        mesh_names: set[str] = set()
+        mesh_names: set[str] = set(RESERVED_MESH_NAMES)
         for group_name, group in self.section("groups").items():
             element = f"groups.{group_name}"
             group_tasks = by_group.get(group_name, [])
@@ -155,7 +152,7 @@ class GroupMapper(TaskMapper):
                     "its addresses are not all of Fathom's agents: imported as listed",
                 )
         tests = self.named_tests([task.test for task in tasks] + extra)
-        name = hints["mesh"] if valid_slug(hints.get("mesh")) else slug(group_name)
+        name = hints["mesh"] if valid_name(hints.get("mesh")) else name_from(group_name, "psconfig")
         description = hints.get("description")
         if not isinstance(description, str):
             description = f"Imported from pSConfig group {group_name}"[:500]
@@ -278,7 +275,7 @@ class GroupMapper(TaskMapper):
                 "(import with register_unknown to register it as a perfSONAR node)",
             )
             return NodePlan(element, name, address, UNKNOWN)
-        agent_name = re.sub(r"[^a-z0-9.-]+", "-", name.lower()).strip("-.")[:SLUG_MAX]
+        agent_name = re.sub(r"[^a-z0-9.-]+", "-", name.lower()).strip("-.")[:AGENT_NAME_MAX]
         taken = {agent.name for agent in self.agents} | {
             node.name for node in nodes.values() if node.action == REGISTER
         }

@@ -13,9 +13,6 @@ from meshes.documents import HOSTNAME
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9:._\-]+$")  # pSConfig's NameType
 
 
-SLUG_MAX = 63
-
-
 MATCHED, REGISTER, UNKNOWN = "matched", "register", "unknown"
 
 
@@ -127,25 +124,6 @@ class ImportPlan:
     unmapped: list[Unmapped]
     # Every element that maps ("addresses.a", "groups.g", "tasks.t", ...).
     mapped: set[str]
-
-
-def slug(name: str, fallback: str = "psconfig") -> str:
-    """A mesh or test name (letters, digits, - and _) from a pSConfig name."""
-    cleaned = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")[:SLUG_MAX].strip("-")
-    return cleaned or fallback
-
-
-def valid_slug(value: Any) -> bool:
-    return isinstance(value, str) and 0 < len(value) <= SLUG_MAX and re.fullmatch(r"[-a-zA-Z0-9_]+", value) is not None
-
-
-def unique_name(name: str, taken: set[str]) -> str:
-    candidate, number = name, 2
-    while candidate in taken:
-        suffix = f"-{number}"
-        candidate, number = name[: SLUG_MAX - len(suffix)] + suffix, number + 1
-    taken.add(candidate)
-    return candidate
 
 
 def fathom_meta(element: dict[str, Any]) -> dict[str, Any]:

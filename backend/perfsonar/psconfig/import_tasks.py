@@ -7,6 +7,7 @@ from typing import Any
 from measurements.choices import TestType
 from meshes.choices import MeshKind
 from meshes.documents import MAX_INTERVAL_S, MIN_INTERVAL_S, MeshTestSerializer
+from meshes.names import name_from, valid_name
 from meshes.services.writes import flat_messages
 from meshes.specs import DEFAULT_TESTS, SpecError, normalize_spec
 from perfsonar.durations import parse_duration
@@ -22,8 +23,6 @@ from perfsonar.psconfig.import_model import (
     fathom_meta,
     host_or_ip,
     seconds_text,
-    slug,
-    valid_slug,
 )
 from perfsonar.psconfig.template import (
     sole_variable,
@@ -99,7 +98,7 @@ class TaskMapper(PlannerBase):
         reference = task.get("reference")
         hints = reference.get("fathom") if isinstance(reference, dict) else None
         named = hints.get("test") if isinstance(hints, dict) else None
-        return named if isinstance(named, str) and valid_slug(named) else slug(task_name, "test")
+        return named if isinstance(named, str) and valid_name(named) else name_from(task_name, "test")
 
     def endpoints(
         self, task: dict[str, Any], spec: dict[str, Any], group: dict[str, Any], where: str

@@ -8,8 +8,11 @@ import { asRecord, checkOption, optionFieldsOf } from "./meshOptions";
 export type FieldErrors = Record<string, string>;
 
 // Mesh and test names are slugs (Django SlugField): what URLs and plan ids are built from.
-const SLUG = /^[-a-zA-Z0-9_]+$/u;
-const NAME_MAX = 63;
+// The server's rule (backend/meshes/names.py), as its OpenAPI schema states it: a test holds
+// these to backend/openapi.yaml.
+export const NAME_PATTERN = "^[-a-zA-Z0-9_]+$";
+export const NAME_MAX = 63;
+const SLUG = new RegExp(NAME_PATTERN, "u");
 
 function checkName(name: string, complete: boolean): string | null {
   const trimmed = name.trim();
