@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 
+import type { Choices } from "../api/queries";
 import { SLOW_MEMBER_RUN, run } from "../test/analysisFixtures";
 
 import {
@@ -95,9 +96,10 @@ describe("ECMP members", () => {
   });
 
   it("names finding metrics, and passes through what it does not know", () => {
-    expect(metricTitle("ecmp")).toBe("ECMP members");
-    expect(metricTitle("rtt")).toBe("RTT");
-    expect(metricTitle("jitter")).toBe("jitter");
+    const choices = { finding_metric: [{ value: "ecmp", label: "ECMP members", color: "#57606a" }] } as unknown as Choices;
+    expect(metricTitle("ecmp", choices)).toBe("ECMP members");
+    expect(metricTitle("ecmp", undefined)).toBe("ecmp");
+    expect(metricTitle("jitter", choices)).toBe("jitter");
   });
 });
 

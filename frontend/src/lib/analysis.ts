@@ -2,7 +2,8 @@
 // api/queries.ts): the ceiling terms in display order with their titles, and the formatting
 // and form inputs the panels share.
 
-import type { RunAnalysis, TermName } from "../api/queries";
+import type { Choices, RunAnalysis, TermName } from "../api/queries";
+import { choiceFor } from "./schedule";
 
 /** The four ceiling terms in the order tables list them. */
 export const TERM_NAMES = ["link", "receive_window", "send_buffer", "loss"] as const satisfies readonly TermName[];
@@ -24,18 +25,10 @@ export function termTitle(limit: string): string {
   return known === undefined ? limit : TERM_TITLES[known];
 }
 
-/** What each finding metric is called; the API sends the bare value. */
-const METRIC_TITLES: Record<string, string> = {
-  throughput: "Throughput",
-  rtt: "RTT",
-  loss: "Loss",
-  route: "Route",
-  ecmp: "ECMP members",
-};
-
-/** A finding's metric by its title, or the value itself when this UI does not know it. */
-export function metricTitle(metric: string): string {
-  return METRIC_TITLES[metric] ?? metric;
+/** A finding's metric by the server's label (GET /choices/), or the value itself until the
+ * choices have loaded. */
+export function metricTitle(metric: string, choices: Choices | undefined): string {
+  return choiceFor(choices?.finding_metric, metric)?.label ?? metric;
 }
 
 /** An RTT as people say it: "31 ms", "23.4 ms". */

@@ -147,16 +147,15 @@ describe("gridView", () => {
     expect(row?.squares[0]?.reverse).toBeNull();
   });
 
-  it("builds 9,900 cells quickly", () => {
+  // How fast is a benchmark's question (make bench-ui), never a timed assertion here.
+  it("builds 9,900 cells", () => {
     const agents = Array.from({ length: 100 }, (_, index) => ({ id: `id-${index}`, name: `agent-${index}` }));
     const cells = agents.flatMap((source) =>
       agents.filter((destination) => destination !== source).map((destination) => cell(source, destination)),
     );
-    const started = performance.now();
     const view = gridView(grid(cells, agents), "rtt", LABELS);
     expect(view.rows).toHaveLength(100);
     expect(view.rows.flatMap((row) => row.squares)).toHaveLength(10_000);
-    expect(performance.now() - started).toBeLessThan(1000);
   });
 });
 

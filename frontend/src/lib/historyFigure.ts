@@ -10,7 +10,7 @@
 import type { Data, Layout, LayoutAxis, Shape } from "plotly.js";
 
 import type { Schemas } from "../api/client";
-import type { Finding } from "../api/queries";
+import type { Choices, Finding } from "../api/queries";
 import type { PathTimeline } from "../api/timelineQueries";
 import { gapTimes, rttTraces, withGaps } from "./rttTraces";
 import { ceilingTraces, changeLines, eventTraces, hasEcmpModes, modeTraces, runTraces } from "./timelineTraces";
@@ -187,12 +187,13 @@ export function historyFigure(
   failed: readonly FailedRunMark[],
   findings: readonly Finding[],
   timeline: PathTimeline | null = null,
+  choices?: Choices,
 ): { data: Data[]; layout: Partial<Layout> } {
   const forward = `${history.source.name} → ${history.destination.name}`;
   const reverse = `${history.destination.name} → ${history.source.name}`;
   const runs = timeline === null ? [] : [...timeline.forward.runs, ...timeline.reverse.runs];
   const hasThroughput = history.throughput.length > 0 || history.reverse.throughput.length > 0 || runs.length > 0;
-  const events = timeline === null ? [] : eventTraces(timeline, forward, reverse, ROWS.changes.axis);
+  const events = timeline === null ? [] : eventTraces(timeline, forward, reverse, ROWS.changes.axis, choices);
   // The RTT row is the forward pings: the forward sweeps' modes belong beside them.
   const modes = timeline === null ? [] : modeTraces(timeline.forward.sweeps, ROWS.rtt.axis, ROWS.share.axis);
   const rows: Row[] = ["throughput", "retransmits", "rtt", "loss"];

@@ -5,6 +5,7 @@
 // iperf3 changes (the diff on hover) and for findings (a click opens the evidence).
 import type { Data, Shape } from "plotly.js";
 
+import type { Choices } from "../api/queries";
 import type {
   PathTimeline,
   TimelineFinding,
@@ -194,9 +195,9 @@ export function tuningHover(change: TimelineTuningChange): string {
   return [`${change.agent.name}'s tuning changed`, ...lines].join("<br>");
 }
 
-export function findingHover(finding: TimelineFinding, forward: string, reverse: string): string {
+export function findingHover(finding: TimelineFinding, forward: string, reverse: string, choices?: Choices): string {
   return [
-    `${metricTitle(finding.metric)} ${finding.direction} ${formatMagnitude(finding.magnitude, finding.unit)} (${finding.kind}, ${finding.state})`,
+    `${metricTitle(finding.metric, choices)} ${finding.direction} ${formatMagnitude(finding.magnitude, finding.unit)} (${finding.kind}, ${finding.state})`,
     finding.path_direction === "forward" ? forward : reverse,
     finding.annotation !== "" ? finding.annotation : null,
     "click for the evidence",
@@ -207,7 +208,9 @@ export function findingHover(finding: TimelineFinding, forward: string, reverse:
 const FINDING_MARK = "finding";
 
 /** Tuning and iperf3 changes and findings as markers on the changes row. */
-export function eventTraces(timeline: PathTimeline, forward: string, reverse: string, yaxis: string): Data[] {
+export function eventTraces(
+  timeline: PathTimeline, forward: string, reverse: string, yaxis: string, choices?: Choices,
+): Data[] {
   const traces: Data[] = [];
   if (timeline.tuning_changes.length > 0) {
     traces.push({ type: "scatter", mode: "markers", name: "tuning changes", x: timeline.tuning_changes.map((c) => c.t),
@@ -225,7 +228,7 @@ export function eventTraces(timeline: PathTimeline, forward: string, reverse: st
       y: timeline.findings.map(() => FINDING_LANE),
       marker: { symbol: "square", size: 10, color: timeline.findings.map((f) => (f.kind === "alarm" ? ALARM : ANNOTATION)) },
       yaxis, customdata: timeline.findings.map((f) => [FINDING_MARK, f.id]),
-      hovertext: timeline.findings.map((f) => findingHover(f, forward, reverse)), hoverinfo: "x+text" });
+      hovertext: timeline.findings.map((f) => findingHover(f, forward, reverse, choices)), hoverinfo: "x+text" });
   }
   return traces;
 }

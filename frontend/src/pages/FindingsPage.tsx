@@ -1,20 +1,26 @@
 import { Link, useSearchParams } from "react-router-dom";
 
 import { useFindingList, FINDINGS_LIMIT } from "../api/findingQueries";
-import { useChoices, useMeshes, type Choice, type Finding } from "../api/queries";
+import { useChoices, useMeshes, type Choice, type Choices, type Finding } from "../api/queries";
 import { LoadError, Loading } from "../components/QueryState";
 import { ChoiceBadge } from "../components/StatusBadge";
 import { ecmpFindingSentence, formatMagnitude, metricTitle } from "../lib/analysis";
 import { formatAgo, formatUtc } from "../lib/format";
 import { FINDING_WINDOWS, findingDuration, findingHref, findingWindow } from "../lib/findingsList";
 
-const METRICS = ["throughput", "rtt", "loss", "route", "ecmp"] as const;
 const KINDS = [
   { value: "alarm", label: "Alarms" },
   { value: "annotation", label: "Annotations" },
 ] as const;
 
-function FindingRow({ finding, states, now }: { finding: Finding; states: readonly Choice[] | undefined; now: Date }) {
+interface FindingRowProps {
+  finding: Finding;
+  choices: Choices | undefined;
+  states: readonly Choice[] | undefined;
+  now: Date;
+}
+
+function FindingRow({ finding, choices, states, now }: FindingRowProps) {
   const sentence = ecmpFindingSentence(finding.rules[0] ?? "", finding.evidence, finding.current);
   return (
     <tr className={finding.state === "open" && finding.kind === "alarm" ? "finding-open" : undefined}>
@@ -28,7 +34,7 @@ function FindingRow({ finding, states, now }: { finding: Finding; states: readon
         </Link>
       </td>
       <td>
-        {metricTitle(finding.metric)}
+        {metricTitle(finding.metric, choices)}
         {finding.rules.length > 0 && <div className="muted">{finding.rules.join(", ")}</div>}
         {sentence !== null && <div>{sentence}</div>}
       </td>
@@ -151,7 +157,7 @@ export function FindingsPage({ now = new Date() }: { now?: Date }) {
           </thead>
           <tbody>
             {findings.data.map((finding) => (
-              <FindingRow key={finding.id} finding={finding} states={states} now={now} />
+              <FindingRow key={finding.id} finding={finding} choices={choices.data} states={states} now={now} />
             ))}
           </tbody>
         </table>
@@ -192,7 +198,7 @@ export function FindingsPage({ now = new Date() }: { now?: Date }) {
         <Filter
           label="Metric"
           value={chosen.metric}
-          options={METRICS.map((metric) => ({ value: metric, label: metricTitle(metric) }))}
+          options={(choices.data?.finding_metric ?? []).map(({ value, label }) => ({ value, label }))}
           onChange={(value) => {
             set("metric", value);
           }}

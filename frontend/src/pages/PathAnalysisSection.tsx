@@ -30,7 +30,7 @@ export function PathAnalysisSection({ source, destination }: { source: string; d
       <RttModesPanel analysis={analysis} verdicts={choices.data?.rtt_mode_verdict} />
       <AdvicePanel analysis={analysis} goalBps={goalBps} onGoal={setGoalBps} />
       <CapacityPlanPanel analysis={analysis} onDailyVolume={setDailyVolumeBytes} />
-      <FindingsPanel analysis={analysis} states={choices.data?.finding_state} />
+      <FindingsPanel analysis={analysis} choices={choices.data} />
     </section>
   );
 }

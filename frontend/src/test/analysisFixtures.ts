@@ -56,7 +56,11 @@ export const CHOICES: Choices = {
     { value: "ecmp", label: "Bimodal RTT (ECMP)", color: "#bc4c00" },
     { value: "insufficient", label: "Too little data", color: "#6e7781" },
   ],
-  finding_metric: [],
+  finding_metric: [
+    { value: "throughput", label: "Throughput", color: "#57606a" },
+    { value: "rtt", label: "RTT", color: "#57606a" },
+    { value: "ecmp", label: "ECMP members", color: "#57606a" },
+  ],
   finding_state: [
     { value: "open", label: "Open", color: "#cf222e" },
     { value: "cleared", label: "Cleared", color: "#6e7781" },

@@ -2,6 +2,7 @@
 // it too): what moved and by how much, the rules that fired and the numbers they rest on.
 import { Link } from "react-router-dom";
 
+import { useChoices } from "../../api/queries";
 import type { TimelineFinding } from "../../api/timelineQueries";
 import { ecmpFindingSentence, formatMagnitude, metricTitle } from "../../lib/analysis";
 import { formatChangeValue } from "../../lib/changes";
@@ -30,12 +31,13 @@ export function FindingEvidence({
   onZoom: () => void;
   onClose: () => void;
 }) {
+  const choices = useChoices().data;
   const sentence = ecmpFindingSentence(finding.rules[0] ?? "", finding.evidence, finding.current);
   const evidence = Object.entries(finding.evidence);
   return (
     <section className="panel" aria-label="Finding evidence" data-testid="finding-evidence">
       <h2>
-        {metricTitle(finding.metric)} {finding.direction} {formatMagnitude(finding.magnitude, finding.unit)}{" "}
+        {metricTitle(finding.metric, choices)} {finding.direction} {formatMagnitude(finding.magnitude, finding.unit)}{" "}
         <span className="muted">
           ({finding.kind}, {finding.state}) on {pathName}
         </span>
@@ -87,7 +89,7 @@ export function FindingEvidence({
         <button type="button" onClick={onZoom}>
           Zoom to this finding
         </button>{" "}
-        <Link to={`/findings?metric=${encodeURIComponent(finding.metric)}`}>All {metricTitle(finding.metric)} findings</Link>{" "}
+        <Link to={`/findings?metric=${encodeURIComponent(finding.metric)}`}>All {metricTitle(finding.metric, choices)} findings</Link>{" "}
         <button type="button" onClick={onClose}>
           Close
         </button>

@@ -7,7 +7,7 @@ import { panel, renderPanel, type PanelOf } from "./panelTesting";
 
 const TITLE = "Findings";
 const findings: PanelOf = (analysis, choices) => (
-  <FindingsPanel analysis={analysis} states={choices?.finding_state} />
+  <FindingsPanel analysis={analysis} choices={choices} />
 );
 
 describe("FindingsPanel", () => {
@@ -22,6 +22,7 @@ describe("FindingsPanel", () => {
     const state = await within(section).findByText("Open");
     expect(state.style.backgroundColor).toBe("rgb(207, 34, 46)");
     expect(within(section).getByText("-66 %")).toBeDefined();
+    expect(within(section).getByText("Throughput")).toBeDefined(); // the server's label
     expect(within(section).getByText("net.ipv4.tcp_rmem changed on dcb at 05:58")).toBeDefined();
     expect(within(section).getByText("2026-11-22 06:00:00 UTC")).toBeDefined();
   });

@@ -1,25 +1,25 @@
 // "Findings": where throughput, RTT, loss or the route moved away from this path's
 // baseline, as the regression rules found it, with their state and annotation.
-import type { Choice, Finding, PathAnalysis } from "../../api/queries";
+import type { Choices, Finding, PathAnalysis } from "../../api/queries";
 import { Panel } from "../../components/Panel";
 import { ChoiceBadge } from "../../components/StatusBadge";
 import { ecmpFindingSentence, formatMagnitude, metricTitle } from "../../lib/analysis";
 import { formatUtc } from "../../lib/format";
 import { AnalysisState, type AnalysisQuery } from "./AnalysisState";
 
-function FindingRow({ finding, states }: { finding: Finding; states: readonly Choice[] | undefined }) {
+function FindingRow({ finding, choices }: { finding: Finding; choices: Choices | undefined }) {
   const sentence = ecmpFindingSentence(finding.rules[0] ?? "", finding.evidence, finding.current);
   return (
     <tr>
       <td>
-        {metricTitle(finding.metric)}
+        {metricTitle(finding.metric, choices)}
         {finding.rules.length > 0 && <div className="muted">{finding.rules.join(", ")}</div>}
         {sentence !== null && <div>{sentence}</div>}
       </td>
       <td>{finding.direction}</td>
       <td className="number">{formatMagnitude(finding.magnitude, finding.unit)}</td>
       <td>
-        <ChoiceBadge choices={states} value={finding.state} />
+        <ChoiceBadge choices={choices?.finding_state} value={finding.state} />
       </td>
       <td>{finding.kind}</td>
       <td className="nowrap">{formatUtc(finding.started_at)}</td>
@@ -30,7 +30,7 @@ function FindingRow({ finding, states }: { finding: Finding; states: readonly Ch
   );
 }
 
-function FindingsTable({ data, states }: { data: PathAnalysis; states: readonly Choice[] | undefined }) {
+function FindingsTable({ data, choices }: { data: PathAnalysis; choices: Choices | undefined }) {
   if (data.findings.length === 0) {
     return (
       <p className="muted">
@@ -56,7 +56,7 @@ function FindingsTable({ data, states }: { data: PathAnalysis; states: readonly 
       </thead>
       <tbody>
         {data.findings.map((finding) => (
-          <FindingRow key={finding.id} finding={finding} states={states} />
+          <FindingRow key={finding.id} finding={finding} choices={choices} />
         ))}
       </tbody>
     </table>
@@ -65,15 +65,15 @@ function FindingsTable({ data, states }: { data: PathAnalysis; states: readonly 
 
 export function FindingsPanel({
   analysis,
-  states,
+  choices,
 }: {
   analysis: AnalysisQuery;
-  states: readonly Choice[] | undefined;
+  choices: Choices | undefined;
 }) {
   return (
     <Panel title="Findings">
       <AnalysisState analysis={analysis} what="the findings">
-        {(data) => <FindingsTable data={data} states={states} />}
+        {(data) => <FindingsTable data={data} choices={choices} />}
       </AnalysisState>
     </Panel>
   );

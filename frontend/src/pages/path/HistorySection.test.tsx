@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 
 import type { PathHistory } from "../../lib/historyFigure";
 import { rangeFromParams } from "../../lib/historyRange";
-import { DESTINATION, SOURCE } from "../../test/analysisFixtures";
+import { CHOICES, DESTINATION, SOURCE } from "../../test/analysisFixtures";
 import { mockApi, requestedUrls, type ApiRoutes } from "../../test/mockApi";
 import { TIMELINE } from "../../test/timelineFixtures";
 import { HistorySection } from "./HistorySection";
@@ -32,6 +32,7 @@ function renderSection(entry: string, routes: ApiRoutes = {}) {
     "/api/v1/paths/runs/": [],
     "/api/v1/analysis/findings/": [],
     "/api/v1/analysis/path/timeline/": UNCAPPED,
+    "/api/v1/choices/": CHOICES,
     ...routes,
   });
   const queryClient = new QueryClient({ defaultOptions: { queries: { retry: false } } });

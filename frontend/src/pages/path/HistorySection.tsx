@@ -9,6 +9,7 @@ import { Link, useSearchParams } from "react-router-dom";
 
 import { usePathFindings, usePathHistory } from "../../api/historyQueries";
 import { useFailedRuns } from "../../api/perfsonarQueries";
+import { useChoices } from "../../api/queries";
 import { usePathTimeline, type PathTimeline } from "../../api/timelineQueries";
 import { PlotlyChart } from "../../components/PlotlyChart";
 import { LoadError, Loading } from "../../components/QueryState";
@@ -128,12 +129,13 @@ export function HistorySection({
   const failed = useFailedRuns(source, destination, range.backS);
   const findings = usePathFindings(source, destination, range.from, range.to, range.live);
   const timeline = usePathTimeline(source, destination, range.from, range.to, range.live);
+  const choices = useChoices();
   const figure = useMemo(
     () =>
       history.data === undefined
         ? null
-        : historyFigure(history.data, failed.data ?? [], findings.data ?? [], timeline.data ?? null),
-    [history.data, failed.data, findings.data, timeline.data],
+        : historyFigure(history.data, failed.data ?? [], findings.data ?? [], timeline.data ?? null, choices.data),
+    [history.data, failed.data, findings.data, timeline.data, choices.data],
   );
   // A click on a finding's marker opens its evidence below the chart; its id goes in the URL.
   const onClick = useCallback(
