@@ -170,8 +170,10 @@ suite_lab() {
 # The count a suite's runner printed, for the summary line.
 suite_count() {
   local log=$1
-  grep -Eo '[0-9]+ failed[^|]*|[0-9]+ passed[^|]*|[0-9]+ errors? in[^|]*|no issues found in [0-9]+ source files|[0-9]+ files already formatted|vulture: [0-9]+ unused names' "$log" |
-    tail -1 | cut -c1-60 || true
+  local counts='[0-9]+ failed[^|]*|[0-9]+ passed[^|]*|[0-9]+ errors? in[^|]*|no issues found in [0-9]+ source files|[0-9]+ files? would be reformatted|[0-9]+ files already formatted|vulture: [0-9]+ unused names'
+  # The last line with a count, and its first count: "1 failed, 27 passed", "3 files would be
+  # reformatted", not the "passed" or "already formatted" that follows on the same line.
+  grep -E "$counts" "$log" | tail -1 | grep -Eo "$counts" | head -1 | cut -c1-60 || true
 }
 
 # Docker image builds take minutes and mostly wait on downloads: start them now, beside the
