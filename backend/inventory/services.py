@@ -23,7 +23,7 @@ from inventory.models import Agent, EnrollmentToken, HostFactsSnapshot
 
 TOKEN_PREFIX = "fet_"  # noqa: S105 - a marker, not a secret
 AGENT_NAME_MAX = 63
-AGENT_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{0,62}$")  # {0,62}: AGENT_NAME_MAX in all
+AGENT_NAME_RE = re.compile(rf"^[a-z0-9][a-z0-9.-]{{0,{AGENT_NAME_MAX - 1}}}$")
 # last_seen_at is written at most this often per agent, not on every request.
 LAST_SEEN_RESOLUTION_S = 5
 

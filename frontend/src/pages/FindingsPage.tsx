@@ -1,7 +1,7 @@
 import { Link, useSearchParams } from "react-router-dom";
 
 import { useFindingList, FINDINGS_LIMIT } from "../api/findingQueries";
-import { useChoices, useMeshes, type Choice, type Choices, type Finding } from "../api/queries";
+import { useChoices, useMeshes, type Choices, type Finding } from "../api/queries";
 import { LoadError, Loading } from "../components/QueryState";
 import { ChoiceBadge } from "../components/StatusBadge";
 import { ecmpFindingSentence, formatMagnitude, metricTitle } from "../lib/analysis";
@@ -16,11 +16,10 @@ const KINDS = [
 interface FindingRowProps {
   finding: Finding;
   choices: Choices | undefined;
-  states: readonly Choice[] | undefined;
   now: Date;
 }
 
-function FindingRow({ finding, choices, states, now }: FindingRowProps) {
+function FindingRow({ finding, choices, now }: FindingRowProps) {
   const sentence = ecmpFindingSentence(finding.rules[0] ?? "", finding.evidence, finding.current);
   return (
     <tr className={finding.state === "open" && finding.kind === "alarm" ? "finding-open" : undefined}>
@@ -42,7 +41,7 @@ function FindingRow({ finding, choices, states, now }: FindingRowProps) {
         {formatMagnitude(finding.magnitude, finding.unit)}
       </td>
       <td>
-        <ChoiceBadge choices={states} value={finding.state} />
+        <ChoiceBadge choices={choices?.finding_state} value={finding.state} />
       </td>
       <td className="nowrap">{findingDuration(finding, now)}</td>
       <td>
@@ -157,7 +156,7 @@ export function FindingsPage({ now = new Date() }: { now?: Date }) {
           </thead>
           <tbody>
             {findings.data.map((finding) => (
-              <FindingRow key={finding.id} finding={finding} choices={choices.data} states={states} now={now} />
+              <FindingRow key={finding.id} finding={finding} choices={choices.data} now={now} />
             ))}
           </tbody>
         </table>
