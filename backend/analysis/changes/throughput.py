@@ -12,7 +12,7 @@ import math
 import statistics
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 import numpy as np
 import numpy.typing as npt
@@ -34,6 +34,11 @@ WINSOR_SCALE_FLOOR_LN = 0.01
 # Tests below the baseline that open the fast rule's ordinary (not deep) drop: after this many
 # runs since a change, a path without a finding has been judged unchanged.
 FAST_CONFIRM_N = 3
+# A lasting step lasts: its new level must hold this long before the slow rule reports it.
+# Production runs a test every few hours and the demo every 10 minutes, so five runs span far
+# more; in the lab, a run every 11 s made five runs of a busy emulator a 55-second "step".
+# Short drops are the fast rule's, which judges depth instead.
+MIN_LASTING = timedelta(minutes=30)
 
 
 def _winsorize(value: float, trailing: Sequence[float]) -> float:
@@ -374,7 +379,8 @@ def throughput_slow_rule(
     may have ended later); `baseline` and `current` are geometric means of the two segments in
     bit/s. A change point whose new level is back within min_relative of the baseline of an
     open episode, or past it the other way (a drop recovering above its baseline), closes that
-    episode (and any opened after it) at its first point and is not an episode itself; every
+    episode (and any opened after it) at its first point and is not an episode itself; so is a
+    new level not yet held for MIN_LASTING (30 minutes: `detected_at` is never earlier); every
     other change point is one episode, direction from its sign.
     """
     if window < 2 * min_segment or min_segment < 2:
@@ -435,7 +441,11 @@ def _slow_episodes(
             continue
         prefix_p = welch_p_prefixes(left, right)
         relative_prefix = np.exp(np.cumsum(right) / np.arange(1, len(right) + 1) - before_ln) - 1
-        passing = np.flatnonzero((prefix_p <= p_max) & (np.abs(relative_prefix) >= min_relative))
+        step_at = series.times[split.change]
+        lasted = np.array([time - step_at >= MIN_LASTING for time in series.times[split.change : split.end]])
+        if not lasted[-1]:
+            continue  # not held long enough yet: the next pass, with more runs, judges it again
+        passing = np.flatnonzero((prefix_p <= p_max) & (np.abs(relative_prefix) >= min_relative) & lasted)
         detected = split.change + (int(passing[0]) if len(passing) else len(right) - 1)
         baseline_bps, current_bps = math.exp(before_ln), math.exp(after_ln)
         nonpositive, nonfinite = series.skipped(split.start, split.end - 1)

@@ -313,3 +313,17 @@ def test_winsorize_outliers_clips_outliers_only() -> None:
     assert clipped[60] > values[60] + 2
     untouched = np.delete(np.arange(80), 60)
     assert np.mean(clipped[untouched] == values[untouched]) > 0.95
+
+
+def every(interval: timedelta, values: np.ndarray) -> list[Point]:
+    return [Point(T0 + i * interval, float(value)) for i, value in enumerate(values)]
+
+
+def test_slow_rule_waits_until_a_step_has_lasted() -> None:
+    """The lab's run every 11 s: twenty runs 15% slower are under four minutes, not yet a
+    lasting step (the fast rule judges short drops); the same runs ten minutes apart are one."""
+    values = noisy_rates(4, 40, sigma=0.03, steps={20: 0.85})
+    assert throughput_slow_rule(every(timedelta(seconds=11), values)) == []
+    (episode,) = throughput_slow_rule(every(timedelta(minutes=10), values))
+    assert episode.direction is Direction.DOWN
+    assert episode.detected_at - episode.started_at >= timedelta(minutes=30)
