@@ -67,8 +67,20 @@ class FindingKind(models.TextChoices):
     ANNOTATION = "annotation", "Annotation"
 
 
+class ChangeRelation(models.TextChoices):
+    """How another change in a finding's moment stands to the finding's path (services/coinciding.py),
+    in the order a NOC reads them."""
+
+    SAME_PATH = "same_path", "On this path"
+    REVERSE = "reverse", "The reverse direction"
+    HOST = "host", "A host of this path"
+    SHARED_AGENT = "shared_agent", "A path sharing an agent"
+    SHARED_ROUTER = "shared_router", "A path sharing a router"
+
+
 registry.register("diagnosis", Diagnosis, DIAGNOSIS_COLORS)
 registry.register("rtt_mode_verdict", RttModeVerdict, RTT_MODE_VERDICT_COLORS)
 registry.register("finding_state", FindingState, FINDING_STATE_COLORS)
 # What a finding is about, as rules and filters name it (no colour of its own).
 registry.register("finding_metric", FindingMetric, dict.fromkeys(FindingMetric, "#57606a"))
+registry.register("change_relation", ChangeRelation, dict.fromkeys(ChangeRelation, "#57606a"))

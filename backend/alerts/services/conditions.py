@@ -18,10 +18,11 @@ from alerts.choices import Comparison, RuleKind, ThresholdMetric
 from alerts.models import Rule
 from analysis.choices import FindingKind, FindingState
 from analysis.models import Finding, RunAnalysis, SweepModes
+from analysis.services.finding_text import finding_summary, new_hops
 from core.units import rate_text
 from inventory.models import Agent
 from measurements.choices import RunStatus, TestType
-from measurements.models import Run, TracePath
+from measurements.models import Run
 from meshes.models import Mesh, MeshMember
 from meshes.services.paths import mesh_paths
 
@@ -106,48 +107,6 @@ def finding_figures(finding: Finding) -> dict[str, str]:
     if finding.metric == "loss":
         return {"before": f"{b:.2%}", "now": f"{c:.2%}", "change": f"{m:+.2f} pp"}
     return {"before": f"{b:g}", "now": f"{c:g}", "change": f"{m:+g} {finding.unit}".strip()}
-
-
-def finding_summary(finding: Finding, path: str) -> str:
-    """One line a NOC reads in a subject: metric, direction, size, path."""
-    m, word = finding.magnitude, finding.direction
-    if finding.metric == "throughput":
-        before, now = rate_text(finding.baseline), rate_text(finding.current)
-        return f"Throughput {word} {abs(m) * 100:.0f}% on {path} ({before} to {now})"
-    if finding.metric == "rtt":
-        return f"RTT {word} {abs(m):.1f} ms on {path} ({finding.baseline:.1f} to {finding.current:.1f} ms)"
-    if finding.metric == "loss":
-        return f"Loss {word} {abs(m):.2f} pp on {path} ({finding.baseline:.2%} to {finding.current:.2%})"
-    if finding.metric == "route":
-        return f"Route changed on {path} ({m:.0f} new hops)"
-    return f"ECMP members changed on {path} ({', '.join(finding.rules) or 'changed'})"
-
-
-def _hop_addresses(source_id: str, destination_id: str, fingerprints: Iterable[str]) -> set[str]:
-    """The router addresses on the path's traces with these route fingerprints."""
-    found: set[str] = set()
-    traces = TracePath.objects.filter(
-        source_id=source_id, destination_id=destination_id, fingerprint__in=list(fingerprints)
-    ).order_by("-time")
-    seen: set[str] = set()
-    for fingerprint, hops in traces.values_list("fingerprint", "hops")[:50]:
-        if fingerprint in seen:
-            continue
-        seen.add(fingerprint)
-        for hop in hops:
-            found |= {p["address"] for p in hop.get("probes", []) if p.get("address")}
-    return found
-
-
-def new_hops(finding: Finding) -> list[str]:
-    """A route finding's routers that its old route did not have: the label that groups the
-    route changes of many paths through one new hop into one incident."""
-    evidence = finding.evidence or {}
-    added, old = evidence.get("added") or [], evidence.get("old_fingerprints") or []
-    if not added:
-        return []
-    src, dst = str(finding.source_id), str(finding.destination_id)
-    return sorted(_hop_addresses(src, dst, added) - _hop_addresses(src, dst, old) - {"*"})[:20]
 
 
 def finding_conditions(rules: Sequence[Rule], world: World) -> Iterable[Condition]:

@@ -21,6 +21,7 @@ from alerts.services.advice import advice_for
 from alerts.services.conditions import Condition, evaluate_conditions, load_world
 from alerts.services.localisation import Localisation, PathFacts, localise, shared_router
 from alerts.silences import is_active, silencing
+from analysis.services.coinciding import what_else_changed
 from inventory.models import Agent
 
 log = logging.getLogger(__name__)
@@ -179,7 +180,7 @@ def _update_alerts(conditions: list[Condition], now: datetime, tick: Tick) -> li
             )
             active[fingerprint] = alert
         alert.labels, alert.summary, alert.value = condition.labels, condition.summary[:500], condition.value
-        alert.evidence, alert.last_true_at = condition.evidence, now
+        alert.evidence, alert.last_true_at = {**condition.evidence, **_also_changed(alert, condition)}, now
         alert.finding_id = condition.finding.pk if condition.finding is not None else None
         if alert.state == AlertState.PENDING and (now - alert.started_at).total_seconds() >= alert.rule.pending_s:
             alert.state, alert.firing_at = AlertState.FIRING, now
@@ -388,3 +389,16 @@ def resolve(incident: Incident, user: Any, comment: str, now: datetime) -> None:
 
 class IncidentStateError(ValueError):
     """An acknowledge or resolve the incident's state does not allow."""
+
+
+def _also_changed(alert: Alert, condition: Condition) -> dict[str, str]:
+    """What else changed when the alert's finding began, read once when the alert opens (later
+    ticks keep it: the moment is in the past, and each tick re-reading it would cost a query
+    per open finding)."""
+    if condition.finding is None:
+        return {}
+    if alert.pk is not None and alert.finding_id == condition.finding.pk:
+        kept = (alert.evidence or {}).get("also_changed")
+        return {"also_changed": kept} if isinstance(kept, str) else {}
+    items = what_else_changed(condition.finding)
+    return {"also_changed": "; ".join(item.sentence for item in items)} if items else {}

@@ -24,8 +24,8 @@ HEADLINES = {
 
 # Evidence is stored as jsonb, which keeps no key order: messages show it in this one.
 EVIDENCE_ORDER = (
-    "before", "now", "change", "rules", "changed_at", "detected_at", "reasons", "test", "interval_s", "values",
-    "comparison", "threshold", "last_seen_at", "silent_s",
+    "before", "now", "change", "rules", "changed_at", "detected_at", "also_changed", "reasons", "test",
+    "interval_s", "values", "comparison", "threshold", "last_seen_at", "silent_s",
 )  # fmt: skip
 
 

@@ -15,6 +15,7 @@ from django.utils import timezone
 
 from alerts.choices import AlertState, DeliveryStatus, IncidentStatus
 from alerts.models import Alert, Delivery, Incident, IncidentEvent, Rule, Silence
+from alerts.services import messages
 from alerts.services.evaluate import IncidentStateError, acknowledge, evaluate, resolve
 from alerts.tests.helpers import T0, channel, finding, later, rule
 from analysis.choices import FindingKind, FindingState
@@ -259,9 +260,10 @@ class EvaluateTests(FathomTestCase):
         with CaptureQueriesContext(connection) as queries:
             evaluate(T0)
         assert Incident.objects.count() == 16
-        # About 18 a finding, for writing its alert, incident and events; comparing each with
-        # the earlier ones read every path's traces again: 495 in all.
-        assert len(queries) < 20 * 16, len(queries)
+        # About 24 a finding: 18 for writing its alert, incident and events, 6 for what else
+        # changed in its moment (read once, when the alert opens); comparing each with the
+        # earlier ones read every path's traces again: 495 in all.
+        assert len(queries) < 26 * 16, len(queries)
 
     def test_with_no_path_measured_since_the_shared_router_is_not_yet_named_the_cause(self) -> None:
         self.traced(self.athens, self.frankfurt, "198.18.99.9")
@@ -341,6 +343,26 @@ class EvaluateTests(FathomTestCase):
         assert incident.alerts.count() == 2
         assert incident.title == "2 route changes through 198.18.200.1"
         assert Alert.objects.filter(labels__hop=["198.18.200.1"]).count() == 2
+
+    def test_an_alert_says_what_else_changed_when_its_finding_began(self) -> None:
+        """The RTT step's alert names the route change of the same minute (read once, when the
+        alert opens) and the message shows it beside the figures."""
+        TracePath.objects.create(
+            time=T0, run_id="00000000-0000-4000-8000-000000000301", flow=0, source_id=self.athens.pk,
+            destination_id=self.frankfurt.pk, src_port=33434, reached=True, fingerprint="new", hop_count=1,
+            hops=[{"ttl": 1, "probes": [{"address": "198.18.200.1", "rtt_ms": 9.0}]}],
+        )  # fmt: skip
+        finding(self.athens, self.frankfurt, metric="route", at=later(-60), kind=FindingKind.ANNOTATION,
+                evidence={"added": ["new"], "old_fingerprints": []})  # fmt: skip
+        finding(self.athens, self.frankfurt, metric="rtt")
+        evaluate(T0)
+        alert = Alert.objects.get(labels__metric="rtt")
+        expected = "Route changed on athens → frankfurt (1 new hops), through 198.18.200.1"
+        assert alert.evidence["also_changed"] == expected
+        assert ("also changed", expected) in messages.evidence_lines(alert.evidence)
+        evaluate(later(60))  # kept, not read again
+        alert.refresh_from_db()
+        assert alert.evidence["also_changed"] == expected
 
     def failed_pings(self, test_id: str) -> None:
         for index in range(3):

@@ -12,7 +12,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from analysis.choices import FindingKind, FindingMetric, FindingState
+from analysis.choices import ChangeRelation, FindingKind, FindingMetric, FindingState
 from analysis.payloads import SCHEMA
 from analysis.services.path_spark import SPARK_PAIRS, parse_pair
 from core import contract
@@ -96,6 +96,32 @@ class FindingSerializer(serializers.Serializer[Any]):
     unit = serializers.CharField()
     evidence = FindingEvidenceField(help_text="the numbers the first rule's episode rests on")
     annotation = serializers.CharField(allow_blank=True)
+
+
+class CoincidenceSerializer(serializers.Serializer[Any]):
+    relation = serializers.ChoiceField(
+        choices=ChangeRelation.choices,
+        help_text="the same path, its reverse, either host, a path sharing an agent or a traced router",
+    )
+    at = serializers.DateTimeField()
+    sentence = serializers.CharField()
+    finding_id = serializers.IntegerField(allow_null=True, help_text="the other finding, when it is one")
+    source_id = serializers.UUIDField(allow_null=True)
+    destination_id = serializers.UUIDField(allow_null=True)
+
+
+class FindingChangesSerializer(serializers.Serializer[Any]):
+    """What else changed in a finding's moment (from .. to), closest relation first."""
+
+    finding_id = serializers.IntegerField()
+    to = serializers.DateTimeField()
+    items = CoincidenceSerializer(many=True)
+
+    def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
+        # "from" is a Python keyword: it cannot be declared as a class attribute.
+        fields = super().get_fields()
+        fields["from"] = serializers.DateTimeField()
+        return fields
 
 
 class RunAnalysisSerializer(serializers.Serializer[Any]):

@@ -9,4 +9,5 @@ urlpatterns = [
     path("analysis/paths/spark/", views.PathSparkView.as_view(), name="analysis-path-sparks"),
     path("analysis/meshes/<str:name>/grid/", views.MeshGridView.as_view(), name="analysis-mesh-grid"),
     path("analysis/findings/", views.FindingListView.as_view(), name="analysis-findings"),
+    path("analysis/findings/<int:pk>/changes/", views.FindingChangesView.as_view(), name="analysis-finding-changes"),
 ]

@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from analysis.api.serializers import (
+    FindingChangesSerializer,
     FindingQuerySerializer,
     FindingSerializer,
     MeshGridSerializer,
@@ -26,6 +27,7 @@ from analysis.api.serializers import (
     PathTimelineSerializer,
 )
 from analysis.services import shaping
+from analysis.services.coinciding import finding_changes
 from analysis.services.finding_list import FindingFilter, list_findings
 from analysis.services.path_list import path_list
 from analysis.services.path_spark import path_sparks
@@ -99,6 +101,18 @@ class FindingListView(APIView):
         )
         rows = [shaping.finding(finding) for finding in list_findings(chosen, params["limit"])]
         return Response(FindingSerializer(rows, many=True).data)
+
+
+class FindingChangesView(APIView):
+    """What else changed when a finding's change began: the path's other findings, the
+    reverse direction's, either host's facts, and paths sharing an agent or a traced router."""
+
+    @extend_schema(responses={200: FindingChangesSerializer})
+    def get(self, request: Request, pk: int) -> Response:
+        found = finding_changes(pk)
+        if found is None:
+            raise NotFound(f"there is no finding {pk}")
+        return Response(FindingChangesSerializer(found).data)
 
 
 class PathListView(APIView):

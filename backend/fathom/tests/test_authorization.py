@@ -20,6 +20,7 @@ from rest_framework.test import APIClient
 from accounts.choices import TokenScope
 from accounts.services import create_api_token
 from alerts.models import Channel, Incident, Rule, Silence
+from analysis.models import Finding
 from fathom.schema import built_schema
 from fathom.testing import FathomTestCase
 from inventory.services import create_enrollment_token
@@ -54,6 +55,7 @@ ACCESS: dict[tuple[str, str], str] = {
     ("/api/v1/slots/", "GET"): VIEWER,
     ("/api/v1/slots/utilization/", "GET"): VIEWER,
     ("/api/v1/analysis/findings/", "GET"): VIEWER,
+    ("/api/v1/analysis/findings/{id}/changes/", "GET"): VIEWER,
     ("/api/v1/analysis/meshes/{name}/grid/", "GET"): VIEWER,
     ("/api/v1/analysis/path/", "GET"): VIEWER,
     ("/api/v1/analysis/path/timeline/", "GET"): VIEWER,
@@ -164,7 +166,12 @@ class AuthorizationTableTests(FathomTestCase):
             comment="works",
         )
         enrollment = create_enrollment_token(3600, "spare")
+        finding = Finding.objects.create(
+            source=cls.athens, destination=cls.frankfurt, metric="rtt", started_at=later, detected_at=later,
+            direction="up", baseline=20.0, current=24.0, magnitude=4.0, unit="ms",
+        )  # fmt: skip
         cls.ids = {
+            "findings": str(finding.pk),
             "agents": str(cls.athens.pk),
             "channels": str(channel.pk),
             "incidents": str(incident.pk),
@@ -204,7 +211,7 @@ class AuthorizationTableTests(FathomTestCase):
         if "{mesh}" in path:
             return path.replace("{mesh}", "default")
         if "{id}" in path:
-            collection = path.removeprefix("/api/v1/").removeprefix("alerts/").split("/")[0]
+            collection = path.removeprefix("/api/v1/").removeprefix("alerts/").removeprefix("analysis/").split("/")[0]
             if collection == "api-tokens":
                 return path.replace("{id}", str(self.own_token_ids.get(username or "", 0)))
             return path.replace("{id}", self.ids[collection])

@@ -1,7 +1,7 @@
 // Findings across paths (the Findings page): GET /analysis/findings/ with the page's filters.
 import { useQuery } from "@tanstack/react-query";
 
-import { apiGet } from "./client";
+import { apiGet, type Schemas } from "./client";
 import { ANALYSIS_REFRESH_MS, type Finding } from "./queries";
 
 /** The most findings one request returns (the API's `limit` maximum). */
@@ -39,5 +39,16 @@ export function useFindingList(query: FindingListQuery) {
     },
     refetchInterval: ANALYSIS_REFRESH_MS,
     placeholderData: (previous) => previous,
+  });
+}
+
+export type FindingChanges = Schemas["FindingChanges"];
+
+/** What else changed when a finding's change began (GET /analysis/findings/{id}/changes/). */
+export function useFindingChanges(findingId: number) {
+  return useQuery({
+    queryKey: ["finding-changes", findingId] as const,
+    queryFn: () => apiGet<FindingChanges>(`/analysis/findings/${findingId}/changes/`),
+    refetchInterval: ANALYSIS_REFRESH_MS,
   });
 }

@@ -415,6 +415,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/analysis/findings/{id}/changes/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description What else changed when a finding's change began: the path's other findings, the
+         *     reverse direction's, either host's facts, and paths sharing an agent or a traced router.
+         */
+        get: operations["analysis_findings_changes_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/analysis/meshes/{name}/grid/": {
         parameters: {
             query?: never;
@@ -1583,6 +1603,7 @@ export interface components {
             alert_state: components["schemas"]["Choice"][];
             audit_action: components["schemas"]["Choice"][];
             audit_object: components["schemas"]["Choice"][];
+            change_relation: components["schemas"]["Choice"][];
             delivery_status: components["schemas"]["Choice"][];
             diagnosis: components["schemas"]["Choice"][];
             finding_metric: components["schemas"]["Choice"][];
@@ -1596,6 +1617,27 @@ export interface components {
             tls_mode: components["schemas"]["Choice"][];
             token_scope: components["schemas"]["Choice"][];
             token_state: components["schemas"]["Choice"][];
+        };
+        Coincidence: {
+            /**
+             * @description the same path, its reverse, either host, a path sharing an agent or a traced router
+             *
+             *     * `same_path` - On this path
+             *     * `reverse` - The reverse direction
+             *     * `host` - A host of this path
+             *     * `shared_agent` - A path sharing an agent
+             *     * `shared_router` - A path sharing a router
+             */
+            relation: components["schemas"]["RelationEnum"];
+            /** Format: date-time */
+            at: string;
+            sentence: string;
+            /** @description the other finding, when it is one */
+            finding_id: number | null;
+            /** Format: uuid */
+            source_id: string | null;
+            /** Format: uuid */
+            destination_id: string | null;
         };
         CommentRequest: {
             /** @default  */
@@ -1831,6 +1873,15 @@ export interface components {
             /** @description the numbers the first rule's episode rests on */
             evidence: components["schemas"]["FindingEvidence"];
             annotation: string;
+        };
+        /** @description What else changed in a finding's moment (from .. to), closest relation first. */
+        FindingChanges: {
+            finding_id: number;
+            /** Format: date-time */
+            to: string;
+            items: components["schemas"]["Coincidence"][];
+            /** Format: date-time */
+            from: string;
         };
         /** @description The numbers a finding rests on: the evidence of the rule that found it first (Finding.rules names the rules). */
         FindingEvidence: components["schemas"]["ThroughputFastEvidence"] | components["schemas"]["ThroughputSlowEvidence"] | components["schemas"]["RttCusumEvidence"] | components["schemas"]["LossEvidence"] | components["schemas"]["RouteEvidence"] | components["schemas"]["EcmpMovedEvidence"] | components["schemas"]["EcmpAppearedEvidence"] | components["schemas"]["EcmpVanishedEvidence"] | components["schemas"]["EcmpShiftedEvidence"];
@@ -2932,6 +2983,15 @@ export interface components {
             /** @description every element that did not map, with why */
             unmapped: components["schemas"]["Unmapped"][];
         };
+        /**
+         * @description * `same_path` - On this path
+         *     * `reverse` - The reverse direction
+         *     * `host` - A host of this path
+         *     * `shared_agent` - A path sharing an agent
+         *     * `shared_router` - A path sharing a router
+         * @enum {string}
+         */
+        RelationEnum: "same_path" | "reverse" | "host" | "shared_agent" | "shared_router";
         /**
          * @description * `viewer` - Viewer
          *     * `operator` - Operator
@@ -4513,6 +4573,27 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["Finding"][];
+                };
+            };
+        };
+    };
+    analysis_findings_changes_retrieve: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["FindingChanges"];
                 };
             };
         };

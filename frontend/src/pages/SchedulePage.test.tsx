@@ -20,6 +20,7 @@ const CHOICES: Choices = {
   agent_status: [],
   alert_comparison: [],
   alert_metric: [],
+  change_relation: [],
   alert_rule_kind: [],
   alert_severity: [],
   alert_state: [],

@@ -38,6 +38,7 @@ export const CHOICES: Choices = {
   agent_status: [],
   alert_comparison: [],
   alert_metric: [],
+  change_relation: [],
   alert_rule_kind: [],
   alert_severity: [],
   alert_state: [],

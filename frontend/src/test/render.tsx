@@ -33,6 +33,7 @@ export function choices(overrides: Partial<Choices> = {}): Choices {
     agent_status: [],
     alert_comparison: [],
     alert_metric: [],
+    change_relation: [],
     alert_rule_kind: [],
     alert_severity: [],
     alert_state: [],

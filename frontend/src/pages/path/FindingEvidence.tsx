@@ -1,5 +1,6 @@
 // The evidence of the finding clicked on the history chart (its id in the URL, so a link shows
-// it too): what moved and by how much, the rules that fired and the numbers they rest on.
+// it too): what moved and by how much, the rules that fired, the numbers they rest on and what
+// else changed at that moment.
 import { Link } from "react-router-dom";
 
 import { useChoices } from "../../api/queries";
@@ -7,6 +8,7 @@ import type { TimelineFinding } from "../../api/timelineQueries";
 import { ecmpFindingSentence, formatMagnitude, metricTitle } from "../../lib/analysis";
 import { formatChangeValue } from "../../lib/changes";
 import { formatMs, formatRate, formatUtc } from "../../lib/format";
+import { FindingChanges } from "./FindingChanges";
 
 /** An evidence value in its unit when its name says it (…_bps, …_ms), else as a diff shows it. */
 export function evidenceValue(key: string, value: unknown): string {
@@ -85,6 +87,7 @@ export function FindingEvidence({
           </tbody>
         </table>
       )}
+      <FindingChanges findingId={finding.id} choices={choices} />
       <p>
         <button type="button" onClick={onZoom}>
           Zoom to this finding
