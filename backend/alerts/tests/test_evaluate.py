@@ -357,7 +357,7 @@ class EvaluateTests(FathomTestCase):
         finding(self.athens, self.frankfurt, metric="rtt")
         evaluate(T0)
         alert = Alert.objects.get(labels__metric="rtt")
-        expected = "Route changed on athens → frankfurt (1 new hops), through 198.18.200.1"
+        expected = "Route changed on athens → frankfurt (1 new route), through 198.18.200.1"
         assert alert.evidence["also_changed"] == expected
         assert ("also changed", expected) in messages.evidence_lines(alert.evidence)
         evaluate(later(60))  # kept, not read again

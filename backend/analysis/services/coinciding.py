@@ -191,9 +191,7 @@ def host_changes(finding: Finding, start: datetime, end: datetime) -> list[Coinc
         for old, new in itertools.pairwise([*before, *changed[:20]]):
             diffs = facts_diff(as_dict(old.facts), as_dict(new.facts))
             if diffs:
-                found.append(
-                    Coincidence(ChangeRelation.HOST, new.collected_at, f"{agent.name}'s host: {'; '.join(diffs)}")
-                )
+                found.append(Coincidence(ChangeRelation.HOST, new.collected_at, f"{agent.name}: {'; '.join(diffs)}"))
     return found
 
 

@@ -22,7 +22,8 @@ def finding_summary(finding: Finding, path: str) -> str:
     if finding.metric == "loss":
         return f"Loss {word} {abs(m):.2f} pp on {path} ({finding.baseline:.2%} to {finding.current:.2%})"
     if finding.metric == "route":
-        return f"Route changed on {path} ({m:.0f} new hops)"
+        # The magnitude counts routes (a trace's flows may take several), not routers.
+        return f"Route changed on {path} ({m:.0f} new route{'' if round(m) == 1 else 's'})"
     return f"ECMP members changed on {path} ({', '.join(finding.rules) or 'changed'})"
 
 

@@ -69,7 +69,7 @@ class FindingChangesTests(FathomTestCase):
                 magnitude=1, evidence={"added": ["new"], "old_fingerprints": ["old"]})  # fmt: skip
         body = self.changes(self.rtt.pk)
         assert [item["relation"] for item in body["items"]] == ["same_path"]
-        assert body["items"][0]["sentence"] == "Route changed on athens → frankfurt (1 new hops), through 198.18.200.1"
+        assert body["items"][0]["sentence"] == "Route changed on athens → frankfurt (1 new route), through 198.18.200.1"
         assert body["from"] < body["to"]
 
     def test_the_reverse_direction_and_a_path_sharing_an_agent(self) -> None:
@@ -96,7 +96,7 @@ class FindingChangesTests(FathomTestCase):
         snapshot(self.frankfurt, T0 - timedelta(minutes=1), facts(16 * MIB, iperf3="3.16"))
         (sentence,) = self.sentences("host")
         assert sentence == (
-            "frankfurt's host: iperf3 version 3.12 → 3.16; net.ipv4.tcp_rmem 4096 87380 4194304 → 4096 87380 16777216"
+            "frankfurt: iperf3 version 3.12 → 3.16; net.ipv4.tcp_rmem 4096 87380 4194304 → 4096 87380 16777216"
         )
 
     def test_changes_outside_the_moment_are_not_listed(self) -> None:

@@ -27,20 +27,20 @@ describe("FindingChanges", () => {
     mockApi({
       [URL_PATH]: changes([
         {
-          relation: "same_path", at: "2026-11-20T11:55:00Z", sentence: "Route changed on a → b (1 new hops)",
+          relation: "same_path", at: "2026-11-20T11:55:00Z", sentence: "Route changed on a → b (1 new route)",
           finding_id: 9, source_id: "src", destination_id: "dst",
         },
         {
-          relation: "host", at: "2026-11-20T11:59:00Z", sentence: "b's host: iperf3 version 3.12 → 3.16",
+          relation: "host", at: "2026-11-20T11:59:00Z", sentence: "b: iperf3 version 3.12 → 3.16",
           finding_id: null, source_id: null, destination_id: null,
         },
       ]),
     });
     renderWithProviders(<FindingChanges findingId={7} choices={RELATIONS} />);
-    const link = await screen.findByRole("link", { name: "Route changed on a → b (1 new hops)" });
+    const link = await screen.findByRole("link", { name: "Route changed on a → b (1 new route)" });
     expect(link.getAttribute("href")).toBe("/paths/src/dst?finding=9");
     expect(screen.getByText("On this path, 2026-11-20 11:55:00 UTC:")).toBeDefined();
-    expect(screen.getByText("b's host: iperf3 version 3.12 → 3.16")).toBeDefined();
+    expect(screen.getByText("b: iperf3 version 3.12 → 3.16")).toBeDefined();
     expect(screen.getByText("A host of this path, 2026-11-20 11:59:00 UTC:")).toBeDefined();
   });
 
