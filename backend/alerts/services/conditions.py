@@ -19,6 +19,7 @@ from alerts.models import Rule
 from analysis.choices import FindingKind, FindingState
 from analysis.models import Finding, RunAnalysis, SweepModes
 from analysis.services.finding_text import finding_summary, new_hops
+from analysis.services.own_load import busy_spans, overlaps_busy
 from core.units import rate_text
 from inventory.models import Agent
 from measurements.choices import RunStatus, TestType
@@ -28,6 +29,9 @@ from meshes.services.paths import mesh_paths
 
 # How far back threshold and no-data rules look for a path's last n runs.
 LOOKBACK = timedelta(days=2)
+# Ping runs read per path for a threshold on n runs: room for those passed over because one of
+# Fathom's own throughput tests loaded a host at the time.
+OWN_LOAD_READ = 3
 # No data: a path's test is overdue after this many of its intervals without a result.
 OVERDUE_INTERVALS = 3
 
@@ -169,7 +173,18 @@ def _recent_runs(now: datetime, test_types: Sequence[str], limit: int) -> dict[t
     per_path: dict[tuple[str, str, str], list[Run]] = defaultdict(list)
     runs = (
         Run.objects.filter(started_at__gte=now - LOOKBACK, test_type__in=test_types, destination_id__isnull=False)
-        .only("id", "started_at", "source_id", "destination_id", "test_type", "test_id", "status", "error", "summary")
+        .only(
+            "id",
+            "started_at",
+            "ended_at",
+            "source_id",
+            "destination_id",
+            "test_type",
+            "test_id",
+            "status",
+            "error",
+            "summary",
+        )
         .order_by("-started_at")
     )
     for run in runs.iterator(chunk_size=2000):
@@ -241,12 +256,20 @@ def _threshold_series(metric: str, now: datetime, depth: int) -> dict[tuple[str,
                 series[key].append(float(sweep.mode_count))
     else:
         field_name = "loss_fraction" if metric == ThresholdMetric.LOSS else "rtt_median_ms"
-        for (src, dst, _), runs in _recent_runs(now, [TestType.PING], depth).items():
+        # A ping run during one of Fathom's own throughput tests on either host saw the queue
+        # that test built, not the path: it is passed over, as the analysis passes it over.
+        recent = _recent_runs(now, [TestType.PING], OWN_LOAD_READ * depth)
+        oldest = min((run.started_at for runs in recent.values() for run in runs), default=now)
+        busy = busy_spans(oldest, now)
+        for (src, dst, _), runs in recent.items():
             key = (src, dst)
             for run in runs:
-                if len(series[key]) < depth and run.status == RunStatus.OK:
-                    value = run.summary.get(field_name)
-                    series[key].append(float(value) if isinstance(value, int | float) else None)
+                if len(series[key]) >= depth or run.status != RunStatus.OK:
+                    continue
+                if overlaps_busy(busy, (run.source_id, run.destination_id), run.started_at, run.ended_at):
+                    continue
+                value = run.summary.get(field_name)
+                series[key].append(float(value) if isinstance(value, int | float) else None)
     return series
 
 

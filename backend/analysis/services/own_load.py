@@ -14,8 +14,24 @@ iperf3, cleared 30 s later when the run landed). Every exclusive slot that may h
 reserved time, margins included.
 
 SQL pieces (constants: composing them takes no input) for a query with the parameters a, b
-(the path's two agents, either direction), start and end.
+(the path's two agents, either direction), start and end; and the same rule in Python
+(busy_spans, overlaps_busy) for callers that judge whole runs they have already read, such as
+the alerts' RTT and loss thresholds.
 """
+
+from __future__ import annotations
+
+import bisect
+import itertools
+import uuid
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime
+
+from measurements.choices import TestType
+from measurements.models import Run
+from meshes.choices import SlotState
+from meshes.models import Slot
 
 # Throughput runs (UDP ramps included) and throughput slots with either agent of the path at
 # either end that overlap [start, end).
@@ -32,3 +48,50 @@ BUSY_CTE = """busy AS (
 )"""
 # A ping sample's time in none of them.
 NOT_BUSY = "NOT EXISTS (SELECT 1 FROM busy WHERE time >= busy.started_at AND time < busy.ended_at)"
+
+
+# --- the same rule in Python, for callers that already hold the runs they judge ----------------
+
+Span = tuple[datetime, datetime]
+
+
+def busy_spans(since: datetime, until: datetime) -> dict[uuid.UUID, list[Span]]:
+    """Per agent, when a throughput test had it at either end (the runs and slots BUSY_CTE
+    counts), overlapping spans merged, oldest first. Two queries for the whole mesh."""
+    runs = Run.objects.filter(test_type=TestType.THROUGHPUT, started_at__lt=until, ended_at__gt=since).values_list(
+        "started_at", "ended_at", "source_id", "destination_id"
+    )
+    slots = (
+        Slot.objects.filter(test_type=TestType.THROUGHPUT, start_at__lt=until, end_at__gt=since)
+        .exclude(state=SlotState.UNSCHEDULABLE)
+        .values_list("start_at", "end_at", "source_id", "destination_id")
+    )
+    per_agent: dict[uuid.UUID, list[Span]] = defaultdict(list)
+    for start, end, *agents in itertools.chain(runs, slots):
+        for agent in agents:
+            if agent is not None:
+                per_agent[agent].append((start, end))
+    return {agent: _merged(spans) for agent, spans in per_agent.items()}
+
+
+def _merged(spans: list[Span]) -> list[Span]:
+    merged: list[Span] = []
+    for start, end in sorted(spans):
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(merged[-1][1], end))
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def overlaps_busy(
+    spans: dict[uuid.UUID, list[Span]], agents: Iterable[uuid.UUID | None], start: datetime, end: datetime
+) -> bool:
+    """Whether [start, end] meets a busy span of any of the agents (None: a target, no agent)."""
+    for agent in agents:
+        merged = spans.get(agent, []) if agent is not None else []
+        # The last span that starts before `end`: merged spans are disjoint and sorted.
+        index = bisect.bisect_left(merged, (end,)) - 1
+        if index >= 0 and merged[index][1] > start:
+            return True
+    return False
