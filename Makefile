@@ -11,7 +11,7 @@ GO_LDFLAGS := -X main.version=$(VERSION)
 BACKEND_ENV = set -a && eval "$$(bash deploy/services.sh env)" && set +a && cd backend
 
 .PHONY: help demo demo-screenshots test install install-system services-start services-stop \
-        frontend agents agents-testclock migrate openapi openapi-check contract contract-check \
+        frontend agents agents-testclock packages migrate openapi openapi-check contract contract-check \
         interop-test lab-test lab-bench lab-noise lab-corpus lab-soak bench-truth bench-scheduler bench-analysis bench-alerts bench-ingest bench-queries bench-load bench-agent alert-drill clean
 
 help:
@@ -20,6 +20,7 @@ help:
 	@echo "make demo-screenshots  run the demo until it has history, photograph its views into docs/screenshots (root)"
 	@echo "make frontend      build the web UI into frontend/dist"
 	@echo "make agents        build the static fathom-agent and fathom-lab binaries"
+	@echo "make packages      fathom-agent .deb and .rpm for amd64 and arm64 into var/packages/ (nfpm)"
 	@echo "make agents-testclock  build fathom-agent-testclock, whose waits a test can speed up (never deploy it)"
 	@echo "make interop-test  perfSONAR interop: pScheduler client, archiver receiver, pSConfig, against a fake node"
 	@echo "make lab-test      check every lab scenario: configured against measured (root)"
@@ -58,6 +59,10 @@ frontend:
 agents:
 	cd agents && CGO_ENABLED=0 go build -trimpath -ldflags "$(GO_LDFLAGS)" -o bin/fathom-agent ./cmd/fathom-agent
 	cd agents && CGO_ENABLED=0 go build -trimpath -ldflags "$(GO_LDFLAGS)" -o bin/fathom-lab ./cmd/fathom-lab
+
+# The agent as .deb and .rpm (deploy/packaging/build.sh; PKG_VERSION and PKG_ARCHES override).
+packages:
+	bash deploy/packaging/build.sh
 
 # The agent whose waits FATHOM_AGENT_TEST_CLOCK_RATE speeds up (agents/internal/clock), for
 # the system tests' hour-long outage; `make agents` never builds it.

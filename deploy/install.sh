@@ -13,7 +13,7 @@ PG_CONFIG=/usr/lib/postgresql/$PG_MAJOR/bin/pg_config
 VENV=${FATHOM_VENV:-$ROOT/var/venv}
 APT_PACKAGES=(
   postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR redis-server
-  iperf3 iputils-ping traceroute mtr-tiny scamper iproute2 procps stress-ng
+  iperf3 iputils-ping traceroute mtr-tiny scamper iproute2 procps stress-ng rpm
   chromium cmake libssl-dev dpkg-dev gcc make ca-certificates curl
 )
 
@@ -98,6 +98,7 @@ install_node() {
 install_go() {
   log "fetching Go modules"
   (cd "$ROOT/agents" && go mod download)
+  (cd "$ROOT/deploy/packaging" && go mod download)
 }
 
 # The TimescaleDB build is CPU-bound and the package fetches wait on the network: run them

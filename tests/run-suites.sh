@@ -50,7 +50,7 @@ suite_ruff() {
   return 1
 }
 suite_mypy() {
-  (cd backend && "$VENV/bin/mypy" . ../contract/codegen.py) && (cd tests && "$VENV/bin/mypy" --config-file mypy.ini system lab compose interop fakes)
+  (cd backend && "$VENV/bin/mypy" . ../contract/codegen.py) && (cd tests && "$VENV/bin/mypy" --config-file mypy.ini system lab compose interop fakes packages)
 }
 suite_migrations() { cd backend && "$VENV/bin/python" manage.py makemigrations --check --dry-run; }
 suite_openapi() { make -s openapi-check; }
@@ -58,8 +58,12 @@ suite_openapi() { make -s openapi-check; }
 # Python views are held to the same schemas by tests in the go and pytest suites.
 suite_contract() { make -s contract-check; }
 # The perfsonar app's tests run in the interop suite (make interop-test), one line per case.
-# The lab corpus generator's pure parts run here too: they need no root and no lab.
-suite_pytest() { cd backend && "$VENV/bin/pytest" -q -p no:cacheprovider --ignore=perfsonar . ../tests/lab/test_corpus.py; }
+# The lab corpus generator's pure parts run here too (they need no root and no lab), and
+# the agent packages are built and inspected.
+suite_pytest() {
+  cd backend && "$VENV/bin/pytest" -q -p no:cacheprovider --ignore=perfsonar . ../tests/lab/test_corpus.py \
+    ../tests/packages/test_packages.py
+}
 suite_interop() { make -s interop-test; }
 suite_go() {
   cd agents
