@@ -13,7 +13,7 @@ PG_CONFIG=/usr/lib/postgresql/$PG_MAJOR/bin/pg_config
 VENV=${FATHOM_VENV:-$ROOT/var/venv}
 APT_PACKAGES=(
   postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR redis-server
-  iperf3 iputils-ping traceroute mtr-tiny scamper iproute2 procps stress-ng rpm
+  iperf3 iputils-ping traceroute mtr-tiny scamper iproute2 procps stress-ng rpm debootstrap systemd-container
   chromium cmake libssl-dev dpkg-dev gcc make ca-certificates curl
 )
 
