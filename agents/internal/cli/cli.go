@@ -1,4 +1,4 @@
-// Package cli is fathom-agent's command line: enroll, run and version.
+// Package cli is fathom-agent's command line: enroll, run, doctor and version.
 package cli
 
 import (
@@ -18,12 +18,14 @@ import (
 	"github.com/fathom-net/fathom/agents/internal/clock"
 	"github.com/fathom-net/fathom/agents/internal/config"
 	"github.com/fathom-net/fathom/agents/internal/credential"
+	"github.com/fathom-net/fathom/agents/internal/doctor"
 )
 
 const usage = `usage:
   fathom-agent enroll --server URL --token TOKEN --name NAME --address ADDRESS [--state-dir DIR] [--force] [--allow-insecure-http]
   fathom-agent run [--config FILE] [--config.check] [--state-dir DIR] [--server URL] [--iperf3-port N]
                    [--iperf3-bind ADDR] [--iperf3-enabled BOOL] [--allow-insecure-http BOOL] [--log.level L] [--log.format text|json]
+  fathom-agent doctor [--server URL] [--state-dir DIR] [--iperf3-port N] [--path-rtt-ms MS] [--goal-mbps N]
   fathom-agent version
 `
 
@@ -39,6 +41,12 @@ func Main(args []string, version string, getenv func(string) string, stdout, std
 		err = enroll(args[1:], version, getenv, stdout)
 	case "run":
 		err = run(args[1:], version, getenv, stdout, stderr)
+	case "doctor":
+		var failed bool
+		failed, err = runDoctor(args[1:], getenv, stdout)
+		if err == nil && failed {
+			return 1
+		}
 	case "version", "--version":
 		fmt.Fprintln(stdout, "fathom-agent", version)
 	case "help", "-h", "--help":
@@ -157,4 +165,43 @@ func firstNonEmpty(values ...string) string {
 		}
 	}
 	return ""
+}
+
+// runDoctor checks the host and prints one line per check; failed is true when one failed.
+// The server is the flag, else FATHOM_SERVER, else the one stored at enrolment.
+func runDoctor(args []string, getenv func(string) string, stdout io.Writer) (failed bool, err error) {
+	defaults := config.Defaults()
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	server := fs.String("server", getenv("FATHOM_SERVER"), "Fathom server URL (default: the one stored at enrolment)")
+	stateDir := fs.String("state-dir", firstNonEmpty(getenv("FATHOM_STATE_DIR"), defaults.StateDir), "state directory")
+	port := fs.Int("iperf3-port", defaults.Iperf3.Port, "the port the agent's iperf3 server listens on")
+	rttMs := fs.Float64("path-rtt-ms", 100, "the longest path's RTT the TCP buffers must cover")
+	goalMbps := fs.Float64("goal-mbps", 1000, "the rate one flow should reach on that path")
+	if err := fs.Parse(args); err != nil {
+		return false, err
+	}
+	if value := getenv("FATHOM_IPERF3_PORT"); value != "" && !flagSet(fs, "iperf3-port") {
+		if _, scanErr := fmt.Sscan(value, port); scanErr != nil {
+			return false, fmt.Errorf("FATHOM_IPERF3_PORT=%q is not a port", value)
+		}
+	}
+	if *server == "" {
+		if cred, loadErr := credential.Load(*stateDir); loadErr == nil {
+			*server = cred.Server
+		}
+	}
+	results := doctor.Check(context.Background(), doctor.RealHost(), doctor.Options{
+		Server:     *server,
+		Iperf3Port: *port,
+		PathRTT:    time.Duration(*rttMs * float64(time.Millisecond)),
+		GoalBps:    *goalMbps * 1e6,
+	})
+	doctor.Write(stdout, results)
+	return doctor.Failed(results), nil
+}
+
+func flagSet(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }

@@ -17,7 +17,7 @@ if [ "$upgrade" = yes ]; then
 else
   cat <<'MSG'
 fathom-agent is installed but not started. Set FATHOM_SERVER and FATHOM_ENROLL_TOKEN in
-/etc/fathom-agent.env, then:
+/etc/fathom-agent.env, check the host with `fathom-agent doctor`, then:
   systemctl enable --now fathom-agent
 MSG
 fi
