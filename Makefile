@@ -11,7 +11,7 @@ GO_LDFLAGS := -X main.version=$(VERSION)
 BACKEND_ENV = set -a && eval "$$(bash deploy/services.sh env)" && set +a && cd backend
 
 .PHONY: help demo demo-screenshots test install install-system services-start services-stop \
-        frontend agents agents-testclock packages migrate openapi openapi-check contract contract-check \
+        frontend agents agents-testclock packages backup restore migrate openapi openapi-check contract contract-check \
         interop-test lab-test lab-bench lab-noise lab-corpus lab-soak bench-truth bench-scheduler bench-analysis bench-alerts bench-ingest bench-queries bench-load bench-agent alert-drill clean
 
 help:
@@ -21,6 +21,7 @@ help:
 	@echo "make frontend      build the web UI into frontend/dist"
 	@echo "make agents        build the static fathom-agent and fathom-lab binaries"
 	@echo "make packages      fathom-agent .deb and .rpm for amd64 and arm64 into var/packages/ (nfpm)"
+	@echo "make backup BACKUP_DIR=DIR   the database and the server's secrets into DIR (restore: make restore)"
 	@echo "make agents-testclock  build fathom-agent-testclock, whose waits a test can speed up (never deploy it)"
 	@echo "make interop-test  perfSONAR interop: pScheduler client, archiver receiver, pSConfig, against a fake node"
 	@echo "make lab-test      check every lab scenario: configured against measured (root)"
@@ -63,6 +64,15 @@ agents:
 # The agent as .deb and .rpm (deploy/packaging/build.sh; PKG_VERSION and PKG_ARCHES override).
 packages:
 	bash deploy/packaging/build.sh
+
+# The database (pg_dump) and the server's secrets, and back (deploy/backup.sh; docs/install.md).
+backup:
+	@test -n "$(BACKUP_DIR)" || { echo "usage: make backup BACKUP_DIR=/path/to/new/dir"; exit 2; }
+	bash deploy/backup.sh backup "$(BACKUP_DIR)"
+
+restore:
+	@test -n "$(BACKUP_DIR)" || { echo "usage: make restore BACKUP_DIR=/path/to/backup"; exit 2; }
+	bash deploy/backup.sh restore "$(BACKUP_DIR)"
 
 # The agent whose waits FATHOM_AGENT_TEST_CLOCK_RATE speeds up (agents/internal/clock), for
 # the system tests' hour-long outage; `make agents` never builds it.

@@ -143,6 +143,26 @@ def agent_row(stack: Stack) -> dict[str, str] | None:
     return found[0] if found else None
 
 
+def enrolment_token(stack: Stack, tmp: Path) -> str:
+    """The token as docs/install.md makes them at scale: deploy/enrolment-tokens.py with an
+    operator's write-scope API token, one line per host."""
+    api_token = stack.session().post(
+        f"{stack.url}/api/v1/api-tokens/", json={"name": "rollout", "scope": "write", "expires_at": None}, timeout=10
+    )
+    assert api_token.status_code == 201, api_token.text
+    hosts = tmp / "hosts.txt"
+    hosts.write_text(f"# the hosts to roll out\n{NAME}\n")
+    done = subprocess.run(
+        ["python3", str(ROOT / "deploy" / "enrolment-tokens.py"), stack.url, str(hosts)],
+        env={**os.environ, "FATHOM_API_TOKEN": api_token.json()["token"]},
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    name, token = done.stdout.split()
+    assert name == NAME
+    return token
+
+
 def shown_version(stack: Stack) -> str | None:
     return (agent_row(stack) or {}).get("agent_version")
 
@@ -170,14 +190,11 @@ def install_enrol_upgrade_remove(stack: Stack, machine: Machine) -> None:
     assert machine.run("fathom-agent", "--version").strip() == f"fathom-agent {OLD}"
     assert machine.unit("ActiveState")["ActiveState"] == "inactive", "not started before it is configured"
 
-    token = stack.session().post(
-        f"{stack.url}/api/v1/enrollment-tokens/", json={"note": "nspawn package test", "agent_name": NAME}, timeout=10
-    )
-    assert token.status_code == 201, token.text
+    token = enrolment_token(stack, machine.root.parent)
     address = f"{SYSTEST_NET}.9"
     settings = {
         "FATHOM_SERVER": stack.url,
-        "FATHOM_ENROLL_TOKEN": token.json()["token"],
+        "FATHOM_ENROLL_TOKEN": token,
         "FATHOM_AGENT_NAME": NAME,
         "FATHOM_AGENT_ADDRESS": address,
         "FATHOM_IPERF3_BIND": address,
@@ -188,6 +205,11 @@ def install_enrol_upgrade_remove(stack: Stack, machine: Machine) -> None:
     }
     env_file = machine.root / "etc" / "fathom-agent.env"
     env_file.write_text("".join(f"{key}={value}\n" for key, value in settings.items()))
+    # What the post-install message asks for first: the host is ready (exit 0, no failure).
+    port = settings["FATHOM_IPERF3_PORT"]
+    report = machine.run("fathom-agent", "doctor", "--server", stack.url, "--iperf3-port", port)
+    assert "fail" not in [line.split()[0] for line in report.splitlines()], report
+    assert report.startswith("ok    iperf3       3.12 with authentication"), report
     machine.run("systemctl", "enable", "--now", "fathom-agent.service")
 
     agent = wait_for("the packaged agent to enrol", lambda: agent_row(stack), 60)
