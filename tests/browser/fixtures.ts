@@ -28,10 +28,11 @@ interface ApiCall {
   done: string;
 }
 
-// Chromium reports every HTTP error answer as a console error. A signed-out page's 403s (the
-// app then shows the login form) and a refused change are answers the checks expect; the API
-// call log shows them. Whatever else reaches the console is the app's own error.
-const EXPECTED_HTTP_ERROR = /^Failed to load resource: the server responded with a status of 40[13] /;
+// Chromium reports every HTTP error answer as a console error. A 4xx is an answer the app
+// shows: a signed-out page's 403 (then the login form), a refused change, a draft mesh's plan
+// preview refused with its reasons; the API call log lists them. A 5xx, and whatever else
+// reaches the console, is an error of the app or the server.
+const ANSWERED_BY_THE_UI = /^Failed to load resource: the server responded with a status of 4\d\d /;
 
 /**
  * Collects the page's console errors and logs its API calls with their timing: a wait that
@@ -41,7 +42,7 @@ const EXPECTED_HTTP_ERROR = /^Failed to load resource: the server responded with
 export function watchPage(page: Page): { consoleErrors: string[]; apiLog: () => string[] } {
   const consoleErrors: string[] = [];
   page.on('console', (message) => {
-    if (message.type() === 'error' && !EXPECTED_HTTP_ERROR.test(message.text())) {
+    if (message.type() === 'error' && !ANSWERED_BY_THE_UI.test(message.text())) {
       consoleErrors.push(`${message.text()} (${message.location().url})`);
     }
   });
@@ -82,7 +83,8 @@ export const test = base.extend<CheckFixtures>({
   page: async ({ page, failureShot }, use, testInfo) => {
     const { consoleErrors, apiLog } = watchPage(page);
     await use(page);
-    if (testInfo.status !== testInfo.expectedStatus) {
+    // Console errors fail the check below, after the body has passed: it has failed then too.
+    if (testInfo.status !== testInfo.expectedStatus || consoleErrors.length > 0) {
       await testInfo.attach('api-calls', { body: apiLog().slice(-40).join('\n'), contentType: 'text/plain' });
       if (failureShot) await page.screenshot({ path: artifact(failureShot), fullPage: true }).catch(() => undefined);
     }
