@@ -3,7 +3,7 @@
 # (deploy/demo.sh: as root, the lab's four sites), waits until frankfurt -> athens has
 # FATHOM_SHOTS_MIN_RUNS analysed throughput runs and a trace (the demo tests throughput every
 # 10 minutes, so a first run takes about 45 minutes; the data stays in var/, so later runs
-# start with history), photographs the views with Chromium (tests/browser/demo-screenshots.mjs)
+# start with history), photographs the views with Chromium (tests/browser/demo-screenshots.spec.ts)
 # into docs/screenshots/, and stops the demo. PostgreSQL and Redis are left running.
 set -euo pipefail
 
@@ -31,6 +31,8 @@ for _ in $(seq 600); do
   sleep 1
 done
 
-FATHOM_URL="http://$HTTP_BIND" FATHOM_USER=admin FATHOM_PASSWORD="$(cat var/secrets/admin_password)" \
-  FATHOM_ARTIFACTS="$SHOTS" node tests/browser/demo-screenshots.mjs
+# The runner's own output (a failure's trace) goes to var/, not beside the screenshots.
+(cd tests && FATHOM_URL="http://$HTTP_BIND" FATHOM_USER=admin FATHOM_PASSWORD="$(cat ../var/secrets/admin_password)" \
+  FATHOM_ARTIFACTS="$SHOTS" npx playwright test demo-screenshots.spec.ts -c browser/playwright.config.ts \
+  --output "$ROOT/var/demo/playwright")
 log "screenshots in $SHOTS"

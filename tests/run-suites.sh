@@ -6,7 +6,7 @@
 # Most of the system tests' time is waiting on real schedules, not CPU, so three lanes run
 # side by side after `build`:
 #   quick lane (niced, so the lab's user-space emulator keeps its CPU): the checks, pytest,
-#     interop, go and frontend;
+#     interop, go, frontend and browser-lint;
 #   stack lane (niced too): system-loopback, system-faults and compose, each a stack of its
 #     own (database, Redis database and loopback addresses: tests/system/conftest.py;
 #     system-faults restarts PostgreSQL and Redis, so it gets a cluster and a Redis of its own);
@@ -15,8 +15,8 @@
 #   lab lane (nice -5): system-lab (the tests whose agents run in lab namespaces).
 # Then, alone: lab (the emulator's accuracy checks, which want a quiet machine).
 #
-# FATHOM_SUITES="ruff mypy ..." runs a subset, one after the other ("system" is the three
-# system suites).
+# FATHOM_SUITES="ruff mypy ..." (or "ruff,mypy") runs a subset, one after the other ("system"
+# is the three system suites).
 set -uo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -29,12 +29,13 @@ eval "$(bash deploy/services.sh env)"
 FATHOM_DEBUG=1
 set +a
 
-QUICK_LANE="ruff mypy migrations openapi contract pytest interop go frontend"
+QUICK_LANE="ruff mypy migrations openapi contract pytest interop go frontend browser-lint"
 STACK_LANE="system-loopback system-faults compose"
 LAB_LANE="system-lab"
 ALONE="lab"
 ALL_SUITES="build $QUICK_LANE $STACK_LANE $LAB_LANE $ALONE"
 SUITES=${FATHOM_SUITES:-$ALL_SUITES}
+SUITES=${SUITES//,/ }
 SUITES=${SUITES//system-/SYSTEM-}
 SUITES=${SUITES//system/system-loopback system-lab system-faults}
 SUITES=${SUITES//SYSTEM-/system-}
@@ -86,6 +87,11 @@ suite_frontend() {
   export NO_COLOR=1
   { frontend_is_built || make -s frontend; } && cd frontend && npm run -s check:api && npm run -s lint && npm run -s deadcode &&
     npm test --silent
+}
+# The browser specs (tests/browser), type-checked and linted; the system suites run them.
+suite_browser-lint() {
+  cd tests && npx tsc -p tsconfig.json && npx eslint --max-warnings 0 browser || return 1
+  echo "$(find browser -name '*.ts' | wc -l) files type-checked and linted"
 }
 # The agent, the lab tool and the UI bundle, built once before anything runs them (a rebuild
 # while a lane runs them would swap files under running tests).
@@ -174,7 +180,7 @@ suite_lab() {
 # The count a suite's runner printed, for the summary line.
 suite_count() {
   local log=$1
-  local counts='[0-9]+ failed[^|]*|[0-9]+ passed[^|]*|[0-9]+ errors? in[^|]*|no issues found in [0-9]+ source files|[0-9]+ files? would be reformatted|[0-9]+ files already formatted|vulture: [0-9]+ unused names'
+  local counts='[0-9]+ failed[^|]*|[0-9]+ passed[^|]*|[0-9]+ errors? in[^|]*|no issues found in [0-9]+ source files|[0-9]+ files? would be reformatted|[0-9]+ files already formatted|vulture: [0-9]+ unused names|[0-9]+ files type-checked and linted'
   # The last line with a count, and its first count: "1 failed, 27 passed", "3 files would be
   # reformatted", not the "passed" or "already formatted" that follows on the same line.
   grep -E "$counts" "$log" | tail -1 | grep -Eo "$counts" | head -1 | cut -c1-60 || true

@@ -17,6 +17,7 @@ import os
 import secrets
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -165,26 +166,40 @@ class Stack:
         with psycopg.connect(self.database_url) as conn:
             return conn.execute(sql, params).fetchall()
 
-    def browser_check(self, script: str, **env: str) -> dict[str, Any]:
-        """Runs tests/browser/<script> signed in as the admin; returns the JSON line it printed
-        last (fails the test with its output when it exits non-zero)."""
+    def browser_check(self, spec: str, **env: str) -> dict[str, Any]:
+        """Runs tests/browser/<spec>.spec.ts signed in as the admin; returns what it recorded
+        with seen() (fails the test with the runner's output when the spec fails)."""
+        signed_in = {"FATHOM_URL": self.url, "FATHOM_USER": self.admin_user, "FATHOM_PASSWORD": self.admin_password}
+        return run_browser_spec(spec, **{**signed_in, **env})
+
+
+# A spec's own timeout is 120 s (tests/browser/playwright.config.ts); the runner starts first.
+BROWSER_SPEC_TIMEOUT_S = 180
+
+
+def run_browser_spec(spec: str, **env: str) -> dict[str, Any]:
+    """Runs tests/browser/<spec>.spec.ts with @playwright/test and returns the JSON record the
+    spec wrote to FATHOM_SEEN_FILE. A failed spec's trace and screenshot are kept in
+    ARTIFACTS/playwright/<log prefix><test>-<spec>: the runner empties its output directory
+    when it starts, so each run gets its own, and a later spec or the other stack's cannot
+    remove them."""
+    test = os.environ.get("PYTEST_CURRENT_TEST", "run").split(" ")[0].split("::")[-1]
+    output = ARTIFACTS / "playwright" / f"{LOG_PREFIX}{test}-{spec}"
+    config = "browser/playwright.config.ts"
+    command = ["npx", "playwright", "test", f"{spec}.spec.ts", "-c", config, "--output", str(output)]
+    with tempfile.TemporaryDirectory(prefix="fathom-seen-") as tmp:
+        seen_file = Path(tmp) / "seen.json"
         run = subprocess.run(
-            ["node", str(ROOT / "tests" / "browser" / script)],
-            env={
-                **os.environ,
-                "FATHOM_URL": self.url,
-                "FATHOM_USER": self.admin_user,
-                "FATHOM_PASSWORD": self.admin_password,
-                "FATHOM_ARTIFACTS": str(ARTIFACTS),
-                **env,
-            },
+            command,
+            cwd=ROOT / "tests",
+            env={**os.environ, "FATHOM_ARTIFACTS": str(ARTIFACTS), "FATHOM_SEEN_FILE": str(seen_file), **env},
             capture_output=True,
             text=True,
-            timeout=120,
+            timeout=BROWSER_SPEC_TIMEOUT_S,
             check=False,
         )
-        assert run.returncode == 0, f"{run.stderr}\n{run.stdout}"
-        seen: dict[str, Any] = json.loads(run.stdout.strip().splitlines()[-1])
+        assert run.returncode == 0, f"{run.stdout}\n{run.stderr}"
+        seen: dict[str, Any] = json.loads(seen_file.read_text())
         return seen
 
 

@@ -205,7 +205,7 @@ def case_regressions(drill: Drill, ids: dict[str, str]) -> list[int]:
     )
     for row in paged:
         seen = stack.browser_check(
-            "incident-view.mjs", FATHOM_INCIDENT_ID=str(row["id"]), FATHOM_SHOT=f"drill-incident-{row['id']}"
+            "incident-view", FATHOM_INCIDENT_ID=str(row["id"]), FATHOM_SHOT=f"drill-incident-{row['id']}"
         )
         assert seen["charts"] >= 1, seen
     return [row["id"] for row in incidents]

@@ -151,7 +151,7 @@ def test_a_finding_is_delivered_once_and_worked_in_the_browser(stack: Stack, rec
         assert [e["type"] for e in events] == ["incident.firing"]
         assert events[0]["data"]["firing"][0]["summary"].startswith("Throughput down 40% on sys-a->sys-far")
 
-        seen = stack.browser_check("incident-page.mjs", FATHOM_INCIDENT_TITLE=opened["title"])
+        seen = stack.browser_check("incident-page", FATHOM_INCIDENT_TITLE=opened["title"])
         (ARTIFACTS / "incident-timeline.json").write_text(json.dumps(seen["timeline"], indent=1))
         detail = http.get(f"{stack.url}/api/v1/alerts/incidents/{opened['id']}/", timeout=10).json()
         kinds = [event["kind"] for event in detail["events"]]
@@ -205,7 +205,7 @@ def test_an_incident_of_two_paths_names_the_router_they_share(stack: Stack) -> N
             "hop 198.18.99.9 is on both degraded paths and on no path that measured normally; sys-w1->sys-e2 "
             "measured normally since, through their other agents and routers"
         ), opened
-        seen = stack.browser_check("incident-cause.mjs", FATHOM_INCIDENT_ID=str(opened["id"]))
+        seen = stack.browser_check("incident-cause", FATHOM_INCIDENT_ID=str(opened["id"]))
         assert seen["cause"] == f"Where: {opened['cause']}", seen
         assert opened["title"] in seen["heading"], seen
     finally:

@@ -281,7 +281,7 @@ def test_tigo_jive_policer_rate_is_measured_by_a_udp_ramp(seeds: tuple[Stack, La
     assert plan["streams_needed"] == plan["streams"] and "paced" in plan["reason"], plan
     assert any("unpaced" in note for note in plan["notes"]), plan
     # In Chromium: the path page draws the ramps as their own kind and advises with the rate.
-    seen = stack.browser_check("policer-ramp.mjs", FATHOM_SOURCE_ID=ids["tigo"], FATHOM_DESTINATION_ID=ids["jive"])
+    seen = stack.browser_check("policer-ramp", FATHOM_SOURCE_ID=ids["tigo"], FATHOM_DESTINATION_ID=ids["jive"])
     assert "tigo → jive policer ramps" in seen["legend"], seen
     assert estimate["value"] in seen["estimateText"] and "paced UDP ramp" in seen["estimateText"], seen
     assert "paced" in seen["planText"], seen

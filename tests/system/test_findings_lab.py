@@ -181,6 +181,6 @@ def test_the_findings_page_lists_the_cut_and_opens_its_path(measured: tuple[Stac
     """In Chromium: the Findings page, filtered to the control's mesh, lists the throughput
     finding of the cut; its link opens wa -> wb's page at the finding."""
     stack, ids, _ = measured
-    seen = stack.browser_check("findings-page.mjs", FATHOM_MESH="findings-control", FATHOM_PATH_TEXT="wa → wb")
+    seen = stack.browser_check("findings-page", FATHOM_MESH="findings-control", FATHOM_PATH_TEXT="wa → wb")
     assert len(seen["rows"]) == 1 and "Throughput" in seen["rows"][0], seen
     assert f"/paths/{ids['wa']}/{ids['wb']}?" in seen["url"], seen

@@ -351,7 +351,7 @@ def test_the_analysis_pages_show_the_limit_modes_and_grid(measured: tuple[Stack,
     # show only what the API has.
     wait_for("an RTT median of every path and an ECMP verdict in the grid", every_rtt_median_and_ecmp, 180, 5)
     seen = stack.browser_check(
-        "analysis-page.mjs",
+        "analysis-page",
         FATHOM_SOURCE_ID=ids["dca"],
         FATHOM_DESTINATION_ID=ids["dcb"],
         FATHOM_MESH="grnet",
@@ -389,7 +389,7 @@ def test_the_schedule_page_draws_each_agents_slots_on_a_timeline(measured: tuple
     """In Chromium: the Schedule page's timeline has a row for each lab agent, with the slots
     the planner made for the mesh's throughput test, and redraws for another window."""
     stack, _, _ = measured
-    seen = stack.browser_check("schedule-page.mjs", FATHOM_AGENTS="dca,dcb,dcc")
+    seen = stack.browser_check("schedule-page", FATHOM_AGENTS="dca,dcb,dcc")
     # Six directed paths, each slot drawn on its sender's and its receiver's row.
     assert seen["bars"] >= 12 and seen["barsDay"] >= seen["bars"], seen
     assert {"dca", "dcb", "dcc"} <= set(seen["rows"]), seen
@@ -399,7 +399,7 @@ def test_the_routes_view_lists_both_ecmp_members_and_diffs_them(measured: tuple[
     """In Chromium: dca -> dcb's Routes panel names both ECMP members of the newest trace and
     its side-by-side diff shows the hop where they part ways."""
     stack, _, ids = measured
-    seen = stack.browser_check("routes-view.mjs", FATHOM_SOURCE_ID=ids["dca"], FATHOM_DESTINATION_ID=ids["dcb"])
+    seen = stack.browser_check("routes-view", FATHOM_SOURCE_ID=ids["dca"], FATHOM_DESTINATION_ID=ids["dcb"])
     assert "2 routes" in seen["summaryText"] or len(seen["options"]) >= 2, seen
     assert "Path MTU: 9000 bytes" in seen["summaryText"], seen
     assert "differ at" in seen["diffSummary"] and seen["differing"] >= 1, seen

@@ -26,14 +26,14 @@ def as_person(person: dict[str, str]) -> dict[str, str]:
 @pytest.mark.browser
 def test_people_of_each_role_operate_fathom_in_the_browser(stack: Stack, tmp_path: Path) -> None:
     a, b = stack.agents
-    seen = stack.browser_check("operate-people.mjs", FATHOM_PEOPLE=json.dumps([OPERATOR, VIEWER]))
+    seen = stack.browser_check("operate-people", FATHOM_PEOPLE=json.dumps([OPERATOR, VIEWER]))
     assert seen["roles"] == {"olga": "operator", "victor": "viewer"}
 
     newcomer = Agent("sys-c", f"{SYSTEST_NET}.4", free_port(), tmp_path / "agent-c")
     http = stack.session()
     try:
         seen = stack.browser_check(
-            "operate-mesh.mjs",
+            "operate-mesh",
             **as_person(OPERATOR),
             FATHOM_MESH=MESH,
             FATHOM_MEMBERS=f"{a.name},{b.name}",
@@ -61,11 +61,11 @@ def test_people_of_each_role_operate_fathom_in_the_browser(stack: Stack, tmp_pat
             90,
         )
         seen = stack.browser_check(
-            "path-page.mjs", **as_person(OPERATOR), FATHOM_SOURCE_NAME=newcomer.name, FATHOM_DESTINATION_NAME=a.name
+            "path-page", **as_person(OPERATOR), FATHOM_SOURCE_NAME=newcomer.name, FATHOM_DESTINATION_NAME=a.name
         )
         assert seen["points"] >= 1
 
-        seen = stack.browser_check("operate-viewer.mjs", **as_person(VIEWER), FATHOM_MESH=MESH)
+        seen = stack.browser_check("operate-viewer", **as_person(VIEWER), FATHOM_MESH=MESH)
         assert seen["controls"]["meshEditor"] == {
             "save": 0,
             "preview": 0,
@@ -77,7 +77,7 @@ def test_people_of_each_role_operate_fathom_in_the_browser(stack: Stack, tmp_pat
         assert "People" not in seen["controls"]["nav"] and "Audit" not in seen["controls"]["nav"]
         assert seen["api"]["status"] == 403
 
-        seen = stack.browser_check("operate-revoke.mjs", FATHOM_AGENT=newcomer.name)
+        seen = stack.browser_check("operate-revoke", FATHOM_AGENT=newcomer.name)
         # The audit page shows the revocation, and the token made on the Account page reads the
         # API but may not change it.
         assert any(newcomer.name in row and "admin" in row for row in seen["auditRows"])

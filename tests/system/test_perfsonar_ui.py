@@ -51,7 +51,7 @@ def test_a_perfsonar_node_measures_with_an_agent_and_shows_in_the_ui(stack: Stac
                         state_dir=tmp_path / "fake-ps") as node:  # fmt: skip
         node.force_runs("nonstart", REASON, count=1)  # the node's first run cannot start
         seen = stack.browser_check(
-            "perfsonar-node.mjs",
+            "perfsonar-node",
             FATHOM_NODE_NAME=NODE,
             FATHOM_NODE_URL=node.base_url,
             FATHOM_NODE_ADDRESS=NODE_ADDRESS,
@@ -115,7 +115,7 @@ def test_a_perfsonar_node_measures_with_an_agent_and_shows_in_the_ui(stack: Stac
             assert node.archive_attempts(), "the node pushed nothing"
 
             stack.browser_check(
-                "perfsonar-views.mjs",
+                "perfsonar-views",
                 FATHOM_NODE_NAME=NODE,
                 FATHOM_PATH_URL=failed_path,
                 FATHOM_PSCONFIG_FILE=str(PSCONFIG),

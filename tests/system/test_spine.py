@@ -227,7 +227,7 @@ def test_browser_shows_the_rtt_chart(measured: Stack) -> None:
     a, b = measured.agents
     http = measured.session()
     wait_for("RTT points for the chart", lambda: path_points(measured, http, a, b), 30)
-    seen = measured.browser_check("path-page.mjs", FATHOM_SOURCE_NAME=a.name, FATHOM_DESTINATION_NAME=b.name)
+    seen = measured.browser_check("path-page", FATHOM_SOURCE_NAME=a.name, FATHOM_DESTINATION_NAME=b.name)
     assert seen["points"] >= 1
     assert (ARTIFACTS / "path-page.png").stat().st_size > 10_000
     # One shared x axis over the four rows; a zoom is a from/to link that opens as a custom range.

@@ -38,7 +38,7 @@ def test_a_list_meshs_target_has_a_row_and_a_page(stack: Stack) -> None:
         assert row["source"]["name"] == a.name and "ping" in row["test_types"], row
         assert row["rtt_median_ms"] is not None and row["rtt_median_ms"] < 10, row
 
-        seen = stack.browser_check("target-page.mjs", FATHOM_SOURCE_NAME=a.name, FATHOM_TARGET=TARGET)
+        seen = stack.browser_check("target-page", FATHOM_SOURCE_NAME=a.name, FATHOM_TARGET=TARGET)
         assert TARGET in seen["heading"] and seen["points"] >= 1 and seen["runRows"] >= 2, seen
         assert "ping" in seen["rowText"], seen
     finally:

@@ -48,7 +48,7 @@ describe("AuditPage", () => {
     expect(within(row).getByText("enabled")).toBeDefined();
     expect(within(row).getByText("600")).toBeDefined();
     expect(document.querySelector("table.change-diff")).toBeNull();
-    fireEvent.click(within(row).getByRole("button", { name: "Show the full change #5" }));
+    fireEvent.click(within(row).getByRole("button", { name: "Full diff of change #5" }));
     const full = document.querySelector("table.change-diff");
     if (!(full instanceof HTMLTableElement)) {
       throw new Error("no full diff");

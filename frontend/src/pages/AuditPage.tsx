@@ -200,7 +200,8 @@ function AuditRow({
             type="button"
             className="link"
             aria-expanded={open}
-            aria-label={`${open ? "Hide" : "Show"} the full change #${String(entry.id)}`}
+            // The visible words begin the name, so a voice user who says "Full diff" hits it.
+            aria-label={`${open ? "Hide the full diff" : "Full diff"} of change #${String(entry.id)}`}
             onClick={() => {
               setOpen(!open);
             }}

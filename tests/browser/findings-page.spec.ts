@@ -3,18 +3,13 @@
 //
 // Env: FATHOM_URL, FATHOM_USER, FATHOM_PASSWORD, FATHOM_MESH, FATHOM_PATH_TEXT ("wa → wb"),
 //      FATHOM_ARTIFACTS
-import { join } from 'node:path';
+import { artifact, env, expect, expectAccessible, seen, showsPage, signInAtLogin, test } from './fixtures';
 
-import { env, runCheck, showsPage, signIn } from './browser.mjs';
+test.use({ viewport: { width: 1400, height: 900 }, failureShot: 'findings-failure.png' });
 
-const baseUrl = env('FATHOM_URL');
-const artifacts = env('FATHOM_ARTIFACTS');
-const mesh = env('FATHOM_MESH');
-const pathText = env('FATHOM_PATH_TEXT');
-await runCheck(artifacts, { width: 1400, height: 900 }, 'findings-failure.png', async (page) => {
-  await page.goto(`${baseUrl}/login`);
-  await signIn(page);
-  await page.waitForURL((url) => !url.pathname.startsWith('/login'), { timeout: 15000 });
+test("a mesh's findings link to the path at the finding", async ({ page }) => {
+  const mesh = env('FATHOM_MESH');
+  await signInAtLogin(page);
   await page.getByRole('link', { name: 'Findings' }).click();
   await showsPage(page, /^\/findings$/);
   // The unfiltered rows stay up, marked stale, until the mesh's own arrive. The URL changes
@@ -25,18 +20,20 @@ await runCheck(artifacts, { width: 1400, height: 900 }, 'findings-failure.png', 
       response.url().includes('/analysis/findings/?') &&
       new URL(response.url()).searchParams.get('mesh') === mesh &&
       response.ok(),
-    { timeout: 30000 },
+    { timeout: 30_000 },
   );
   await page.getByLabel('Mesh').selectOption(mesh);
-  await page.waitForURL(new RegExp(`mesh=${mesh}`), { timeout: 10000 });
+  await expect(page).toHaveURL(new RegExp(`mesh=${mesh}`), { timeout: 10_000 });
   await filtered;
-  await page.locator('table.findings:not(.stale)').waitFor({ timeout: 20000 });
-  const link = page.getByRole('link', { name: pathText });
-  await link.first().waitFor({ timeout: 20000 });
+  await expect(page.locator('table.findings:not(.stale)')).toBeVisible({ timeout: 20_000 });
+  const link = page.getByRole('link', { name: env('FATHOM_PATH_TEXT') }).first();
+  await expect(link).toBeVisible({ timeout: 20_000 });
   const rows = await page.locator('table.findings tbody tr').allTextContents();
-  await page.screenshot({ path: join(artifacts, 'findings-page.png'), fullPage: true });
-  await link.first().click();
-  await page.waitForURL(/\/paths\/[0-9a-f-]+\/[0-9a-f-]+\?.*from=/, { timeout: 10000 });
+  await page.screenshot({ path: artifact('findings-page.png'), fullPage: true });
+  await expectAccessible(page, 'the Findings page');
+  await link.click();
+  await expect(page).toHaveURL(/\/paths\/[0-9a-f-]+\/[0-9a-f-]+\?.*from=/, { timeout: 10_000 });
   await showsPage(page, /^\/paths\/[0-9a-f-]+\/[0-9a-f-]+$/);
-  console.log(JSON.stringify({ rows, url: page.url() }));
+  await expectAccessible(page, 'the path page at the finding');
+  await seen({ rows, url: page.url() });
 });
