@@ -4,11 +4,12 @@
 # `fathom-agent --version` and the Agents page show what the package manager shows.
 #   PKG_VERSION  default: the VERSION file's release plus the commit (0.3.0+git.1a2b3c4)
 #   PKG_ARCHES   default: "amd64 arm64"
+#   PKG_OUT      default: var/packages (the binaries build under its build/)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE="$ROOT/deploy/packaging"
-OUT="$ROOT/var/packages"
+OUT=${PKG_OUT:-$ROOT/var/packages}
 release=$(cat "$ROOT/VERSION")
 commit=$(git -C "$ROOT" rev-parse --short=7 HEAD 2>/dev/null || echo unknown)
 export PKG_VERSION=${PKG_VERSION:-$release+git.$commit}

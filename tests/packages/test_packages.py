@@ -25,14 +25,13 @@ def run(*command: str | Path, cwd: Path = ROOT) -> str:
 
 
 @pytest.fixture(scope="module")
-def packages() -> Path:
-    out = ROOT / "var" / "packages"
-    for old in [*out.glob("*.deb"), *out.glob("*.rpm")]:
-        old.unlink()
+def packages(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    # Its own output directory: the nspawn test builds packages at the same time in another lane.
+    out = tmp_path_factory.mktemp("packages")
     done = subprocess.run(
         ["bash", "deploy/packaging/build.sh"],
         cwd=ROOT,
-        env={**os.environ, "PKG_VERSION": VERSION},
+        env={**os.environ, "PKG_VERSION": VERSION, "PKG_OUT": str(out)},
         capture_output=True,
         text=True,
         timeout=600,

@@ -49,15 +49,15 @@ def base_rootfs() -> Path:
 
 
 def build_package(version: str, out: Path) -> Path:
+    """The amd64 .deb of that version, built into `out` (its own directory: another lane
+    builds packages at the same time)."""
     done = subprocess.run(
         ["bash", "deploy/packaging/build.sh"],
-        cwd=ROOT, env={**os.environ, "PKG_VERSION": version, "PKG_ARCHES": "amd64"},
+        cwd=ROOT, env={**os.environ, "PKG_VERSION": version, "PKG_ARCHES": "amd64", "PKG_OUT": str(out)},
         capture_output=True, text=True, timeout=600, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr + done.stdout
-    built = ROOT / "var" / "packages" / f"fathom-agent_{version}_amd64.deb"
-    shutil.copy(built, out / built.name)
-    return out / built.name
+    return out / f"fathom-agent_{version}_amd64.deb"
 
 
 @dataclass
@@ -108,7 +108,7 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Machine]:
     packages = root / "packages"
     packages.mkdir()
     for version in (OLD, NEW):
-        build_package(version, packages)
+        build_package(version, tmp / f"build-{version}").rename(packages / f"fathom-agent_{version}_amd64.deb")
     log = open(ARTIFACTS / "nspawn-console.log", "wb")  # noqa: SIM115 - closed below
     process = subprocess.Popen(
         ["systemd-nspawn", "-D", str(root), "--boot", "--register=no", "--keep-unit", "--console=passive",
