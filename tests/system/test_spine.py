@@ -97,8 +97,11 @@ def test_ping_samples_of_both_directions_are_stored(measured: Stack) -> None:
         )
         count, rtt_min_ms, rtt_max_ms = rows[0]
         assert count >= 10, f"{source.name} -> {destination.name}: only {count} samples"
-        # Loopback: sub-millisecond, and never negative.
-        assert 0 <= rtt_min_ms <= rtt_max_ms < 10
+        # Loopback: the fastest sample is sub-millisecond (a unit slip would show), none is
+        # negative, and none is past ping's own deadline. Not the slowest under a bound: a
+        # loaded CI machine delayed one to 63 ms, which says nothing about what is stored.
+        assert 0 <= rtt_min_ms < 5, rtt_min_ms
+        assert rtt_min_ms <= rtt_max_ms < 1000, rtt_max_ms
 
 
 def test_path_api_serves_both_directions(measured: Stack) -> None:
