@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from analysis.ceilings import Limit, Term, is_bbr
+from analysis.ceilings import Limit, Term, is_bbr, loss_ceiling
 from analysis.choices import Diagnosis
 from analysis.intervals import IntervalStats
 from analysis.runs import RunCeilings, RunFacts
@@ -27,6 +27,14 @@ SELF_INFLICTED_LOSS_FACTOR = 10.0
 HEAVY_RETRANSMIT_RATE = 0.01
 # A policer shows as a rate far below every ceiling.
 POLICER_MAX_FRACTION = 0.5
+# A loss-based flow held under this share of its hosts' ceiling has collapsed: it spends the
+# run waiting out retransmission timeouts, so it sends too few segments for its retransmit
+# rate to say anything (seed 002's flow: 150 segments, 1 to 7 retransmits, 0.6 % to 4.5 %).
+COLLAPSED_FRACTION = 0.05
+# A collapsed flow's loss is its own when the path's loss would let it run this many times
+# faster (the loss ceiling at the least loss the pings support). Mathis' model holds to about
+# a factor of two, so a flow within that of the path's loss ceiling is the path's loss.
+COLLAPSE_LOSS_HEADROOM = 3.0
 # RTT under load this many times the unloaded RTT: a standing queue at a bottleneck.
 QUEUE_RTT_FACTOR = 1.25
 # Flat-topped: per-second rates varying less than this (coefficient of variation with the
@@ -195,6 +203,48 @@ def window_explains(rate_bps: float, ceilings: RunCeilings) -> tuple[Limit, floa
     return lowest if (1 - NEAR_FRACTION) * low <= rate_bps <= (1 + NEAR_FRACTION) * high else None
 
 
+def collapsed(rate_bps: float, stats: IntervalStats, facts: RunFacts, ceilings: RunCeilings) -> str | None:
+    """Why a loss-based flow that collapsed far below its ceilings caused its own loss, or None.
+
+    Behind a policer with a burst smaller than TCP's initial window, every flight loses its
+    tail and the flow waits out timeouts: a few hundred segments a run and a handful of
+    retransmits, whose rate (0.6 % to 4.5 % run to run on seed 002) says nothing alone. What
+    does is the collapse itself, set against what the path's own loss allows: with no loss
+    seen by an independent probe, or far less than the flow's rate needs, the flow's drops are
+    its own (a policer or a shallow queue; a paced UDP ramp tells which, and at what rate).
+    """
+    # Against the hosts' ceilings (the link, the windows): the loss term is what is in question.
+    terms = ceilings.at_min_rtt.ceilings.terms()
+    hosts = [term.rate_bps for limit, term in terms.items() if limit is not Limit.LOSS and term.rate_bps]
+    fraction = rate_bps / min(hosts) if hosts else None
+    if not stats.retransmits or fraction is None or fraction >= COLLAPSED_FRACTION:
+        return None
+    if is_bbr(facts.congestion_control):
+        return None
+    path_loss = facts.loss_floor if facts.loss_floor is not None else facts.loss_fraction
+    allows: float | None = None
+    if path_loss:
+        allows = loss_ceiling(
+            facts.streams, facts.mss_bytes or DEFAULT_MSS_BYTES, (ceilings.at_min_rtt.rtt_ms or 0) / 1000,
+            path_loss, facts.congestion_control,
+        ).rate_bps  # fmt: skip
+        if allows is None or allows < COLLAPSE_LOSS_HEADROOM * rate_bps:
+            return None
+    measured = (
+        f"the least loss the pings support ({path_loss:.3%}) would allow {rate_text(allows)}"
+        if allows is not None
+        else (
+            "no independent probe saw the path lose"
+            if facts.loss_fraction is not None
+            else "the path's own loss is not measured yet"
+        )
+    )
+    return (
+        f"the flow collapsed to {fraction:.1%} of its ceiling with {stats.retransmits} retransmits, and "
+        f"{measured}: the flow causes its loss (a policer or a shallow queue)"
+    )
+
+
 def near(rate_bps: float, term_bps: float | None) -> bool:
     """Within about 10% of a term."""
     return term_bps is not None and (1 - NEAR_FRACTION) * term_bps <= rate_bps <= (1 + NEAR_FRACTION) * term_bps
@@ -259,11 +309,14 @@ def diagnose(
         (path_loss and retransmit_rate >= SELF_INFLICTED_LOSS_FACTOR * path_loss)
         or (not path_loss and retransmit_rate >= HEAVY_RETRANSMIT_RATE)
     )
-    policed = self_inflicted and (fraction is None or fraction < POLICER_MAX_FRACTION)
+    collapse = collapsed(rate, stats, facts, ceilings) if not self_inflicted else None
+    policed = collapse is not None or (self_inflicted and (fraction is None or fraction < POLICER_MAX_FRACTION))
 
     def policer() -> RunDiagnosis:
+        if collapse is not None:
+            return result(Diagnosis.POLICER, collapse)
         assert retransmit_rate is not None
-        own = f"{(facts.loss_fraction or 0):.3%}"
+        own = f"{(facts.loss_fraction or 0):.3%}" if facts.loss_fraction is not None else "not measured"
         if facts.loss_floor is not None and facts.loss_fraction and facts.loss_floor < facts.loss_fraction:
             own += f" (at least {facts.loss_floor:.3%} at 95%)"
         return result(

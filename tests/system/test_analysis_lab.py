@@ -158,7 +158,8 @@ def latest_run(stack: Stack, ids: dict[str, str], sender: str, receiver: str) ->
     line = f"{sender}->{receiver}: {diagnosis} {rate / 1e6:.1f} Mbit/s of {(ceiling or 0) / 1e6:.1f} Mbit/s"
     with (ARTIFACTS / "analysis-seeds.txt").open("a") as out:
         out.write(line + "\n" + "\n".join(f"    {item}" for item in evidence["evidence"]) + "\n")
-    return {"diagnosis": diagnosis, "rate": rate, "ceiling": ceiling, "ceilings": ceilings, "line": line}
+    why = "\n".join(f"    {item}" for item in evidence["evidence"])
+    return {"diagnosis": diagnosis, "rate": rate, "ceiling": ceiling, "ceilings": ceilings, "line": line, "why": why}
 
 
 def test_tuned_buffers_raise_the_ceiling_and_move_the_limit(seeds: tuple[Stack, Lab, dict[str, str]]) -> None:
@@ -197,7 +198,7 @@ def test_slac_uvic_is_window_limited_and_needs_about_a_dozen_streams(
 def test_tigo_jive_is_policer_or_loss_limited(seeds: tuple[Stack, Lab, dict[str, str]]) -> None:
     stack, _, ids = seeds
     run = latest_run(stack, ids, "tigo", "jive")
-    assert run["diagnosis"] in ("policer", "loss"), run["line"]
+    assert run["diagnosis"] in ("policer", "loss"), f"{run['line']}\n{run['why']}"
     report = path_report(stack, ids, "tigo", "jive")
     assert any(item["kind"] == "pacing" for item in report["advice"]), report["advice"]
 
@@ -245,7 +246,7 @@ def test_tigo_jive_policer_rate_is_measured_by_a_udp_ramp(seeds: tuple[Stack, La
     policed steps got through is the policer's rate."""
     stack, _, ids = seeds
     label = path_report(stack, ids, "tigo", "jive")["path_label"]
-    assert label is not None and label["diagnosis"] == "policer", label
+    assert label is not None and label["diagnosis"] == "policer", (label, latest_run(stack, ids, "tigo", "jive")["why"])
     try:
         estimate = wait_for(
             "a UDP ramp measuring tigo -> jive's policer",

@@ -295,6 +295,43 @@ def test_one_ping_lost_of_a_hundred_does_not_hide_the_policer() -> None:
     assert diagnose(ceilings, stats, replace(facts, loss_floor=None)).label is Diagnosis.LOSS
 
 
+def collapsed_run(rate_bps: float, retransmits: int) -> list[IntervalRow]:
+    """Seed 002's flow waiting out timeouts: a few hundred segments, `retransmits` in all."""
+    rows = steady_rows(rate_bps, seconds=4, pmtu=1500, jitter=0.5)
+    return [replace(row, retransmits=1 if index < retransmits else 0) for index, row in enumerate(rows)]
+
+
+def test_a_collapsed_flow_with_few_retransmits_is_policed_before_the_pings_count() -> None:
+    # The official CI's seed 002, twice in a row: 0.4 Mbit/s through the policer, one
+    # retransmit in about 140 segments (0.7 %, under the 1 % that alone is heavy loss) and too
+    # few pings yet for a loss rate: "below ceilings", so no UDP ramp measured the policer.
+    facts = seed_002_facts(loss_fraction=None, loss_source="only 40 pings in the 6 h before")
+    stats = interval_stats(collapsed_run(0.4e6, 1), facts.mss_bytes)
+    assert stats.retransmit_rate is not None and stats.retransmit_rate < 0.01
+    result = diagnose(run_ceilings(facts), stats, facts)
+    assert result.label is Diagnosis.POLICER, result.evidence
+    assert result.evidence[0].startswith("the flow collapsed to 0.2% of its ceiling with 1 retransmits")
+    assert "not measured yet" in result.evidence[0]
+    # No ping lost of 720: the same.
+    quiet = pinged(0, 720)
+    assert diagnose(run_ceilings(quiet), stats, quiet).label is Diagnosis.POLICER
+    # One of 150 lost (the head-end's 0.05 %): the least loss that supports, 0.12 %, would let
+    # CUBIC run more than three times faster, so the collapse is the flow's own.
+    one = pinged(1, 150)
+    result = diagnose(run_ceilings(one), stats, one)
+    assert result.label is Diagnosis.POLICER and "would allow" in result.evidence[0], result.evidence
+
+
+def test_a_collapsed_flow_on_a_path_losing_enough_to_hold_it_is_loss() -> None:
+    # 20 of 1,000 pings lost (at least 1.3 %): at 310 ms that holds CUBIC near 0.4 Mbit/s.
+    facts = pinged(20, 1000)
+    stats = interval_stats(collapsed_run(0.3e6, 1), facts.mss_bytes)
+    assert diagnose(run_ceilings(facts), stats, facts).label is Diagnosis.LOSS
+    # BBR does not collapse on loss: its slow run is not judged by this rule.
+    bbr = seed_002_facts(loss_fraction=None, congestion_control="bbr")
+    assert diagnose(run_ceilings(bbr), stats, bbr).label is not Diagnosis.POLICER
+
+
 def test_a_path_that_really_loses_stays_loss_limited() -> None:
     # 20 of 1,000 pings lost (at least 1.3%): TCP losing 2.5% is the path's loss, not its own.
     facts = pinged(20, 1000)

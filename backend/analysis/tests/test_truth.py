@@ -24,10 +24,6 @@ KNOWN_WRONG = {
         "a reverse run (iperf3 -R) has no sender TCP_INFO: BBR's 1.5 % loss at a shallow-buffered "
         "bottleneck reads as a policer without the RTT under load that shows its queue"
     ),
-    "c023-shallow-queue-reno-9000": (
-        "Reno into a queue of a few packets at 85 ms loses 0.4-0.7 % of its segments, under the 1 % "
-        "that alone counts as self-inflicted loss when the pings saw none: 'below every ceiling'"
-    ),
 }
 
 
