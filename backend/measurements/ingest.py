@@ -197,6 +197,7 @@ def _store(agent: Agent, results: list[dict[str, Any]]) -> list[ItemStatus]:
         # slip past the duplicate check below.
         with connection.cursor() as cursor:
             cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [f"ingest:{agent.pk}"])
+        _hold_peers(results)
         stored = set(Run.objects.filter(id__in=ids).values_list("id", flat=True))
         new = [result for result in results if uuid.UUID(result["id"]) not in stored]
         Run.objects.bulk_create(_run_row(agent, result, received_at) for result in new)
@@ -207,6 +208,28 @@ def _store(agent: Agent, results: list[dict[str, Any]]) -> list[ItemStatus]:
         # In the same transaction: what listens (the slot ledger) commits or fails with the batch.
         results_stored.send(sender=Run, agent=agent, results=new)
     return [ItemStatus(str(run_id), "duplicate" if run_id in stored else "created") for run_id in ids]
+
+
+def _hold_peers(results: list[dict[str, Any]]) -> None:
+    """Keeps the batch's peer agents from being deleted until it commits (FOR KEY SHARE, which
+    only a delete or a key change waits for), and refuses the batch if one went since it was
+    checked: an agent deleted mid-upload made the insert fail on its foreign key (a 500)."""
+    peers = sorted({result["peer_id"] for result in results if result.get("peer_id")})
+    if not peers:
+        return
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT id FROM {Agent._meta.db_table} WHERE id = ANY(%s) FOR KEY SHARE",  # noqa: S608 (a model's table)
+            [[uuid.UUID(peer) for peer in peers]],
+        )
+        present = {str(row[0]) for row in cursor.fetchall()}
+    gone = [
+        BatchError(f"results/{index}/peer_id", f"unknown peer agent {result['peer_id']} (deleted just now)")
+        for index, result in enumerate(results)
+        if result.get("peer_id") and str(uuid.UUID(result["peer_id"])) not in present
+    ]
+    if gone:
+        raise InvalidBatch(gone)
 
 
 def _params_and_summary(result: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:

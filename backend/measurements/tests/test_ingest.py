@@ -9,6 +9,7 @@ from core import contract
 from fathom.testing import CONTRACT_EXAMPLES, EXAMPLE_PEER_ID, FathomTestCase, load_example
 from inventory.services import revoke_agent
 from measurements.models import FlowSample, PathLatestRun, PingSample, Run, ThroughputInterval, TracePath
+from measurements.signals import results_received
 
 RESULTS_URL = "/api/v1/agent/results/"
 
@@ -103,6 +104,24 @@ class IngestBehaviourTests(FathomTestCase):
             {"path": "results/0/peer_id", "message": f"peer agent {EXAMPLE_PEER_ID} is revoked"}
         ]
         assert Run.objects.count() == 0 and PingSample.objects.count() == 0
+
+    def test_a_peer_deleted_while_the_batch_is_checked_is_refused_not_a_500(self) -> None:
+        # The plan check runs between the peers' check and the insert; a peer deleted then
+        # (an operator removing an agent mid-upload) failed the insert on its foreign key.
+        def delete_peer(**_: object) -> list[object]:
+            self.frankfurt.delete()
+            return []
+
+        results_received.connect(delete_peer, dispatch_uid="test-delete-peer")
+        try:
+            reply = self.client_athens.post(RESULTS_URL, self.batch, format="json")
+        finally:
+            results_received.disconnect(dispatch_uid="test-delete-peer")
+        assert reply.status_code == 400, reply.content
+        assert reply.json()["errors"] == [
+            {"path": "results/0/peer_id", "message": f"unknown peer agent {EXAMPLE_PEER_ID} (deleted just now)"}
+        ]
+        assert Run.objects.count() == 0 and PingSample.objects.count() == 0 and PathLatestRun.objects.count() == 0
 
     def test_malformed_bodies(self) -> None:
         reply = self.client_athens.post(
