@@ -12,7 +12,7 @@ BACKEND_ENV = set -a && eval "$$(bash deploy/services.sh env)" && set +a && cd b
 
 .PHONY: help demo demo-screenshots test install install-system services-start services-stop \
         frontend agents agents-testclock packages backup restore migrate openapi openapi-check contract contract-check \
-        interop-test lab-test lab-bench lab-noise lab-corpus lab-soak bench-truth bench-scheduler bench-analysis bench-alerts bench-ingest bench-queries bench-load bench-agent alert-drill clean
+        interop-test lab-test lab-bench lab-noise lab-corpus lab-soak bench-truth bench-scheduler bench-analysis bench-alerts bench-ingest bench-queries bench-load bench-agent bench-ui alert-drill clean
 
 help:
 	@echo "make demo          run Fathom with a demo mesh (Ctrl-C stops everything)"
@@ -36,6 +36,7 @@ help:
 	@echo "make bench-queries  path history (1 day, 30 days, 1 year), grid and Paths list server time, rollup refresh cost, 100 agents"
 	@echo "make bench-load    500 simulated agents against the real stack for 10 minutes: errors, latency, backlog"
 	@echo "make bench-agent   the agent's footprint: binary size, idle RSS and CPU, RSS during a throughput test"
+	@echo "make bench-ui      a path page from a cold cache in Chromium: bytes transferred, time to the first chart"
 	@echo "make lab-soak      30 min on an unseen network: labels, one incident naming a shared degraded link, no false finding (root)"
 	@echo "make alert-drill   alerting end to end: regressions, clearing, silence on the lab; killed worker, agent down (root)"
 	@echo "make openapi       regenerate backend/openapi.yaml and the UI's types from it"
@@ -163,6 +164,11 @@ bench-load: install services-start
 bench-agent: install services-start agents
 	FATHOM_ARTIFACTS=$(ROOT)/tests/artifacts/bench-agent FATHOM_SYSTEST_DB=fathom_bench_agent FATHOM_SYSTEST_REDIS_DB=6 \
 	  $(VENV)/bin/pytest -q -s -p no:cacheprovider -c tests/pytest.ini tests/system/bench_agent.py
+
+# The same stack, serving the built UI as production does.
+bench-ui: install services-start agents frontend
+	FATHOM_ARTIFACTS=$(ROOT)/tests/artifacts/bench-ui FATHOM_SYSTEST_DB=fathom_bench_ui FATHOM_SYSTEST_REDIS_DB=7 \
+	  $(VENV)/bin/pytest -q -s -p no:cacheprovider -c tests/pytest.ini tests/system/bench_ui.py
 
 bench-scheduler: install
 	cd backend && $(PYTHON) -m meshes.bench_scheduler

@@ -6,6 +6,7 @@ import { BrowserRouter } from "react-router-dom";
 import { ApiError } from "./api/client";
 import { queryKeys } from "./api/queries";
 import { App } from "./App";
+import { loadAhead } from "./routeChunks";
 import "./styles.css";
 
 const queryClient: QueryClient = new QueryClient({
@@ -27,6 +28,8 @@ const queryClient: QueryClient = new QueryClient({
     },
   },
 });
+
+loadAhead(window.location.pathname);
 
 const root = document.getElementById("root");
 if (root === null) {

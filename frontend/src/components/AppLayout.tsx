@@ -1,3 +1,4 @@
+import { Suspense } from "react";
 import { NavLink, Navigate, Outlet, useLocation, useNavigate } from "react-router-dom";
 
 import { ApiError } from "../api/client";
@@ -77,7 +78,9 @@ export function AppLayout() {
           browser checks wait for this to tell the new page from the old. */}
       <main data-path={location.pathname}>
         <ErrorBoundary key={location.pathname}>
-          <Outlet />
+          <Suspense fallback={<Loading what="the page" />}>
+            <Outlet />
+          </Suspense>
         </ErrorBoundary>
       </main>
     </div>

@@ -56,6 +56,11 @@ function renderPath(overrides: ApiRoutes = {}) {
   return fetchMock;
 }
 
+/** The analysis panels, which the page shows once the history has answered. */
+async function analysisShown(): Promise<void> {
+  await screen.findByRole("region", { name: "Analysis" });
+}
+
 describe("PathPage analysis", () => {
   afterEach(() => {
     vi.unstubAllGlobals();
@@ -79,10 +84,13 @@ describe("PathPage analysis", () => {
   });
 
   it("shows each panel's loading state until the analysis arrives", async () => {
-    renderPath();
+    let release: (body: unknown) => void = () => undefined;
+    renderPath({ [ANALYSIS_PATH]: new Promise((resolve) => (release = resolve)) });
+    await analysisShown();
     for (const [title, what] of PANELS) {
       expect(within(panel(title)).getByRole("status").textContent).toBe(`Loading ${what}…`);
     }
+    release(ANALYSIS);
     await screen.findByTestId("ceiling-chart");
     for (const [title] of PANELS) {
       expect(within(panel(title)).queryByRole("status")).toBeNull();
@@ -108,6 +116,7 @@ describe("PathPage analysis", () => {
 
   it("survives every term unknown and runs without rate or evidence in every panel", async () => {
     renderPath({ [ANALYSIS_PATH]: UNKNOWN_ANALYSIS });
+    await analysisShown();
     await within(panel("What limits this path")).findByText("Unknown");
     expect(screen.queryByText(/failed to render/)).toBeNull();
   });
@@ -116,6 +125,7 @@ describe("PathPage analysis", () => {
     vi.spyOn(console, "error").mockImplementation(() => undefined);
     // A payload the types rule out, as an older backend could send it.
     renderPath({ [ANALYSIS_PATH]: { ...ANALYSIS, findings: null } });
+    await analysisShown();
     const findings = panel("Findings");
     expect(await within(findings).findByText("The “Findings” panel failed to render")).toBeDefined();
     expect(within(panel("Advice")).getByText("4096 131072 31457280")).toBeDefined();
@@ -124,6 +134,7 @@ describe("PathPage analysis", () => {
 
   it("reports a failed analysis in each panel and keeps the history", async () => {
     renderPath({ [ANALYSIS_PATH]: 500 });
+    await analysisShown();
     for (const [title, what] of PANELS) {
       expect(await within(panel(title)).findByText(`Could not load ${what}: server error.`)).toBeDefined();
     }

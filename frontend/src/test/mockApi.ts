@@ -24,8 +24,9 @@ export type RouteHandler = (request: MockRequest) => unknown;
 
 /**
  * Keys are "/api/v1/path/" (any method) or "POST /api/v1/path/" (that method only; tried first).
- * A value is a 200 body, a number (that status with a stock detail), a Reply, or a handler
- * that gets the request and returns any of those.
+ * A value is a 200 body, a number (that status with a stock detail), a Reply, a handler
+ * that gets the request and returns any of those, or a promise of one (an answer held back
+ * until the test resolves it).
  */
 export type ApiRoutes = Record<string, unknown>;
 
@@ -74,7 +75,8 @@ export function mockApi(routes: ApiRoutes) {
     if (value === undefined) {
       return Promise.resolve(json(404, { detail: `no mock for ${method} ${url.pathname}` }));
     }
-    return Promise.resolve(answer(value, { method, url, body: parsedBody(init) }));
+    const request = { method, url, body: parsedBody(init) };
+    return value instanceof Promise ? value.then((held) => answer(held, request)) : Promise.resolve(answer(value, request));
   });
   vi.stubGlobal("fetch", fetchMock);
   return fetchMock;

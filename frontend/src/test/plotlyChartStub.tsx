@@ -13,3 +13,8 @@ export function PlotlyChart({ data, testId }: PlotlyChartProps) {
     </ul>
   );
 }
+
+/** Nothing to fetch in jsdom. */
+export function usePlotlyAhead(): void {
+  // The stub draws no Plotly.
+}

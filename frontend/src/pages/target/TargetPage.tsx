@@ -8,6 +8,7 @@ import { ApiError } from "../../api/client";
 import { useMeshes } from "../../api/queries";
 import { useTargetRtt, useTargetRuns } from "../../api/targetQueries";
 import { Panel } from "../../components/Panel";
+import { usePlotlyAhead } from "../../components/PlotlyChart";
 import { LoadError, Loading } from "../../components/QueryState";
 import { HISTORY_RANGES, namedRangeParams, rangeFromParams } from "../../lib/historyRange";
 import { meshesByTarget, normalizeTarget } from "../../lib/targets";
@@ -45,6 +46,7 @@ export function TargetPage() {
   const target = normalizeTarget(rawTarget);
   const [params] = useSearchParams();
   const range = rangeFromParams(params, minuteNow());
+  usePlotlyAhead();
   const rtt = useTargetRtt(source, target, range.from, range.to, range.live);
   const runs = useTargetRuns(source, target);
   const meshes = useMeshes();
