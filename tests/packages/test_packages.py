@@ -8,11 +8,12 @@ Installing and booting them under real systemd is the nspawn test's work."""
 from __future__ import annotations
 
 import os
-import struct
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from .elf import is_static
 
 ROOT = Path(__file__).resolve().parents[2]
 VERSION = "0.3.0+test.1"
@@ -80,15 +81,7 @@ def test_the_deb_declares_its_version_dependencies_and_conffile(packages: Path, 
 def test_the_binary_reports_the_package_version(packages: Path, tmp_path: Path) -> None:
     run("dpkg-deb", "-x", deb(packages, "amd64"), tmp_path)
     assert run(tmp_path / "usr/bin/fathom-agent", "--version").strip() == f"fathom-agent {VERSION}"
-    assert not needs_interpreter(tmp_path / "usr/bin/fathom-agent"), "the agent must be a static binary"
-
-
-def needs_interpreter(binary: Path) -> bool:
-    """Whether an ELF64 little-endian binary names a dynamic loader (a PT_INTERP header)."""
-    data = binary.read_bytes()
-    assert data[:4] == b"\x7fELF" and data[4] == 2 and data[5] == 1, "not an ELF64 little-endian binary"
-    phoff, phentsize, phnum = struct.unpack_from("<Q", data, 0x20)[0], *struct.unpack_from("<HH", data, 0x36)
-    return any(struct.unpack_from("<I", data, phoff + i * phentsize)[0] == 3 for i in range(phnum))
+    assert is_static(tmp_path / "usr/bin/fathom-agent"), "the agent must be a static binary"
 
 
 def test_the_unit_runs_as_the_package_user_with_only_raw_sockets(packages: Path, tmp_path: Path) -> None:

@@ -27,12 +27,13 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import struct
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from packages.elf import is_static
 
 from .conftest import AGENT_BIN, ARTIFACTS, Agent, Stack, stop_process, wait_for
 from .lab_agents import apply_meshes
@@ -46,7 +47,6 @@ BINARY_TARGET_MIB = 20
 IDLE_RSS_TARGET_MIB = 30
 IDLE_CPU_TARGET = 0.01  # of one core
 THROUGHPUT_RSS_TARGET_MIB = 50
-PT_INTERP = 3  # the ELF program header naming a dynamic loader
 Line = tuple[str, str, str, bool | None]  # figure, measured, target, meets (None: not judged)
 
 
@@ -96,14 +96,6 @@ def cpu_s(pid: int) -> tuple[float, float]:
 def reset_hwm(pid: int) -> None:
     """Sets VmHWM back to the current VmRSS (Linux >= 4.0)."""
     Path(f"/proc/{pid}/clear_refs").write_text("5")
-
-
-def is_static(binary: Path) -> bool:
-    """A 64-bit little-endian ELF executable with no PT_INTERP header loads no shared library."""
-    data = binary.read_bytes()
-    (phoff,) = struct.unpack_from("<Q", data, 0x20)
-    phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
-    return all(struct.unpack_from("<I", data, phoff + i * phentsize)[0] != PT_INTERP for i in range(phnum))
 
 
 def find_children(agents: dict[int, str], children: dict[tuple[int, int], Child]) -> None:
