@@ -20,6 +20,8 @@ from urllib.parse import quote, urlsplit
 import urllib3
 from urllib3.exceptions import ConnectTimeoutError, HTTPError, MaxRetryError, ProtocolError, SSLError, TimeoutError
 
+from core import strict_json
+from core.strict_json import StrictJSONError
 from perfsonar.choices import TlsMode
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
@@ -142,9 +144,9 @@ class PSchedulerClient:
     def _json(self, method: str, url: str, body: Any = None) -> Any:
         _, content = self._call(method, url, body)
         try:
-            return json.loads(content)
-        except (ValueError, UnicodeDecodeError) as error:
-            raise PSchedulerError("malformed", f"{url} did not answer JSON: {error}") from error
+            return strict_json.loads(content)
+        except StrictJSONError as error:
+            raise PSchedulerError("malformed", f"{url} did not answer JSON Fathom can keep: {error}") from error
 
     def url(self, path: str) -> str:
         return f"{self.base_url}/{path.lstrip('/')}"

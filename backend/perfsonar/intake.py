@@ -7,6 +7,7 @@ with pScheduler's reason."""
 
 from __future__ import annotations
 
+import logging
 import uuid
 from datetime import datetime, timedelta
 from typing import Any
@@ -29,6 +30,8 @@ from perfsonar.mapping.kinds import KIND_OF_TEST
 from perfsonar.models import Node, Task
 from perfsonar.nodes import delete_task, note_error
 from perfsonar.reconcile import SyncReport, node_clients
+
+logger = logging.getLogger(__name__)
 
 # The longest a run lasts (throughput: 300 s, 60 s omitted, pScheduler's setup).
 POLL_OVERLAP = timedelta(minutes=10)
@@ -161,6 +164,11 @@ def poll(now: datetime | None = None) -> SyncReport:
             report.errors.append(f"{task.url}: {error}")
             note_error(task.node, f"poll failed: {error}", now)
             continue
+        except Exception as error:  # one task's fault must not stop the others' polling
+            logger.exception("polling %s failed", task.url)
+            report.errors.append(f"{task.url}: {type(error).__name__}")
+            note_error(task.node, f"poll failed: an internal error ({type(error).__name__}), logged", now)
+            continue
         Node.objects.filter(pk=task.node_id).update(last_poll_at=now)
         ran_its_course = task.polled_until is not None and task.polled_until >= task.until + settle
         # Its runs are over and taken in: deleted from the node too (pScheduler keeps the runs
@@ -189,7 +197,14 @@ def _poll_task(client: PSchedulerClient, task: Task, horizon: datetime, now: dat
             note_error(task.node, f"poll: {error}", now)
     known = set(Run.objects.filter(id__in=ids.values()).values_list("id", flat=True))
     for url in (url for url, run_id in ids.items() if run_id not in known):
-        record = client.run(url)
+        try:
+            record = client.run(url)
+        except PSchedulerError as error:
+            if error.kind != "malformed":
+                raise  # the node is unreachable or refusing: this window is polled again later
+            # An answer Fathom can never keep (NUL, NaN, nesting): asking again gives the same.
+            note_error(task.node, f"poll: run refused: {error}", now)
+            continue
         if record.get("state") not in RUN_OVER:
             begun = _start_of(record)
             if begun is not None:

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from django.conf import settings
@@ -17,6 +16,7 @@ from rest_framework.views import APIView
 
 from audit.choices import AuditAction, AuditObject
 from audit.services import Actor, record
+from core import strict_json
 from core.api.permissions import OperatorOnly, OperatorWrites
 from perfsonar.api.serializers import (
     ArchiveResultSerializer,
@@ -195,7 +195,7 @@ class ArchiveView(APIView):
             )
         now = timezone.now()
         try:
-            body = json.loads(request.body)
+            body = strict_json.loads(request.body)
             run = run_from_archive(body)
         except (ValueError, UnicodeDecodeError) as error:
             message = f"not a pScheduler archive record: {error}"[:1000]

@@ -74,6 +74,8 @@ def as_text(value: Any, path: str, max_length: int) -> str:
         fail(path, f"not a string ({_json_type(value)})")
     if len(value) > max_length:
         fail(path, f"{len(value)} characters, more than {max_length}")
+    if "\x00" in value:
+        fail(path, "contains a NUL character, which Fathom cannot store")
     return value
 
 

@@ -369,6 +369,27 @@ class InteropTests(LiveServerTestCase):
         poll(timezone.now() + timedelta(seconds=30))
         assert Run.objects.count() == count
 
+    def test_a_run_fathom_cannot_keep_is_refused_and_polling_goes_on(self) -> None:
+        """A NUL in a run's text (PostgreSQL's text refuses it) once failed the insert and ended
+        the poll: every later task of every node went unpolled. Now the run is refused with
+        its reason and the task's other runs are still taken in."""
+        self.fake.block_archiving()
+        self.fake.force_runs("nonstart", "Run forbidden\u0000by limits", count=1)
+        self.add_test("rtt", "ping", {"count": 5, "interval_s": 1}, interval_s=10)
+        reconcile()
+        task = Task.objects.get(state=TaskState.ACTIVE)
+        self.fake.wait_for_runs(task.url, "nonstart", timeout_s=30)
+        self.fake.wait_for_runs(task.url, "finished", timeout_s=30)
+        report = poll(timezone.now() + timedelta(seconds=30))
+        assert report.errors == [] and report.polled_runs >= 1, report
+        assert Run.objects.filter(status="ok").exists() and not Run.objects.filter(status="failed").exists()
+        assert "run refused" in Node.objects.get(pk=self.node.pk).last_error
+        assert "NUL" in Node.objects.get(pk=self.node.pk).last_error
+        # The refused run is not asked for again and again: the next poll stores nothing twice.
+        count = Run.objects.count()
+        poll(timezone.now() + timedelta(seconds=30))
+        assert Run.objects.count() == count
+
     def test_a_task_the_nodes_limits_refuse_is_recorded_and_its_slot_missed(self) -> None:
         slot = self.over_limits_slot()
         report = reconcile()
@@ -467,6 +488,10 @@ class InteropTests(LiveServerTestCase):
         assert requests.put(url, json=body, headers={"Authorization": "Bearer fps_0.x"}, timeout=10).status_code == 401
         garbage = requests.put(url, data=b"{not json", headers=auth, timeout=10)
         assert garbage.status_code == 400 and "not a pScheduler archive record" in garbage.json()["detail"]
+        nested = requests.put(url, data=b"[" * 100_000 + b"]" * 100_000, headers=auth, timeout=10)
+        assert nested.status_code == 400 and "nested deeper" in nested.json()["detail"]
+        nul = requests.put(url, json={**body, "result": {"error": "a\u0000b"}}, headers=auth, timeout=10)
+        assert nul.status_code == 400 and "NUL" in nul.json()["detail"]
         not_a_run = requests.post(url, json={"id": "x"}, headers=auth, timeout=10)
         assert not_a_run.status_code == 400
         body["reference"] = {"fathom": {"task": str(uuid.uuid4())}}

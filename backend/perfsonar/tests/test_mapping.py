@@ -751,6 +751,7 @@ def test_malformed_payloads_say_which_field(
         ({"slot_id": 7}, "placement/slot_id: not a string"),
         ({"test_id": ""}, "placement: test_id and target must not be empty"),
         ({"target": "t" * 256}, "placement/target: 256 characters"),
+        ({"target": "host\x00name"}, "placement/target: contains a NUL character"),
         ({"options": []}, "placement/options: not an object"),
         ({"options": {"count": "many"}}, "placement/options/count: not a number"),
     ],
