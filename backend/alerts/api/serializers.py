@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from django.utils import timezone
@@ -150,14 +151,23 @@ class ChannelSerializer(serializers.ModelSerializer[Channel]):
     config = serializers.JSONField(write_only=True)
     target = serializers.SerializerMethodField()
     matchers = MatcherSerializer(many=True, required=False)
+    held_until = serializers.SerializerMethodField(
+        help_text="nothing is sent before this time: the receiver asked to wait (Retry-After, at most an hour) "
+        "or the channel's pacing; null when not held. Editing the channel lifts it."
+    )
 
     class Meta:
         model = Channel
         fields = [
             "id", "name", "kind", "config", "target", "matchers", "send_resolved", "enabled", "disabled_reason",
-            "last_error", "last_success_at", "created_at",
+            "last_error", "last_success_at", "held_until", "created_at",
         ]  # fmt: skip
         read_only_fields = ["disabled_reason", "last_error", "last_success_at", "created_at"]
+
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
+    def get_held_until(self, channel: Channel) -> datetime | None:
+        held = channel.next_send_at
+        return held if held is not None and held > timezone.now() else None
 
     def get_target(self, channel: Channel) -> str:
         if channel.kind == "email":

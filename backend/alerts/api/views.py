@@ -28,7 +28,7 @@ from alerts.api.serializers import (
     RuleSerializer,
     SilenceSerializer,
 )
-from alerts.choices import AlertState, IncidentStatus, NotificationKind
+from alerts.choices import AlertState, DeliveryStatus, IncidentStatus, NotificationKind
 from alerts.models import Alert, Channel, Delivery, Incident, Rule, Silence
 from alerts.services import delivery as outbox
 from alerts.services import evaluate, messages
@@ -217,10 +217,17 @@ class ChannelViewSet(AuditedWrites, viewsets.ModelViewSet[Channel]):
         return Response(CreatedChannelSerializer(serializer.instance).data, status=status.HTTP_201_CREATED)
 
     def save_change(self, serializer: BaseSerializer[Channel]) -> Channel:
-        # Editing a channel is how its owner fixes it: a permanent failure's block lifts.
-        if serializer.instance is not None and serializer.validated_data.get("enabled", True):
-            return serializer.save(disabled_reason="")
-        return serializer.save()
+        # Editing a channel is how its owner fixes it: a permanent failure's block lifts, and so
+        # does a receiver's Retry-After hold, for the channel and its waiting deliveries.
+        if serializer.instance is None:
+            return serializer.save()
+        now = timezone.now()
+        Delivery.objects.filter(
+            channel=serializer.instance, status=DeliveryStatus.RETRYING, next_attempt_at__gt=now
+        ).update(next_attempt_at=now)
+        if serializer.validated_data.get("enabled", True):
+            return serializer.save(disabled_reason="", next_send_at=None)
+        return serializer.save(next_send_at=None)
 
     @extend_schema(request=None, responses={200: DeliverySerializer})
     @action(detail=True, methods=["post"])

@@ -20,7 +20,7 @@ from alerts.services import delivery as outbox
 from alerts.services.evaluate import evaluate
 from alerts.tests.helpers import T0, channel, finding, later
 from alerts.tests.receivers import HttpReceiver, Reply, smtp_server
-from alerts.transports import email, slack
+from alerts.transports import base, email, slack
 from analysis.models import Finding
 from fathom.testing import FathomTestCase
 
@@ -69,6 +69,31 @@ class WebhookDeliveryTests(FathomTestCase):
             outcome = outbox.deliver(Delivery.objects.get().pk)
         assert outcome.status == "retrying" and outcome.retry_in_s is not None and outcome.retry_in_s >= 120
         assert Channel.objects.get().next_send_at is not None
+
+    def test_a_retry_after_holds_a_channel_an_hour_at_most_and_an_edit_lifts_it(self) -> None:
+        """A receiver's "inf" once crashed the delivery task (timedelta overflow) and a year's
+        Retry-After held the channel a year, shown as enabled."""
+        years_ahead = "Fri, 01 Jan 2100 00:00:00 GMT"
+        for header in ("inf", "999999999", years_ahead):
+            Channel.objects.all().delete()
+            Incident.objects.all().delete()
+            Finding.objects.all().delete()
+            with HttpReceiver(Reply(429, "slow down", {"Retry-After": header})) as receiver:
+                channel("webhook", url=receiver.url, secret=SECRET)
+                fire(self)
+                outcome = outbox.deliver(Delivery.objects.get().pk)
+            assert outcome.status == "retrying" and outcome.retry_in_s is not None, header
+            assert outcome.retry_in_s <= base.MAX_RETRY_AFTER_S, (header, outcome)
+            held = Channel.objects.get().next_send_at
+            if header != "inf":  # not a number of seconds: the backoff alone decides
+                assert held is not None and held <= timezone.now() + timedelta(seconds=base.MAX_RETRY_AFTER_S + 5)
+        hook = Channel.objects.get()
+        self.client.force_login(self.owner)
+        listed = self.client.get(f"/api/v1/alerts/channels/{hook.pk}/").json()
+        assert listed["held_until"] is not None, listed
+        edited = self.client.patch(f"/api/v1/alerts/channels/{hook.pk}/", {"send_resolved": False}, format="json")
+        assert edited.status_code == 200 and edited.json()["held_until"] is None, edited.json()
+        assert Delivery.objects.get().next_attempt_at <= timezone.now(), "its waiting delivery is due again"
 
     def test_410_disables_the_channel_and_says_why(self) -> None:
         with HttpReceiver(Reply(410, "gone")) as receiver:

@@ -4,6 +4,7 @@ per transport; adding PagerDuty or Teams is one more module and one line in the 
 from __future__ import annotations
 
 import email.utils
+import math
 import socket
 import time
 import urllib.error
@@ -15,6 +16,8 @@ from urllib.parse import urlsplit
 
 HTTP_TIMEOUT_S = 15
 RESPONSE_KEEP = 500
+# The longest a receiver's Retry-After holds a channel; past it the backoff takes over again.
+MAX_RETRY_AFTER_S = 3600.0
 
 
 class TransportError(Exception):
@@ -87,18 +90,21 @@ def clean_url(raw: Any) -> str:
 
 
 def retry_after(value: str | None) -> float | None:
-    """Retry-After in seconds, from seconds or an HTTP date."""
+    """Retry-After in seconds, from seconds or an HTTP date, at most MAX_RETRY_AFTER_S: one
+    reply must not hold a channel for years ("inf" once crashed the delivery task)."""
     if not value:
         return None
     try:
-        return max(0.0, float(value))
+        seconds = float(value)
     except ValueError:
-        pass
-    try:
-        when = email.utils.parsedate_to_datetime(value)
-    except (TypeError, ValueError):
+        try:
+            when = email.utils.parsedate_to_datetime(value)
+        except (TypeError, ValueError, OverflowError):
+            return None
+        seconds = (when - datetime.now(UTC)).total_seconds()
+    if not math.isfinite(seconds):
         return None
-    return max(0.0, (when - datetime.now(UTC)).total_seconds())
+    return min(max(0.0, seconds), MAX_RETRY_AFTER_S)
 
 
 class _NoRedirect(urllib.request.HTTPRedirectHandler):

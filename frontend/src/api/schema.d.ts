@@ -1569,6 +1569,11 @@ export interface components {
             readonly last_error: string;
             /** Format: date-time */
             readonly last_success_at: string | null;
+            /**
+             * Format: date-time
+             * @description nothing is sent before this time: the receiver asked to wait (Retry-After, at most an hour) or the channel's pacing; null when not held. Editing the channel lifts it.
+             */
+            readonly held_until: string | null;
             /** Format: date-time */
             readonly created_at: string;
         };
@@ -1664,6 +1669,11 @@ export interface components {
             readonly last_error: string;
             /** Format: date-time */
             readonly last_success_at: string | null;
+            /**
+             * Format: date-time
+             * @description nothing is sent before this time: the receiver asked to wait (Retry-After, at most an hour) or the channel's pacing; null when not held. Editing the channel lifts it.
+             */
+            readonly held_until: string | null;
             /** Format: date-time */
             readonly created_at: string;
             readonly secret: string | null;
