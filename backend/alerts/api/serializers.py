@@ -140,17 +140,30 @@ class SilenceSerializer(serializers.ModelSerializer[Silence]):
 
 
 def mask(url: str) -> str:
-    """A webhook URL is a secret (anyone holding a Slack one can post): show its host only."""
+    """A webhook URL is a secret (anyone holding a Slack one can post): show its host and
+    port only, never the user and password a URL can carry."""
     from urllib.parse import urlsplit
 
     parts = urlsplit(url)
-    return f"{parts.scheme}://{parts.netloc}/…"
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{host}{port}/…"
 
 
 class ChannelSerializer(serializers.ModelSerializer[Channel]):
     config = serializers.JSONField(write_only=True)
     target = serializers.SerializerMethodField()
     matchers = MatcherSerializer(many=True, required=False)
+    rotate_secret = serializers.BooleanField(
+        write_only=True,
+        required=False,
+        help_text="webhooks: make a new signing secret, shown once in the answer. Without it an edit keeps the secret.",
+    )
     held_until = serializers.SerializerMethodField(
         help_text="nothing is sent before this time: the receiver asked to wait (Retry-After, at most an hour) "
         "or the channel's pacing; null when not held. Editing the channel lifts it."
@@ -160,7 +173,7 @@ class ChannelSerializer(serializers.ModelSerializer[Channel]):
         model = Channel
         fields = [
             "id", "name", "kind", "config", "target", "matchers", "send_resolved", "enabled", "disabled_reason",
-            "last_error", "last_success_at", "held_until", "created_at",
+            "last_error", "last_success_at", "held_until", "created_at", "rotate_secret",
         ]  # fmt: skip
         read_only_fields = ["disabled_reason", "last_error", "last_success_at", "created_at"]
 
@@ -179,11 +192,22 @@ class ChannelSerializer(serializers.ModelSerializer[Channel]):
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         kind = attrs.get("kind") or (self.instance.kind if self.instance else None)
+        rotate = bool(attrs.pop("rotate_secret", False))
+        if rotate and kind != "webhook":
+            raise serializers.ValidationError({"rotate_secret": "only a webhook channel has a signing secret"})
+        kept = self.instance.config.get("secret") if self.instance is not None and kind == "webhook" else None
         if "config" in attrs or self.instance is None:
+            raw = attrs.get("config")
+            # An edit that leaves the secret out keeps it: a new one nobody was shown would fail
+            # every receiver's signature check.
+            if kept and not rotate and isinstance(raw, dict) and "secret" not in raw:
+                raw = {**raw, "secret": kept}
             try:
-                attrs["config"] = TRANSPORTS[str(kind)].clean_config(attrs.get("config"))
+                attrs["config"] = TRANSPORTS[str(kind)].clean_config(raw)
             except ConfigError as exc:
                 raise serializers.ValidationError({"config": str(exc)}) from exc
+        elif rotate and self.instance is not None:
+            attrs["config"] = TRANSPORTS["webhook"].clean_config({**self.instance.config, "secret": None})
         if self.instance is not None and "kind" in attrs and attrs["kind"] != self.instance.kind:
             raise serializers.ValidationError({"kind": "a channel's kind cannot change: make a new channel"})
         return attrs
@@ -197,9 +221,11 @@ class CreatedChannelSerializer(ChannelSerializer):
     class Meta(ChannelSerializer.Meta):
         fields = [*ChannelSerializer.Meta.fields, "secret"]
 
+    @extend_schema_field(serializers.CharField(allow_null=True))
     def get_secret(self, channel: Channel) -> str | None:
+        """On create, and on an edit that rotated it; null otherwise."""
         secret = channel.config.get("secret")
-        return secret if isinstance(secret, str) else None
+        return secret if isinstance(secret, str) and self.context.get("show_secret", True) else None
 
 
 class AlertSerializer(serializers.ModelSerializer[Alert]):

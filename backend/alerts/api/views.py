@@ -216,6 +216,18 @@ class ChannelViewSet(AuditedWrites, viewsets.ModelViewSet[Channel]):
         self.perform_create(serializer)
         return Response(CreatedChannelSerializer(serializer.instance).data, status=status.HTTP_201_CREATED)
 
+    @extend_schema(responses={200: CreatedChannelSerializer})
+    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        """An edit; a webhook's new signing secret is shown in this answer when rotate_secret asked for one."""
+        super().update(request, *args, **kwargs)
+        rotated = isinstance(request.data, dict) and request.data.get("rotate_secret") is True
+        channel = self.get_object()
+        return Response(CreatedChannelSerializer(channel, context={"show_secret": rotated}).data)
+
+    @extend_schema(responses={200: CreatedChannelSerializer})
+    def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return super().partial_update(request, *args, **kwargs)
+
     def save_change(self, serializer: BaseSerializer[Channel]) -> Channel:
         # Editing a channel is how its owner fixes it: a permanent failure's block lifts, and so
         # does a receiver's Retry-After hold, for the channel and its waiting deliveries.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from alerts.models import Channel, Incident, Rule, Silence
@@ -129,6 +130,39 @@ class AlertsApiTests(FathomTestCase):
             failed = self.post(f"channels/{pk}/test/", None, self.owner).json()
             assert failed["status"] == "failed" and "HTTP 500: rollup_error" in failed["last_error"]
         assert Channel.objects.get().enabled, "a failed test does not disable the channel"
+
+    def test_an_edit_keeps_a_webhooks_secret_and_urls_never_show_credentials(self) -> None:
+        """Issue 34 item 10: an edit without the secret once made a new one nobody was shown (every
+        receiver then failed verification), and the mask showed user:password to viewers."""
+        made = self.post(
+            "channels/",
+            {"name": "hook", "kind": "webhook", "config": {"url": "https://noc:hunter2@hooks.example.net:8443/in"}},
+            self.owner,
+        ).json()
+        first = made["secret"]
+        pk = made["id"]
+        self.client.force_login(self.outsider)
+        listed = self.client.get(f"/api/v1/alerts/channels/{pk}/").json()
+        assert listed["target"] == "https://hooks.example.net:8443/…", listed
+        assert "hunter2" not in json.dumps(listed) and "noc" not in listed["target"]
+
+        self.client.force_login(self.owner)
+        url = f"/api/v1/alerts/channels/{pk}/"
+        kept = self.client.patch(url, {"config": {"url": "https://hooks.example.net/new"}}, format="json")
+        assert kept.status_code == 200 and kept.json()["secret"] is None, kept.json()
+        assert Channel.objects.get().config["secret"] == first
+        rotated = self.client.patch(url, {"rotate_secret": True}, format="json")
+        assert rotated.status_code == 200, rotated.json()
+        second = rotated.json()["secret"]
+        assert second.startswith("whsec_") and second != first == made["secret"]
+        assert Channel.objects.get().config == {"url": "https://hooks.example.net/new", "secret": second}
+        assert self.client.get(url).json().get("secret") is None, "shown once"
+
+        slack = self.post(
+            "channels/", {"name": "s", "kind": "slack", "config": {"url": "https://hooks.example.net/x"}}, self.owner
+        ).json()
+        refused = self.client.patch(f"/api/v1/alerts/channels/{slack['id']}/", {"rotate_secret": True}, format="json")
+        assert refused.status_code == 400 and "signing secret" in str(refused.json())
 
     def test_anonymous_users_get_nothing(self) -> None:
         for url in ("incidents/", "rules/", "silences/", "channels/", "summary/"):

@@ -186,10 +186,7 @@ export interface paths {
          *     a webhook's signing secret is shown once, in the create response.
          */
         get: operations["alerts_channels_retrieve"];
-        /**
-         * @description Where incidents go. Config (addresses, URLs, secrets) is written, never read back;
-         *     a webhook's signing secret is shown once, in the create response.
-         */
+        /** @description An edit; a webhook's new signing secret is shown in this answer when rotate_secret asked for one. */
         put: operations["alerts_channels_update"];
         post?: never;
         /**
@@ -1591,6 +1588,8 @@ export interface components {
             matchers?: components["schemas"]["MatcherRequest"][];
             send_resolved?: boolean;
             enabled?: boolean;
+            /** @description webhooks: make a new signing secret, shown once in the answer. Without it an edit keeps the secret. */
+            rotate_secret?: boolean;
         };
         /** @description A choice as the UI shows it: value, label and colour (never hard-coded in the UI). */
         Choice: {
@@ -2649,6 +2648,8 @@ export interface components {
             matchers?: components["schemas"]["MatcherRequest"][];
             send_resolved?: boolean;
             enabled?: boolean;
+            /** @description webhooks: make a new signing secret, shown once in the answer. Without it an edit keeps the secret. */
+            rotate_secret?: boolean;
         };
         PatchedMeshRequest: {
             name?: string;
@@ -4116,7 +4117,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Channel"];
+                    "application/json": components["schemas"]["CreatedChannel"];
                 };
             };
         };
@@ -4163,7 +4164,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Channel"];
+                    "application/json": components["schemas"]["CreatedChannel"];
                 };
             };
         };
