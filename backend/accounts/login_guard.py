@@ -95,5 +95,15 @@ class LoginGuard:
                 cache.set(key, 1, timeout=rate.period_s + 1)
 
 
+@dataclass(frozen=True)
+class PasswordChangeGuard(LoginGuard):
+    """Wrong current passwords given to a password change, per person: a stolen session must
+    not guess the password it would need to take the account over. Counted apart from
+    sign-ins, so such guesses never lock the person out of signing in."""
+
+    def _subjects(self) -> list[tuple[str, str, Rate]]:
+        return [("password-change", self.username, Rate.parse(settings.LOGIN_FAILURES_PER_USERNAME))]
+
+
 def throttled_message(retry_after_s: int) -> str:
     return f"too many failed sign-ins; try again in {retry_after_s} s"

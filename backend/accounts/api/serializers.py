@@ -16,6 +16,10 @@ from core.serializers import StrictSerializer
 USERNAME_RE = r"^[\w.@+-]{1,150}$"
 
 
+# The code of a wrong current password: what the password change counts against a guesser.
+WRONG_PASSWORD = "wrong_password"  # noqa: S105 - an error code, not a password
+
+
 class LoginSerializer(StrictSerializer):
     username = serializers.CharField(max_length=150)
     password = serializers.CharField(max_length=4096, trim_whitespace=False)
@@ -49,7 +53,7 @@ class PasswordChangeSerializer(StrictSerializer):
     def validate_current_password(self, value: str) -> str:
         user = self.context["user"]
         if not user.check_password(value):
-            raise serializers.ValidationError("this is not your current password")
+            raise serializers.ValidationError("this is not your current password", code=WRONG_PASSWORD)
         return value
 
     def validate_new_password(self, value: str) -> str:

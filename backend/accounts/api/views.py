@@ -18,6 +18,7 @@ from rest_framework.views import APIView
 
 from accounts import services
 from accounts.api.serializers import (
+    WRONG_PASSWORD,
     ApiTokenCreateSerializer,
     ApiTokenQuerySerializer,
     ApiTokenSerializer,
@@ -32,7 +33,7 @@ from accounts.api.serializers import (
 )
 from accounts.authentication import SessionOrBearerAuthentication
 from accounts.choices import TokenScope
-from accounts.login_guard import LoginGuard, throttled_message
+from accounts.login_guard import LoginGuard, PasswordChangeGuard, throttled_message
 from accounts.models import ApiToken
 from accounts.services import AccountError, person_snapshot
 from audit.choices import AuditAction, AuditObject
@@ -109,12 +110,30 @@ class PasswordView(APIView):
 
     authentication_classes = [SessionOrBearerAuthentication]
 
-    @extend_schema(request=PasswordChangeSerializer, responses={204: None})
+    @extend_schema(
+        request=PasswordChangeSerializer,
+        responses={
+            204: None,
+            429: OpenApiResponse(description="too many wrong current passwords for this person"),
+        },
+    )
     def post(self, request: Request) -> Response:
         user = request.user
         assert isinstance(user, User)
+        guard = PasswordChangeGuard.of(request._request, user.get_username())
+        wait_s = guard.retry_after_s()
+        if wait_s:
+            return Response(
+                {"detail": f"too many wrong current passwords; try again in {wait_s} s"},
+                status=status.HTTP_429_TOO_MANY_REQUESTS,
+                headers={"Retry-After": str(wait_s)},
+            )
         params = PasswordChangeSerializer(data=request.data, context={"user": user})
-        params.is_valid(raise_exception=True)
+        if not params.is_valid():
+            current = params.errors.get("current_password", [])
+            if any(getattr(error, "code", None) == WRONG_PASSWORD for error in current):
+                guard.record_failure()
+            raise ValidationError(params.errors)
         with transaction.atomic():
             before = person_snapshot(user)
             user.set_password(params.validated_data["new_password"])

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import uuid
+
 from django.contrib.auth.models import User
+from django.test import override_settings
 from rest_framework.test import APIClient
 
 from accounts.choices import TokenScope
@@ -99,6 +102,29 @@ class OwnPasswordTests(FathomTestCase):
         assert self.outsider.check_password("a-new-long-pass-5")
         entry = AuditEntry.objects.get(object_type="person")
         assert entry.changes == {"password_changed": [None, True]} and entry.actor_name == "outsider"
+
+    @override_settings(LOGIN_FAILURES_PER_USERNAME="3/day")
+    def test_guessing_the_current_password_is_throttled_without_locking_the_sign_in(self) -> None:
+        """Issue 34 item 8: a stolen session could guess the current password without limit.
+        A person of its own: the counters live in Redis and outlive the test (a day's window,
+        so no boundary falls inside it but midnight's)."""
+        name = f"guessed-{uuid.uuid4().hex[:8]}"
+        User.objects.create_user(name, password="their-pass-1234")
+        client = APIClient()
+        assert client.login(username=name, password="their-pass-1234")
+        wrong = {"current_password": "guess", "new_password": "a-new-long-pass-5"}
+        missing = {"new_password": "a-new-long-pass-5"}  # no guess: does not count
+        assert client.post("/api/v1/auth/password/", missing, format="json").status_code == 400
+        for _ in range(3):
+            assert client.post("/api/v1/auth/password/", wrong, format="json").status_code == 400
+        right = {"current_password": "their-pass-1234", "new_password": "a-new-long-pass-5"}
+        held = client.post("/api/v1/auth/password/", right, format="json")
+        assert held.status_code == 429 and int(held["Retry-After"]) > 0, held.json()
+        assert User.objects.get(username=name).check_password("their-pass-1234")
+        signed_in = APIClient().post(
+            "/api/v1/auth/login/", {"username": name, "password": "their-pass-1234"}, format="json"
+        )
+        assert signed_in.status_code == 200, "the guesses do not lock the person's sign-in"
 
     def test_wrong_current_password_weak_new_one_and_tokens_are_refused(self) -> None:
         client = self.user_client(self.outsider)

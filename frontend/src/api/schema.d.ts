@@ -4960,6 +4960,13 @@ export interface operations {
                 };
                 content?: never;
             };
+            /** @description too many wrong current passwords for this person */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
     choices_retrieve: {
