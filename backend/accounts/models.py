@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import models
@@ -20,7 +20,7 @@ class ApiToken(models.Model):
     prefix = models.CharField(max_length=12)
     scope = models.CharField(max_length=8, choices=TokenScope.choices, default=TokenScope.READ)
     created_at = models.DateTimeField(default=timezone.now)
-    # None: the token never expires.
+    # The end its creator asked for (None: none); the site's API_TOKEN_MAX_DAYS caps it (ends_at).
     expires_at = models.DateTimeField(null=True, blank=True)
     last_used_at = models.DateTimeField(null=True, blank=True)
     revoked_at = models.DateTimeField(null=True, blank=True)
@@ -31,14 +31,18 @@ class ApiToken(models.Model):
     def __str__(self) -> str:
         return f"{self.prefix}… ({self.name})"
 
+    def ends_at(self) -> datetime:
+        """When the token stops working: the end asked for, at most API_TOKEN_MAX_DAYS after
+        its creation (a limit lowered later ends older tokens too)."""
+        longest = self.created_at + timedelta(days=settings.API_TOKEN_MAX_DAYS)
+        return longest if self.expires_at is None else min(self.expires_at, longest)
+
     def is_usable(self, now: datetime | None = None) -> bool:
-        if self.revoked_at is not None:
-            return False
-        return self.expires_at is None or self.expires_at > (now or timezone.now())
+        return self.revoked_at is None and self.ends_at() > (now or timezone.now())
 
     def state(self, now: datetime | None = None) -> str:
         if self.revoked_at is not None:
             return "revoked"
-        if self.expires_at is not None and self.expires_at <= (now or timezone.now()):
+        if self.ends_at() <= (now or timezone.now()):
             return "expired"
         return "active"

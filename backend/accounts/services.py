@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
@@ -43,6 +44,13 @@ def create_api_token(user: User, name: str, scope: TokenScope, expires_at: datet
     now = timezone.now()
     if expires_at is not None and expires_at <= now:
         raise AccountError("expires_at", "must be in the future")
+    longest = now + timedelta(days=settings.API_TOKEN_MAX_DAYS)
+    if expires_at is None:
+        expires_at = longest
+    elif expires_at > longest:
+        raise AccountError(
+            "expires_at", f"at most {settings.API_TOKEN_MAX_DAYS} days ahead (this site's FATHOM_API_TOKEN_MAX_DAYS)"
+        )
     plaintext = API_TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
         user=user,
@@ -125,7 +133,8 @@ def update_person(
     if password is not None:
         user.set_password(password)
     user.save()
-    if not user.is_active:
-        # A disabled person's scripts stop too.
+    if not user.is_active or password is not None:
+        # A disabled person's scripts stop too, and so do the scripts of one whose password
+        # was reset: whoever had the old one may have made tokens with it.
         ApiToken.objects.filter(user=user, revoked_at__isnull=True).update(revoked_at=timezone.now())
     return user

@@ -133,6 +133,9 @@ if TRUSTED_PROXIES:
 # Failed sign-ins allowed per client address and per username (API and admin).
 LOGIN_FAILURES_PER_ADDRESS = env_str("FATHOM_LOGIN_FAILURES_PER_ADDRESS", "10/min")
 LOGIN_FAILURES_PER_USERNAME = env_str("FATHOM_LOGIN_FAILURES_PER_USERNAME", "30/hour")
+# The longest an API token lives, from its creation: a token asked for without an end, or
+# created before a shorter limit was set, ends then too.
+API_TOKEN_MAX_DAYS = env_int("FATHOM_API_TOKEN_MAX_DAYS", 365, minimum=1, maximum=3650)
 
 REST_FRAMEWORK = {
     # Sessions first: an anonymous request gets 403, as the UI expects; then personal API tokens.

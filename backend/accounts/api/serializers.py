@@ -99,6 +99,9 @@ class ApiTokenSerializer(serializers.ModelSerializer[ApiToken]):
     user = serializers.CharField(source="user.username", read_only=True)
     scope = serializers.ChoiceField(choices=TokenScope.choices)
     state = serializers.SerializerMethodField()
+    expires_at = serializers.DateTimeField(
+        source="ends_at", read_only=True, help_text="when it stops working: the end asked for, within the site's limit"
+    )
 
     class Meta:
         model = ApiToken

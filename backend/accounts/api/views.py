@@ -194,6 +194,9 @@ class PersonViewSet(
         params = PersonUpdateSerializer(data=request.data, context={"user": user})
         params.is_valid(raise_exception=True)
         data = params.validated_data
+        if "password" in data and isinstance(request.auth, ApiToken):
+            # A script holding an admin's token must not take accounts over.
+            raise PermissionDenied("a password is set from a signed-in session, not with an API token")
         with transaction.atomic():
             before = person_snapshot(user)
             try:
@@ -238,6 +241,9 @@ class ApiTokenViewSet(mixins.ListModelMixin, mixins.CreateModelMixin, viewsets.G
 
     @extend_schema(request=ApiTokenCreateSerializer, responses={201: IssuedApiTokenSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if isinstance(request.auth, ApiToken):
+            # A token that could mint tokens would outlive its own end and revocation.
+            raise PermissionDenied("API tokens are made from a signed-in session, not by another token")
         params = ApiTokenCreateSerializer(data=request.data)
         params.is_valid(raise_exception=True)
         data = params.validated_data

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.utils import timezone
 from rest_framework.test import APIClient
@@ -117,3 +117,52 @@ class ApiTokenTests(FathomTestCase):
         assert theirs.revoked_at is not None
         entry = AuditEntry.objects.get(object_type="api_token", action="revoke")
         assert entry.actor_name == "owner" and "revoked_at" in entry.changes
+
+
+class TokenLimitTests(FathomTestCase):
+    """Issue 34 item 2: tokens outlived their limits."""
+
+    def test_a_token_can_neither_mint_tokens_nor_set_passwords(self) -> None:
+        admin_token = create_api_token(self.owner, "admin script", TokenScope.WRITE, None).plaintext
+        scripted = bearer(admin_token)
+        minted = scripted.post("/api/v1/api-tokens/", {"name": "child", "expires_at": None}, format="json")
+        assert minted.status_code == 403 and "signed-in session" in minted.json()["detail"]
+        person = f"/api/v1/people/{self.operator.pk}/"
+        reset = scripted.patch(person, {"password": "taken-over-pass-99"}, format="json")
+        assert reset.status_code == 403 and "signed-in session" in reset.json()["detail"]
+        self.operator.refresh_from_db()
+        assert self.operator.check_password("operator-pass-1234")
+        assert scripted.patch(person, {"email": "op@noc.example"}, format="json").status_code == 200
+        assert ApiToken.objects.count() == 1
+
+    def test_a_password_reset_revokes_the_persons_tokens(self) -> None:
+        token = create_api_token(self.operator, "ops script", TokenScope.READ, None).plaintext
+        assert bearer(token).get("/api/v1/auth/me/").status_code == 200
+        admin = self.user_client(self.owner)
+        reply = admin.patch(f"/api/v1/people/{self.operator.pk}/", {"password": "reset-long-pass-77"}, format="json")
+        assert reply.status_code == 200, reply.json()
+        assert bearer(token).get("/api/v1/auth/me/").status_code == 401
+        assert ApiToken.objects.get().state() == "revoked"
+
+    def test_the_sites_longest_lifetime_caps_every_token(self) -> None:
+        client = self.user_client(self.operator)
+        with self.settings(API_TOKEN_MAX_DAYS=30):
+            too_long = (timezone.now() + timedelta(days=60)).isoformat()
+            refused = client.post("/api/v1/api-tokens/", {"name": "x", "expires_at": too_long}, format="json")
+            assert refused.status_code == 400 and "at most 30 days" in str(refused.json()["expires_at"])
+            unbounded = client.post("/api/v1/api-tokens/", {"name": "y", "expires_at": None}, format="json").json()
+            ends = timezone.now() + timedelta(days=30)
+            assert abs((parse(unbounded["expires_at"]) - ends).total_seconds()) < 60, unbounded
+            # A token made before the limit was lowered ends by it too.
+            old = create_api_token(self.operator, "old", TokenScope.READ, None)
+            ApiToken.objects.filter(pk=old.token.pk).update(
+                created_at=timezone.now() - timedelta(days=31), expires_at=None
+            )
+            assert bearer(old.plaintext).get("/api/v1/auth/me/").status_code == 401
+            listed = {t["name"]: t for t in client.get("/api/v1/api-tokens/").json()}
+            assert listed["old"]["state"] == "expired" and listed["y"]["state"] == "active"
+        assert ApiToken.objects.filter(name="x").count() == 0
+
+
+def parse(text: object) -> datetime:
+    return datetime.fromisoformat(str(text).replace("Z", "+00:00"))

@@ -1397,8 +1397,11 @@ export interface components {
             scope: components["schemas"]["TokenScopeEnum"];
             /** Format: date-time */
             created_at?: string;
-            /** Format: date-time */
-            expires_at?: string | null;
+            /**
+             * Format: date-time
+             * @description when it stops working: the end asked for, within the site's limit
+             */
+            readonly expires_at: string;
             /** Format: date-time */
             last_used_at?: string | null;
             /** Format: date-time */
@@ -2341,8 +2344,11 @@ export interface components {
             scope: components["schemas"]["TokenScopeEnum"];
             /** Format: date-time */
             created_at?: string;
-            /** Format: date-time */
-            expires_at?: string | null;
+            /**
+             * Format: date-time
+             * @description when it stops working: the end asked for, within the site's limit
+             */
+            readonly expires_at: string;
             /** Format: date-time */
             last_used_at?: string | null;
             /** Format: date-time */

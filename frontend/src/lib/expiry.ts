@@ -10,26 +10,27 @@ export const ENROLMENT_EXPIRIES = [
   { label: "7 days", seconds: 7 * DAY_S },
 ] as const;
 
-export type ApiTokenExpiry = "30d" | "90d" | "1y" | "never" | "date";
+export type ApiTokenExpiry = "30d" | "90d" | "1y" | "longest" | "date";
 
 export const API_TOKEN_EXPIRIES: readonly { value: ApiTokenExpiry; label: string }[] = [
   { value: "30d", label: "30 days" },
   { value: "90d", label: "90 days" },
   { value: "1y", label: "1 year" },
-  { value: "never", label: "never" },
+  { value: "longest", label: "the longest allowed" },
   { value: "date", label: "on a date…" },
 ];
 
-const EXPIRY_DAYS: Record<Exclude<ApiTokenExpiry, "never" | "date">, number> = { "30d": 30, "90d": 90, "1y": 365 };
+const EXPIRY_DAYS: Record<Exclude<ApiTokenExpiry, "longest" | "date">, number> = { "30d": 30, "90d": 90, "1y": 365 };
 
 /**
- * The expires_at an API token is created with: an ISO time, or null for never. A date
+ * The expires_at an API token is created with: an ISO time, or null for the longest this site
+ * allows (FATHOM_API_TOKEN_MAX_DAYS, a year by default; the server sets it). A date
  * (YYYY-MM-DD) means the start of that day, UTC; it is sent as chosen, even in the past,
  * so the server's own refusal reaches the person. An empty or unreadable date is
  * undefined: the form says so before sending.
  */
 export function apiTokenExpiresAt(choice: ApiTokenExpiry, date: string, now: Date = new Date()): string | null | undefined {
-  if (choice === "never") {
+  if (choice === "longest") {
     return null;
   }
   if (choice === "date") {

@@ -11,7 +11,7 @@ function token(fields: Partial<ApiToken> & Pick<ApiToken, "id" | "name">): ApiTo
     prefix: `fpt_${String(fields.id).padStart(4, "0")}`,
     scope: "read",
     created_at: "2025-01-01T00:00:00Z",
-    expires_at: null,
+    expires_at: "2026-01-01T00:00:00Z",
     last_used_at: null,
     revoked_at: null,
     state: "active",
@@ -97,7 +97,7 @@ describe("TokensPage", () => {
     renderWithProviders(<TokensPage />, "/tokens", meAs("operator"));
     expect(await screen.findByText("grafana")).toBeDefined();
     fireEvent.change(screen.getByLabelText("Name"), { target: { value: "report" } });
-    fireEvent.change(screen.getByLabelText("Expires"), { target: { value: "never" } });
+    fireEvent.change(screen.getByLabelText("Expires"), { target: { value: "longest" } });
     fireEvent.click(screen.getByRole("button", { name: "Create token" }));
 
     expect((await screen.findByTestId("once-secret")).textContent).toBe("fpt_thewholesecret");

@@ -114,7 +114,7 @@ function IssuedToken({ issued, onDone }: { issued: IssuedApiToken; onDone: () =>
     >
       <p className="muted">
         {issued.scope === "read" ? "Read-only: it can list and fetch, never change." : "Read and write, with your role's rights."}{" "}
-        {(issued.expires_at ?? null) === null ? "It does not expire." : `Expires ${formatUtc(issued.expires_at)}.`}
+        {`Expires ${formatUtc(issued.expires_at)}.`}
       </p>
     </OnceSecret>
   );
@@ -241,7 +241,7 @@ function TokenRow({
         <ChoiceBadge choices={scopes} value={token.scope} />
       </td>
       <td className="nowrap">{formatUtc(token.created_at)}</td>
-      <td className="nowrap">{(token.expires_at ?? null) === null ? "never" : formatUtc(token.expires_at)}</td>
+      <td className="nowrap">{formatUtc(token.expires_at)}</td>
       <td className="nowrap" title={formatUtc(token.last_used_at)}>
         {formatAgo(token.last_used_at)}
       </td>
