@@ -418,7 +418,7 @@ function ChannelTable({ channels, canEdit }: { channels: Channel[]; canEdit: boo
               {channel.enabled === false ? (
                 <span className="error">disabled: {channel.disabled_reason}</span>
               ) : channel.held_until !== null ? (
-                <span className="warning" title="the receiver asked to wait (Retry-After); editing the channel lifts it">
+                <span className="held" title="the receiver asked to wait (Retry-After); editing the channel lifts it">
                   held until {formatUtc(channel.held_until)}
                   {channel.last_error !== "" && `: ${channel.last_error}`}
                 </span>
