@@ -19,7 +19,7 @@ class FathomAdminSite(admin.AdminSite):
         if request.method != "POST":
             return super().login(request, extra_context)
         guard = LoginGuard.of(request, str(request.POST.get("username", "")))
-        wait_s = guard.retry_after_s()
+        wait_s = guard.begin()
         if wait_s:
             response = HttpResponse(throttled_message(wait_s), status=429, content_type="text/plain; charset=utf-8")
             response["Retry-After"] = str(wait_s)
@@ -27,7 +27,9 @@ class FathomAdminSite(admin.AdminSite):
         response = super().login(request, extra_context)
         # A sign-in that worked redirects; a failed one shows the form again.
         if response.status_code == 200:
-            guard.record_failure()
+            guard.failed()
+        else:
+            guard.succeeded()
         return response
 
 

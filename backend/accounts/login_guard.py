@@ -1,7 +1,10 @@
-"""Failed sign-ins counted per client address and per username, for the API and the admin.
+"""Failed sign-ins counted per client address, per address and username, and per username,
+for the API and the admin (LoginGuard); wrong current passwords on a password change per
+person (PasswordChangeGuard).
 
 Only failures count, so a NOC wall display that signs in every few minutes is never locked
-out, while guessing passwords from one address, or one account's password from many, is.
+out, while guessing passwords from one address, or one account's password from many, is;
+and no one can lock an account's owner out by guessing at it from elsewhere.
 The counters live in the shared cache (Redis), so every web process sees the same count and
 a restart does not reset it. The client address is the TCP peer unless the deployment says
 how many reverse proxies it trusts (FATHOM_TRUSTED_PROXIES): X-Forwarded-For is only read
@@ -10,9 +13,10 @@ that far from its right end, so a forged header cannot mint new addresses.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.core.cache import cache
@@ -57,52 +61,114 @@ def _key(kind: str, value: str, window: int) -> str:
     return f"login-failures:{kind}:{digest}:{window}"
 
 
-@dataclass(frozen=True)
+@dataclass
 class LoginGuard:
-    """Decides whether a sign-in may be tried, and records the ones that failed."""
+    """Decides whether a sign-in may be tried, and counts the ones that failed.
+
+    Three counters of failures: per client address (FATHOM_LOGIN_FAILURES_PER_ADDRESS), per
+    address and username, and per username from any address (both
+    FATHOM_LOGIN_FAILURES_PER_USERNAME). An address over its limit, or over it for one
+    username, waits. A username over its limit does not lock its owner out: an address that
+    has not failed for it may still try, once, so the right password from a clean address
+    signs in while guesses spread over many addresses get one each. An attempt takes its
+    place in the address counters before the password is checked (an atomic increment), so
+    parallel guesses cannot all pass the check; a sign-in that works gives its place back.
+    """
 
     address: str
     username: str
+    _taken: list[str] = field(default_factory=list, init=False, repr=False)
 
     @classmethod
     def of(cls, request: HttpRequest, username: str) -> LoginGuard:
         return cls(client_address(request), username.strip().casefold())
 
-    def _subjects(self) -> list[tuple[str, str, Rate]]:
-        subjects = [("address", self.address, Rate.parse(settings.LOGIN_FAILURES_PER_ADDRESS))]
+    def _held(self) -> list[tuple[str, str, Rate]]:
+        """The counters an attempt takes its place in before the password is checked."""
+        held = [("address", self.address, Rate.parse(settings.LOGIN_FAILURES_PER_ADDRESS))]
         if self.username:
-            subjects.append(("username", self.username, Rate.parse(settings.LOGIN_FAILURES_PER_USERNAME)))
-        return subjects
+            held.append(("pair", f"{self.address} {self.username}", Rate.parse(settings.LOGIN_FAILURES_PER_USERNAME)))
+        return held
 
-    def retry_after_s(self, now: float | None = None) -> int:
-        """0 while sign-ins may be tried, else the seconds until the current window ends."""
+    def begin(self, now: float | None = None) -> int:
+        """Takes this attempt's place in the address counters: 0 when it may be tried (call
+        succeeded() or failed() after), else the seconds to wait (nothing is held then)."""
         now = time.time() if now is None else now
-        for kind, value, rate in self._subjects():
+        taken: list[str] = []
+        for kind, value, rate in self._held():
             window = int(now // rate.period_s)
-            if int(cache.get(_key(kind, value, window), 0)) >= rate.count:
+            key = _key(kind, value, window)
+            count = _increment(key, rate)
+            taken.append(key)
+            if count > rate.count:
+                _give_back(taken)
                 return max(1, int((window + 1) * rate.period_s - now))
+            if kind == "pair" and count > 1 and self._username_over(now):
+                # A guesser's address, for an account guessed at from many: it has had its turn.
+                _give_back(taken)
+                rate = Rate.parse(settings.LOGIN_FAILURES_PER_USERNAME)
+                return max(1, int((int(now // rate.period_s) + 1) * rate.period_s - now))
+        self._taken = taken
         return 0
 
-    def record_failure(self, now: float | None = None) -> None:
+    def _username_over(self, now: float) -> bool:
+        rate = Rate.parse(settings.LOGIN_FAILURES_PER_USERNAME)
+        return int(cache.get(_key("username", self.username, int(now // rate.period_s)), 0)) >= rate.count
+
+    def succeeded(self) -> None:
+        """The attempt signed in: it was no failure, so it gives its places back."""
+        _give_back(self._taken)
+        self._taken = []
+
+    def failed(self, now: float | None = None) -> None:
+        """The attempt failed: its places stay counted, and the username's count grows."""
         now = time.time() if now is None else now
-        for kind, value, rate in self._subjects():
-            key = _key(kind, value, int(now // rate.period_s))
-            # add() then incr(): atomic in Redis, so two processes never lose a count.
-            cache.add(key, 0, timeout=rate.period_s + 1)
-            try:
-                cache.incr(key)
-            except ValueError:  # expired between add and incr
-                cache.set(key, 1, timeout=rate.period_s + 1)
+        if self.username:
+            rate = Rate.parse(settings.LOGIN_FAILURES_PER_USERNAME)
+            _increment(_key("username", self.username, int(now // rate.period_s)), rate)
+
+
+def _increment(key: str, rate: Rate) -> int:
+    """The counter's new value: add() then incr(), atomic in Redis, so two processes never
+    lose a count."""
+    cache.add(key, 0, timeout=rate.period_s + 1)
+    try:
+        return int(cache.incr(key))
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=rate.period_s + 1)
+        return 1
+
+
+def _give_back(keys: list[str]) -> None:
+    for key in keys:
+        with contextlib.suppress(ValueError):  # its window ended meanwhile
+            cache.decr(key)
 
 
 @dataclass(frozen=True)
-class PasswordChangeGuard(LoginGuard):
+class PasswordChangeGuard:
     """Wrong current passwords given to a password change, per person: a stolen session must
     not guess the password it would need to take the account over. Counted apart from
     sign-ins, so such guesses never lock the person out of signing in."""
 
-    def _subjects(self) -> list[tuple[str, str, Rate]]:
-        return [("password-change", self.username, Rate.parse(settings.LOGIN_FAILURES_PER_USERNAME))]
+    username: str
+
+    def _rate(self) -> Rate:
+        return Rate.parse(settings.LOGIN_FAILURES_PER_USERNAME)
+
+    def retry_after_s(self, now: float | None = None) -> int:
+        """0 while a change may be tried, else the seconds until the current window ends."""
+        now = time.time() if now is None else now
+        rate = self._rate()
+        window = int(now // rate.period_s)
+        if int(cache.get(_key("password-change", self.username, window), 0)) >= rate.count:
+            return max(1, int((window + 1) * rate.period_s - now))
+        return 0
+
+    def record_failure(self, now: float | None = None) -> None:
+        now = time.time() if now is None else now
+        rate = self._rate()
+        _increment(_key("password-change", self.username, int(now // rate.period_s)), rate)
 
 
 def throttled_message(retry_after_s: int) -> str:

@@ -76,7 +76,7 @@ class LoginView(APIView):
         params.is_valid(raise_exception=True)
         username = params.validated_data["username"]
         guard = LoginGuard.of(request._request, username)
-        wait_s = guard.retry_after_s()
+        wait_s = guard.begin()
         if wait_s:
             return Response(
                 {"detail": throttled_message(wait_s)},
@@ -85,8 +85,9 @@ class LoginView(APIView):
             )
         user = authenticate(request._request, username=username, password=params.validated_data["password"])
         if user is None:
-            guard.record_failure()
+            guard.failed()
             return Response({"detail": "invalid username or password"}, status=status.HTTP_400_BAD_REQUEST)
+        guard.succeeded()
         login(request._request, user)
         return Response(UserSerializer(me(user)).data)
 
@@ -120,7 +121,7 @@ class PasswordView(APIView):
     def post(self, request: Request) -> Response:
         user = request.user
         assert isinstance(user, User)
-        guard = PasswordChangeGuard.of(request._request, user.get_username())
+        guard = PasswordChangeGuard(user.get_username().strip().casefold())
         wait_s = guard.retry_after_s()
         if wait_s:
             return Response(

@@ -4,7 +4,9 @@ and the admin; X-Forwarded-For counts only as far as the trusted proxies reach."
 from __future__ import annotations
 
 import itertools
+import threading
 import uuid
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import redis
@@ -13,7 +15,7 @@ from django.contrib.auth.models import User
 from django.test import override_settings
 from rest_framework.test import APIClient
 
-from accounts.login_guard import Rate
+from accounts.login_guard import LoginGuard, Rate
 from fathom.testing import FathomTestCase
 
 LOGIN = "/api/v1/auth/login/"
@@ -61,12 +63,42 @@ class LoginLimitTests(FathomTestCase):
         assert self.login(self.password, proxy, forwarded=f"9.9.9.9, {client}") == 429
         assert self.login(self.password, proxy, forwarded=other) == 200
 
-    @override_settings(LOGIN_FAILURES_PER_ADDRESS="1000/min", LOGIN_FAILURES_PER_USERNAME="3/hour")
-    def test_one_account_is_protected_against_guesses_from_many_addresses(self) -> None:
+    @override_settings(LOGIN_FAILURES_PER_ADDRESS="1000/day", LOGIN_FAILURES_PER_USERNAME="3/day")
+    def test_one_account_guessed_from_many_addresses_gives_each_one_guess(self) -> None:
         for _ in range(3):
             assert self.login("wrong", fresh_address()) == 400
-        assert self.login(self.password, fresh_address()) == 429
+        # The account is hot: a new address has one guess, then waits.
+        guesser = fresh_address()
+        assert self.login("wrong", guesser) == 400
+        assert self.login(self.password, guesser) == 429
+        # Its owner, from an address that has not failed for it, signs in (issue 34 item 1).
+        assert self.login(self.password, fresh_address()) == 200
         assert self.login("operator-pass-1234", fresh_address(), username="operator") == 200
+
+    @override_settings(LOGIN_FAILURES_PER_ADDRESS="1000/day", LOGIN_FAILURES_PER_USERNAME="3/day")
+    def test_guesses_from_one_address_keep_only_that_address_out(self) -> None:
+        """Issue 34 item 1: guesses from one address once kept the account's owner out
+        everywhere, even with the right password."""
+        attacker = fresh_address()
+        for _ in range(3):
+            assert self.login("wrong", attacker) == 400
+        assert self.login(self.password, attacker) == 429
+        assert self.login(self.password, fresh_address()) == 200
+        assert self.login("operator-pass-1234", attacker, username="operator") == 200
+
+    @override_settings(LOGIN_FAILURES_PER_ADDRESS="3/day", LOGIN_FAILURES_PER_USERNAME="1000/day")
+    def test_parallel_attempts_cannot_all_pass_the_check(self) -> None:
+        """Each attempt takes its place before the password is checked: of 12 at once from one
+        address, 3 may be tried; the others wait."""
+        address, start = fresh_address(), threading.Barrier(12)
+
+        def attempt() -> int:
+            start.wait()
+            return LoginGuard(address, self.username).begin()
+
+        with ThreadPoolExecutor(max_workers=12) as pool:
+            waits = list(pool.map(lambda _: attempt(), range(12)))
+        assert sorted(wait == 0 for wait in waits).count(True) == 3, waits
 
     @override_settings(LOGIN_FAILURES_PER_ADDRESS="3/day", LOGIN_FAILURES_PER_USERNAME="3/hour")
     def test_successful_sign_ins_do_not_count(self) -> None:
