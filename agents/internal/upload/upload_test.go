@@ -245,8 +245,11 @@ func TestRunBacksOffToTheCapThroughAnHourOfErrorsWhateverTheKicks(t *testing.T) 
 	attempts := fake.batches
 	fake.mu.Unlock()
 	t.Logf("%d attempts", attempts)
-	if attempts < 13 || attempts > 26 {
-		t.Fatalf("%d upload attempts in an hour of errors, want 16..25 (13 allows for a slow machine)", attempts)
+	// At most what the back-off allows in an hour (never once per kick); at least enough to
+	// reach the cap, which the waits below check. A loaded machine runs fewer attempts in the
+	// real second than an idle one (each is an HTTP round trip), never more.
+	if attempts < 10 || attempts > 26 {
+		t.Fatalf("%d upload attempts in an hour of errors, want 16..25 (10 allows for a slow machine)", attempts)
 	}
 	var waits []time.Duration
 	scanner := bufio.NewScanner(bytes.NewReader(logs.buf.Bytes()))
