@@ -457,3 +457,9 @@ ps_one  # unused variable (perfsonar/tests/test_psconfig_apply.py:72)
 _.ps_one  # unused attribute (perfsonar/tests/test_psconfig_apply.py:77)
 _.do_GET  # unused method (perfsonar/tests/test_psconfig_template.py:122)
 _.log_message  # unused method (perfsonar/tests/test_psconfig_template.py:129)
+ReadOnlyUserAdmin  # unused class (accounts/admin.py:16): registered with the admin site
+ReadOnlyGroupAdmin  # unused class (accounts/admin.py:21): registered with the admin site
+_.has_add_permission  # unused method (core/admin.py:15): Django's admin calls it
+_.has_change_permission  # unused method (core/admin.py:18)
+_.has_delete_permission  # unused method (core/admin.py:21)
+obj  # unused variable (core/admin.py:18): Django passes it, by name in places

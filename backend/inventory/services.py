@@ -262,6 +262,20 @@ def rename_agent(agent: Agent, name: str) -> bool:
     return True
 
 
+def move_agent(agent: Agent, address: str) -> bool:
+    """Gives the agent a new address (its host moved; an agent cannot move itself), checked as
+    at enrolment: every peer will probe it. False when it already had it. Peers take it up
+    at their next plan poll; a decommissioned agent stays where it was."""
+    canonical = agent_address(address, settings.AGENT_ADDRESS_NETWORKS)  # AddressError
+    if canonical == agent.address:
+        return False
+    if agent.decommissioned_at is not None:
+        raise AddressError("a decommissioned agent keeps its address")
+    agent.address = canonical
+    agent.save(update_fields=["address"])
+    return True
+
+
 def facts_digest(facts: dict[str, Any]) -> str:
     """Digest of everything but the collection time, so re-reports of the same facts match."""
     comparable = {key: value for key, value in facts.items() if key != "collected_at"}

@@ -55,7 +55,7 @@ def channel_snapshot(channel: Channel) -> dict[str, Any]:
     read back: only the masked target and a fingerprint, so a changed secret still shows as
     a change. Delivery state (last_error may quote a URL) is not a change anyone made."""
     data = dict(ChannelSerializer(channel).data)
-    for key in ("config", "secret", "last_error", "last_success_at"):
+    for key in ("config", "secret", "last_error", "last_success_at", "held_until"):
         data.pop(key, None)
     canonical = json.dumps(channel.config, sort_keys=True, separators=(",", ":")).encode()
     data["config_fingerprint"] = hashlib.sha256(canonical).hexdigest()[:12]

@@ -3,7 +3,15 @@ the audit rows those changes leave, never with a channel's secrets."""
 
 from __future__ import annotations
 
+import json
+import os
+import tempfile
 from typing import Any
+from unittest import mock
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
 
 from alerts.models import Channel, Incident, Rule
 from alerts.services.evaluate import evaluate
@@ -110,3 +118,29 @@ class AlertsAuditTests(FathomTestCase):
             text = str([entry.before, entry.after, entry.changes])
             assert "secret-path" not in text and "another-secret" not in text and secret not in text
             assert "config" not in (entry.before or {}) and "config" not in (entry.after or {})
+
+
+class EnsureAlertChannelTests(FathomTestCase):
+    """Issue 34 item 3: the command saved a channel unaudited and took webhook secrets on the
+    command line, where every user of the host reads them in the process list."""
+
+    def test_secrets_come_from_a_file_or_the_environment_and_the_change_is_audited(self) -> None:
+        hook = {"url": "https://hooks.example.net/in", "secret": "whsec_" + "QUFB" * 11}
+        with pytest.raises(CommandError, match="secret: give its config with --config-file"):
+            call_command("ensure_alert_channel", "--name", "h", "--kind", "webhook", "--config", json.dumps(hook))
+        assert not Channel.objects.exists()
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as file:
+            file.write(json.dumps(hook))
+            file.flush()
+            call_command("ensure_alert_channel", "--name", "h", "--kind", "webhook", "--config-file", file.name)
+        with mock.patch.dict(os.environ, {"NOC_SLACK": json.dumps({"url": "https://hooks.example.net/s"})}):
+            call_command("ensure_alert_channel", "--name", "s", "--kind", "slack", "--config-env", "NOC_SLACK")
+        with pytest.raises(CommandError, match="UNSET_VARIABLE is not set"):
+            call_command("ensure_alert_channel", "--name", "x", "--kind", "slack", "--config-env", "UNSET_VARIABLE")
+        mail = '{"to": ["noc@example.org"]}'
+        call_command("ensure_alert_channel", "--name", "m", "--kind", "email", "--config", mail)
+        assert Channel.objects.get(name="h").config["secret"] == hook["secret"]
+        entries = AuditEntry.objects.filter(object_type="channel", action="create")
+        assert sorted(entry.object_repr for entry in entries) == ["h", "m", "s"]
+        assert all(entry.via == "command" for entry in entries)
+        assert hook["secret"] not in json.dumps([entry.after for entry in entries])

@@ -137,12 +137,24 @@ class HostFactsResponseSerializer(serializers.Serializer[Any]):
     changed = serializers.BooleanField()
 
 
-class AgentRenameSerializer(StrictSerializer):
-    """What PATCH may change of an agent: its name (its address is the admin's, its credential its own)."""
+class AgentChangeSerializer(StrictSerializer):
+    """What PATCH may change of an agent: its name, and its address when its host moved (its
+    credential is its own)."""
 
     name = serializers.RegexField(
-        AGENT_NAME_RE, max_length=63, error_messages={"invalid": "1-63 characters of a-z, 0-9, '.', '-'"}
+        AGENT_NAME_RE,
+        max_length=63,
+        required=False,
+        error_messages={"invalid": "1-63 characters of a-z, 0-9, '.', '-'"},
     )
+    address = serializers.CharField(
+        max_length=255, required=False, help_text="where peers reach it; checked as at enrolment"
+    )
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs:
+            raise serializers.ValidationError({"name": ["give a name or an address to change"]})
+        return attrs
 
 
 class AgentRefSerializer(serializers.Serializer[Any]):

@@ -19,8 +19,9 @@ from audit.choices import AuditAction, AuditObject
 from audit.services import Actor, record
 from core.api.permissions import OperatorOnly, OperatorWrites
 from inventory import services
+from inventory.addresses import AddressError
 from inventory.api.serializers import (
-    AgentRenameSerializer,
+    AgentChangeSerializer,
     AgentSerializer,
     EnrollmentTokenCreateSerializer,
     EnrollmentTokenSerializer,
@@ -167,28 +168,38 @@ class AgentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
         return Response(AgentSerializer(agent).data)
 
     @extend_schema(
-        request=AgentRenameSerializer,
+        request=AgentChangeSerializer,
         responses={
             200: AgentSerializer,
             400: OpenApiResponse(
-                description="an invalid or taken name (a decommissioned agent's too), a decommissioned agent, or an"
-                " unknown field: {field: [messages]}"
+                description="an invalid or taken name (a decommissioned agent's too), an address agents may not"
+                " have, a decommissioned agent, or an unknown field: {field: [messages]}"
             ),
         },
     )
     def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
-        """Renames the agent: same id, results, memberships and credential."""
-        params = AgentRenameSerializer(data=request.data)
+        """Renames the agent (same id, results, memberships and credential) or moves it to a new
+        address (its host moved; peers take it up at their next plan poll)."""
+        params = AgentChangeSerializer(data=request.data)
         params.is_valid(raise_exception=True)
-        name: str = params.validated_data["name"]
+        data = params.validated_data
 
-        def rename(agent: Agent) -> bool:
-            try:
-                return services.rename_agent(agent, name)
-            except services.AgentNameError as exc:
-                raise ValidationError({"name": [str(exc)]}) from exc
+        def change(agent: Agent) -> bool:
+            changed = False
+            if "name" in data:
+                try:
+                    changed |= services.rename_agent(agent, data["name"])
+                except services.AgentNameError as exc:
+                    raise ValidationError({"name": [str(exc)]}) from exc
+            if "address" in data:
+                try:
+                    changed |= services.move_agent(agent, data["address"])
+                except AddressError as exc:
+                    raise ValidationError({"address": [str(exc)]}) from exc
+            return changed
 
-        return self._change(request, AuditAction.RENAME, rename)
+        verb = AuditAction.RENAME if set(data) == {"name"} else AuditAction.UPDATE
+        return self._change(request, verb, change)
 
     @extend_schema(request=None, responses={200: AgentSerializer})
     @action(detail=True, methods=["post"])

@@ -7,9 +7,10 @@ import ipaddress
 from typing import Any
 
 import pytest
-from django.contrib.admin.models import LogEntry
 from django.test import SimpleTestCase, override_settings
+from django.utils import timezone
 
+from audit.models import AuditEntry
 from fathom.testing import FathomTestCase
 from inventory.addresses import AddressError, agent_address
 from inventory.models import Agent
@@ -93,23 +94,39 @@ class EnrolAddressTests(FathomTestCase):
         # At its registered address the re-key goes through.
         assert self.enrol(issued.plaintext, "athens", "198.18.1.1").status_code == 201
 
-    def test_an_operator_moves_an_agent_in_the_admin_with_the_same_checks(self) -> None:
+    def test_an_operator_moves_an_agent_through_the_api_with_the_same_checks(self) -> None:
+        operator = self.user_client(self.operator)
+        url = f"/api/v1/agents/{self.athens.pk}/"
+        refused = operator.patch(url, {"address": "127.0.0.1"}, format="json")
+        assert refused.status_code == 400 and "loopback" in str(refused.json()["address"])
+        both = operator.patch(url, {"name": "athens-2", "address": "127.0.0.1"}, format="json")
+        assert both.status_code == 400
+        self.athens.refresh_from_db()
+        assert (self.athens.name, self.athens.address) == ("athens", "198.18.1.1"), "nothing half-changed"
+        moved = operator.patch(url, {"address": "198.18.1.66"}, format="json")
+        assert moved.status_code == 200 and moved.json()["address"] == "198.18.1.66", moved.json()
+        entry = AuditEntry.objects.get(object_type="agent", action="update")
+        assert entry.actor_name == "operator" and entry.changes["address"] == ["198.18.1.1", "198.18.1.66"]
+        assert operator.patch(url, {}, format="json").status_code == 400
+
+    def test_the_admin_site_only_reads_audited_models(self) -> None:
+        """Issue 34 item 3: the admin site could un-revoke an agent, move it, reuse a used
+        enrolment token or reset a password, with no audit row."""
         admin = self.user_client(self.owner)
-        url = f"/admin/inventory/agent/{self.athens.pk}/change/"
-        form = {
-            "name": "athens",
-            "enrolled_at_0": "2026-11-22",
-            "enrolled_at_1": "10:00:00",
-            "agent_version": "test",
-        }
-        reply = admin.post(url, {**form, "address": "127.0.0.1"})
-        assert reply.status_code == 200 and "loopback" in reply.content.decode()
+        self.athens.revoked_at = timezone.now()
+        self.athens.save(update_fields=["revoked_at"])
+        change = f"/admin/inventory/agent/{self.athens.pk}/change/"
+        assert admin.get(change).status_code == 200  # shown, to read
+        form = {"name": "athens", "address": "198.18.1.66", "revoked_at_0": "", "revoked_at_1": ""}
+        assert admin.post(change, form).status_code == 403
         self.athens.refresh_from_db()
-        assert self.athens.address == "198.18.1.1"
-        reply = admin.post(url, {**form, "address": "198.18.1.66"})
-        assert reply.status_code == 302, reply.content.decode()[:2000]
-        self.athens.refresh_from_db()
-        assert self.athens.address == "198.18.1.66"
-        # The admin's history records who moved it.
-        entry = LogEntry.objects.filter(object_id=str(self.athens.pk)).latest("action_time")
-        assert entry.user == self.owner and "Address" in entry.get_change_message()
+        assert self.athens.revoked_at is not None and self.athens.address == "198.18.1.1"
+        for url in (
+            "/admin/inventory/agent/add/",
+            "/admin/inventory/enrollmenttoken/add/",
+            f"/admin/auth/user/{self.operator.pk}/password/",
+            "/admin/auth/user/add/",
+        ):
+            assert admin.post(url, {}).status_code == 403, url
+        assert admin.get("/admin/auth/user/").status_code == 200
+        assert self.operator.check_password("operator-pass-1234")

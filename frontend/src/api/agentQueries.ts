@@ -28,7 +28,7 @@ export function useRenameAgent() {
   const client = useQueryClient();
   return useMutation({
     mutationFn: ({ id, name }: { id: string; name: string }) => {
-      const rename: Schemas["PatchedAgentRenameRequest"] = { name };
+      const rename: Schemas["PatchedAgentChangeRequest"] = { name };
       return apiPatch<Agent>(`/agents/${encodeURIComponent(id)}/`, rename);
     },
     onSuccess: () => invalidateAgentViews(client),

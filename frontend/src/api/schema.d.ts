@@ -92,7 +92,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** @description Renames the agent: same id, results, memberships and credential. */
+        /**
+         * @description Renames the agent (same id, results, memberships and credential) or moves it to a new
+         *     address (its host moved; peers take it up at their next plan poll).
+         */
         patch: operations["agents_partial_update"];
         trace?: never;
     };
@@ -2643,9 +2646,14 @@ export interface components {
             current_password: string;
             new_password: string;
         };
-        /** @description What PATCH may change of an agent: its name (its address is the admin's, its credential its own). */
-        PatchedAgentRenameRequest: {
+        /**
+         * @description What PATCH may change of an agent: its name, and its address when its host moved (its
+         *     credential is its own).
+         */
+        PatchedAgentChangeRequest: {
             name?: string;
+            /** @description where peers reach it; checked as at enrolment */
+            address?: string;
         };
         PatchedChannelRequest: {
             name?: string;
@@ -3936,7 +3944,7 @@ export interface operations {
         };
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["PatchedAgentRenameRequest"];
+                "application/json": components["schemas"]["PatchedAgentChangeRequest"];
             };
         };
         responses: {
@@ -3948,7 +3956,7 @@ export interface operations {
                     "application/json": components["schemas"]["Agent"];
                 };
             };
-            /** @description an invalid or taken name (a decommissioned agent's too), a decommissioned agent, or an unknown field: {field: [messages]} */
+            /** @description an invalid or taken name (a decommissioned agent's too), an address agents may not have, a decommissioned agent, or an unknown field: {field: [messages]} */
             400: {
                 headers: {
                     [name: string]: unknown;
