@@ -269,6 +269,8 @@ CLOCK_RATE = 60
 OUTAGE_AGENT_S = 3600
 # The uploader's back-off (agents/internal/upload New): 2 s doubling to 5 min, +-20%.
 MIN_BACKOFF_S, MAX_BACKOFF_S, JITTER = 2.0, 300.0, 0.2
+# Retries a loaded machine may delay past their announced wait (see the outage test).
+STALLED_GAPS = 3
 UPLOAD_INTERVAL_S = 10  # between rounds while the server answers (meshes/services/plans.py)
 PLAN_POLL_S = 30  # the agent's default, in its own time
 UPLOAD_FAILED = "upload failed; results stay spooled"
@@ -458,12 +460,21 @@ def test_an_hour_without_the_server_is_backed_off_and_loses_nothing(stack: Stack
         assert doubled or capped, figures
     assert max(waits) >= MAX_BACKOFF_S * (1 - JITTER) - 1, f"the back-off never reached its cap: {figures}"
     # Each retry waits what it announced: a new result neither cuts the back-off short nor
-    # starts it over. (A minute of the agent's time is a second here: 6 s of slack is 0.1 s.)
+    # starts it over. Never sooner (6 s of the agent's time is 0.1 s here). Later only when
+    # the machine stalled the agent: a second of real stall is a minute of its time (a CI
+    # run saw 3.8 and 17.5 real seconds, two of 18 gaps, with the disk and both cores busy).
+    # A new result restarting the wait would lengthen every gap from its first kick on, so
+    # at most STALLED_GAPS may run long, and the stalled time is left out of the count below.
+    late = [(wait, gap) for wait, gap in zip(waits, gaps, strict=False) if gap > wait * 1.05 + 6]
     for wait, gap in zip(waits, gaps, strict=False):
-        assert wait - 1.5 <= gap <= wait * 1.05 + 6, figures
-    most, fewest = backoff_attempts(span_s, -JITTER), backoff_attempts(span_s, JITTER)
+        assert gap >= wait - 1.5, figures
+    assert len(late) <= STALLED_GAPS, f"{len(late)} retries later than announced: {late}; {figures}"
+    stalled_s = sum(gap - wait for wait, gap in late)
+    most, fewest = backoff_attempts(span_s, -JITTER), backoff_attempts(span_s - stalled_s, JITTER)
     assert fewest - 1 <= len(attempts) <= most, figures
     # Plan polls go on at their interval: no faster than one per PLAN_POLL_S of the agent's time.
     assert plan_failures <= span_s / PLAN_POLL_S + 2, figures
-    # Everything stored within one capped back-off of the server's return (6 s here).
-    assert recovered_s <= MAX_BACKOFF_S * (1 + JITTER) / CLOCK_RATE + 5, figures
+    # Everything stored within one capped back-off of the server's return (6 s here), and
+    # as long again as the longest stall the retries saw.
+    stall_real_s = max((gap - wait for wait, gap in late), default=0.0) / CLOCK_RATE
+    assert recovered_s <= MAX_BACKOFF_S * (1 + JITTER) / CLOCK_RATE + 5 + stall_real_s, figures
