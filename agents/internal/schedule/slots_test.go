@@ -101,11 +101,13 @@ func TestSlotsDroppedFromThePlanAreDisarmed(t *testing.T) {
 	defer cancel()
 	rec := newSlotRecorder()
 	s := NewSlots(ctx, rec.run, "")
-	now := time.Now()
-	s.Apply(&plan.Plan{Version: "v1", Slots: []plan.Slot{slotAt("moved", now.Add(100*time.Millisecond))}})
-	s.Apply(&plan.Plan{Version: "v2", Slots: []plan.Slot{slotAt("new", now.Add(100*time.Millisecond))}})
+	// Seconds out, so the second plan surely comes before the first one's slot is due,
+	// however slowly a loaded machine gets from one Apply to the next.
+	start := time.Now().Add(2 * time.Second)
+	s.Apply(&plan.Plan{Version: "v1", Slots: []plan.Slot{slotAt("moved", start)}})
+	s.Apply(&plan.Plan{Version: "v2", Slots: []plan.Slot{slotAt("new", start)}})
 	waitFor(t, func() bool { ran, _ := rec.snapshot(); return ran["new"] > 0 })
-	time.Sleep(50 * time.Millisecond) // "moved" was due at the same time
+	time.Sleep(200 * time.Millisecond) // "moved" was due at the same time
 	s.Stop()
 	s.Wait()
 	if ran, _ := rec.snapshot(); ran["moved"] != 0 || ran["new"] != 1 {
@@ -118,10 +120,12 @@ func TestStopDisarmsEverything(t *testing.T) {
 	defer cancel()
 	rec := newSlotRecorder()
 	s := NewSlots(ctx, rec.run, "")
-	s.Apply(&plan.Plan{Version: "v1", Slots: []plan.Slot{slotAt("a", time.Now().Add(100*time.Millisecond))}})
+	// Seconds out, so Stop surely comes before the slot is due.
+	start := time.Now().Add(2 * time.Second)
+	s.Apply(&plan.Plan{Version: "v1", Slots: []plan.Slot{slotAt("a", start)}})
 	s.Stop()
 	s.Wait()
-	time.Sleep(200 * time.Millisecond)
+	time.Sleep(time.Until(start.Add(200 * time.Millisecond))) // past the slot's start
 	if ran, _ := rec.snapshot(); len(ran) != 0 {
 		t.Fatalf("runs after stop %v", ran)
 	}
@@ -140,7 +144,8 @@ func TestAnArmedSlotRunsWithTheNewestPlansWord(t *testing.T) {
 		defer mu.Unlock()
 		got, gotVersion = slot, version
 	}, "")
-	first := slotAt("s", time.Now().Add(150*time.Millisecond))
+	// Seconds out, so the second plan surely comes before the slot is due.
+	first := slotAt("s", time.Now().Add(2*time.Second))
 	s.Apply(&plan.Plan{Version: "v1", Slots: []plan.Slot{first}})
 	withAuth := first
 	withAuth.Iperf3Auth = &plan.Iperf3Auth{Username: "slot-s", Password: "pw", PublicKey: "KEY"}

@@ -139,9 +139,13 @@ func checkShape(t *testing.T, fs *result.FlowSweep) {
 	}
 }
 
+// The timeouts of sweeps whose probes are all answered are seconds: an answer that is
+// expected must not be lost to a loaded machine's scheduling. A UDP sweep waits out its
+// timeout after the last probe; a TCP sweep only as long as its handshakes take.
+
 func TestUDPSweepAgainstTheRealResponder(t *testing.T) {
 	port, _ := startResponder(t)
-	res := run(t, `{"port": `+strconv.Itoa(port)+`, "flows": 4, "samples_per_flow": 3, "interval_ms": 5, "timeout_ms": 500}`)
+	res := run(t, `{"port": `+strconv.Itoa(port)+`, "flows": 4, "samples_per_flow": 3, "interval_ms": 5, "timeout_ms": 3000}`)
 	if res.Status != result.StatusOK {
 		t.Fatalf("%s: %s", res.Status, res.Error)
 	}
@@ -151,11 +155,13 @@ func TestUDPSweepAgainstTheRealResponder(t *testing.T) {
 	}
 	checkShape(t, fs)
 	for k, s := range fs.Samples {
-		if s.RTTMs == nil || *s.RTTMs <= 0 || *s.RTTMs > 500 || s.Error != "" {
+		if s.RTTMs == nil || *s.RTTMs <= 0 || *s.RTTMs > 3000 || s.Error != "" {
 			t.Fatalf("sample %d: %+v", k, s)
 		}
 	}
-	if span := fs.Samples[11].Time.Sub(fs.Samples[0].Time); span < 50*time.Millisecond || span > 2*time.Second {
+	// Not before the intervals (timers never fire early); the bound above only catches a
+	// sweep that took seconds per interval.
+	if span := fs.Samples[11].Time.Sub(fs.Samples[0].Time); span < 50*time.Millisecond || span > 5*time.Second {
 		t.Fatalf("11 intervals of 5 ms took %v", span)
 	}
 }
@@ -176,7 +182,8 @@ func TestStoppedResponderMeansLostSamples(t *testing.T) {
 			t.Fatalf("sample %d: %+v", k, s)
 		}
 	}
-	if took := time.Since(began); took > 3*time.Second {
+	// Lost probes cost their 200 ms timeout, not the run's 20 s context.
+	if took := time.Since(began); took > 10*time.Second {
 		t.Fatalf("sweep took %v", took)
 	}
 }
@@ -228,7 +235,7 @@ func TestOnlyTimelyAnswersToOurOwnProbesCount(t *testing.T) {
 	// The peer drops flow 1's probes and seq 1 of every flow; everything else is answered
 	// amid junk, wrong rounds, wrong flows and duplicates.
 	port := fakePeer(t, func(p echo.Packet) bool { return p.Flow != 1 && p.Seq != 1 }, 0)
-	res := run(t, `{"port": `+strconv.Itoa(port)+`, "flows": 3, "samples_per_flow": 3, "interval_ms": 5, "timeout_ms": 300}`)
+	res := run(t, `{"port": `+strconv.Itoa(port)+`, "flows": 3, "samples_per_flow": 3, "interval_ms": 5, "timeout_ms": 3000}`)
 	if res.Status != result.StatusOK {
 		t.Fatalf("%s: %s", res.Status, res.Error)
 	}
@@ -237,7 +244,7 @@ func TestOnlyTimelyAnswersToOurOwnProbesCount(t *testing.T) {
 		wantAnswer := s.Flow != 1 && s.Seq != 1
 		wantError := ""
 		if !wantAnswer {
-			wantError = "no echo within 300 ms"
+			wantError = "no echo within 3000 ms"
 		}
 		if (s.RTTMs != nil) != wantAnswer || s.Error != wantError {
 			t.Errorf("sample %d (flow %d seq %d): rtt %v error %q", k, s.Flow, s.Seq, s.RTTMs, s.Error)
@@ -260,7 +267,7 @@ func TestAnswersAfterTheTimeoutAreLost(t *testing.T) {
 
 func TestTCPSweepTimesHandshakesFromFixedPorts(t *testing.T) {
 	port, _ := startResponder(t) // the responder also completes TCP handshakes
-	res := run(t, `{"protocol": "tcp", "port": `+strconv.Itoa(port)+`, "flows": 3, "samples_per_flow": 3, "interval_ms": 5, "timeout_ms": 500}`)
+	res := run(t, `{"protocol": "tcp", "port": `+strconv.Itoa(port)+`, "flows": 3, "samples_per_flow": 3, "interval_ms": 5, "timeout_ms": 5000}`)
 	if res.Status != result.StatusOK {
 		t.Fatalf("%s: %s", res.Status, res.Error)
 	}
@@ -283,7 +290,7 @@ func TestTCPSweepToAClosedPortRecordsRefusals(t *testing.T) {
 	}
 	port := l.Addr().(*net.TCPAddr).Port
 	l.Close()
-	res := run(t, `{"protocol": "tcp", "port": `+strconv.Itoa(port)+`, "flows": 2, "samples_per_flow": 2, "interval_ms": 2, "timeout_ms": 300}`)
+	res := run(t, `{"protocol": "tcp", "port": `+strconv.Itoa(port)+`, "flows": 2, "samples_per_flow": 2, "interval_ms": 2, "timeout_ms": 5000}`)
 	if res.Status != result.StatusOK {
 		t.Fatalf("%s: %s", res.Status, res.Error)
 	}
@@ -338,7 +345,8 @@ func TestFailuresAndCancellation(t *testing.T) {
 	if res.Status != result.StatusFailed || res.Error != "flowsweep cancelled (agent stopping)" || res.FlowSweep != nil {
 		t.Fatalf("%s %q", res.Status, res.Error)
 	}
-	if took := time.Since(began); took > 2*time.Second {
+	// The round would take 16 s: well within that is prompt, however loaded the machine.
+	if took := time.Since(began); took > 8*time.Second {
 		t.Fatalf("cancel took %v", took)
 	}
 }
@@ -358,7 +366,7 @@ func TestTCPSweepOverIPv6(t *testing.T) {
 			conn.Close()
 		}
 	}()
-	test := sweepTest(`{"protocol": "tcp", "port": ` + strconv.Itoa(l.Addr().(*net.TCPAddr).Port) + `, "flows": 2, "samples_per_flow": 2, "interval_ms": 2, "timeout_ms": 500}`)
+	test := sweepTest(`{"protocol": "tcp", "port": ` + strconv.Itoa(l.Addr().(*net.TCPAddr).Port) + `, "flows": 2, "samples_per_flow": 2, "interval_ms": 2, "timeout_ms": 5000}`)
 	test.Peer.Address = "[::1]" // URL notation: JoinHostPort must not bracket it twice
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()

@@ -266,6 +266,15 @@ func TestDecodeSpecRefusesBadSpecs(t *testing.T) {
 // port and a function that kills the server (to lose the peer mid-test).
 func startServer(t *testing.T) (int, func()) {
 	t.Helper()
+	port, kill, _ := startReportingServer(t)
+	return port, kill
+}
+
+// startReportingServer is startServer that also tells of each interval row the server
+// prints, about one a second while a test runs: a test can wait for a run to be under way
+// instead of guessing how long iperf3 takes to get there.
+func startReportingServer(t *testing.T) (int, func(), <-chan struct{}) {
+	t.Helper()
 	if _, err := exec.LookPath("iperf3"); err != nil {
 		t.Skip("iperf3 is not installed")
 	}
@@ -283,15 +292,24 @@ func startServer(t *testing.T) (int, func()) {
 	}
 	exited := make(chan struct{})
 	listening := make(chan struct{})
+	intervals := make(chan struct{}, 1024)
 	go func() {
 		// Waiting for the banner, not for a probe connection: iperf3 counts a connection
 		// as a (failed) test and may still be resetting when the real client arrives.
 		scanner := bufio.NewScanner(stdout)
 		announced := false
 		for scanner.Scan() {
-			if !announced && strings.Contains(scanner.Text(), "Server listening on") {
+			line := scanner.Text()
+			if !announced && strings.Contains(line, "Server listening on") {
 				close(listening)
 				announced = true
+			}
+			// "[  5]   1.00-2.00   sec  1.84 GBytes  15.8 Gbits/sec", omitted ones too.
+			if strings.HasPrefix(line, "[") && strings.Contains(line, " sec ") {
+				select {
+				case intervals <- struct{}{}:
+				default:
+				}
 			}
 		}
 		_ = server.Wait()
@@ -315,7 +333,7 @@ func startServer(t *testing.T) (int, func()) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("iperf3 server did not start")
 	}
-	return port, kill
+	return port, kill, intervals
 }
 
 func freePort(t *testing.T) int {
@@ -377,14 +395,29 @@ func TestRunClassifiesIperf3Errors(t *testing.T) {
 		t.Fatalf("no server: %s %q", res.Status, res.Error)
 	}
 
-	port, kill := startServer(t)
-	go func() { time.Sleep(1700 * time.Millisecond); kill() }()
-	res = p.Run(ctx, loopbackTest(`{"duration_s": 4, "omit_s": 1, "port": `+strconv.Itoa(port)+`}`), "")
+	// The server is killed once it has printed three interval rows, about 3 s into a 9 s
+	// run: the client has measured intervals by then (its first ends at 1 s), and has
+	// seconds left to run. A fixed sleep instead raced iperf3's start on a loaded machine.
+	port, kill, intervals := startReportingServer(t)
+	killed := make(chan struct{})
+	go func() {
+		defer close(killed)
+		for range 3 {
+			select {
+			case <-intervals:
+			case <-ctx.Done():
+				return
+			}
+		}
+		kill()
+	}()
+	res = p.Run(ctx, loopbackTest(`{"duration_s": 8, "omit_s": 1, "port": `+strconv.Itoa(port)+`}`), "")
+	<-killed
 	if res.Status != result.StatusFailed || !strings.HasPrefix(res.Error, "iperf3 peer gone: ") {
 		t.Fatalf("server killed mid-test: %s %q", res.Status, res.Error)
 	}
 	// What was measured before the server went is kept beside the error.
-	if res.Throughput == nil || len(res.Throughput.Intervals) == 0 || res.Throughput.Options.DurationS != 4 {
+	if res.Throughput == nil || len(res.Throughput.Intervals) == 0 || res.Throughput.Options.DurationS != 8 {
 		t.Fatalf("server killed mid-test lost its intervals: %+v", res.Throughput)
 	}
 	checkAgainstContract(t, res)
@@ -397,14 +430,17 @@ func TestRunStoppedAtItsDeadlineKeepsItsIntervals(t *testing.T) {
 	p := New("iperf3")
 	p.Slack = 0
 	began := time.Now()
-	res := p.Run(testContext(t, 2600*time.Millisecond), loopbackTest(`{"duration_s": 8, "omit_s": 1, "port": `+strconv.Itoa(port)+`}`), "")
+	// A 5 s deadline leaves iperf3 seconds to start and still measure two intervals before
+	// it; the 21 s run it stops is far from done then.
+	res := p.Run(testContext(t, 5*time.Second), loopbackTest(`{"duration_s": 20, "omit_s": 1, "port": `+strconv.Itoa(port)+`}`), "")
 	if res.Status != result.StatusFailed || !strings.HasPrefix(res.Error, "iperf3 timeout: ") {
 		t.Fatalf("stopped run: %s %q", res.Status, res.Error)
 	}
 	if res.Throughput == nil || len(res.Throughput.Intervals) < 2 || res.Throughput.Protocol != "TCP" {
 		t.Fatalf("stopped run lost its intervals: %+v", res.Throughput)
 	}
-	if took := time.Since(began); took > 6*time.Second {
+	// Stopped at the deadline, not left to run its 21 s.
+	if took := time.Since(began); took > 15*time.Second {
 		t.Fatalf("stopping took %v", took)
 	}
 	checkAgainstContract(t, res)
@@ -477,32 +513,67 @@ func hangingServer(t *testing.T) (int, <-chan struct{}) {
 	return l.Addr().(*net.TCPAddr).Port, accepted
 }
 
+// manualDeadline is a context whose deadline passes when pass is called (or the test
+// ends): its Err is then context.DeadlineExceeded, as a plan's deadline would give.
+type manualDeadline struct {
+	context.Context
+	done chan struct{}
+	once sync.Once
+}
+
+func newManualDeadline(t *testing.T) *manualDeadline {
+	d := &manualDeadline{Context: context.Background(), done: make(chan struct{})}
+	t.Cleanup(d.pass)
+	return d
+}
+
+func (d *manualDeadline) pass()                 { d.once.Do(func() { close(d.done) }) }
+func (d *manualDeadline) Done() <-chan struct{} { return d.done }
+
+func (d *manualDeadline) Err() error {
+	select {
+	case <-d.done:
+		return context.DeadlineExceeded
+	default:
+		return nil
+	}
+}
+
 func TestASecondConcurrentRunFailsFastAndAHungRunTimesOut(t *testing.T) {
 	if _, err := exec.LookPath("iperf3"); err != nil {
 		t.Skip("iperf3 is not installed")
 	}
 	port, accepted := hangingServer(t)
 	p := New("iperf3")
-	p.Slack = 500 * time.Millisecond
+	p.Slack = 30 * time.Second
 	spec := `{"duration_s": 1, "omit_s": 1, "port": ` + strconv.Itoa(port) + `}`
 	first := make(chan result.Result, 1)
-	// The plan's deadline (the parent context) stops the hung run before Slack would.
-	go func() { first <- p.Run(testContext(t, 1500*time.Millisecond), loopbackTest(spec), "") }()
+	// The plan's deadline (the parent context) stops the hung run before Slack would. It
+	// passes when the test says so, after the second run was refused: a clock deadline
+	// would race the second run's start on a loaded machine.
+	deadline := newManualDeadline(t)
+	go func() { first <- p.Run(deadline, loopbackTest(spec), "") }()
 	select {
 	case <-accepted:
-	case <-time.After(5 * time.Second):
+	case <-time.After(10 * time.Second):
 		t.Fatal("iperf3 never connected")
 	}
 
-	began := time.Now()
-	second := p.Run(testContext(t, 5*time.Second), loopbackTest(spec), "")
+	// The first run hangs until its deadline is made to pass, so a second run that waited
+	// for it instead of failing fast would never come back.
+	secondDone := make(chan result.Result, 1)
+	go func() { secondDone <- p.Run(testContext(t, 5*time.Second), loopbackTest(spec), "") }()
+	var second result.Result
+	select {
+	case second = <-secondDone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second run waited for the hung one instead of failing fast")
+	}
 	if second.Status != result.StatusFailed || second.Error != "agent busy with another throughput test" {
 		t.Fatalf("second run: %s %q", second.Status, second.Error)
 	}
-	if waited := time.Since(began); waited > time.Second {
-		t.Fatalf("the busy refusal took %v", waited)
-	}
 
+	deadline.pass()
 	select {
 	case res := <-first:
 		if res.Status != result.StatusFailed || !strings.HasPrefix(res.Error, "iperf3 timeout: ") {
