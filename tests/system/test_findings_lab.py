@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime
 from typing import Any, NamedTuple
 
@@ -134,6 +134,26 @@ def steady(rows: list[tuple[Any, ...]]) -> bool:
     return all(abs(rate / median - 1) <= STEADY_WITHIN for rate in rates)
 
 
+def judged_wait(
+    what: str,
+    check: Callable[[], Any],
+    timeout_s: float,
+    lateness: Callable[[], Lateness],
+    control: Callable[[], list[tuple[Any, ...]]],
+) -> None:
+    """wait_for, except that a wait that timed out while the emulator left packets late is not
+    judged (skipped, with the control's runs and the lateness); on time, it fails with them."""
+    try:
+        wait_for(what, check, timeout_s, interval_s=2)
+    except AssertionError as missed:
+        late = lateness()
+        rates = ", ".join(f"{rate / 1e6:.0f}" for _, rate, *_ in control())
+        evidence = f"{missed}; control runs (Mbit/s): {rates}; {late.describe()}"
+        if late.share_later_than(1000) >= EMULATOR_LATE_SHARE:
+            pytest.skip(f"not judged: the emulator, not the path, missed the schedule; {evidence}")
+        raise AssertionError(evidence) from missed
+
+
 def cut_rate(stack: Stack, lab: Lab, ids: dict[str, str]) -> datetime:
     """Cuts the control's rate once its baseline is steady; waits for the finding and the ECMP runs.
 
@@ -150,36 +170,22 @@ def cut_rate(stack: Stack, lab: Lab, ids: dict[str, str]) -> datetime:
         300,
         interval_s=2,
     )
-    try:
-        wait_for(
-            f"a steady baseline on {CONTROL[0]} -> {CONTROL[1]} (10 runs within {STEADY_WITHIN:.0%})",
-            lambda: steady(runs(stack, ids, CONTROL)),
-            BASELINE_WAIT_S,
-            interval_s=2,
-        )
-    except AssertionError as scattered:
-        late = lab.lateness() - late_before
-        control = ", ".join(f"{rate / 1e6:.0f}" for _, rate, *_ in runs(stack, ids, CONTROL))
-        evidence = f"{scattered}; control runs (Mbit/s): {control}; {late.describe()}"
-        if late.share_later_than(1000) >= EMULATOR_LATE_SHARE:
-            pytest.skip(f"not judged: the emulator, not the path, scattered the baseline; {evidence}")
-        raise AssertionError(evidence) from scattered
+    judged_wait(
+        f"a steady baseline on {CONTROL[0]} -> {CONTROL[1]} (10 runs within {STEADY_WITHIN:.0%})",
+        lambda: steady(runs(stack, ids, CONTROL)),
+        BASELINE_WAIT_S,
+        lambda: lab.lateness() - late_before,
+        lambda: runs(stack, ids, CONTROL),
+    )
     cut_at: datetime = stack.query("SELECT now()")[0][0]
     lab.set("wan", rate_mbps=RATE_AFTER)
-    try:
-        wait_for(
-            "the throughput finding on the control path",
-            lambda: any(row[0] == "throughput" for row in findings(stack, ids, CONTROL)),
-            180,
-            interval_s=5,
-        )
-    except AssertionError as missed:
-        late = lab.lateness() - late_before
-        control = ", ".join(f"{rate / 1e6:.0f}" for _, rate, *_ in runs(stack, ids, CONTROL))
-        evidence = f"{missed}; control runs (Mbit/s, cut after run {BASELINE_RUNS}): {control}; {late.describe()}"
-        if late.share_later_than(1000) >= EMULATOR_LATE_SHARE:
-            pytest.skip(f"not judged: the emulator, not the path, missed the schedule; {evidence}")
-        raise AssertionError(evidence) from missed
+    judged_wait(
+        "the throughput finding on the control path",
+        lambda: any(row[0] == "throughput" for row in findings(stack, ids, CONTROL)),
+        180,
+        lambda: lab.lateness() - late_before,
+        lambda: runs(stack, ids, CONTROL),
+    )
     wait_for(f"{ECMP_RUNS} analysed ECMP runs", lambda: len(runs(stack, ids, ECMP)) >= ECMP_RUNS, 180, interval_s=5)
     time.sleep(10)  # long enough for a second finding to show, if there were one
     stack.assert_running()

@@ -116,6 +116,18 @@ class InteropTests(LiveServerTestCase):
             spec={"duration_s": 120, "omit_s": 0, "parallel": 1},
         )
 
+    def unpushed_runs(self, reason: str) -> Task:
+        """A ping task behind a firewall (nothing archived): one run that did not start, with
+        `reason`, then one that finished; returns once the node has both."""
+        self.fake.block_archiving()
+        self.fake.force_runs("nonstart", reason, count=1)
+        self.add_test("rtt", "ping", {"count": 5, "interval_s": 1}, interval_s=10)
+        reconcile()
+        task = Task.objects.get(state=TaskState.ACTIVE)
+        self.fake.wait_for_runs(task.url, "nonstart", timeout_s=30)
+        self.fake.wait_for_runs(task.url, "finished", timeout_s=30)
+        return task
+
     # --- the node check ------------------------------------------------------------------
 
     def test_the_check_reads_the_node_and_notices_skew_tls_and_outages(self) -> None:
@@ -343,13 +355,7 @@ class InteropTests(LiveServerTestCase):
         assert on_node[successor.url]["json"]["schedule"]["start"] == first.until.isoformat()
 
     def test_behind_a_firewall_runs_are_polled_and_failed_runs_keep_their_reason(self) -> None:
-        self.fake.block_archiving()
-        self.fake.force_runs("nonstart", "Run forbidden by limits", count=1)
-        self.add_test("rtt", "ping", {"count": 5, "interval_s": 1}, interval_s=10)
-        reconcile()
-        task = Task.objects.get(state=TaskState.ACTIVE)
-        self.fake.wait_for_runs(task.url, "nonstart", timeout_s=30)
-        self.fake.wait_for_runs(task.url, "finished", timeout_s=30)
+        task = self.unpushed_runs("Run forbidden by limits")
         assert not Run.objects.exists()  # nothing was pushed through the firewall
         report = poll(timezone.now() + timedelta(seconds=30))  # past PERFSONAR_POLL_AFTER_S of both
         assert report.polled_runs >= 2, (
@@ -373,13 +379,7 @@ class InteropTests(LiveServerTestCase):
         """A NUL in a run's text (PostgreSQL's text refuses it) once failed the insert and ended
         the poll: every later task of every node went unpolled. Now the run is refused with
         its reason and the task's other runs are still taken in."""
-        self.fake.block_archiving()
-        self.fake.force_runs("nonstart", "Run forbidden\u0000by limits", count=1)
-        self.add_test("rtt", "ping", {"count": 5, "interval_s": 1}, interval_s=10)
-        reconcile()
-        task = Task.objects.get(state=TaskState.ACTIVE)
-        self.fake.wait_for_runs(task.url, "nonstart", timeout_s=30)
-        self.fake.wait_for_runs(task.url, "finished", timeout_s=30)
+        self.unpushed_runs("Run forbidden\u0000by limits")
         report = poll(timezone.now() + timedelta(seconds=30))
         assert report.errors == [] and report.polled_runs >= 1, report
         assert Run.objects.filter(status="ok").exists() and not Run.objects.filter(status="failed").exists()
