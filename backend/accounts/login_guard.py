@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import ipaddress
 import time
 from dataclasses import dataclass, field
 
@@ -55,6 +56,24 @@ def client_address(request: HttpRequest) -> str:
     return forwarded[0] if forwarded else peer
 
 
+# A username this many times over its limit keeps every address out, clean ones too.
+HARD_FACTOR = 10
+
+
+def counted_address(address: str) -> str:
+    """The address failures are counted under: an IPv6 client by its /64 (one host commonly
+    holds a whole /64 and could try from a new address each time), IPv4 as it is."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.ip_network(f"{ip}/64", strict=False))
+    return str(ip)
+
+
 def _key(kind: str, value: str, window: int) -> str:
     # Hashed: a username may hold characters a cache key must not.
     digest = hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()[:32]
@@ -81,7 +100,7 @@ class LoginGuard:
 
     @classmethod
     def of(cls, request: HttpRequest, username: str) -> LoginGuard:
-        return cls(client_address(request), username.strip().casefold())
+        return cls(counted_address(client_address(request)), username.strip().casefold())
 
     def _held(self) -> list[tuple[str, str, Rate]]:
         """The counters an attempt takes its place in before the password is checked."""
@@ -103,17 +122,21 @@ class LoginGuard:
             if count > rate.count:
                 _give_back(taken)
                 return max(1, int((window + 1) * rate.period_s - now))
-            if kind == "pair" and count > 1 and self._username_over(now):
-                # A guesser's address, for an account guessed at from many: it has had its turn.
+            over = self._username_over(now) if kind == "pair" else 0
+            if over >= HARD_FACTOR or (over and count > 1):
+                # A guesser's address, for an account guessed at from many: it has had its
+                # turn. Past HARD_FACTOR times the limit, every address waits: guesses from
+                # more addresses than that are an attack no single try should serve.
                 _give_back(taken)
                 rate = Rate.parse(settings.LOGIN_FAILURES_PER_USERNAME)
                 return max(1, int((int(now // rate.period_s) + 1) * rate.period_s - now))
         self._taken = taken
         return 0
 
-    def _username_over(self, now: float) -> bool:
+    def _username_over(self, now: float) -> int:
+        """How many times over its limit the username's failures are (0: under it)."""
         rate = Rate.parse(settings.LOGIN_FAILURES_PER_USERNAME)
-        return int(cache.get(_key("username", self.username, int(now // rate.period_s)), 0)) >= rate.count
+        return int(cache.get(_key("username", self.username, int(now // rate.period_s)), 0)) // rate.count
 
     def succeeded(self) -> None:
         """The attempt signed in: it was no failure, so it gives its places back."""
@@ -145,30 +168,33 @@ def _give_back(keys: list[str]) -> None:
             cache.decr(key)
 
 
-@dataclass(frozen=True)
+@dataclass
 class PasswordChangeGuard:
     """Wrong current passwords given to a password change, per person: a stolen session must
     not guess the password it would need to take the account over. Counted apart from
-    sign-ins, so such guesses never lock the person out of signing in."""
+    sign-ins, so such guesses never lock the person out of signing in. As with sign-ins, a
+    change takes its place before the password is checked, so parallel guesses cannot all
+    pass the check; a right password gives it back."""
 
     username: str
+    _taken: list[str] = field(default_factory=list, init=False, repr=False)
 
-    def _rate(self) -> Rate:
-        return Rate.parse(settings.LOGIN_FAILURES_PER_USERNAME)
-
-    def retry_after_s(self, now: float | None = None) -> int:
-        """0 while a change may be tried, else the seconds until the current window ends."""
+    def begin(self, now: float | None = None) -> int:
+        """0 when the change may be tried (then succeeded() or failed()), else seconds to wait."""
         now = time.time() if now is None else now
-        rate = self._rate()
+        rate = Rate.parse(settings.LOGIN_FAILURES_PER_USERNAME)
         window = int(now // rate.period_s)
-        if int(cache.get(_key("password-change", self.username, window), 0)) >= rate.count:
+        key = _key("password-change", self.username, window)
+        if _increment(key, rate) > rate.count:
+            _give_back([key])
             return max(1, int((window + 1) * rate.period_s - now))
+        self._taken = [key]
         return 0
 
-    def record_failure(self, now: float | None = None) -> None:
-        now = time.time() if now is None else now
-        rate = self._rate()
-        _increment(_key("password-change", self.username, int(now // rate.period_s)), rate)
+    def succeeded(self) -> None:
+        """The current password was right (whatever else was wrong): no guess to count."""
+        _give_back(self._taken)
+        self._taken = []
 
 
 def throttled_message(retry_after_s: int) -> str:

@@ -45,12 +45,12 @@ def create_api_token(user: User, name: str, scope: TokenScope, expires_at: datet
     if expires_at is not None and expires_at <= now:
         raise AccountError("expires_at", "must be in the future")
     longest = now + timedelta(days=settings.API_TOKEN_MAX_DAYS)
-    if expires_at is None:
-        expires_at = longest
-    elif expires_at > longest:
+    if expires_at is not None and expires_at > longest + timedelta(days=1):
         raise AccountError(
             "expires_at", f"at most {settings.API_TOKEN_MAX_DAYS} days ahead (this site's FATHOM_API_TOKEN_MAX_DAYS)"
         )
+    # None is the longest allowed; a day past it (a browser's clock ahead of ours) is that too.
+    expires_at = longest if expires_at is None else min(expires_at, longest)
     plaintext = API_TOKEN_PREFIX + secrets.token_urlsafe(32)
     token = ApiToken.objects.create(
         user=user,

@@ -182,8 +182,8 @@ def _check_replacement(token: EnrollmentToken, agent: Agent | None, name: str, a
         raise EnrollmentError(f"agent {name!r} is revoked, and a revoked agent is never re-enrolled")
     if address != agent.address:
         raise EnrollmentError(
-            f"agent {name!r} is registered at {agent.address}, not {address}: an operator changes an agent's"
-            " address (its page in the admin) before it re-enrols at another"
+            f"agent {name!r} is registered at {agent.address}, not {address}: an operator moves the agent"
+            " (PATCH /api/v1/agents/<id>/ with its new address) before it re-enrols at another"
         )
 
 

@@ -246,7 +246,9 @@ def _reason(error: BaseException | None) -> str:
 
 
 def _text(content: bytes) -> str:
-    return content.decode("utf-8", "replace").strip()[:1000] or "(no reason given)"
+    # A node's error page is quoted in the node's error line: never a NUL (PostgreSQL's text
+    # refuses it, and the failed write once ended every task's polling).
+    return content.decode("utf-8", "replace").replace("\x00", "\ufffd").strip()[:1000] or "(no reason given)"
 
 
 def _string(value: Any, where: str) -> str:

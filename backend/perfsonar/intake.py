@@ -13,7 +13,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
+from django.db import DatabaseError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
@@ -218,6 +218,11 @@ def _poll_task(client: PSchedulerClient, task: Task, horizon: datetime, now: dat
                 stored += 1
         except (MappingError, RunRefused) as error:
             note_error(task.node, str(error), now)
+        except DatabaseError:
+            raise  # the database, not this run: the window is polled again later
+        except Exception as error:  # one run Fathom cannot take must not hold the task's others back
+            logger.exception("storing %s failed", url)
+            note_error(task.node, f"poll: run refused: an internal error ({type(error).__name__}), logged", now)
     Task.objects.filter(pk=task.pk).update(polled_until=polled_until)
     task.polled_until = polled_until
     return stored

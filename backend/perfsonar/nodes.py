@@ -179,7 +179,9 @@ def client_for(node: Node) -> PSchedulerClient:
 
 
 def note_error(node: Node, message: str, now: datetime | None = None) -> None:
-    Node.objects.filter(pk=node.pk).update(last_error=message[:2000], last_error_at=now or timezone.now())
+    # Whatever the message quotes from the node, it must be storable (no NUL in text).
+    text = message.replace("\x00", "\ufffd")[:2000]
+    Node.objects.filter(pk=node.pk).update(last_error=text, last_error_at=now or timezone.now())
 
 
 def check_node(node: Node, now: Callable[[], datetime] = timezone.now) -> Node:

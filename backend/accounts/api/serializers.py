@@ -136,7 +136,9 @@ class IssuedApiTokenSerializer(ApiTokenSerializer):
 class ApiTokenCreateSerializer(StrictSerializer):
     name = serializers.CharField(max_length=100)
     scope = serializers.ChoiceField(choices=TokenScope.choices, default=TokenScope.READ)
-    expires_at = serializers.DateTimeField(allow_null=True, help_text="null: never expires")
+    expires_at = serializers.DateTimeField(
+        allow_null=True, help_text="at most FATHOM_API_TOKEN_MAX_DAYS ahead; null: that longest allowed"
+    )
 
 
 class ApiTokenQuerySerializer(StrictSerializer):

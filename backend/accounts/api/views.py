@@ -122,7 +122,7 @@ class PasswordView(APIView):
         user = request.user
         assert isinstance(user, User)
         guard = PasswordChangeGuard(user.get_username().strip().casefold())
-        wait_s = guard.retry_after_s()
+        wait_s = guard.begin()
         if wait_s:
             return Response(
                 {"detail": f"too many wrong current passwords; try again in {wait_s} s"},
@@ -130,10 +130,11 @@ class PasswordView(APIView):
                 headers={"Retry-After": str(wait_s)},
             )
         params = PasswordChangeSerializer(data=request.data, context={"user": user})
-        if not params.is_valid():
-            current = params.errors.get("current_password", [])
-            if any(getattr(error, "code", None) == WRONG_PASSWORD for error in current):
-                guard.record_failure()
+        valid = params.is_valid()
+        current = params.errors.get("current_password", []) if not valid else []
+        if not any(getattr(error, "code", None) == WRONG_PASSWORD for error in current):
+            guard.succeeded()  # no wrong guess (a missing field, a weak new one): nothing counts
+        if not valid:
             raise ValidationError(params.errors)
         with transaction.atomic():
             before = person_snapshot(user)
@@ -170,6 +171,9 @@ class PersonViewSet(
 
     @extend_schema(request=PersonCreateSerializer, responses={201: PersonSerializer})
     def create(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        if isinstance(request.auth, ApiToken):
+            # A person made with a password the script chose would outlive the token.
+            raise PermissionDenied("people are added from a signed-in session, not with an API token")
         params = PersonCreateSerializer(data=request.data)
         params.is_valid(raise_exception=True)
         data = params.validated_data

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+from django.contrib.auth.models import User
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -133,6 +134,10 @@ class TokenLimitTests(FathomTestCase):
         self.operator.refresh_from_db()
         assert self.operator.check_password("operator-pass-1234")
         assert scripted.patch(person, {"email": "op@noc.example"}, format="json").status_code == 200
+        body = {"username": "mallory", "password": "chosen-long-pass-9", "role": "admin", "email": ""}
+        added = scripted.post("/api/v1/people/", body, format="json")
+        assert added.status_code == 403 and "signed-in session" in added.json()["detail"]
+        assert not User.objects.filter(username="mallory").exists()
         assert ApiToken.objects.count() == 1
 
     def test_a_password_reset_revokes_the_persons_tokens(self) -> None:
@@ -150,6 +155,10 @@ class TokenLimitTests(FathomTestCase):
             too_long = (timezone.now() + timedelta(days=60)).isoformat()
             refused = client.post("/api/v1/api-tokens/", {"name": "x", "expires_at": too_long}, format="json")
             assert refused.status_code == 400 and "at most 30 days" in str(refused.json()["expires_at"])
+            # A browser clock an hour ahead asking for the longest: that, not a refusal.
+            ahead = (timezone.now() + timedelta(days=30, hours=1)).isoformat()
+            capped = client.post("/api/v1/api-tokens/", {"name": "z", "expires_at": ahead}, format="json").json()
+            assert parse(capped["expires_at"]) <= timezone.now() + timedelta(days=30), capped
             unbounded = client.post("/api/v1/api-tokens/", {"name": "y", "expires_at": None}, format="json").json()
             ends = timezone.now() + timedelta(days=30)
             assert abs((parse(unbounded["expires_at"]) - ends).total_seconds()) < 60, unbounded

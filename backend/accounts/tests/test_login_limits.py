@@ -15,7 +15,7 @@ from django.contrib.auth.models import User
 from django.test import override_settings
 from rest_framework.test import APIClient
 
-from accounts.login_guard import LoginGuard, Rate
+from accounts.login_guard import HARD_FACTOR, LoginGuard, PasswordChangeGuard, Rate, counted_address
 from fathom.testing import FathomTestCase
 
 LOGIN = "/api/v1/auth/login/"
@@ -130,6 +130,43 @@ class LoginLimitTests(FathomTestCase):
         assert self.login(self.password, address) == 429
         signed_in = APIClient().post("/admin/login/", right, REMOTE_ADDR=fresh_address())
         assert signed_in.status_code == 302
+
+    @override_settings(LOGIN_FAILURES_PER_ADDRESS="1000/day", LOGIN_FAILURES_PER_USERNAME="2/day")
+    def test_past_ten_times_its_limit_an_account_waits_from_everywhere(self) -> None:
+        """One try per clean address must not make guesses from a botnet unlimited."""
+        for _ in range(2 * HARD_FACTOR):
+            assert self.login("wrong", fresh_address()) == 400
+        assert self.login(self.password, fresh_address()) == 429
+
+    @override_settings(LOGIN_FAILURES_PER_ADDRESS="3/day", LOGIN_FAILURES_PER_USERNAME="1000/day")
+    def test_an_ipv6_client_is_counted_by_its_slash_64(self) -> None:
+        # A /64 of its own (the counters outlive the test), and a second one beside it.
+        word = uuid.uuid4().hex
+        prefix, other = f"2001:db8:{word[:4]}:{word[4:8]}", f"2001:db8:{word[:4]}:{word[8:12]}"
+        for host in range(1, 4):
+            assert self.login("wrong", f"{prefix}::{host}") == 400
+        assert self.login(self.password, f"{prefix}::99") == 429, "a new address in the same /64"
+        assert self.login(self.password, f"{other}::1") == 200
+
+
+def test_counted_addresses() -> None:
+    assert counted_address("2001:db8:1:2:3:4:5:6") == "2001:db8:1:2::/64"
+    assert counted_address("::ffff:198.18.0.1") == "198.18.0.1"
+    assert counted_address("198.18.0.1") == "198.18.0.1"
+    assert counted_address("not an address") == "not an address"
+
+
+def test_parallel_password_guesses_cannot_all_pass_the_check() -> None:
+    """The password change's guard takes its place before the password is checked too."""
+    name, start = f"changer-{uuid.uuid4().hex[:8]}", threading.Barrier(12)
+
+    def attempt() -> int:
+        start.wait()
+        return PasswordChangeGuard(name).begin()
+
+    with override_settings(LOGIN_FAILURES_PER_USERNAME="3/day"), ThreadPoolExecutor(max_workers=12) as pool:
+        waits = list(pool.map(lambda _: attempt(), range(12)))
+    assert [wait == 0 for wait in waits].count(True) == 3, waits
 
 
 @pytest.mark.parametrize("text", ["", "ten/min", "10", "10/fortnight", "-1/min", "10/"])

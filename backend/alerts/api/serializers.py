@@ -200,7 +200,7 @@ class ChannelSerializer(serializers.ModelSerializer[Channel]):
             raw = attrs.get("config")
             # An edit that leaves the secret out keeps it: a new one nobody was shown would fail
             # every receiver's signature check.
-            if kept and not rotate and isinstance(raw, dict) and "secret" not in raw:
+            if kept and not rotate and isinstance(raw, dict) and not raw.get("secret"):
                 raw = {**raw, "secret": kept}
             try:
                 attrs["config"] = TRANSPORTS[str(kind)].clean_config(raw)

@@ -8,7 +8,7 @@ from django.db import transaction
 from django.db.models import Count, Prefetch, Q, QuerySet
 from django.utils import timezone
 from drf_spectacular.utils import extend_schema
-from rest_framework import mixins, status, viewsets
+from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
@@ -219,8 +219,9 @@ class ChannelViewSet(AuditedWrites, viewsets.ModelViewSet[Channel]):
     @extend_schema(responses={200: CreatedChannelSerializer})
     def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         """An edit; a webhook's new signing secret is shown in this answer when rotate_secret asked for one."""
-        super().update(request, *args, **kwargs)
-        rotated = isinstance(request.data, dict) and request.data.get("rotate_secret") is True
+        super().update(request, *args, **kwargs)  # valid, or it raised
+        asked = request.data.get("rotate_secret", False) if isinstance(request.data, dict) else False
+        rotated = serializers.BooleanField().to_internal_value(asked)  # as the serializer read it
         channel = self.get_object()
         return Response(CreatedChannelSerializer(channel, context={"show_secret": rotated}).data)
 

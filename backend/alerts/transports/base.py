@@ -81,12 +81,26 @@ def require_object(raw: Any, allowed: set[str], required: set[str]) -> dict[str,
 def clean_url(raw: Any) -> str:
     if not isinstance(raw, str) or not raw or len(raw) > 2000:
         raise ConfigError("url must be a string of at most 2000 characters")
-    parts = urlsplit(raw)
+    try:
+        parts = urlsplit(raw)
+        _ = parts.port  # raises on a port that is no number, or out of range
+    except ValueError as exc:  # "http://[::1", a port that is no number
+        raise ConfigError(f"url is not a URL: {exc}") from exc
     if parts.scheme not in ("http", "https"):
         raise ConfigError(f"url must be http or https, not {parts.scheme or 'missing'!r}")
     if not parts.hostname:
         raise ConfigError("url has no host")
+    if parts.username is not None or parts.password is not None:
+        # Every error line and list would have to hide them; a receiver's secret belongs in
+        # its path or the webhook's signing secret.
+        raise ConfigError("url must not carry a user or password")
     return raw
+
+
+def _host(url: str) -> str:
+    """The host and port an error line may name (never a URL's path or credentials)."""
+    parts = urlsplit(url)
+    return f"{parts.hostname}:{parts.port}" if parts.port else str(parts.hostname)
 
 
 def retry_after(value: str | None) -> float | None:
@@ -101,6 +115,8 @@ def retry_after(value: str | None) -> float | None:
             when = email.utils.parsedate_to_datetime(value)
         except (TypeError, ValueError, OverflowError):
             return None
+        if when.tzinfo is None:  # "-0000" or no zone: RFC 9110 dates are GMT
+            when = when.replace(tzinfo=UTC)
         seconds = (when - datetime.now(UTC)).total_seconds()
     if not math.isfinite(seconds):
         return None
@@ -147,10 +163,10 @@ def post(url: str, body: bytes, headers: dict[str, str], *, permanent_codes: set
         reason = exc.reason
         if isinstance(reason, socket.gaierror):
             raise TransportError(f"{urlsplit(url).hostname} does not resolve ({reason.strerror})") from exc
-        raise TransportError(f"cannot reach {urlsplit(url).netloc}: {reason}") from exc
+        raise TransportError(f"cannot reach {_host(url)}: {reason}") from exc
     except TimeoutError as exc:
         raise TransportError(
-            f"no answer from {urlsplit(url).netloc} within {HTTP_TIMEOUT_S} s ({time.monotonic() - started:.0f} s)"
+            f"no answer from {_host(url)} within {HTTP_TIMEOUT_S} s ({time.monotonic() - started:.0f} s)"
         ) from exc
     except OSError as exc:
-        raise TransportError(f"cannot reach {urlsplit(url).netloc}: {exc}") from exc
+        raise TransportError(f"cannot reach {_host(url)}: {exc}") from exc

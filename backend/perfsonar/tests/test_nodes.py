@@ -26,8 +26,9 @@ from meshes.services.plans import build_plan
 from meshes.services.slot_planning import plan_exclusive_slots
 from perfsonar.api.serializers import NodeSerializer
 from perfsonar.choices import TaskState
+from perfsonar.client import _text as client_text
 from perfsonar.models import Node, Task
-from perfsonar.nodes import NodeError, node_problems, normalize_fingerprint, register_node, remove_node
+from perfsonar.nodes import NodeError, node_problems, normalize_fingerprint, note_error, register_node, remove_node
 from perfsonar.retention import forget_finished_tasks
 from perfsonar.sync_lock import sync_lock
 from perfsonar.tokens import archive_token, node_of_token
@@ -320,3 +321,15 @@ class TaskRecordTests(FathomTestCase):
         with pytest.raises(ValueError, match="at least one day"):
             forget_finished_tasks(self.now, keep_days=0)
         assert Task.objects.count() == 2
+
+
+class ErrorLineTests(FathomTestCase):
+    def test_a_nul_in_what_a_node_answered_never_reaches_the_database(self) -> None:
+        """A node's error page with a NUL once made note_error fail in PostgreSQL, outside the
+        poll's error handling: every task's polling stopped."""
+        node = register_node("ps-braga", "https://198.18.9.3/pscheduler")
+        quoted = client_text(b"Internal error\x00 in the scheduler")
+        assert "\x00" not in quoted and quoted.startswith("Internal error")
+        note_error(node, "poll failed: GET /tasks answered 500: bad\x00page")
+        node.refresh_from_db()
+        assert node.last_error == "poll failed: GET /tasks answered 500: bad\ufffdpage"

@@ -1419,7 +1419,7 @@ export interface components {
             scope: components["schemas"]["TokenScopeEnum"];
             /**
              * Format: date-time
-             * @description null: never expires
+             * @description at most FATHOM_API_TOKEN_MAX_DAYS ahead; null: that longest allowed
              */
             expires_at: string | null;
         };
