@@ -64,7 +64,8 @@ ACCESS: dict[tuple[str, str], str] = {
     ("/api/v1/alerts/summary/", "GET"): VIEWER,
     # Personal API tokens: everyone manages their own (the {id} is the caller's own token).
     ("/api/v1/api-tokens/", "GET"): VIEWER,
-    ("/api/v1/api-tokens/", "POST"): VIEWER,
+    # Tokens are made from a session: a token that made tokens would outlive its own end.
+    ("/api/v1/api-tokens/", "POST"): SESSION,
     ("/api/v1/api-tokens/{id}/", "DELETE"): VIEWER,
     # Meshes: everyone reads, operators change.
     ("/api/v1/meshes/", "GET"): VIEWER,

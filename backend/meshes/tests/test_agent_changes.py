@@ -69,8 +69,9 @@ class AgentChangeTests(FathomTestCase):
             ({"name": "frankfurt"}, "name", "decommissioned agent"),
             ({"name": "Bad Name"}, "name", "1-63 characters"),
             ({"name": ""}, "name", ""),
-            ({}, "name", "required"),
-            ({"name": "athens-2", "address": "198.18.1.9"}, "address", "unknown field"),
+            ({}, "name", "give a name or an address"),
+            ({"name": "athens-2", "credential": "x"}, "credential", "unknown field"),
+            ({"name": "athens-2", "address": "127.0.0.1"}, "address", "loopback"),  # no half-done rename
         ]
         for body, field, message in cases:
             reply = client.patch(self.url(self.athens), body, format="json")

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"flag"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -134,17 +135,39 @@ func TestHelperLab(t *testing.T) {
 }
 
 // startResponder runs `fathom-lab responder` on a free loopback port until it says ready.
+// freeListenPort is a port free for both UDP and TCP on loopback, below Linux's ephemeral
+// range (32768-60999): a port the kernel handed out for UDP could be any outgoing TCP
+// connection's source port on a busy machine, and the responder needs both (a CI run saw the
+// responder exit at once, unable to listen).
+func freeListenPort(t *testing.T) int {
+	t.Helper()
+	for range 200 {
+		port := 20000 + rand.IntN(12000)
+		address := net.JoinHostPort("127.0.0.1", strconv.Itoa(port))
+		udp, err := net.ListenPacket("udp", address)
+		if err != nil {
+			continue
+		}
+		tcp, err := net.Listen("tcp", address)
+		udp.Close()
+		if err != nil {
+			continue
+		}
+		tcp.Close()
+		return port
+	}
+	t.Fatal("no free port for the responder")
+	return 0
+}
+
 func startResponder(t *testing.T) (int, *exec.Cmd) {
 	t.Helper()
-	probe, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := probe.LocalAddr().(*net.UDPAddr).Port
-	probe.Close()
+	port := freeListenPort(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperLab$", "--", "responder", "--listen", "127.0.0.1", "--port", strconv.Itoa(port))
 	cmd.Env = append(os.Environ(), "FATHOM_LAB_HELPER=1")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -161,7 +184,8 @@ func startResponder(t *testing.T) (int, *exec.Cmd) {
 	select {
 	case line := <-ready:
 		if line != "ready\n" {
-			t.Fatalf("the responder said %q", line)
+			_ = cmd.Wait()
+			t.Fatalf("the responder said %q; stderr %q", line, stderr.String())
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the responder did not say ready")
