@@ -180,8 +180,8 @@ def cut_rate(stack: Stack, lab: Lab, ids: dict[str, str]) -> datetime:
     cut_at: datetime = stack.query("SELECT now()")[0][0]
     lab.set("wan", rate_mbps=RATE_AFTER)
     judged_wait(
-        "the throughput finding on the control path",
-        lambda: any(row[0] == "throughput" for row in findings(stack, ids, CONTROL)),
+        "the throughput finding of the cut on the control path",
+        lambda: any(row[0] == "throughput" and row[5] >= cut_at for row in findings(stack, ids, CONTROL)),
         180,
         lambda: lab.lateness() - late_before,
         lambda: runs(stack, ids, CONTROL),
@@ -239,7 +239,8 @@ def test_a_40_percent_rate_cut_is_one_finding_within_two_runs(measured: Measured
     stack, ids, cut_at, _ = measured
     text = report(measured)
     found = findings(stack, ids, CONTROL)
-    cut = next(finding for finding in found if finding[5] >= cut_at)
+    cut = next((finding for finding in found if finding[5] >= cut_at), None)
+    assert cut is not None, f"no finding after the cut\n{text}"
     others = [finding for finding in found if finding is not cut and not emulator_made(measured, CONTROL, finding)]
     assert others == [], f"findings besides the cut's, made of runs the emulator delivered on time\n{text}"
     metric, rules, kind, direction, magnitude, detected_at, evidence = cut
