@@ -168,6 +168,9 @@ def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]
         env=env, server_env=server_env, work=work, url=f"https://localhost:{https_port}", ca=ca_dir / "root.crt"
     )
     try:
+        # A run killed before its teardown leaves its containers and volumes (a database made
+        # with another password): this one starts from nothing, as on a fresh machine.
+        deployment.compose("down", "-v", "--remove-orphans", "--timeout", "20", check=False)
         started = time.monotonic()
         deployment.compose("build")
         print(f"compose build: {time.monotonic() - started:.0f} s")
