@@ -121,15 +121,14 @@ class LoginGuard:
             taken.append(key)
             if count > rate.count:
                 _give_back(taken)
-                return max(1, int((window + 1) * rate.period_s - now))
+                return _wait_s(rate, now)
             over = self._username_over(now) if kind == "pair" else 0
             if over >= HARD_FACTOR or (over and count > 1):
                 # A guesser's address, for an account guessed at from many: it has had its
                 # turn. Past HARD_FACTOR times the limit, every address waits: guesses from
                 # more addresses than that are an attack no single try should serve.
                 _give_back(taken)
-                rate = Rate.parse(settings.LOGIN_FAILURES_PER_USERNAME)
-                return max(1, int((int(now // rate.period_s) + 1) * rate.period_s - now))
+                return _wait_s(Rate.parse(settings.LOGIN_FAILURES_PER_USERNAME), now)
         self._taken = taken
         return 0
 
@@ -149,6 +148,11 @@ class LoginGuard:
         if self.username:
             rate = Rate.parse(settings.LOGIN_FAILURES_PER_USERNAME)
             _increment(_key("username", self.username, int(now // rate.period_s)), rate)
+
+
+def _wait_s(rate: Rate, now: float) -> int:
+    """Seconds until the rate's current fixed window ends (at least 1)."""
+    return max(1, int((int(now // rate.period_s) + 1) * rate.period_s - now))
 
 
 def _increment(key: str, rate: Rate) -> int:
@@ -180,14 +184,14 @@ class PasswordChangeGuard:
     _taken: list[str] = field(default_factory=list, init=False, repr=False)
 
     def begin(self, now: float | None = None) -> int:
-        """0 when the change may be tried (then succeeded() or failed()), else seconds to wait."""
+        """0 when the change may be tried (then succeeded() unless a guess was wrong), else
+        seconds to wait."""
         now = time.time() if now is None else now
         rate = Rate.parse(settings.LOGIN_FAILURES_PER_USERNAME)
-        window = int(now // rate.period_s)
-        key = _key("password-change", self.username, window)
+        key = _key("password-change", self.username, int(now // rate.period_s))
         if _increment(key, rate) > rate.count:
             _give_back([key])
-            return max(1, int((window + 1) * rate.period_s - now))
+            return _wait_s(rate, now)
         self._taken = [key]
         return 0
 
