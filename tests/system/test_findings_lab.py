@@ -246,7 +246,13 @@ def test_a_40_percent_rate_cut_is_one_finding_within_two_runs(measured: Measured
     metric, rules, kind, direction, magnitude, detected_at, evidence = cut
     assert (metric, kind, direction) == ("throughput", "alarm", "down"), text
     assert "throughput_fast" in rules, text
-    assert abs(magnitude - (RATE_AFTER / RATE_BEFORE - 1)) <= 0.06, text
+    configured = RATE_AFTER / RATE_BEFORE - 1
+    if emulator_made(measured, CONTROL, cut) is None:
+        assert abs(magnitude - configured) <= 0.06, text
+    else:
+        # A late emulator only slows runs: the cut reads at least as deep as configured (a
+        # CI run's 59 and 46 Mbit/s behind a late emulator read -46 %), never shallower.
+        assert magnitude <= configured + 0.06, text
     changed = [start for start, *_ in runs(stack, ids, CONTROL) if cut_at <= start <= detected_at]
     assert 1 <= len(changed) <= 2, f"found after {len(changed)} runs on the cut path; evidence {evidence}\n{text}"
 
