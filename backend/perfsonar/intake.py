@@ -30,6 +30,7 @@ from perfsonar.mapping.kinds import KIND_OF_TEST
 from perfsonar.models import Node, Task
 from perfsonar.nodes import delete_task, note_error
 from perfsonar.reconcile import SyncReport, node_clients
+from perfsonar.run_schedule import refusal, too_often
 
 logger = logging.getLogger(__name__)
 
@@ -66,8 +67,25 @@ class RunRefused(Exception):
 
 
 def store_run(task: Task, run: PsRun, now: datetime | None = None) -> str:
-    """Stores one run of `task` as a Fathom result: "created" or "duplicate"."""
+    """Stores one run of `task` as a Fathom result: "created" or "duplicate". A run its task
+    could not have run (run_schedule.py) is refused."""
+    reason = refusal(task, run, result_id(run.href))
+    if reason:
+        raise RunRefused(f"the run {run.href} is not taken: {reason}")
     return store_placed_run(task.source, placement(task), run, now)
+
+
+def store_subscribed_run(node: Node, run: PsRun, now: datetime | None = None) -> str | None:
+    """Stores a run of a task the node made itself from a mesh it subscribes to, as
+    store_run does one of Fathom's tasks; None when the run belongs to no such path."""
+    subscribed = subscribed_placement(node, run)
+    if subscribed is None:
+        return None
+    source, where, interval_s = subscribed
+    reason = too_often(source.pk, where.test_id, run, result_id(run.href), interval_s)
+    if reason:
+        raise RunRefused(f"the run {run.href} is not taken: {reason}")
+    return store_placed_run(source, where, run, now)
 
 
 def store_placed_run(source: Agent, where: Placement, run: PsRun, now: datetime | None = None) -> str:
@@ -100,11 +118,11 @@ def task_of_run(node: Node, run: PsRun) -> Task | None:
     return None
 
 
-def subscribed_placement(node: Node, run: PsRun) -> tuple[Agent, Placement] | None:
+def subscribed_placement(node: Node, run: PsRun) -> tuple[Agent, Placement, float] | None:
     """Where a run of a task the node made itself belongs: a node that subscribes to a mesh
     exported as a pSConfig template tags its tasks with the mesh and test (reference.fathom)
     and measures between the template's addresses. Only a path of that mesh test, led by the
-    node that pushed it, is taken."""
+    node that pushed it, is taken. With the placement, the mesh test's interval."""
     reference = run.reference if isinstance(run.reference, dict) else {}
     fathom = reference.get("fathom") if isinstance(reference.get("fathom"), dict) else None
     if fathom is None or not isinstance(fathom.get("mesh"), str) or not isinstance(fathom.get("test"), str):
@@ -123,14 +141,18 @@ def subscribed_placement(node: Node, run: PsRun) -> tuple[Agent, Placement] | No
     path = wanted[0]
     far_end = str(path.destination.pk) if path.destination is not None else path.target
     options = normalize_spec(test.test_type, test.spec)
-    return node.agent, Placement(
-        test_type=test.test_type,
-        test_id=mesh_test_id(test.mesh.name, test.name, far_end),
-        peer_id=str(path.destination.pk) if path.destination is not None else None,
-        target=path.target,
-        slot_id=None,
-        reversed=bool(run.spec.get("reverse")),
-        options=options,
+    return (
+        node.agent,
+        Placement(
+            test_type=test.test_type,
+            test_id=mesh_test_id(test.mesh.name, test.name, far_end),
+            peer_id=str(path.destination.pk) if path.destination is not None else None,
+            target=path.target,
+            slot_id=None,
+            reversed=bool(run.spec.get("reverse")),
+            options=options,
+        ),
+        float(test.interval_s),
     )
 
 

@@ -26,7 +26,7 @@ from perfsonar.api.serializers import (
     NodeTaskSerializer,
     NodeUpdateSerializer,
 )
-from perfsonar.intake import RunRefused, store_placed_run, store_run, subscribed_placement, task_of_run
+from perfsonar.intake import RunRefused, store_run, store_subscribed_run, task_of_run
 from perfsonar.mapping import MappingError, result_id, run_from_archive
 from perfsonar.models import Node, Task
 from perfsonar.nodes import (
@@ -202,23 +202,18 @@ class ArchiveView(APIView):
             note_error(node, f"push refused: {message}", now)
             return Response({"detail": message}, status=status.HTTP_400_BAD_REQUEST)
         task = task_of_run(node, run)
-        subscribed = subscribed_placement(node, run) if task is None else None
-        if task is None and subscribed is None:
+        try:
+            outcome = store_run(task, run, now) if task is not None else store_subscribed_run(node, run, now)
+        except (MappingError, RunRefused) as error:
+            note_error(node, f"push refused: {error}", now)
+            return Response({"detail": str(error)[:2000]}, status=status.HTTP_400_BAD_REQUEST)
+        if outcome is None:
             message = (
                 f"run {run.href or '(no href)'} belongs to no task Fathom made on {node.agent.name}"
                 " and to no path of a mesh it subscribes to"
             )
             note_error(node, f"push refused: {message}", now)
             return Response({"detail": message}, status=status.HTTP_404_NOT_FOUND)
-        try:
-            if task is not None:
-                outcome = store_run(task, run, now)
-            else:
-                assert subscribed is not None
-                outcome = store_placed_run(*subscribed, run, now)
-        except (MappingError, RunRefused) as error:
-            note_error(node, f"push refused: {error}", now)
-            return Response({"detail": str(error)[:2000]}, status=status.HTTP_400_BAD_REQUEST)
         Node.objects.filter(pk=node.pk).update(last_push_at=now)
         return Response({"status": outcome, "result_id": str(result_id(run.href))})
 

@@ -18,7 +18,7 @@ typed readers), whose message starts with the path of the field, e.g.
 from perfsonar.mapping.fields import MappingError
 from perfsonar.mapping.placement import Placement
 from perfsonar.mapping.results import to_result
-from perfsonar.mapping.runs import PsRun, result_id, run_from_archive, run_from_record
+from perfsonar.mapping.runs import PsRun, result_id, run_from_archive, run_from_record, task_uuid
 from perfsonar.mapping.trace import fingerprint
 
 __all__ = [
@@ -29,5 +29,6 @@ __all__ = [
     "result_id",
     "run_from_archive",
     "run_from_record",
+    "task_uuid",
     "to_result",
 ]

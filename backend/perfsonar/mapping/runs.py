@@ -181,6 +181,12 @@ def run_from_record(record: Any, task: dict[str, Any] | None = None) -> PsRun:
     )
 
 
+def task_uuid(href: str) -> str:
+    """The task UUID (lower case) a pScheduler run or task URL names, or "" for neither."""
+    match = _RUN_PATH.search(href) or _TASK_PATH.search(href)
+    return match["task"].lower() if match else ""
+
+
 def result_id(run_href: str) -> uuid.UUID:
     """The Fathom result id of a pScheduler run: uuid5 of its task's and its own UUIDs. Not of
     the whole href: a node writes pushed hrefs with its own host name (or the archive's
