@@ -9,7 +9,7 @@ set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 VAR=${FATHOM_VAR:-$ROOT/var}
-PG_BIN=/usr/lib/postgresql/15/bin
+PG_BIN=${FATHOM_PG_BIN:-/usr/lib/postgresql/15/bin}
 PG_DATA=$VAR/pg/data
 # Below Linux's ephemeral range (32768-60999): a listener cannot bind a port that an outgoing
 # connection holds as its source port, and PostgreSQL and Redis start (and the fault tests
@@ -44,10 +44,11 @@ start_postgres() {
   if [ "$(id -u)" -eq 0 ]; then chown "$(pg_user)" "$VAR/pg" "$RUN_DIR"; fi
   if [ ! -f "$PG_DATA/PG_VERSION" ]; then
     log "initialising PostgreSQL cluster in $PG_DATA"
+    # The password file is readable by initdb's user alone (as root, postgres owns it).
     local pwfile
     pwfile=$(mktemp)
     secret db_password >"$pwfile"
-    chmod 644 "$pwfile"
+    if [ "$(id -u)" -eq 0 ]; then chown "$(pg_user)" "$pwfile"; fi
     as_pg "$PG_BIN/initdb" -D "$PG_DATA" -U "$DB_USER" --pwfile="$pwfile" \
       --auth-local=scram-sha-256 --auth-host=scram-sha-256 -E UTF8 --locale=C.UTF-8 >/dev/null
     rm -f "$pwfile"
@@ -76,8 +77,10 @@ EOF
       exit 1
     fi
   fi
-  local url
-  url="postgresql://$DB_USER:$(secret db_password)@127.0.0.1:$PG_PORT"
+  # The password goes to psql in its environment: every process list shows arguments.
+  local url="postgresql://$DB_USER@127.0.0.1:$PG_PORT"
+  PGPASSWORD=$(secret db_password)
+  export PGPASSWORD
   if ! psql "$url/postgres" -tAc "SELECT 1 FROM pg_database WHERE datname='$DB_NAME'" | grep -q 1; then
     psql "$url/postgres" -qc "CREATE DATABASE $DB_NAME"
   fi

@@ -8,13 +8,14 @@ from pathlib import Path
 from django.core.exceptions import ImproperlyConfigured
 
 from core.env import database_from_url, env_bool, env_int, env_list, env_networks, env_str
+from core.secret_key import secret_key
 
 BACKEND_DIR = Path(__file__).resolve().parent.parent
 REPO_DIR = BACKEND_DIR.parent
 
 DEBUG = env_bool("FATHOM_DEBUG", default=False)
-# Debug runs (tests, development) may use a throwaway key; production must set one.
-SECRET_KEY = env_str("FATHOM_SECRET_KEY", default="insecure-development-key" if DEBUG else None)
+# Checked for strength; a debug run without one uses the checkout's own (core/secret_key.py).
+SECRET_KEY = secret_key(DEBUG, Path(env_str("FATHOM_VAR", str(REPO_DIR / "var"))))
 ALLOWED_HOSTS = env_list("FATHOM_ALLOWED_HOSTS", ["localhost", "127.0.0.1"])
 CSRF_TRUSTED_ORIGINS = env_list("FATHOM_CSRF_TRUSTED_ORIGINS", [])
 

@@ -222,6 +222,46 @@ def test_only_the_proxy_is_published_and_it_speaks_tls(deployment: Deployment) -
         assert deployment.compose("exec", "-T", service, "id", "-u").strip() == "10001", service
 
 
+def test_no_secret_is_on_a_command_line(deployment: Deployment) -> None:
+    """Every process on the host shows its arguments to every user (ps): the stack's
+    passwords and key reach its processes through files and the environment only."""
+    values = dict(line.split("=", 1) for line in deployment.server_env.read_text().splitlines() if "=" in line)
+    wanted = {name: values[name] for name in ("FATHOM_SECRET_KEY", "POSTGRES_PASSWORD", "REDIS_PASSWORD")}
+    # The health checks run every 5-10 s: a password on theirs shows in some sample.
+    shown: set[str] = set()
+    for _ in range(12):
+        for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+            try:
+                arguments = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:  # the process ended
+                continue
+            shown |= {name for name, value in wanted.items() if value in arguments}
+        time.sleep(1)
+    assert not shown, f"on a command line: {sorted(shown)}"
+
+
+def test_the_proxy_bounds_bodies_before_any_credential(deployment: Deployment) -> None:
+    """Without credentials a body is refused at the proxy past 100 kB (enrolment and sign-in
+    need well under that); with them, the backend's own per-path bounds apply."""
+    enroll = f"{deployment.url}/api/v1/agents/enroll/"
+    large = b"x" * 200_000
+    stranger = requests.post(enroll, data=large, verify=str(deployment.ca), timeout=30)
+    assert stranger.status_code == 413 and "under 100 kB" in stranger.text, (stranger.status_code, stranger.text)
+    # A small enrolment body passes the proxy and is judged by the backend (a bad token).
+    small = requests.post(enroll, json={"token": "fet_nope", "name": "x"}, verify=str(deployment.ca), timeout=30)
+    assert small.status_code in (400, 401, 403), (small.status_code, small.text)
+    # An agent's credential (valid or not: the backend judges it) carries a large upload past
+    # the proxy: the backend refuses the unknown agent, not the proxy the size.
+    results = requests.post(
+        f"{deployment.url}/api/v1/agent/results/",
+        data=b"x" * 2_000_000,
+        headers={"Authorization": "Agent 00000000-0000-0000-0000-000000000000:nope"},
+        verify=str(deployment.ca),
+        timeout=60,
+    )
+    assert results.status_code in (401, 403), (results.status_code, results.text[:200])
+
+
 def test_an_agent_container_enrols_through_the_proxy_and_its_results_are_seen(deployment: Deployment) -> None:
     password_file = "/data/admin_password"
     deployment.compose(
