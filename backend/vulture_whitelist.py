@@ -463,3 +463,6 @@ _.has_add_permission  # unused method (core/admin.py:15): Django's admin calls i
 _.has_change_permission  # unused method (core/admin.py:18)
 _.has_delete_permission  # unused method (core/admin.py:21)
 obj  # unused variable (core/admin.py:18): Django passes it, by name in places
+removing_since  # unused variable (perfsonar/api/serializers.py: a serializer field)
+get_removing_since  # unused method (perfsonar/api/serializers.py: DRF calls get_<field>)
+ConnectionCls  # unused variable (perfsonar/client.py: urllib3's pool reads it)

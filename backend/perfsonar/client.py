@@ -1,6 +1,8 @@
 """A small, typed pScheduler REST client (reference/perfsonar-interop.md section 1).
 
-On urllib3, with timeouts on every call, a cap on what a node may send back, and three ways
+On urllib3, with a total time limit on every call (CALL_TOTAL_S: a node that trickles its
+answer a byte at a time never meets a per-read timeout, so a watchdog shuts the call's socket
+when its time is up), a cap on what a node may send back, and three ways
 to trust a node's certificate: the system's CAs, a given CA bundle, or a pinned SHA-256
 fingerprint of the certificate itself (most nodes are self-signed). A pin is checked during
 the TLS handshake, before any request is sent. Every URL this client calls must lie under
@@ -10,8 +12,11 @@ another host.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import ssl
+import threading
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -26,6 +31,8 @@ from perfsonar.choices import TlsMode
 
 MAX_RESPONSE_BYTES = 16 * 1024 * 1024
 USER_AGENT = "fathom-pscheduler-client/1"
+# The whole of one call: connecting, sending, and reading the answer to its end.
+CALL_TOTAL_S = 30.0
 
 
 class PSchedulerError(Exception):
@@ -54,7 +61,79 @@ class Clock:
     offset_s: float  # the node's clock minus ours, at the middle of the call
 
 
+class _CallDeadline:
+    """Shuts the socket of the call running in this thread when its total time is up; the
+    read blocked on it then ends and the call fails as "took over N s"."""
+
+    running = threading.local()
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        self.expired = False
+        self._socket: socket.socket | None = None
+        self._lock = threading.Lock()
+        self._timer = threading.Timer(seconds, self._expire)
+        self._timer.daemon = True
+
+    def __enter__(self) -> _CallDeadline:
+        _CallDeadline.running.call = self
+        self._timer.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self._timer.cancel()
+        _CallDeadline.running.call = None
+
+    @classmethod
+    def attach(cls, sock: socket.socket | None) -> None:
+        """The socket the running call is on (from the connection, as it connects or reads)."""
+        call = getattr(cls.running, "call", None)
+        if call is not None and sock is not None:
+            with call._lock:
+                call._socket = sock
+                if call.expired:
+                    _shut(sock)
+
+    @property
+    def connected(self) -> bool:
+        """Whether the call had a connection (so its request may have reached the node)."""
+        return self._socket is not None
+
+    def _expire(self) -> None:
+        with self._lock:
+            self.expired = True
+            if self._socket is not None:
+                _shut(self._socket)
+
+
+def _shut(sock: socket.socket) -> None:
+    # The plain socket's shutdown, not SSLSocket's (which drops its TLS state under a read
+    # another thread is in): the read sees the connection end.
+    with contextlib.suppress(OSError):
+        socket.socket.shutdown(sock, socket.SHUT_RDWR)
+
+
+class _WatchedConnection(urllib3.connection.HTTPSConnection):
+    def connect(self) -> None:
+        super().connect()
+        _CallDeadline.attach(self.sock)
+
+    def getresponse(self) -> urllib3.response.HTTPResponse:  # type: ignore[override]  # as urllib3 declares it
+        _CallDeadline.attach(self.sock)  # a kept-alive connection: connect() was not called
+        return super().getresponse()
+
+
+class _WatchedPool(urllib3.HTTPSConnectionPool):
+    ConnectionCls = _WatchedConnection
+
+
 def _pool(trust: Trust, timeout_s: float) -> urllib3.PoolManager:
+    manager = _plain_pool(trust, timeout_s)
+    manager.pool_classes_by_scheme = {**manager.pool_classes_by_scheme, "https": _WatchedPool}
+    return manager
+
+
+def _plain_pool(trust: Trust, timeout_s: float) -> urllib3.PoolManager:
     timeout = urllib3.Timeout(connect=min(timeout_s, 10.0), read=timeout_s)
     retries = urllib3.Retry(total=0, redirect=0, raise_on_redirect=False)
     if trust.mode == TlsMode.PINNED:
@@ -98,6 +177,20 @@ class PSchedulerClient:
         return url
 
     def _call(self, method: str, url: str, body: Any = None, accept_404: bool = False) -> tuple[int, bytes]:
+        with _CallDeadline(CALL_TOTAL_S) as deadline:
+            try:
+                return self._call_once(method, url, body, accept_404)
+            except PSchedulerError as error:
+                if not deadline.expired:
+                    raise
+                self._http.clear()  # the shut connection must not be reused
+                raise PSchedulerError(
+                    "unreachable",
+                    f"{self.base_url} took over {CALL_TOTAL_S:g} s to answer {method} {url}",
+                    unanswered=deadline.connected,
+                ) from error
+
+    def _call_once(self, method: str, url: str, body: Any, accept_404: bool) -> tuple[int, bytes]:
         headers = {"User-Agent": USER_AGENT, "Accept": "application/json"}
         payload = None
         if body is not None:

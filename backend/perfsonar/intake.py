@@ -162,9 +162,10 @@ def _names_of(path: Path) -> set[str]:
     return {path.target, path.destination.address, path.destination.name}
 
 
-def poll(now: datetime | None = None) -> SyncReport:
+def poll(now: datetime | None = None, deadline: float | None = None) -> SyncReport:
     """Fetches the runs whose push never arrived (a firewall between node and Fathom, an
-    archiver that gave up) from the nodes, and retires tasks that ran their course."""
+    archiver that gave up) from the nodes, and retires tasks that ran their course; no task
+    is begun after `deadline` (monotonic; None: none)."""
     now = now or timezone.now()
     report = SyncReport()
     settle = timedelta(seconds=settings.PERFSONAR_POLL_AFTER_S)
@@ -180,6 +181,8 @@ def poll(now: datetime | None = None) -> SyncReport:
         client = clients.get(task.node_id)
         if not isinstance(client, PSchedulerClient):
             continue
+        if report.past(deadline):
+            break
         try:
             report.polled_runs += _poll_task(client, task, horizon, now)
         except PSchedulerError as error:

@@ -44,6 +44,10 @@ class Node(models.Model):
     last_error_at = models.DateTimeField(null=True, blank=True)
     last_push_at = models.DateTimeField(null=True, blank=True)
     last_poll_at = models.DateTimeField(null=True, blank=True)
+    # A removal deletes the node's tasks from it in a worker (nodes.finish_removal): until it
+    # is done the node is listed as being removed.
+    removal_requested_at = models.DateTimeField(null=True, blank=True)
+    removal_finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
         ordering = ["agent__name"]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import re
 import socket
+import time
 import uuid
 from collections.abc import Callable
 from datetime import datetime
@@ -32,7 +33,7 @@ from inventory.services import AGENT_NAME_RE, decommission_agent, decommissioned
 from perfsonar.choices import MAY_BE_ON_NODE, TaskState, TlsMode
 from perfsonar.client import PSchedulerClient, PSchedulerError, Trust
 from perfsonar.models import Node, Task
-from perfsonar.sync_lock import sync_lock
+from perfsonar.sync_lock import deadline, sync_lock
 
 FINGERPRINT_RE = re.compile(r"^[0-9a-f]{64}$")
 # What Fathom asks of a node for each of its test kinds (pScheduler test, preferred tool).
@@ -252,32 +253,61 @@ def node_problems(node: Node) -> list[str]:
     return problems
 
 
-# How long a node's removal waits for a sync that is running (each call to a node has its
-# own timeout, so a sync ends well within it).
+# How long a node's removal waits for a sync that is running (a sync ends by its deadline,
+# sync_lock.SYNC_DEADLINE_S, so this is rarely reached).
 REMOVE_WAIT_S = 60
 
 
-def remove_node(node: Node, actor: Actor) -> list[str]:
-    """Deletes the node's tasks from it (best effort: what failed is returned) and
-    decommissions it; its results stay. Waits for a running sync first: a task it was
-    creating meanwhile would otherwise be left on the node."""
+def request_removal(node: Node, actor: Actor, queue: bool = True) -> Node:
+    """Decommissions the node at once (out of every mesh, its archive token dead, its results
+    kept) and leaves the deletion of its tasks from the node to a worker (finish_removal): a
+    node with many tasks, or a slow one, would hold the web request past its timeout. The
+    node is listed as being removed until then."""
+    with transaction.atomic():
+        before = node_snapshot(node)
+        decommission_agent(node.agent)
+        node.removal_requested_at = timezone.now()
+        node.save(update_fields=["removal_requested_at"])
+        record(
+            actor,
+            AuditAction.DECOMMISSION,
+            AuditObject.AGENT,
+            node.agent.pk,
+            node.agent.name,
+            before=before,
+            after={**before, "decommissioned_at": node.agent.decommissioned_at},
+        )
+        if queue:
+            transaction.on_commit(lambda: _queue_removal(node.pk))
+    return node
+
+
+def _queue_removal(node_id: uuid.UUID) -> None:
+    from perfsonar.tasks import finish_perfsonar_node_removal  # the tasks module imports this one
+
+    finish_perfsonar_node_removal.delay(str(node_id))
+
+
+def finish_removal(node: Node) -> list[str]:
+    """Deletes the node's tasks from it (best effort: what failed is returned, noted on the
+    node and left to the syncs, which delete a decommissioned node's tasks too). Waits for a
+    running sync first: a task it was creating meanwhile would otherwise be left on the node."""
     with sync_lock(wait_s=REMOVE_WAIT_S) as held:
-        failures = delete_all_tasks(node)
+        failures = delete_all_tasks(node, deadline())
         if not held:
             failures.append(f"a sync with the nodes ran for over {REMOVE_WAIT_S} s: the next one deletes what it left")
-        with transaction.atomic():
-            before = node_snapshot(node)
-            decommission_agent(node.agent)
-            record(
-                actor,
-                AuditAction.DECOMMISSION,
-                AuditObject.AGENT,
-                node.agent.pk,
-                node.agent.name,
-                before=before,
-                after={**before, "decommissioned_at": node.agent.decommissioned_at},
-            )
+        now = timezone.now()
+        if failures:
+            more = f" (and {len(failures) - 1} more)" if failures[1:] else ""
+            note_error(node, f"removal: {failures[0]}{more}", now)
+        Node.objects.filter(pk=node.pk).update(removal_finished_at=now)
     return failures
+
+
+def remove_node(node: Node, actor: Actor) -> list[str]:
+    """The whole removal in the caller's thread (commands, tests): decommission, then delete
+    the node's tasks from it."""
+    return finish_removal(request_removal(node, actor, queue=False))
 
 
 def url_on_node(client: PSchedulerClient, task_id: uuid.UUID) -> str:
@@ -286,9 +316,9 @@ def url_on_node(client: PSchedulerClient, task_id: uuid.UUID) -> str:
     return next(iter(client.find_tasks({"reference": {"fathom": {"task": str(task_id)}}})), "")
 
 
-def delete_all_tasks(node: Node) -> list[str]:
+def delete_all_tasks(node: Node, until: float | None = None) -> list[str]:
     """Deletes every task Fathom has on the node, and any whose POST got no answer but which
-    the node made all the same."""
+    the node made all the same; none is begun after `until` (monotonic; None: no limit)."""
     failures = []
     tasks = Task.objects.filter(node=node, state__in=MAY_BE_ON_NODE)
     try:
@@ -296,6 +326,10 @@ def delete_all_tasks(node: Node) -> list[str]:
     except PSchedulerError as error:
         return [str(error)]
     for task in tasks:
+        if until is not None and time.monotonic() >= until:
+            left = Task.objects.filter(node=node, state__in=MAY_BE_ON_NODE).count()
+            failures.append(f"{left} tasks left on the node at the deadline: the syncs delete them")
+            break
         if task.state == TaskState.UNANSWERED:
             try:
                 task.url = url_on_node(client, task.pk)

@@ -6,6 +6,7 @@ none is left orphaned (docs/perfsonar.md)."""
 
 from __future__ import annotations
 
+import time
 import uuid
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -46,6 +47,17 @@ class SyncReport:
     expired: int = 0
     polled_runs: int = 0
     errors: list[str] = field(default_factory=list)
+    # The sync reached its deadline (sync_lock.SYNC_DEADLINE_S) with calls left: the next one
+    # takes them up.
+    cut_short: bool = False
+
+    def past(self, deadline: float | None) -> bool:
+        """Whether the sync's deadline has passed (noted once); None: no deadline."""
+        if deadline is not None and time.monotonic() >= deadline:
+            if not self.cut_short:
+                self.errors.append("the sync reached its deadline: the next one takes up what is left")
+            self.cut_short = True
+        return self.cut_short
 
 
 # --- making tasks ------------------------------------------------------------------------
@@ -151,7 +163,10 @@ def miss_slot(task: Task, reason: str) -> None:
 
 
 def settle_unanswered(
-    clients: dict[Any, PSchedulerClient | PSchedulerError], report: SyncReport, now: datetime
+    clients: dict[Any, PSchedulerClient | PSchedulerError],
+    report: SyncReport,
+    now: datetime,
+    deadline: float | None = None,
 ) -> None:
     """Looks up each task whose POST got no answer, by its reference: one the node made is
     adopted with its URL (the sync then keeps or deletes it like any other), one it did not
@@ -163,6 +178,8 @@ def settle_unanswered(
         client = clients.get(task.node_id)
         if not isinstance(client, PSchedulerClient) or task.node_id in cannot_ask:
             continue
+        if report.past(deadline):
+            return
         try:
             found = url_on_node(client, task.pk)
         except PSchedulerError as error:
@@ -198,15 +215,16 @@ def node_clients() -> dict[Any, PSchedulerClient | PSchedulerError]:
     return found
 
 
-def reconcile(now: datetime | None = None) -> SyncReport:
-    """Creates, renews and deletes tasks on nodes until they match what the meshes want."""
+def reconcile(now: datetime | None = None, deadline: float | None = None) -> SyncReport:
+    """Creates, renews and deletes tasks on nodes until they match what the meshes want,
+    starting no call to a node after `deadline` (monotonic; None: none)."""
     now = now or timezone.now()
     report = SyncReport()
     ttl = timedelta(seconds=settings.PERFSONAR_TASK_TTL_S)
     wanted = {task.key: task for task in desired_background()}
     wanted.update((task.key, task) for task in map(slot_task, slots_for_nodes(now)))
     clients = node_clients()
-    settle_unanswered(clients, report, now)
+    settle_unanswered(clients, report, now, deadline)
     active = list(Task.objects.filter(state=TaskState.ACTIVE).select_related("node__agent", "slot"))
 
     by_key: dict[str, list[Task]] = {}
@@ -223,7 +241,7 @@ def reconcile(now: datetime | None = None) -> SyncReport:
         if keep:
             by_key.setdefault(task.key, []).append(task)
             continue
-        if isinstance(client, PSchedulerClient):
+        if isinstance(client, PSchedulerClient) and not report.past(deadline):
             failures = delete_task(client, task, reason="no longer in a mesh")
             if failures:
                 report.errors.extend(failures)
@@ -256,6 +274,8 @@ def reconcile(now: datetime | None = None) -> SyncReport:
         if not isinstance(client, PSchedulerClient):
             report.errors.append(str(client))
             continue
+        if report.past(deadline):
+            break
         made = create_task(client, desired, start, until)
         if made is None:
             continue  # its mesh went while this sync ran

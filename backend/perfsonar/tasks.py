@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import uuid
 from typing import Any
 
 from celery import shared_task
@@ -10,10 +11,10 @@ from celery import shared_task
 from perfsonar.choices import MAY_BE_ON_NODE
 from perfsonar.intake import poll
 from perfsonar.models import Node, Task
-from perfsonar.nodes import check_node
+from perfsonar.nodes import check_node, finish_removal
 from perfsonar.reconcile import reconcile
 from perfsonar.retention import forget_finished_tasks
-from perfsonar.sync_lock import sync_lock
+from perfsonar.sync_lock import deadline, sync_lock
 
 log = logging.getLogger(__name__)
 
@@ -30,8 +31,9 @@ def sync_perfsonar() -> dict[str, Any]:
     with sync_lock() as held:
         if not held:
             return {"skipped": "another sync is running"}
-        made = reconcile()
-        polled = poll()
+        until = deadline()  # one deadline for both halves: the lock outlasts it (sync_lock.py)
+        made = reconcile(deadline=until)
+        polled = poll(deadline=until)
     summary = {
         "created": made.created,
         "renewed": made.renewed,
@@ -42,10 +44,24 @@ def sync_perfsonar() -> dict[str, Any]:
         "polled_runs": polled.polled_runs,
         "expired": polled.expired,
         "errors": (made.errors + polled.errors)[:20],
+        "cut_short": made.cut_short or polled.cut_short,
     }
-    if made.created or made.deleted or made.refused or made.unanswered or made.adopted or polled.polled_runs:
+    changed = made.created or made.deleted or made.refused or made.unanswered or made.adopted or polled.polled_runs
+    if changed or summary["cut_short"]:
         log.info("perfSONAR sync: %s", summary)
     return summary
+
+
+@shared_task(ignore_result=True)
+def finish_perfsonar_node_removal(node_id: str) -> list[str]:
+    """Deletes a removed node's tasks from it (nodes.finish_removal), off the web request."""
+    node = Node.objects.select_related("agent").filter(pk=uuid.UUID(node_id)).first()
+    if node is None or node.removal_finished_at is not None:
+        return []
+    failures = finish_removal(node)
+    if failures:
+        log.warning("perfSONAR node %s removed; not deleted from it: %s", node.agent.name, failures[:5])
+    return failures
 
 
 @shared_task(ignore_result=True)

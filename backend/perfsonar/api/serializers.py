@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from drf_spectacular.utils import extend_schema_field
@@ -51,6 +52,9 @@ class NodeSerializer(serializers.ModelSerializer[Node]):
     tests = serializers.ListField(child=serializers.CharField(), read_only=True)
     tools = serializers.ListField(child=serializers.CharField(), read_only=True)
     archivers = serializers.ListField(child=serializers.CharField(), read_only=True)
+    removing_since = serializers.SerializerMethodField(
+        help_text="when its removal was asked for, while a worker deletes its tasks from it; null otherwise"
+    )
 
     class Meta:
         model = Node
@@ -78,8 +82,13 @@ class NodeSerializer(serializers.ModelSerializer[Node]):
             "last_poll_at",
             "problems",
             "tasks",
+            "removing_since",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(serializers.DateTimeField(allow_null=True))
+    def get_removing_since(self, node: Node) -> datetime | None:
+        return node.removal_requested_at if node.removal_finished_at is None else None
 
     def get_has_ca_bundle(self, node: Node) -> bool:
         return bool(node.ca_bundle)

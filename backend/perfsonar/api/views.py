@@ -4,7 +4,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
-from django.db.models import QuerySet
+from django.db.models import Q, QuerySet
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
@@ -35,7 +35,7 @@ from perfsonar.nodes import (
     node_snapshot,
     note_error,
     register_node,
-    remove_node,
+    request_removal,
     update_node,
     with_task_counts,
 )
@@ -44,7 +44,11 @@ from perfsonar.tokens import archive_token, authorization_header, node_of_token
 
 
 def nodes() -> QuerySet[Node]:
-    return with_task_counts(Node.objects.select_related("agent").filter(agent__decommissioned_at__isnull=True))
+    """The nodes in service, and those being removed (until a worker has deleted their tasks)."""
+    being_removed = Q(removal_requested_at__isnull=False, removal_finished_at__isnull=True)
+    return with_task_counts(
+        Node.objects.select_related("agent").filter(Q(agent__decommissioned_at__isnull=True) | being_removed)
+    )
 
 
 def node_named(name: str) -> Node:
@@ -93,11 +97,15 @@ class NodeDetailView(APIView):
             raise ValidationError({error.field: [str(error)]}) from error
         return Response(NodeSerializer(check_node(node)).data)
 
-    @extend_schema(responses={204: None})
+    @extend_schema(responses={202: NodeSerializer})
     def delete(self, request: Request, name: str) -> Response:
-        """Deletes the node's tasks from it and decommissions it; its results stay."""
-        remove_node(node_named(name), Actor.of(request))
-        return Response(status=status.HTTP_204_NO_CONTENT)
+        """Decommissions the node at once (its results stay); a worker then deletes its tasks
+        from it, and the node is listed as being removed (`removing_since`) until then."""
+        node = node_named(name)
+        if node.removal_requested_at is not None:
+            return Response(NodeSerializer(node).data, status=status.HTTP_202_ACCEPTED)
+        request_removal(node, Actor.of(request))
+        return Response(NodeSerializer(node_named(name)).data, status=status.HTTP_202_ACCEPTED)
 
 
 class NodeCheckView(APIView):

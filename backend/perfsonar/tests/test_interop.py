@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
 from typing import Any, ClassVar
+from unittest import mock
 
 import pytest
 import requests
@@ -477,6 +478,30 @@ class InteropTests(LiveServerTestCase):
         destinations = set(Run.objects.filter(source_id=self.node.pk).values_list("destination_id", flat=True))
         assert refused and destinations == {self.agent.pk}, destinations
         assert "no path of a mesh it subscribes to" in Node.objects.get(pk=self.node.pk).last_error
+
+    # --- slow nodes ----------------------------------------------------------------------
+
+    def test_a_node_trickling_its_answer_is_cut_off_at_the_calls_total_time(self) -> None:
+        """A byte every 0.2 s meets no 15 s read timeout; the call's total time ends it."""
+        client = PSchedulerClient(self.fake.base_url, Trust(TlsMode.PINNED, "", self.fake.fingerprint_sha256))
+        self.fake.trickle(0.2)
+        begun = time.monotonic()
+        with mock.patch("perfsonar.client.CALL_TOTAL_S", 1.5), pytest.raises(PSchedulerError) as raised:
+            client.api_level()
+        took = time.monotonic() - begun
+        assert raised.value.kind == "unreachable" and "took over 1.5 s" in str(raised.value), raised.value
+        assert raised.value.unanswered  # it had a connection: the request may have been carried out
+        assert took < 5, took
+        self.fake.trickle(0.0)
+        assert client.api_level() >= 1  # the next call gets a fresh connection
+
+    def test_a_sync_past_its_deadline_starts_no_call_and_the_next_takes_up_the_rest(self) -> None:
+        self.add_test("rtt", "ping", {"count": 5, "interval_s": 1}, interval_s=30)  # its edit syncs at once
+        assert delete_all_tasks(self.node) == []  # as if that sync had not been
+        report = reconcile(deadline=time.monotonic())
+        assert report.cut_short and report.created == 0 and "deadline" in report.errors[-1], report
+        assert not Task.objects.filter(state=TaskState.ACTIVE).exists()
+        assert reconcile(deadline=time.monotonic() + 60).created == 1
 
     # --- the receiver's refusals ---------------------------------------------------------
 

@@ -254,6 +254,33 @@ class RemoveNodeTests(FathomTestCase):
         with sync_lock() as held:
             assert held, "the removal released the lock"
 
+    def test_the_api_decommissions_at_once_and_a_worker_deletes_the_tasks(self) -> None:
+        """A node with many tasks, or a slow one, must not hold the web request: DELETE
+        answers 202 with the node shown as being removed; the worker's task finishes it."""
+        node = register_node("ps-lagos", "https://198.18.9.6/pscheduler")
+        now = timezone.now()
+        Task.objects.create(
+            node=node, key="bg:x", test_type="ping", source=node.agent, target="198.18.1.1", test_id="t",
+            body={}, starts_at=now, until=now + timedelta(hours=1),
+        )  # fmt: skip
+        self.client.force_authenticate(self.operator)
+        with self.captureOnCommitCallbacks(execute=False) as queued:
+            reply = self.client.delete("/api/v1/perfsonar/nodes/ps-lagos/")
+        assert reply.status_code == 202, reply.content
+        assert reply.json()["removing_since"] is not None
+        assert Agent.objects.get(pk=node.agent.pk).decommissioned_at is not None  # at once, audited
+        listed = self.client.get("/api/v1/perfsonar/nodes/").json()
+        assert [(n["name"], n["removing_since"] is not None) for n in listed] == [("ps-lagos", True)]
+        removal = [callback for callback in queued if "request_removal" in getattr(callback, "__qualname__", "")]
+        assert Task.objects.get(node=node).state == TaskState.ACTIVE and len(removal) == 1
+        with self.captureOnCommitCallbacks(execute=False) as again_queued:
+            again = self.client.delete("/api/v1/perfsonar/nodes/ps-lagos/")  # a second click queues nothing
+        assert again.status_code == 202 and again_queued == []
+        removal[0]()  # the worker's task (eager here)
+        assert Task.objects.get(node=node).state == TaskState.DELETED
+        assert self.client.get("/api/v1/perfsonar/nodes/").json() == []
+        assert self.client.get("/api/v1/perfsonar/nodes/ps-lagos/").status_code == 404
+
     @mock.patch("perfsonar.nodes.REMOVE_WAIT_S", 0.3)
     def test_a_sync_that_never_ends_does_not_stop_the_removal(self) -> None:
         node = register_node("ps-tavira", "https://198.18.9.5/pscheduler")
@@ -262,6 +289,23 @@ class RemoveNodeTests(FathomTestCase):
             failures = remove_node(node, ACTOR)
         assert failures == ["a sync with the nodes ran for over 0.3 s: the next one deletes what it left"]
         assert Agent.objects.get(pk=node.agent.pk).decommissioned_at is not None
+
+
+class SyncLockTests(FathomTestCase):
+    def test_a_holder_past_the_locks_expiry_does_not_free_the_next_holders_lock(self) -> None:
+        """The lock is owned: a sync that outlived it (a node slower than every bound) must
+        not release the lock a later sync has since taken."""
+        later = sync_lock()
+        with mock.patch("perfsonar.sync_lock.HOLD_S", 0.3), sync_lock() as first:
+            assert first
+            time.sleep(0.5)  # expired under its holder
+            assert later.__enter__(), "the expired lock was not free"
+        # The first holder has left; the later one still holds.
+        with sync_lock() as third:
+            assert not third, "the first holder released the later holder's lock"
+        later.__exit__(None, None, None)
+        with sync_lock() as fourth:
+            assert fourth
 
 
 class TaskRecordTests(FathomTestCase):

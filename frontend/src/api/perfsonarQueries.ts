@@ -83,11 +83,12 @@ export function useCheckPerfsonarNode() {
   });
 }
 
-/** Deletes Fathom's tasks from the node and decommissions it; its results stay. */
+/** Decommissions the node (its results stay); a worker then deletes Fathom's tasks from it,
+ * and the node shows `removing_since` until it has. */
 export function useRemovePerfsonarNode() {
   const client = useQueryClient();
   return useMutation({
-    mutationFn: (name: string) => apiDelete(nodePath(name)),
+    mutationFn: (name: string) => apiDelete<PerfsonarNode>(nodePath(name)),
     onSuccess: () => invalidateNodeViews(client),
   });
 }

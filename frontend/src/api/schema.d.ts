@@ -1055,7 +1055,10 @@ export interface paths {
         get: operations["perfsonar_nodes_retrieve"];
         put?: never;
         post?: never;
-        /** @description Deletes the node's tasks from it and decommissions it; its results stay. */
+        /**
+         * @description Decommissions the node at once (its results stay); a worker then deletes its tasks
+         *     from it, and the node is listed as being removed (`removing_since`) until then.
+         */
         delete: operations["perfsonar_nodes_destroy"];
         options?: never;
         head?: never;
@@ -2584,6 +2587,11 @@ export interface components {
             readonly last_poll_at: string | null;
             readonly problems: string[];
             readonly tasks: components["schemas"]["NodeTaskCounts"];
+            /**
+             * Format: date-time
+             * @description when its removal was asked for, while a worker deletes its tasks from it; null otherwise
+             */
+            readonly removing_since: string | null;
         };
         /** @description Refuses unknown keys instead of silently dropping them: a typo is an error. */
         NodeCreateRequest: {
@@ -5667,12 +5675,13 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description No response body */
-            204: {
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["Node"];
+                };
             };
         };
     };

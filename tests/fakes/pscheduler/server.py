@@ -114,6 +114,9 @@ class _Handler(BaseHTTPRequestHandler):
         self._send(response)
 
     def _send(self, response: Response) -> None:
+        if self.server.tls is not None and self.server.fake.trickle_s:
+            self._trickle(response, self.server.fake.trickle_s)
+            return
         self.send_response(response.status)
         self.send_header("Content-Type", response.content_type)
         self.send_header("Content-Length", str(len(response.body)))
@@ -122,6 +125,20 @@ class _Handler(BaseHTTPRequestHandler):
         self.end_headers()
         if self.command != "HEAD":
             self.wfile.write(response.body)
+
+    def _trickle(self, response: Response, every_s: float) -> None:
+        """The answer a byte at a time, one every `every_s`: a node that never meets a
+        per-read timeout but never finishes either."""
+        head = f"HTTP/1.1 {response.status} OK\r\nContent-Type: {response.content_type}\r\n"
+        head += f"Content-Length: {len(response.body)}\r\n\r\n"
+        try:
+            for byte in head.encode() + response.body:
+                self.wfile.write(bytes([byte]))
+                self.wfile.flush()
+                time.sleep(every_s)
+        except OSError:
+            pass  # the client gave up
+        self.close_connection = True
 
     do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = do_HEAD = _serve
 
@@ -174,6 +191,7 @@ class FakePScheduler:
         )
         self.api = PSchedulerApi(self.node)
         self.down_mode: DownMode | None = None
+        self.trickle_s = 0.0  # > 0: every API answer a byte at a time (trickle())
         self._lost_task_answers = 0
         self._requested_port = port
         self._requested_control_port = control_port
@@ -319,6 +337,10 @@ class FakePScheduler:
                 self._bind(self.port)
             self.down_mode = None
 
+    def trickle(self, every_s: float) -> None:
+        """Every API answer sent a byte at a time, one every `every_s` (0: normally again)."""
+        self.trickle_s = every_s
+
     def block_archiving(self, blocked: bool = True) -> None:
         """A firewall between node and receiver: every push fails with "Connection refused"."""
         self.node.archiving_blocked = blocked
@@ -356,6 +378,7 @@ class FakePScheduler:
     def reset(self) -> None:
         self.node.reset()
         self.lose_task_answers(0)
+        self.trickle(0.0)
         self.go_up()
 
     # -- inspection ----------------------------------------------------------------------------

@@ -217,7 +217,8 @@ describe("AgentsPage with perfSONAR nodes", () => {
   });
 
   it("removes a node only after confirming", async () => {
-    const fetchMock = mockApi(routes("operator", { "DELETE /api/v1/perfsonar/nodes/ps-ams/": reply(204) }));
+    const removing = nodeFixture("ps-ams", { removing_since: new Date().toISOString() });
+    const fetchMock = mockApi(routes("operator", { "DELETE /api/v1/perfsonar/nodes/ps-ams/": reply(202, removing) }));
     renderWithProviders(<AgentsPage />, "/agents", meAs("operator"));
     await screen.findByText("ps-ams", { selector: "strong" });
     fireEvent.click(within(rowOf("ps-ams")).getByRole("button", { name: "Remove" }));
@@ -228,6 +229,22 @@ describe("AgentsPage with perfSONAR nodes", () => {
     await waitFor(() => {
       expect(requests(fetchMock, "/api/v1/perfsonar/nodes/ps-ams/", "DELETE")).toHaveLength(1);
     });
+  });
+
+  it("shows a node whose tasks a worker is still deleting as being removed, with no actions", async () => {
+    const removing = nodeFixture("ps-ams", { removing_since: new Date(Date.now() - 30_000).toISOString() });
+    const decommissioned = agent("ps-ams", "perfsonar", { decommissioned_at: new Date().toISOString() });
+    mockApi(
+      routes("operator", {
+        "/api/v1/agents/": [AGENTS[0], decommissioned, AGENTS[2]],
+        "/api/v1/perfsonar/nodes/": [removing, NODES[1]],
+      }),
+    );
+    renderWithProviders(<AgentsPage />, "/agents", meAs("operator"));
+    await screen.findByText("ps-ams", { selector: "strong" });
+    const row = rowOf("ps-ams");
+    expect(within(row).getByRole("status").textContent).toBe("removing: deleting its tasks from the node (asked 30 s ago)");
+    expect(within(row).queryByRole("button", { name: "Remove" })).toBeNull();
   });
 
   it("shows the archive token with copy buttons and rotates it only after confirming", async () => {

@@ -9,7 +9,14 @@ import { splitErrors } from "../../lib/formErrors";
 import { ArchiveTokenPanel } from "./ArchiveTokenPanel";
 import { ClockOffset, NodeDetails, Reachability } from "./NodeDetails";
 import { NodeTasks } from "./NodeTasks";
-import { isClockSkewed, isRowDecommissioned, rowNeedsAttention, taskCounts, type AgentsRow } from "./nodes";
+import {
+  isBeingRemoved,
+  isClockSkewed,
+  isRowDecommissioned,
+  rowNeedsAttention,
+  taskCounts,
+  type AgentsRow,
+} from "./nodes";
 import "./perfsonar.css";
 
 /** Check now, the archive token and removal of one node (operators and admins). */
@@ -138,7 +145,11 @@ export function NodeRow({
         </td>
         {canOperate && (
           <td>
-            {decommissioned ? (
+            {isBeingRemoved(row) ? (
+              <span className="muted" role="status">
+                removing: deleting its tasks from the node (asked {formatAgo(node?.removing_since)})
+              </span>
+            ) : decommissioned ? (
               <span className="muted">decommissioned {formatAgo(agent?.decommissioned_at)}</span>
             ) : (
               node !== null && (

@@ -85,6 +85,11 @@ export function isRowDecommissioned(row: AgentsRow): boolean {
   return row.agent !== null && isDecommissioned(row.agent);
 }
 
+/** A node whose removal a worker is still carrying out (deleting its tasks from the node). */
+export function isBeingRemoved(row: AgentsRow): boolean {
+  return (row.node?.removing_since ?? null) !== null;
+}
+
 /** A node that cannot be reached or reports problems: what a NOC looks at first, as an offline agent. */
 export function nodeNeedsAttention(node: PerfsonarNode): boolean {
   return node.reachable === false || node.problems.length > 0 || isClockSkewed(node.clock_offset_s);
@@ -103,7 +108,7 @@ export function rowNeedsAttention(row: AgentsRow): boolean {
 /** The table's order: what needs someone first, decommissioned last, then by name. */
 export function rowsInOrder(rows: readonly AgentsRow[], showDecommissioned: boolean): AgentsRow[] {
   return rows
-    .filter((row) => showDecommissioned || !isRowDecommissioned(row))
+    .filter((row) => showDecommissioned || !isRowDecommissioned(row) || isBeingRemoved(row))
     .sort(
       (a, b) =>
         Number(rowNeedsAttention(b)) - Number(rowNeedsAttention(a)) ||

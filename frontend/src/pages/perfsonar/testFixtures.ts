@@ -26,6 +26,7 @@ export function nodeFixture(name: string, extra: Partial<PerfsonarNode> = {}): P
     last_poll_at: null,
     problems: [],
     tasks: { active: 3, refused: 0, unanswered: 0 },
+    removing_since: null,
     ...extra,
   };
 }
