@@ -466,3 +466,7 @@ obj  # unused variable (core/admin.py:18): Django passes it, by name in places
 removing_since  # unused variable (perfsonar/api/serializers.py: a serializer field)
 get_removing_since  # unused method (perfsonar/api/serializers.py: DRF calls get_<field>)
 ConnectionCls  # unused variable (perfsonar/client.py: urllib3's pool reads it)
+_._create_connection  # unused attribute (core/outbound.py: http.client's connect() calls it)
+_.pool_classes_by_scheme  # unused attribute (core/outbound.py: urllib3's PoolManager reads it)
+_.http_open  # unused method (core/outbound.py: urllib.request's opener calls <scheme>_open)
+_.https_open  # unused method (core/outbound.py)

@@ -226,6 +226,10 @@ AGENT_OFFLINE_AFTER_S = env_int("FATHOM_AGENT_OFFLINE_AFTER_S", 180, minimum=10)
 # Besides global addresses, the networks an agent's address may be in (private, lab, loopback
 # ranges): every peer probes the address an agent registers (inventory/addresses.py).
 AGENT_ADDRESS_NETWORKS = env_networks("FATHOM_AGENT_ADDRESS_NETWORKS", [])
+# Where the server connects on someone's say-so (core/outbound.py): loopback, link-local and
+# these ranges are refused, unless allowed back here.
+OUTBOUND_DENY_NETWORKS = env_networks("FATHOM_OUTBOUND_DENY_NETWORKS", [])
+OUTBOUND_ALLOW_NETWORKS = env_networks("FATHOM_OUTBOUND_ALLOW_NETWORKS", [])
 RAW_RETENTION_DAYS = env_int("FATHOM_RAW_RETENTION_DAYS", 30, minimum=1)
 # Per-run analyses, sweep modes and cleared findings outlive the raw data they were computed
 # from: the slow throughput rule reads 120 days of analyses, and the path page draws each run.

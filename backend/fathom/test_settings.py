@@ -10,6 +10,9 @@ os.environ.setdefault("FATHOM_AGENT_ADDRESS_NETWORKS", "198.18.0.0/15")
 # Enrolments are throttled per client address, and every test client is 127.0.0.1: a run
 # that enrols more than 30 agents in a minute across its test cases must not be refused.
 os.environ.setdefault("FATHOM_ENROLL_THROTTLE", "10000/min")
+# The fake perfSONAR nodes and alert receivers the tests talk to listen on loopback, which
+# the outbound policy refuses otherwise (core/tests/test_outbound.py turns it off).
+os.environ.setdefault("FATHOM_OUTBOUND_ALLOW_NETWORKS", "127.0.0.0/8,::1/128")
 
 from fathom.settings import *  # noqa: F403
 

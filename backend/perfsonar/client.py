@@ -25,7 +25,8 @@ from urllib.parse import quote, urlsplit
 import urllib3
 from urllib3.exceptions import ConnectTimeoutError, HTTPError, MaxRetryError, ProtocolError, SSLError, TimeoutError
 
-from core import strict_json
+from core import outbound, strict_json
+from core.outbound import CheckedUrllib3HTTPSConnection
 from core.strict_json import StrictJSONError
 from perfsonar.choices import TlsMode
 
@@ -113,7 +114,7 @@ def _shut(sock: socket.socket) -> None:
         socket.socket.shutdown(sock, socket.SHUT_RDWR)
 
 
-class _WatchedConnection(urllib3.connection.HTTPSConnection):
+class _WatchedConnection(CheckedUrllib3HTTPSConnection):
     def connect(self) -> None:
         super().connect()
         _CallDeadline.attach(self.sock)
@@ -128,9 +129,8 @@ class _WatchedPool(urllib3.HTTPSConnectionPool):
 
 
 def _pool(trust: Trust, timeout_s: float) -> urllib3.PoolManager:
-    manager = _plain_pool(trust, timeout_s)
-    manager.pool_classes_by_scheme = {**manager.pool_classes_by_scheme, "https": _WatchedPool}
-    return manager
+    """Connections held to the outbound policy (core/outbound.py) and to CALL_TOTAL_S."""
+    return outbound.checked(_plain_pool(trust, timeout_s), https_pool=_WatchedPool)
 
 
 def _plain_pool(trust: Trust, timeout_s: float) -> urllib3.PoolManager:

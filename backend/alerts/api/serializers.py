@@ -12,6 +12,7 @@ from alerts.choices import Comparison, IncidentStatus, RuleKind, Severity, Thres
 from alerts.models import Alert, Channel, Delivery, DeliveryAttempt, Incident, IncidentEvent, Rule, Silence
 from alerts.transports import TRANSPORTS, ConfigError
 from analysis.choices import FindingMetric
+from core.roles import Role, has_role
 from core.serializers import StrictSerializer
 
 
@@ -249,10 +250,20 @@ class IncidentEventSerializer(serializers.ModelSerializer[IncidentEvent]):
 
 
 class DeliveryAttemptSerializer(serializers.ModelSerializer[DeliveryAttempt]):
+    """A receiver's answer body is shown to admins (who set the channel up) only: a URL
+    pointed at an internal service would otherwise read its pages back to every viewer."""
+
     class Meta:
         model = DeliveryAttempt
         fields = ["at", "ok", "status_code", "response", "error", "duration_ms"]
         read_only_fields = fields
+
+    def to_representation(self, instance: DeliveryAttempt) -> dict[str, Any]:
+        shown = super().to_representation(instance)
+        request = self.context.get("request")
+        if request is None or not has_role(request.user, Role.ADMIN):
+            shown["response"] = ""
+        return shown
 
 
 class DeliverySerializer(serializers.ModelSerializer[Delivery]):

@@ -261,4 +261,4 @@ class ChannelViewSet(AuditedWrites, viewsets.ModelViewSet[Channel]):
         else:
             outbox.deliver(row.pk, now=now)
         fresh = Delivery.objects.select_related("channel").prefetch_related("attempt_log").get(pk=row.pk)
-        return Response(DeliverySerializer(fresh).data)
+        return Response(DeliverySerializer(fresh, context={"request": request}).data)

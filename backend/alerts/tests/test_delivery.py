@@ -102,7 +102,7 @@ class WebhookDeliveryTests(FathomTestCase):
             fire(self)
             assert outbox.deliver(Delivery.objects.get().pk).status == "failed"
         hook = Channel.objects.get()
-        assert not hook.enabled and "HTTP 410: gone" in hook.disabled_reason
+        assert not hook.enabled and "HTTP 410 Gone" in hook.disabled_reason
 
     def test_a_redirect_is_a_failure_not_followed(self) -> None:
         with HttpReceiver(Reply(301, "", {"Location": "http://127.0.0.1:9/elsewhere"})) as receiver:

@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 from urllib.parse import urlsplit
 
+from core import outbound
+
 HTTP_TIMEOUT_S = 15
 RESPONSE_KEEP = 500
 # The longest a receiver's Retry-After holds a channel; past it the backoff takes over again.
@@ -128,7 +130,9 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         return None  # a 3xx is a failure, never followed (a moved receiver must be reconfigured)
 
 
-_opener = urllib.request.build_opener(_NoRedirect)
+# Every connection held to the outbound policy (core/outbound.py): a channel's URL must not
+# reach the server's loopback, a metadata address or the deployment's internal network.
+_opener = urllib.request.build_opener(_NoRedirect, outbound.CheckedHTTPHandler, outbound.CheckedHTTPSHandler)
 
 
 def post(url: str, body: bytes, headers: dict[str, str], *, permanent_codes: set[int]) -> tuple[int, str]:
@@ -152,8 +156,10 @@ def post(url: str, body: bytes, headers: dict[str, str], *, permanent_codes: set
                 status_code=code,
                 response=text,
             ) from exc
+        # The line everyone sees names the status, never the body (a URL pointed at an
+        # internal service would read it back); the body is kept for admins (response).
         raise TransportError(
-            f"HTTP {code}: {text.strip()[:200] or exc.reason}",
+            f"HTTP {code} {exc.reason}".strip(),
             permanent=code in permanent_codes,
             retry_after_s=retry_after(exc.headers.get("Retry-After")) if code in (429, 503) else None,
             status_code=code,
@@ -161,6 +167,8 @@ def post(url: str, body: bytes, headers: dict[str, str], *, permanent_codes: set
         ) from exc
     except urllib.error.URLError as exc:
         reason = exc.reason
+        if isinstance(reason, outbound.OutboundRefused):
+            raise TransportError(f"{_host(url)}: {reason}", permanent=True) from exc
         if isinstance(reason, socket.gaierror):
             raise TransportError(f"{urlsplit(url).hostname} does not resolve ({reason.strerror})") from exc
         raise TransportError(f"cannot reach {_host(url)}: {reason}") from exc

@@ -20,7 +20,7 @@ from django.conf import settings
 from jsonschema import Draft4Validator
 from jsonschema.exceptions import ValidationError as SchemaError
 
-from core import strict_json
+from core import outbound, strict_json
 
 SCHEMA_PATH = Path(__file__).with_name("schema") / "psconfig-schema.json"
 URL_CONNECT_TIMEOUT_S = 5.0
@@ -74,9 +74,12 @@ def load_url(url: str) -> dict[str, Any]:
     """GET the template with timeouts, TLS verified, reading no more than the size limit."""
     if not re.match(r"^https?://", url, re.IGNORECASE):
         raise TemplateError(f"{url!r} is not an http(s) URL")
-    pool = urllib3.PoolManager(
-        timeout=urllib3.Timeout(connect=URL_CONNECT_TIMEOUT_S, read=URL_READ_TIMEOUT_S),
-        retries=urllib3.Retry(total=MAX_REDIRECTS, connect=0, read=0, status=0, redirect=MAX_REDIRECTS),
+    # Every connection, each redirect's included, is held to the outbound policy.
+    pool = outbound.checked(
+        urllib3.PoolManager(
+            timeout=urllib3.Timeout(connect=URL_CONNECT_TIMEOUT_S, read=URL_READ_TIMEOUT_S),
+            retries=urllib3.Retry(total=MAX_REDIRECTS, connect=0, read=0, status=0, redirect=MAX_REDIRECTS),
+        )
     )
     try:
         response = pool.request("GET", url, preload_content=False, headers={"Accept": "application/json"})
