@@ -93,7 +93,9 @@ def throughput(lab: Lab, client: str, server: str, draw: Draw, path_rtt_ms: floa
     spec = {"duration_s": RUN_SECONDS, "reverse": draw.reverse_test, "path_rtt_ms": path_rtt_ms}
     address = lab.addresses[server]
     wait_for_port(lab, server, 5201, listening=False)
-    lab.exec(server, "iperf3", "-s", "-D", "-1", "-B", address)
+    # -J as the agents' own servers run: a reverse run's client then gets the sending
+    # server's TCP_INFO (--get-server-output).
+    lab.exec(server, "iperf3", "-s", "-J", "-D", "-1", "-B", address)
     wait_for_port(lab, server, 5201, listening=True)
     before = lab.lateness()
     with tempfile.NamedTemporaryFile(suffix=".json") as raw:

@@ -3,14 +3,14 @@
 package iperfserver
 
 import (
-	"bufio"
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"os"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/fathom-net/fathom/agents/internal/childproc"
@@ -39,7 +39,10 @@ type Server struct {
 
 // Args is the server's command line.
 func (s *Server) Args() []string {
-	args := []string{"-s", "-p", strconv.Itoa(s.Port)}
+	// -J: a reverse run's client asks for the server's own account (--get-server-output),
+	// and only a JSON server gives it as JSON, with the sending side's TCP_INFO (RTT,
+	// windows, retransmits) that the receiving client cannot see.
+	args := []string{"-s", "-J", "-p", strconv.Itoa(s.Port)}
 	if s.Bind != "" {
 		args = append(args, "-B", s.Bind)
 	}
@@ -50,28 +53,30 @@ func (s *Server) Args() []string {
 	return args
 }
 
-// watch follows the server's output until it closes, stopping the server when one test
-// outlasts MaxTest: iperf3 prints "Accepted connection" as a test starts and "Server
-// listening" when it is ready for the next.
+// watch drains the server's output until it closes, and stops the server when one test
+// outlasts MaxTest. A JSON server (-J) prints a test only when it ends, so a test is seen
+// from the kernel's side instead: a connection established on the server's port (its
+// control connection lasts the whole test).
 func (s *Server) watch(stdout io.Reader, process *os.Process) {
-	var mu sync.Mutex
-	var testSince time.Time
 	done := make(chan struct{})
 	defer close(done)
 	if s.MaxTest > 0 {
 		go func() {
 			tick := time.NewTicker(min(s.MaxTest/4, 5*time.Second))
 			defer tick.Stop()
+			var testSince time.Time
 			for {
 				select {
 				case <-done:
 					return
 				case <-tick.C:
 				}
-				mu.Lock()
-				overdue := !testSince.IsZero() && time.Since(testSince) > s.MaxTest
-				mu.Unlock()
-				if overdue {
+				switch {
+				case !established(s.Bind, s.Port):
+					testSince = time.Time{}
+				case testSince.IsZero():
+					testSince = time.Now()
+				case time.Since(testSince) > s.MaxTest:
 					s.Log.Warn("a test outlasted the longest planned slot; restarting the iperf3 server", "max_test", s.MaxTest)
 					_ = process.Kill()
 					return
@@ -79,19 +84,30 @@ func (s *Server) watch(stdout io.Reader, process *os.Process) {
 			}
 		}()
 	}
-	scanner := bufio.NewScanner(stdout)
-	for scanner.Scan() {
-		line := scanner.Text()
-		mu.Lock()
-		switch {
-		case strings.Contains(line, "Accepted connection from"):
-			testSince = time.Now()
-		case strings.Contains(line, "Server listening on"):
-			testSince = time.Time{}
-		}
-		mu.Unlock()
-	}
 	_, _ = io.Copy(io.Discard, stdout)
+}
+
+// established reports whether a TCP connection on this server's address and port is
+// established in this network namespace (/proc/net/tcp and tcp6: state 01). With an IPv4
+// bind address the address must match too: agents on one host's loopback share a port.
+func established(bind string, port int) bool {
+	local := fmt.Sprintf(":%04X", port)
+	if ip := net.ParseIP(bind).To4(); ip != nil {
+		local = fmt.Sprintf("%02X%02X%02X%02X:%04X", ip[3], ip[2], ip[1], ip[0], port)
+	}
+	for _, table := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		data, err := os.ReadFile(table)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			fields := strings.Fields(line)
+			if len(fields) > 3 && strings.HasSuffix(fields[1], local) && fields[3] == "01" {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // Run keeps the server alive until ctx ends, then stops it.

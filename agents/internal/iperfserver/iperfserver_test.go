@@ -2,6 +2,7 @@ package iperfserver
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -83,11 +84,11 @@ func TestTheServerIsRestartedAfterItDies(t *testing.T) {
 
 func TestArgs(t *testing.T) {
 	s := &Server{Port: 5202, Bind: "198.18.1.2"}
-	if got := s.Args(); len(got) != 5 || got[2] != "5202" || got[4] != "198.18.1.2" {
+	if got := s.Args(); len(got) != 6 || got[1] != "-J" || got[3] != "5202" || got[5] != "198.18.1.2" {
 		t.Fatalf("args %v", got)
 	}
 	s.Bind = ""
-	if got := s.Args(); len(got) != 3 {
+	if got := s.Args(); len(got) != 4 {
 		t.Fatalf("args without bind %v", got)
 	}
 }
@@ -126,6 +127,78 @@ func TestATestLongerThanMaxTestIsCutOff(t *testing.T) {
 	case <-pids:
 	case <-time.After(10 * time.Second):
 		t.Fatal("the server was not restarted after cutting the test off")
+	}
+}
+
+// A reverse run's client receives; the server sends and only it has the sending side's
+// TCP_INFO. Its JSON comes back with --get-server-output because the server runs with -J.
+func TestAReverseRunGetsTheSendingServersTCPInfo(t *testing.T) {
+	if _, err := exec.LookPath("iperf3"); err != nil {
+		t.Skip("iperf3 is not installed")
+	}
+	port := freePort(t)
+	s := &Server{
+		Binary: "iperf3", Port: port, Bind: "127.0.0.1",
+		Log:        slog.New(slog.NewTextHandler(io.Discard, nil)),
+		MinBackoff: 100 * time.Millisecond, MaxBackoff: time.Second,
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { s.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	for deadline := time.Now().Add(10 * time.Second); !listeningOn(port); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("iperf3 is not listening")
+		}
+	}
+	out, err := exec.Command("iperf3", "-c", "127.0.0.1", "-p", strconv.Itoa(port), "-t", "1", "-R",
+		"--get-server-output", "-J").Output()
+	if err != nil {
+		t.Fatalf("reverse run: %v", err)
+	}
+	var doc struct {
+		ServerOutputJSON *struct {
+			Intervals []struct {
+				Streams []struct {
+					RTT    *int64 `json:"rtt"`
+					Sender bool   `json:"sender"`
+				} `json:"streams"`
+			} `json:"intervals"`
+		} `json:"server_output_json"`
+	}
+	if err := json.Unmarshal(out, &doc); err != nil || doc.ServerOutputJSON == nil {
+		t.Fatalf("no server_output_json in the reverse run's document (err %v)", err)
+	}
+	stream := doc.ServerOutputJSON.Intervals[0].Streams[0]
+	if !stream.Sender || stream.RTT == nil {
+		t.Fatalf("the server's interval has no sender TCP_INFO: %+v", stream)
+	}
+}
+
+// Another server's test on the same port at another address (agents sharing a host's
+// loopback) is not this server's test.
+func TestOnlyThisServersAddressCounts(t *testing.T) {
+	listener, err := net.Listen("tcp", "127.0.0.3:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer listener.Close()
+	port := listener.Addr().(*net.TCPAddr).Port
+	client, err := net.Dial("tcp", listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer client.Close()
+	server, err := listener.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer server.Close()
+	if !established("127.0.0.3", port) || !established("", port) {
+		t.Fatal("the established connection on 127.0.0.3 is not seen")
+	}
+	if established("127.0.0.2", port) {
+		t.Fatal("a connection on 127.0.0.3 counted for a server on 127.0.0.2")
 	}
 }
 
