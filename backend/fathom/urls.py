@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.urls import URLPattern, URLResolver, include, path, re_path
 
 from fathom import spa
+from fathom.body_check import body_check
 from fathom.schema import SchemaView
 from perfsonar.api.psconfig import PublishedPsconfigView
 
@@ -22,6 +23,8 @@ api_v1: list[URLPattern | URLResolver] = [
 ]
 
 urlpatterns = [
+    # The proxy's check before it holds a body (deploy/Caddyfile), outside the API's schema.
+    path("api/v1/auth/body-check/", body_check, name="body-check"),
     path("api/v1/", include(api_v1)),
     path("admin/", admin.site.urls),
     # A mesh an operator published as a pSConfig template, for perfSONAR nodes to subscribe to.

@@ -242,7 +242,7 @@ def test_no_secret_is_on_a_command_line(deployment: Deployment) -> None:
 
 def test_the_proxy_bounds_bodies_before_any_credential(deployment: Deployment) -> None:
     """Without credentials a body is refused at the proxy past 100 kB (enrolment and sign-in
-    need well under that); with them, the backend's own per-path bounds apply."""
+    need well under that); a larger one is held only once its credentials are checked."""
     enroll = f"{deployment.url}/api/v1/agents/enroll/"
     large = b"x" * 200_000
     stranger = requests.post(enroll, data=large, verify=str(deployment.ca), timeout=30)
@@ -250,16 +250,23 @@ def test_the_proxy_bounds_bodies_before_any_credential(deployment: Deployment) -
     # A small enrolment body passes the proxy and is judged by the backend (a bad token).
     small = requests.post(enroll, json={"token": "fet_nope", "name": "x"}, verify=str(deployment.ca), timeout=30)
     assert small.status_code in (400, 401, 403), (small.status_code, small.text)
-    # An agent's credential (valid or not: the backend judges it) carries a large upload past
-    # the proxy: the backend refuses the unknown agent, not the proxy the size.
-    results = requests.post(
-        f"{deployment.url}/api/v1/agent/results/",
-        data=b"x" * 2_000_000,
-        headers={"Authorization": "Agent 00000000-0000-0000-0000-000000000000:nope"},
-        verify=str(deployment.ca),
-        timeout=60,
+    # A large body with made-up credentials is refused by the proxy's check of them
+    # (forward_auth), before its body is held; a signed-in admin's large body gets through to
+    # the backend, which judges it (here: not a mesh).
+    for made_up in ({"Authorization": "Agent 00000000-0000-0000-0000-000000000000:nope"}, {"Cookie": "sessionid=x"}):
+        forged = requests.post(
+            f"{deployment.url}/api/v1/agent/results/", data=b"x" * 2_000_000, headers=made_up,
+            verify=str(deployment.ca), timeout=60,
+        )  # fmt: skip
+        assert forged.status_code == 401, (made_up, forged.status_code, forged.text[:200])
+    password_file = "/data/admin_password"
+    deployment.compose(
+        "exec", "-T", "web", "sh", "-c", f"umask 077 && cat > {password_file}", input_text=deployment.admin_password
     )
-    assert results.status_code in (401, 403), (results.status_code, results.text[:200])
+    deployment.manage("ensure_admin", "--username", "admin", "--password-file", password_file)
+    admin = deployment.session()
+    signed_in = admin.post(f"{deployment.url}/api/v1/meshes/", data=b"x" * 200_000, timeout=60)
+    assert signed_in.status_code == 400, (signed_in.status_code, signed_in.text[:200])
 
 
 def test_an_agent_container_enrols_through_the_proxy_and_its_results_are_seen(deployment: Deployment) -> None:
