@@ -265,7 +265,8 @@ def test_the_proxy_bounds_bodies_before_any_credential(deployment: Deployment) -
     )
     deployment.manage("ensure_admin", "--username", "admin", "--password-file", password_file)
     admin = deployment.session()
-    signed_in = admin.post(f"{deployment.url}/api/v1/meshes/", data=b"x" * 200_000, timeout=60)
+    json_body = {"Content-Type": "application/json"}
+    signed_in = admin.post(f"{deployment.url}/api/v1/meshes/", data=b"x" * 200_000, headers=json_body, timeout=60)
     assert signed_in.status_code == 400, (signed_in.status_code, signed_in.text[:200])
 
 

@@ -51,6 +51,11 @@ MIN_BUFFER_BYTES = 16 * 1024
 # truth needs in it.
 RUN_SECONDS = 10
 MIN_LOSS_EVENTS = 10
+# The smallest tcp_wmem maximum this kernel (6.18) holds a sender to. Under it the corpus's
+# runs kept 1.3-3.8 times the maximum in flight (c033: sk_sndbuf 17,408 B, wmem_queued up to
+# 114 KB, sndbuf-limited 0.1 % of the time; c057, c065, c081 alike) and ran at 2-4 times the
+# "send buffer" rate, while every draw from 66 KB up ran at it: no single truth below.
+MIN_BINDING_SEND_BUFFER = 64 * 1024
 MATHIS_C = 1.22
 LABELS = {
     "receive_window": "receive_window",
@@ -293,13 +298,19 @@ def truth(draw: Draw) -> dict[str, Any]:
         # A queue of a few packets: loss-based TCP drops itself below the link (the seeds'
         # fast-to-slow host), BBR paces at it and fills it.
         label, also = ("capacity", ["policer"]) if draw.congestion_control == "bbr" else ("policer", ["capacity"])
+    unclear = ""
     if binding == "loss" and loss_events_per_run(draw) < MIN_LOSS_EVENTS:
         # Mathis is a long-run average: with under MIN_LOSS_EVENTS losses a run, some runs
         # meet none and reach the next limit. No single label is the truth of such a run.
+        unclear = "too few loss events a run"
+    if binding == "send_buffer" and snd < MIN_BINDING_SEND_BUFFER:
+        unclear = f"a tcp_wmem under {MIN_BINDING_SEND_BUFFER // 1024} KiB, which the kernel does not hold to"
+    if unclear:
         label, also = "ambiguous", []
     return {
         "label": label,
         "also": also,
+        **({"unclear": unclear} if unclear else {}),
         "limit": draw.limit,
         "rate_mbps": round(terms[binding], 2),
         "terms_mbps": {key: round(value, 2) for key, value in terms.items()},

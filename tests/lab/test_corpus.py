@@ -15,7 +15,9 @@ import yaml
 from .corpus_matrix import (
     LIMITS,
     MARGIN,
+    MIN_BINDING_SEND_BUFFER,
     MIN_LOSS_EVENTS,
+    buffers,
     describe,
     from_description,
     loss_events_per_run,
@@ -89,6 +91,17 @@ garbage line
 def test_a_recorded_draw_gives_back_the_same_draw_and_truth() -> None:
     for draw in matrix(31, 16):
         assert from_description(describe(draw)) == draw
+
+
+def test_a_send_buffer_the_kernel_does_not_hold_to_is_no_single_truth() -> None:
+    draws = [d for d in matrix(31, 100) if d.limit == "send_buffer"]
+    small = [d for d in draws if buffers(d)[1] < MIN_BINDING_SEND_BUFFER]
+    assert {d.name for d in small} == {
+        "c033-send-buffer-cubic-1500", "c057-send-buffer-reno-1500", "c065-send-buffer-bbr-1500",
+        "c081-send-buffer-cubic-1500",
+    }  # fmt: skip
+    assert all(truth(d)["label"] == "ambiguous" and "tcp_wmem" in truth(d)["unclear"] for d in small)
+    assert all(truth(d)["label"] == "send_buffer" and "unclear" not in truth(d) for d in draws if d not in small)
 
 
 def test_a_loss_limit_a_run_meets_only_a_few_times_is_no_single_truth() -> None:

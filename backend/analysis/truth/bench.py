@@ -170,7 +170,11 @@ def report(outcomes: Sequence[PathOutcome], scenarios: Sequence[Scenario], show_
     errors: dict[str, list[float]] = defaultdict(list)
     right_paths = total_paths = 0
     wrong: list[str] = []
-    ambiguous = [outcome.scenario.name for outcome in outcomes if outcome.scenario.label == AMBIGUOUS]
+    ambiguous = [
+        f"{outcome.scenario.name} ({outcome.scenario.truth.get('unclear', 'too few loss events a run')})"
+        for outcome in outcomes
+        if outcome.scenario.label == AMBIGUOUS
+    ]
     for outcome in outcomes:
         if outcome.scenario.label == AMBIGUOUS:
             continue
@@ -242,8 +246,7 @@ def report(outcomes: Sequence[PathOutcome], scenarios: Sequence[Scenario], show_
         row("sweep RTT offset over the configured delay", f"p50 {statistics.median(members.offsets_ms):.2f} ms", "-",
             None)  # fmt: skip
     if ambiguous:
-        lines.append(f"scenarios with no single truth, not judged ({len(ambiguous)}: too few loss events a run): "
-                     + ", ".join(ambiguous))  # fmt: skip
+        lines.append(f"scenarios with no single truth, not judged ({len(ambiguous)}): " + ", ".join(ambiguous))
     broken = [scenario.name for scenario in scenarios if scenario.error]
     if broken:
         lines.append(f"scenarios not recorded ({len(broken)}): {', '.join(broken)}")
