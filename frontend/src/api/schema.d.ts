@@ -1708,6 +1708,10 @@ export interface components {
             readonly sent_at: string | null;
             attempt_log: components["schemas"]["DeliveryAttempt"][];
         };
+        /**
+         * @description A receiver's answer body is shown to admins (who set the channel up) only: a URL
+         *     pointed at an internal service would otherwise read its pages back to every viewer.
+         */
         DeliveryAttempt: {
             /** Format: date-time */
             readonly at: string;
