@@ -135,9 +135,18 @@ def test_a_perfsonar_node_measures_with_an_agent_and_shows_in_the_ui(stack: Stac
             # throughput slots' too) in 11.7 s, 20 s after the mesh went, behind two other passes
             # on the loaded worker.
             wait_for("the mesh's tasks deleted from the node", deleted_on_node, 90)
-            # The node leaves: everything of it on the node is deleted, its results stay.
-            assert http.delete(f"{stack.url}/api/v1/perfsonar/nodes/{NODE}/", timeout=30).status_code == 204
-            assert not [task for task in node.tasks() if task["enabled"]]
+            # The node leaves: decommissioned at once (202), then the worker deletes everything
+            # of it on the node and it is no longer listed; its results stay.
+            removed = http.delete(f"{stack.url}/api/v1/perfsonar/nodes/{NODE}/", timeout=30)
+            assert removed.status_code == 202 and removed.json()["removing_since"], removed.text
+            wait_for("the removed node's tasks deleted by the worker", lambda: not [
+                task for task in node.tasks() if task["enabled"]
+            ], 60)  # fmt: skip
+
+            def listed() -> set[str]:
+                return {row["name"] for row in http.get(f"{stack.url}/api/v1/perfsonar/nodes/", timeout=30).json()}
+
+            wait_for("the removed node gone from the list", lambda: NODE not in listed(), 60)
         finally:
             # A failure must not leave the node's 60 s throughput on sys-a for the tests after.
             http.delete(f"{stack.url}/api/v1/meshes/{MESH}/", timeout=30)
