@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import socket
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from lab.lab import LAB_BIN, MANAGEMENT_ADDRESS, Lab, lab_up
+import pytest
+from lab.attempts import EMULATOR_LATE_SHARE
+from lab.lab import LAB_BIN, MANAGEMENT_ADDRESS, Lab, Lateness, lab_up
 
 from .conftest import AGENT_BIN, VENV_BIN, Stack, free_port, stop_process, wait_for
 
@@ -87,3 +89,24 @@ def lab_with_agents(
                 apply_meshes(stack, tmp, [{"name": mesh["name"], "enabled": False}])
     finally:
         apply_meshes(stack, tmp, [{"name": "default", "enabled": True}])
+
+
+def judged_wait(
+    what: str,
+    check: Callable[[], Any],
+    timeout_s: float,
+    lateness: Callable[[], Lateness],
+    runs: Callable[[], list[tuple[Any, ...]]],
+) -> None:
+    """wait_for, except that a wait that timed out while the emulator left packets late is not
+    judged (skipped, with the path's runs, `runs()` rows with the rate second, and the
+    lateness); on time, it fails with them."""
+    try:
+        wait_for(what, check, timeout_s, interval_s=2)
+    except AssertionError as missed:
+        late = lateness()
+        rates = ", ".join(f"{rate / 1e6:.0f}" for _, rate, *_ in runs())
+        evidence = f"{missed}; the path's runs (Mbit/s): {rates}; {late.describe()}"
+        if late.share_later_than(1000) >= EMULATOR_LATE_SHARE:
+            pytest.skip(f"not judged: the emulator, not the path, missed the schedule; {evidence}")
+        raise AssertionError(evidence) from missed

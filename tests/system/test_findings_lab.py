@@ -12,17 +12,16 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from datetime import datetime
 from typing import Any, NamedTuple
 
 import pytest
-from lab.attempts import EMULATOR_LATE_SHARE
 from lab.lab import Lab, Lateness
 from lab.lateness import LatenessLog
 
 from .conftest import ARTIFACTS, Stack, wait_for
-from .lab_agents import apply_meshes, lab_with_agents
+from .lab_agents import apply_meshes, judged_wait, lab_with_agents
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the lab needs root (network namespaces)")
 
@@ -132,26 +131,6 @@ def steady(rows: list[tuple[Any, ...]]) -> bool:
         return False
     median = rates[len(rates) // 2]
     return all(abs(rate / median - 1) <= STEADY_WITHIN for rate in rates)
-
-
-def judged_wait(
-    what: str,
-    check: Callable[[], Any],
-    timeout_s: float,
-    lateness: Callable[[], Lateness],
-    control: Callable[[], list[tuple[Any, ...]]],
-) -> None:
-    """wait_for, except that a wait that timed out while the emulator left packets late is not
-    judged (skipped, with the control's runs and the lateness); on time, it fails with them."""
-    try:
-        wait_for(what, check, timeout_s, interval_s=2)
-    except AssertionError as missed:
-        late = lateness()
-        rates = ", ".join(f"{rate / 1e6:.0f}" for _, rate, *_ in control())
-        evidence = f"{missed}; control runs (Mbit/s): {rates}; {late.describe()}"
-        if late.share_later_than(1000) >= EMULATOR_LATE_SHARE:
-            pytest.skip(f"not judged: the emulator, not the path, missed the schedule; {evidence}")
-        raise AssertionError(evidence) from missed
 
 
 def cut_rate(stack: Stack, lab: Lab, ids: dict[str, str]) -> datetime:
