@@ -88,9 +88,21 @@ func (s *Server) watch(stdout io.Reader, process *os.Process) {
 }
 
 // established reports whether a TCP connection on this server's address and port is
-// established in this network namespace (/proc/net/tcp and tcp6: state 01). With an IPv4
-// bind address the address must match too: agents on one host's loopback share a port.
+// established in this network namespace. With an IPv4 bind address the address must match
+// too: agents on one host's loopback share a port.
 func established(bind string, port int) bool {
+	return socketInState(bind, port, tcpEstablished)
+}
+
+// The kernel's TCP states as /proc/net/tcp writes them.
+const (
+	tcpEstablished = "01"
+	tcpListen      = "0A"
+)
+
+// socketInState reports whether a TCP socket on the address (any, when bind is empty or not
+// IPv4) and port is in the state, in /proc/net/tcp or tcp6.
+func socketInState(bind string, port int, state string) bool {
 	local := fmt.Sprintf(":%04X", port)
 	if ip := net.ParseIP(bind).To4(); ip != nil {
 		local = fmt.Sprintf("%02X%02X%02X%02X:%04X", ip[3], ip[2], ip[1], ip[0], port)
@@ -102,7 +114,7 @@ func established(bind string, port int) bool {
 		}
 		for _, line := range strings.Split(string(data), "\n") {
 			fields := strings.Fields(line)
-			if len(fields) > 3 && strings.HasSuffix(fields[1], local) && fields[3] == "01" {
+			if len(fields) > 3 && strings.HasSuffix(fields[1], local) && fields[3] == state {
 				return true
 			}
 		}

@@ -3,14 +3,11 @@ package iperfserver
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -204,16 +201,5 @@ func TestOnlyThisServersAddressCounts(t *testing.T) {
 
 // listeningOn reads /proc/net/tcp: a probe connection would count as a test.
 func listeningOn(port int) bool {
-	data, err := os.ReadFile("/proc/net/tcp")
-	if err != nil {
-		return false
-	}
-	suffix := fmt.Sprintf(":%04X", port)
-	for _, line := range strings.Split(string(data), "\n") {
-		fields := strings.Fields(line)
-		if len(fields) > 3 && strings.HasSuffix(fields[1], suffix) && fields[3] == "0A" {
-			return true
-		}
-	}
-	return false
+	return socketInState("", port, tcpListen)
 }
