@@ -38,19 +38,15 @@ def grnet_ecmp_tuned(lab: Lab) -> None:
     check_throughput(name, lab, "dca", "dcb", None)
 
 
-def ecmp_findings(lab: Lab) -> None:
-    name = "ecmp-findings"
+def findings_drill(lab: Lab) -> None:
+    name = "findings-drill"
+    check_rtt(name, lab, "ra", "rb", [20])
+    check_rtt(name, lab, "ta", "tb", [20])
+    check_throughput(name, lab, "ta", "tb", 100)
     check_rtt(name, lab, "ea", "eb", [23, 31])
     check_flow_clusters(name, lab, "ea", "eb", [23, 31])
     check_rtt(name, lab, "wa", "wb", [20])
     check_throughput(name, lab, "wa", "wb", 100)
-
-
-def alert_drill(lab: Lab) -> None:
-    name = "alert-drill"
-    check_rtt(name, lab, "ra", "rb", [20])
-    check_rtt(name, lab, "ta", "tb", [20])
-    check_throughput(name, lab, "ta", "tb", 100)
 
 
 def slac_uvic(lab: Lab) -> None:
@@ -102,8 +98,7 @@ SCENARIO_CHECKS: dict[str, Callable[[Lab], None]] = {
     "single-path": single_path,
     "grnet-ecmp": grnet_ecmp,
     "grnet-ecmp-tuned": grnet_ecmp_tuned,
-    "ecmp-findings": ecmp_findings,
-    "alert-drill": alert_drill,
+    "findings-drill": findings_drill,
     "slac-uvic": slac_uvic,
     "tigo-jive": tigo_jive,
     "fast-to-slow": fast_to_slow,

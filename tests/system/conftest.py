@@ -22,12 +22,15 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 import pytest
 import requests
+
+if TYPE_CHECKING:
+    from .findings_drill_lab import FindingsDrillLab
 
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = ROOT / "var" / "venv" / "bin"
@@ -329,3 +332,19 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             except subprocess.TimeoutExpired:
                 proc.kill()
                 print(f"{name} did not stop on SIGTERM within 15 s")
+
+
+@pytest.fixture(scope="session")
+def findings_drill_lab(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[FindingsDrillLab]:
+    """The alert drill's and the findings lab's shared lab (findings_drill_lab.py)."""
+    # Imported here: that module builds on this one's Stack and helpers.
+    from .findings_drill_lab import findings_drill_lab_up
+
+    with findings_drill_lab_up(stack, tmp_path_factory.mktemp("findings-drill")) as shared:
+        yield shared
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The tests on the shared findings-drill lab last: it holds the lab's management network
+    until the session ends, and the other lab tests bring up labs of their own on it."""
+    items.sort(key=lambda item: "findings_drill_lab" in getattr(item, "fixturenames", ()))

@@ -1,10 +1,11 @@
 """`make alert-drill` (issue 12): alerting end to end on the lab, one table row per case.
 
-Real agents in the lab's namespaces measure two disjoint paths (deploy/lab/scenarios/
-alert-drill.yaml); the server analyses what lands; the alerts worker delivers to a real SMTP
-server (aiosmtpd), a Slack-like and a webhook receiver in this process. The drill adds 10 ms
-to ra <-> rb and to qa <-> qb (under a silence from the start) and cuts ta -> tb by 40%, then
-clears them. Needs root. The outages that need no emulator (the alerts worker killed in the middle of a
+Real agents in the lab's namespaces measure three disjoint paths of deploy/lab/scenarios/
+findings-drill.yaml, a lab shared with the findings lab (findings_drill_lab.py); the server
+analyses what lands; the alerts worker delivers to a real SMTP server (aiosmtpd), a
+Slack-like and a webhook receiver in this process. The drill adds 10 ms to ra <-> rb and to
+qa <-> qb (under a silence from the start) and cuts ta -> tb by 40%, then clears them. Needs
+root. The outages that need no emulator (the alerts worker killed in the middle of a
 delivery, an agent stopping) are tests/system/test_alert_outages.py, on loopback.
 """
 
@@ -31,40 +32,14 @@ from .alert_receivers import (
     slack_kind,
 )
 from .conftest import ARTIFACTS, Stack, wait_for
-from .lab_agents import apply_meshes, lab_with_agents
+from .findings_drill_lab import DRILL_MESHES, QUIET_PAIR, RTT_PAIR, TPUT_PAIR, FindingsDrillLab
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the lab needs root (network namespaces)")
 
-RTT_PAIR = ("ra", "rb")
-TPUT_PAIR = ("ta", "tb")
-QUIET_PAIR = ("qa", "qb")  # under a silence from the start: its RTT shift is recorded, never sent
 BASELINE_RUNS = 11
 RATE, CUT_RATE = 100, 60
 DELAY, SLOW_DELAY = 10, 20  # one-way ms on the rtt link: +10 ms each way is +20 ms of RTT
 MESH_MATCHER = [{"name": "mesh", "op": "=~", "value": "drill-.*"}]
-ENROL = {
-    "name": "drill-enrol",
-    "kind": "mesh",
-    "enabled": False,
-    "members": [{"agent": host} for host in (*RTT_PAIR, *TPUT_PAIR, *QUIET_PAIR)],
-    "tests": [],
-}
-PING = {"name": "ping", "test_type": "ping", "interval_s": 10, "spec": {"count": 10, "interval_s": 0.2}}
-MESHES: list[dict[str, Any]] = [
-    {"name": "drill-rtt", "kind": "mesh", "members": [{"agent": host} for host in RTT_PAIR], "tests": [PING]},
-    {"name": "drill-quiet", "kind": "mesh", "members": [{"agent": host} for host in QUIET_PAIR], "tests": [PING]},
-    {
-        "name": "drill-tput",
-        "kind": "disjoint",
-        "unidirectional": True,
-        "members": [{"agent": TPUT_PAIR[0], "side": "a"}, {"agent": TPUT_PAIR[1], "side": "b"}],
-        "tests": [
-            PING,
-            {"name": "tput", "test_type": "throughput", "interval_s": 11, "slip_s": 0,
-             "spec": {"duration_s": 2, "omit_s": 1, "congestion": "cubic"}},
-        ],
-    },
-]  # fmt: skip
 
 
 @dataclass
@@ -242,8 +217,8 @@ def report(rows: list[Row]) -> str:
 
 
 @pytest.fixture(scope="module")
-def drill(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Drill]:
-    tmp = tmp_path_factory.mktemp("alert-drill")
+def drill(stack: Stack, findings_drill_lab: FindingsDrillLab) -> Iterator[Drill]:
+    lab, ids = findings_drill_lab.lab, findings_drill_lab.ids
     mail, slack, hook = Mailbox(), HttpReceiver(), HttpReceiver()
     keys = ("FATHOM_EMAIL_HOST", "FATHOM_EMAIL_PORT")
     original = {key: stack.env[key] for key in keys if key in stack.env}
@@ -270,19 +245,15 @@ def drill(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Dr
     for name, patch in drill_rules.items():
         http.patch(f"{stack.url}/api/v1/alerts/rules/{rules[name]['id']}/", json=patch, timeout=10)
     try:
-        with lab_with_agents(stack, tmp, "alert-drill", ENROL) as (lab, ids):
-            apply_meshes(stack, tmp, MESHES)
-            try:
-                hook.verifier = Webhook(channels[2]["secret"])
-                run = Drill(stack, lab, http, mail, slack, hook)
-                silence = silence_quiet_pair(run)
-                try:
-                    case_cleared(run, case_regressions(run, ids))
-                finally:
-                    http.post(f"{stack.url}/api/v1/alerts/silences/{silence}/expire/", timeout=10)
-                yield run
-            finally:
-                apply_meshes(stack, tmp, [{"name": mesh["name"], "enabled": False} for mesh in MESHES])
+        hook.verifier = Webhook(channels[2]["secret"])
+        run = Drill(stack, lab, http, mail, slack, hook)
+        silence = silence_quiet_pair(run)
+        try:
+            case_cleared(run, case_regressions(run, ids))
+        finally:
+            http.post(f"{stack.url}/api/v1/alerts/silences/{silence}/expire/", timeout=10)
+            findings_drill_lab.disable(DRILL_MESHES)
+        yield run
     finally:
         for name, values in saved.items():
             http.patch(f"{stack.url}/api/v1/alerts/rules/{rules[name]['id']}/", json=values, timeout=10)

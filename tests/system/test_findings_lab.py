@@ -1,11 +1,13 @@
 """Findings a NOC can trust, on the lab (issue 16): the bimodal throughput of an ECMP path is
 no finding, and a real rate cut on another path is exactly one, found within two runs.
 
-deploy/lab/scenarios/ecmp-findings.yaml: ea -> eb over ECMP members at 23 and 31 ms weighted
-3:1 with 1 MiB buffers (every run at its own member's window ceiling: bimodal by design), and
-wa -> wb, a 100 Mbit/s path whose rate `fathom-lab set` cuts to 60 Mbit/s once the fast rule
-has a baseline. Real agents scheduled by the server, the Celery worker analysing what lands.
-Needs root (namespaces).
+deploy/lab/scenarios/findings-drill.yaml (a lab shared with the alert drill:
+findings_drill_lab.py): ea -> eb over ECMP members at 23 and 31 ms weighted 3:1 with 1 MiB
+buffers (every run at its own member's window ceiling: bimodal by design), and wa -> wb, a
+100 Mbit/s path whose rate `fathom-lab set` cuts to 60 Mbit/s once the fast rule has a
+baseline. Real agents scheduled by the server, the Celery worker analysing what lands. The
+pairs have run since the lab came up for the drill, so their baseline and ECMP runs are
+mostly there when this module starts. Needs root (namespaces).
 """
 
 from __future__ import annotations
@@ -21,12 +23,11 @@ from lab.lab import Lab, Lateness
 from lab.lateness import LatenessLog
 
 from .conftest import ARTIFACTS, Stack, wait_for
-from .lab_agents import apply_meshes, judged_wait, lab_with_agents
+from .findings_drill_lab import CONTROL, ECMP, FINDINGS_MESHES, FindingsDrillLab
+from .lab_agents import judged_wait
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the lab needs root (network namespaces)")
 
-ECMP = ("ea", "eb")
-CONTROL = ("wa", "wb")
 ECMP_RUNS = 20
 BASELINE_RUNS = 11  # the fast rule judges from 10 runs of a path's own history
 # A baseline the fast rule can judge a cut against: its last 10 runs within this of their
@@ -35,33 +36,7 @@ BASELINE_RUNS = 11  # the fast rule judges from 10 runs of a path's own history
 STEADY_WITHIN = 0.15
 BASELINE_WAIT_S = 420
 RATE_BEFORE, RATE_AFTER = 100, 60  # Mbit/s: a 40% cut
-# 2 s + 1 s omitted + the planner's 8 s margin: a run every 11 s holds each pair's agents back to back.
-THROUGHPUT = {"duration_s": 2, "omit_s": 1, "congestion": "cubic"}
 RUN_SPAN_S = 5  # a run's omitted and measured seconds, and its start and finish on both hosts
-
-
-def pair_mesh(name: str, sender: str, receiver: str) -> dict[str, Any]:
-    return {
-        "name": name,
-        "kind": "disjoint",
-        "unidirectional": True,
-        "members": [{"agent": sender, "side": "a"}, {"agent": receiver, "side": "b"}],
-        "tests": [
-            {"name": "ping", "test_type": "ping", "interval_s": 10, "spec": {"count": 10, "interval_s": 0.2}},
-            {"name": "sweep", "test_type": "flowsweep", "interval_s": 20,
-             "spec": {"flows": 16, "samples_per_flow": 10, "interval_ms": 5}},
-            {"name": "tput", "test_type": "throughput", "interval_s": 11, "slip_s": 0, "spec": THROUGHPUT},
-        ],
-    }  # fmt: skip
-
-
-ENROL = {
-    "name": "findings-enrol",
-    "kind": "mesh",
-    "enabled": False,
-    "members": [{"agent": host} for host in (*ECMP, *CONTROL)],
-    "tests": [],
-}
 
 
 def runs(stack: Stack, ids: dict[str, str], pair: tuple[str, str]) -> list[tuple[Any, ...]]:
@@ -91,15 +66,12 @@ class Measured(NamedTuple):
 
 
 @pytest.fixture(scope="module")
-def measured(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Measured]:
-    tmp = tmp_path_factory.mktemp("findings-lab")
-    with lab_with_agents(stack, tmp, "ecmp-findings", ENROL) as (lab, ids), LatenessLog(lab) as lateness:
-        meshes = [pair_mesh("findings-ecmp", *ECMP), pair_mesh("findings-control", *CONTROL)]
-        apply_meshes(stack, tmp, meshes)
-        try:
-            yield Measured(stack, ids, cut_rate(stack, lab, ids), lateness)
-        finally:
-            apply_meshes(stack, tmp, [{"name": mesh["name"], "enabled": False} for mesh in meshes])
+def measured(findings_drill_lab: FindingsDrillLab) -> Iterator[Measured]:
+    shared = findings_drill_lab
+    try:
+        yield Measured(shared.stack, shared.ids, cut_rate(shared.stack, shared.lab, shared.ids), shared.lateness)
+    finally:
+        shared.disable(FINDINGS_MESHES)
 
 
 def emulator_made(measured: Measured, pair: tuple[str, str], finding: tuple[Any, ...]) -> Lateness | None:
@@ -157,7 +129,7 @@ def cut_rate(stack: Stack, lab: Lab, ids: dict[str, str]) -> datetime:
         lambda: runs(stack, ids, CONTROL),
     )
     cut_at: datetime = stack.query("SELECT now()")[0][0]
-    lab.set("wan", rate_mbps=RATE_AFTER)
+    lab.set("control", rate_mbps=RATE_AFTER)
     judged_wait(
         "the throughput finding of the cut on the control path",
         lambda: any(row[0] == "throughput" and row[5] >= cut_at for row in findings(stack, ids, CONTROL)),
