@@ -98,13 +98,27 @@ class RunDiagnosis:
         }
 
 
-def binding_rate(label: Diagnosis, rate_bps: float, terms: dict[Limit, Term]) -> float | None:
-    """The rate of what the label says binds (RunDiagnosis.binding_bps)."""
+def binding_rate(
+    label: Diagnosis, rate_bps: float, terms: dict[Limit, Term], load_terms: dict[Limit, Term] | None = None
+) -> float | None:
+    """The rate of what the label says binds (RunDiagnosis.binding_bps).
+
+    The receiver's window holds a flow to itself over the flow's own RTT. Its ACKs can return
+    over an ECMP member that pings and sweeps hash past, lengthening that RTT unseen (3.5 ms
+    on a 7 ms path held runs at two thirds of the window over the path's minimum), so where
+    the run measured its RTT under load, the window at that RTT binds: the label has already
+    ruled out a bottleneck's queue as the reason for it. Not so the send buffer, whose bursts
+    queue at any slower link (sender_held): its term stays at the unloaded RTT.
+    """
     if label is Diagnosis.CAPACITY:
         link = terms[Limit.LINK].rate_bps
         return link if near(rate_bps, link) else rate_bps
     term = LABEL_TERMS.get(label)
-    return terms[term].rate_bps if term is not None else None
+    if term is None:
+        return None
+    if term is Limit.RECEIVE_WINDOW and load_terms and load_terms[term].rate_bps:
+        return load_terms[term].rate_bps
+    return terms[term].rate_bps
 
 
 def queue_holds_packets(rate_bps: float, excess_rtt_ms: float, mss_bytes: int | None) -> bool:
@@ -262,6 +276,7 @@ def diagnose(
         return RunDiagnosis(Diagnosis.UNKNOWN, rate, at_min.ceiling_bps, at_min.limit, None, ("no rate measured",))
     ceiling = at_min.ceiling_bps
     fraction = rate / ceiling if ceiling else None
+    load_terms = ceilings.under_load.ceilings.terms() if ceilings.under_load else {}
     for limit, term in terms.items():
         shown = rate_text(term.rate_bps) if term.known else f"unknown ({term.reason})"
         evidence.append(f"{limit.value.replace('_', ' ')} ceiling {shown}")
@@ -283,7 +298,7 @@ def diagnose(
             fraction,
             (*why, *evidence),
             not_converged=stats.not_converged,
-            binding_bps=binding_rate(label, rate, terms),
+            binding_bps=binding_rate(label, rate, terms, load_terms),
         )
 
     # A term reached: the textbook cases. Two terms can be close (an observed send fraction
@@ -345,7 +360,6 @@ def diagnose(
     # is the window over the loaded RTT) or a lossless flow well below its ceilings, as before;
     # which member a flow took is for the sweeps to show (their modes decide the base RTT).
     load_rtt, base_rtt = (ceilings.under_load.rtt_ms if ceilings.under_load else None), at_min.rtt_ms
-    load_terms = ceilings.under_load.ceilings.terms() if ceilings.under_load else {}
     window_under_load = load_terms[Limit.RECEIVE_WINDOW].rate_bps if Limit.RECEIVE_WINDOW in load_terms else None
     if (
         load_rtt is not None

@@ -252,6 +252,31 @@ def test_a_sender_at_three_quarters_of_its_send_buffer_ceiling_is_send_buffer_li
     assert result.binding_bps == ceilings.at_min_rtt.ceilings.send_buffer.rate_bps
 
 
+def test_a_receive_window_binds_at_the_flows_own_rtt_when_its_acks_return_slower() -> None:
+    # The corpus's c016: 160 KiB windows over a 7.3 ms ECMP path whose ACKs returned over a
+    # member 3.5 ms slower than any ping or sweep had taken. The window at the path's minimum
+    # says 90 Mbit/s; the flow, at 10.8 ms, had 61.
+    buffer = 160 * 1024
+    window = buffer * 0.5
+    rate = window * 8 / 0.0108
+    facts = grnet_default(
+        sender=host(buffer),
+        receiver=host(buffer),
+        run_min_rtt_ms=10.6,
+        run_mean_rtt_ms=10.8,
+        path_min_rtt_ms=7.3,
+        mode_rtts_ms=(),
+        ecmp_seen=True,
+        inflight_bytes=window,
+    )
+    ceilings = run_ceilings(facts)
+    stats = interval_stats(steady_rows(rate, snd_wnd=int(window), snd_cwnd=int(4 * window)), facts.mss_bytes)
+    result = diagnose(ceilings, stats, facts)
+    assert result.label is Diagnosis.RECEIVE_WINDOW, result.evidence[0]
+    assert ceilings.at_min_rtt.ceilings.receive_window.rate_bps == pytest.approx(window * 8 / 0.0073)
+    assert result.binding_bps == pytest.approx(rate)
+
+
 def test_a_sender_holding_its_flow_is_its_send_buffer_though_its_bursts_queue() -> None:
     # The corpus's c025: cubic, tcp_wmem 688 KiB, 118 ms, a 143 Mbit/s link. The sender writes
     # its buffer in bursts that queue at the link: 182 ms under load, which the queue test

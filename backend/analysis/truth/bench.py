@@ -8,7 +8,8 @@ flow sweep before the runs. Printed, each figure beside its target:
 - the confusion matrix of diagnoses (truth by rows), over the runs the emulator did not set;
 - accuracy per run and per path (the consensus label of its runs), and the runs judged apart
   because the emulator sent over 5 % of their packets more than 1 ms late;
-- the ceiling error where a window or a buffer binds: |ceiling - rate| / rate;
+- the ceiling error where a window or a buffer binds: |ceiling - rate| / rate, the ceiling
+  being the one the run's diagnosis says binds (binding_bps, what the UI shows);
 - ECMP members: recall of members with at least 5 % of flows, precision, mode RTT error;
 - every wrong path, with the first line of its evidence.
 
@@ -185,12 +186,9 @@ def report(outcomes: Sequence[PathOutcome], scenarios: Sequence[Scenario], show_
             total_runs += 1
             right_runs += label in accepted
             limit = WINDOW_LABELS.get(outcome.scenario.label)
-            rate = judged.diagnosis.rate_bps
-            term = judged.ceilings.at_min_rtt.ceilings.terms()
-            if limit and rate and label == outcome.scenario.label:
-                binding = next(value for key, value in term.items() if key.value == limit)
-                if binding.rate_bps:
-                    errors[limit].append(abs(binding.rate_bps - rate) / rate)
+            rate, binding = judged.diagnosis.rate_bps, judged.diagnosis.binding_bps
+            if limit and rate and binding and label == outcome.scenario.label:
+                errors[limit].append(abs(binding - rate) / rate)
         for _, judged in outcome.apart:
             apart += 1
             apart_right += judged.diagnosis.label.value in accepted
