@@ -2,7 +2,7 @@
 no finding, and a real rate cut on another path is exactly one, found within two runs.
 
 deploy/lab/scenarios/findings-drill.yaml (a lab shared with the alert drill:
-findings_drill_lab.py): ea -> eb over ECMP members at 23 and 31 ms weighted 3:1 with 1 MiB
+findings_drill_lab.py): ea -> eb over ECMP members at 23 and 31 ms weighted 3:1 with 512 KiB
 buffers (every run at its own member's window ceiling: bimodal by design), and wa -> wb, a
 100 Mbit/s path whose rate `fathom-lab set` cuts to 60 Mbit/s once the fast rule has a
 baseline. Real agents scheduled by the server, the Celery worker analysing what lands. The
