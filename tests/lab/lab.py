@@ -9,7 +9,7 @@ import re
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,8 +46,13 @@ class Lateness:
     def __sub__(self, earlier: Lateness) -> Lateness:
         return Lateness(self.bounds_us, tuple(a - b for a, b in zip(self.counts, earlier.counts, strict=True)))
 
+    def __add__(self, other: Lateness) -> Lateness:
+        return Lateness(self.bounds_us, tuple(a + b for a, b in zip(self.counts, other.counts, strict=True)))
+
     def later_than(self, bound_us: int) -> int:
-        """Departures later than bound_us (one of the bounds)."""
+        """Departures later than bound_us (one of the bounds; none counted without bounds)."""
+        if not self.bounds_us:
+            return 0
         return sum(self.counts[self.bounds_us.index(bound_us) + 1 :])
 
     def share_later_than(self, bound_us: int) -> float:
@@ -57,6 +62,14 @@ class Lateness:
     def describe(self) -> str:
         total = sum(self.counts)
         return f"emulator: {self.later_than(1000)} of {total} departures >1 ms late, {self.later_than(3000)} >3 ms"
+
+
+def sum_lateness(parts: Iterable[Lateness]) -> Lateness:
+    """Several links' (or spans') departures counted together; no departures without parts."""
+    total: Lateness | None = None
+    for part in parts:
+        total = part if total is None else total + part
+    return total if total is not None else Lateness((), (0,))
 
 
 @dataclass
@@ -88,15 +101,24 @@ class Lab:
         pairs = [f"{key.replace('__', '.')}={value}" for key, value in values.items()]
         subprocess.run(lab_command("set", self.state_dir, link, *pairs), check=True, capture_output=True)
 
-    def lateness(self) -> Lateness:
-        """The emulator's departures so far, by how late they left, summed over every link."""
+    def lateness(self, links: Collection[str] | None = None) -> Lateness:
+        """The emulator's departures so far, by how late they left, summed over `links` (every
+        link by default)."""
+        by_link = self.lateness_by_link()
+        return sum_lateness(late for link, late in by_link.items() if links is None or link in links)
+
+    def lateness_by_link(self) -> dict[str, Lateness]:
+        """The emulator's departures so far, by how late they left, for each link (both
+        directions, ECMP members included)."""
         out = subprocess.run(lab_command("stats", self.state_dir, "--json"), check=True, capture_output=True, text=True)
         body = json.loads(out.stdout)
-        counts = [0] * (len(body["late_bounds_us"]) + 1)
+        bounds = tuple(int(bound) for bound in body["late_bounds_us"])
+        counts: dict[str, list[int]] = {}
         for direction in body["stats"]:
+            link = counts.setdefault(direction["link"], [0] * (len(bounds) + 1))
             for index, count in enumerate(direction["counters"].get("Late") or []):
-                counts[index] += int(count)
-        return Lateness(tuple(int(bound) for bound in body["late_bounds_us"]), tuple(counts))
+                link[index] += int(count)
+        return {link: Lateness(bounds, tuple(link_counts)) for link, link_counts in counts.items()}
 
     def routers(self, link: str) -> tuple[list[str], list[str]]:
         """The router addresses of a link's ECMP members, a->b and b->a (empty without ECMP)."""

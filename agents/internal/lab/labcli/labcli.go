@@ -185,6 +185,9 @@ func serve(args []string, _, stderr io.Writer) error {
 	signals := make(chan os.Signal, 1)
 	signal.Notify(signals, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 	log := logger(stderr)
+	if err := raisePriority(); err != nil {
+		log.Warn("the emulator runs at the default priority: host load can make it late", "error", err)
+	}
 	lab, stop, err := start(dir, rest[0], management, log)
 	if err != nil {
 		return err
