@@ -7,4 +7,4 @@ class AnalysisConfig(AppConfig):
     name = "analysis"
 
     def ready(self) -> None:
-        from analysis import choices  # noqa: F401 - registers its choice sets
+        from analysis import choices, signals  # noqa: F401 - registers its choice sets and receivers

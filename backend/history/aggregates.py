@@ -27,39 +27,41 @@ from django.db import connection
 from history.buckets import Resolution
 from history.models import Kind
 
-RTT_COLUMNS = ("count", "sent", "lost", "min_ms", "p10_ms", "p50_ms", "p90_ms", "max_ms")
+RTT_COLUMNS = ("count", "sent", "lost", "min_ms", "p10_ms", "p50_ms", "p90_ms", "max_ms", "own_load")
 RTT_SELECT = """
 SELECT c.source_id, c.destination_id, c.bucket,
-       a.sent - a.lost, a.sent, a.lost, a.min_ms, a.p[1], a.p[2], a.p[3], a.max_ms
+       a.sent - a.lost, a.sent, a.lost, a.min_ms, a.p[1], a.p[2], a.p[3], a.max_ms, a.own_load
 FROM unnest(%(sources)s::uuid[], %(destinations)s::uuid[], %(buckets)s::timestamptz[])
      AS c(source_id, destination_id, bucket)
 CROSS JOIN LATERAL (
-    SELECT count(*) FILTER (WHERE NOT s.duplicate) AS sent,
-           count(*) FILTER (WHERE NOT s.duplicate AND s.rtt_ms IS NULL) AS lost,
-           min(s.rtt_ms) FILTER (WHERE NOT s.duplicate) AS min_ms,
-           max(s.rtt_ms) FILTER (WHERE NOT s.duplicate) AS max_ms,
+    SELECT count(*) FILTER (WHERE NOT s.duplicate AND NOT s.own_load) AS sent,
+           count(*) FILTER (WHERE NOT s.duplicate AND NOT s.own_load AND s.rtt_ms IS NULL) AS lost,
+           min(s.rtt_ms) FILTER (WHERE NOT s.duplicate AND NOT s.own_load) AS min_ms,
+           max(s.rtt_ms) FILTER (WHERE NOT s.duplicate AND NOT s.own_load) AS max_ms,
            percentile_cont(ARRAY[0.1, 0.5, 0.9]) WITHIN GROUP (ORDER BY s.rtt_ms)
-               FILTER (WHERE NOT s.duplicate) AS p
+               FILTER (WHERE NOT s.duplicate AND NOT s.own_load) AS p,
+           count(*) FILTER (WHERE NOT s.duplicate AND s.own_load) AS own_load
     FROM measurements_pingsample s
     WHERE s.source_id = c.source_id AND s.destination_id = c.destination_id
       AND s.time >= c.bucket AND s.time < c.bucket + %(width)s
       AND s.time >= %(lo)s AND s.time < %(hi)s
 ) a
-WHERE a.sent > 0
+WHERE a.sent + a.own_load > 0
 """
 
 # Many buckets of pings: one pass over the range's samples.
 RTT_DENSE_SELECT = """
 SELECT s.source_id, s.destination_id, c.bucket,
-       a_sent - a_lost, a_sent, a_lost, a_min_ms, a_p[1], a_p[2], a_p[3], a_max_ms
+       a_sent - a_lost, a_sent, a_lost, a_min_ms, a_p[1], a_p[2], a_p[3], a_max_ms, a_own_load
 FROM (
     SELECT s.source_id, s.destination_id, time_bucket(%(width)s, s.time) AS bucket,
-           count(*) FILTER (WHERE NOT s.duplicate) AS a_sent,
-           count(*) FILTER (WHERE NOT s.duplicate AND s.rtt_ms IS NULL) AS a_lost,
-           min(s.rtt_ms) FILTER (WHERE NOT s.duplicate) AS a_min_ms,
-           max(s.rtt_ms) FILTER (WHERE NOT s.duplicate) AS a_max_ms,
+           count(*) FILTER (WHERE NOT s.duplicate AND NOT s.own_load) AS a_sent,
+           count(*) FILTER (WHERE NOT s.duplicate AND NOT s.own_load AND s.rtt_ms IS NULL) AS a_lost,
+           min(s.rtt_ms) FILTER (WHERE NOT s.duplicate AND NOT s.own_load) AS a_min_ms,
+           max(s.rtt_ms) FILTER (WHERE NOT s.duplicate AND NOT s.own_load) AS a_max_ms,
            percentile_cont(ARRAY[0.1, 0.5, 0.9]) WITHIN GROUP (ORDER BY s.rtt_ms)
-               FILTER (WHERE NOT s.duplicate) AS a_p
+               FILTER (WHERE NOT s.duplicate AND NOT s.own_load) AS a_p,
+           count(*) FILTER (WHERE NOT s.duplicate AND s.own_load) AS a_own_load
     FROM measurements_pingsample s
     WHERE s.time >= %(lo)s AND s.time < %(hi)s AND s.destination_id IS NOT NULL
     GROUP BY 1, 2, 3
@@ -67,7 +69,7 @@ FROM (
 JOIN unnest(%(sources)s::uuid[], %(destinations)s::uuid[], %(buckets)s::timestamptz[])
      AS c(source_id, destination_id, bucket)
   ON c.source_id = s.source_id AND c.destination_id = s.destination_id AND c.bucket = s.bucket
-WHERE a_sent > 0
+WHERE a_sent + a_own_load > 0
 """
 # More buckets than this in one range are read in one pass (RTT_DENSE_SELECT).
 DENSE_BUCKETS = 500

@@ -23,9 +23,12 @@ class RttRollup(models.Model):
     source_id = models.UUIDField()
     destination_id = models.UUIDField()
     bucket = models.DateTimeField()
-    sent = models.IntegerField()  # pings sent (duplicates not counted)
+    # Pings sent (duplicates not counted) while none of Fathom's own throughput tests loaded
+    # either host; own_load counts the others, which every other figure here leaves out.
+    sent = models.IntegerField()
     lost = models.IntegerField()
     count = models.IntegerField()  # replies, the samples the percentiles are of
+    own_load = models.IntegerField(default=0, db_default=0)
     min_ms = models.FloatField(null=True)
     p10_ms = models.FloatField(null=True)
     p50_ms = models.FloatField(null=True)

@@ -189,7 +189,7 @@ def raw_copy(source: Agent, peer: Agent, rows: int) -> float:
         started = base + timedelta(seconds=11 * result)
         for seq in range(SAMPLES_PER_RESULT):
             at = started + timedelta(milliseconds=10 * seq)
-            values.append((at, run_id, seq, source.pk, peer.pk, seq, 7.8 + (seq % 7) * 0.01, 61, False, ""))
+            values.append((at, run_id, seq, source.pk, peer.pk, seq, 7.8 + (seq % 7) * 0.01, 61, False, "", False))
     started_at = time.perf_counter()
     statement = f"COPY measurements_pingsample ({columns}) FROM STDIN"
     with transaction.atomic(), connection.cursor() as cursor, cursor.cursor.copy(statement) as copy:

@@ -65,6 +65,10 @@ class PingSample(models.Model):
     ttl = models.SmallIntegerField(null=True, blank=True)
     duplicate = models.BooleanField(default=False)
     error = models.CharField(max_length=200, blank=True)
+    # Sent while one of Fathom's own throughput tests loaded either host (set at ingest by
+    # analysis.services.own_load): the queue that test built, not the path's. Left out of the
+    # rollups' figures, which count these apart.
+    own_load = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         indexes = [models.Index(fields=["source_id", "destination_id", "-time"], name="pingsample_path_time")]

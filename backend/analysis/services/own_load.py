@@ -14,9 +14,10 @@ iperf3, cleared 30 s later when the run landed). Every exclusive slot that may h
 reserved time, margins included.
 
 SQL pieces (constants: composing them takes no input) for a query with the parameters a, b
-(the path's two agents, either direction), start and end; and the same rule in Python
+(the path's two agents, either direction), start and end; the same rule in Python
 (busy_spans, overlaps_busy) for callers that judge whole runs they have already read, such as
-the alerts' RTT and loss thresholds.
+the alerts' RTT and loss thresholds; and mark_own_load, which flags the ping samples the rule
+leaves out as they are stored, so the rollups' percentile bands and loss leave them out too.
 """
 
 from __future__ import annotations
@@ -26,9 +27,16 @@ import itertools
 import uuid
 from collections import defaultdict
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
+from typing import Any
 
+from django.db import connection
+
+from history.buckets import MINUTE
+from history.marks import Mark, mark
+from history.models import Kind
 from measurements.choices import TestType
+from measurements.kinds.base import timestamp
 from measurements.models import Run
 from meshes.choices import SlotState
 from meshes.models import Slot
@@ -95,3 +103,83 @@ def overlaps_busy(
         if index >= 0 and merged[index][1] > start:
             return True
     return False
+
+
+# --- flagging the samples as they are stored ----------------------------------------------------
+
+# The batch's pings in a busy span of either agent of their path.
+MARK_PINGS_SQL = """
+UPDATE measurements_pingsample s SET own_load = true
+FROM unnest(%(runs)s::uuid[], %(starts)s::timestamptz[], %(ends)s::timestamptz[]) AS b(run_id, start_at, end_at)
+WHERE s.run_id = b.run_id AND s.time >= b.start_at AND s.time < b.end_at
+  AND s.time >= %(lo)s AND s.time <= %(hi)s AND NOT s.own_load
+"""
+# Pings stored before a throughput run that no slot announced (a run the plan did not hold,
+# or one that started past its slot) on a path of either of its agents: flagged late, their
+# minutes returned to be recomputed.
+MARK_EARLIER_PINGS_SQL = """
+WITH flagged AS (
+    UPDATE measurements_pingsample s SET own_load = true
+    FROM unnest(%(a)s::uuid[], %(b)s::uuid[], %(starts)s::timestamptz[], %(ends)s::timestamptz[])
+         AS t(a, b, start_at, end_at)
+    WHERE (s.source_id IN (t.a, t.b) OR s.destination_id IN (t.a, t.b))
+      AND s.time >= t.start_at AND s.time < t.end_at
+      AND s.time >= %(lo)s AND s.time < %(hi)s AND NOT s.own_load
+    RETURNING s.source_id, s.destination_id, s.time
+)
+SELECT DISTINCT source_id, destination_id, time_bucket(%(width)s, time) FROM flagged WHERE destination_id IS NOT NULL
+"""
+# Around a batch's samples when asking for the spans that cover them: a span starting at the
+# last sample's very instant is still found.
+SPAN_MARGIN = timedelta(seconds=1)
+
+
+def mark_own_load(agent_id: uuid.UUID, results: list[dict[str, Any]]) -> None:
+    """Flags the stored pings of `results` (from `agent_id`, as the contract has them) that a
+    throughput test overlapped, and the earlier pings that the batch's throughput runs
+    overlapped. In ingest's transaction, after the rows and before the commit: the rollups
+    never see them unflagged."""
+    _mark_pings(agent_id, [result for result in results if result["test_type"] == TestType.PING])
+    _mark_earlier_pings(agent_id, [result for result in results if result["test_type"] == TestType.THROUGHPUT])
+
+
+def _span(result: dict[str, Any]) -> Span:
+    return timestamp(result["started_at"]), timestamp(result["ended_at"])
+
+
+def _mark_pings(agent_id: uuid.UUID, pings: list[dict[str, Any]]) -> None:
+    times = [timestamp(sample["time"]) for result in pings for sample in (result.get("ping") or {}).get("samples", [])]
+    if not times:
+        return
+    lo, hi = min(times), max(times)
+    spans = busy_spans(lo - SPAN_MARGIN, hi + SPAN_MARGIN)
+    rows = [
+        (uuid.UUID(result["id"]), start, end)
+        for result in pings
+        for agent in [agent_id, *([uuid.UUID(result["peer_id"])] if result.get("peer_id") else [])]
+        for start, end in spans.get(agent, [])
+    ]
+    if not rows:
+        return
+    runs, starts, ends = (list(column) for column in zip(*rows, strict=True))
+    with connection.cursor() as cursor:
+        cursor.execute(MARK_PINGS_SQL, {"runs": runs, "starts": starts, "ends": ends, "lo": lo, "hi": hi})
+
+
+def _mark_earlier_pings(agent_id: uuid.UUID, runs: list[dict[str, Any]]) -> None:
+    if not runs:
+        return
+    spans = [_span(result) for result in runs]
+    params: dict[str, Any] = {
+        "a": [agent_id] * len(runs),
+        "b": [uuid.UUID(result["peer_id"]) if result.get("peer_id") else agent_id for result in runs],
+        "starts": [start for start, _ in spans],
+        "ends": [end for _, end in spans],
+        "lo": min(start for start, _ in spans),
+        "hi": max(end for _, end in spans),
+        "width": MINUTE.width,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(MARK_EARLIER_PINGS_SQL, params)
+        minutes = cursor.fetchall()
+    mark(MINUTE, (Mark(Kind.RTT, source, destination, bucket) for source, destination, bucket in minutes))

@@ -26,7 +26,10 @@ class HistoryQuerySerializer(StrictSerializer):
 
 # Its own name keeps the HistoryRttPoint schema component; the fields are shared with targets'.
 class HistoryRttPointSerializer(RttBucketSerializer):
-    pass
+    own_load = serializers.IntegerField(
+        help_text="pings sent while one of Fathom's own throughput tests loaded either host: the queue "
+        "that test built, not the path's; every other figure of the bucket leaves them out"
+    )
 
 
 class HistoryThroughputPointSerializer(serializers.Serializer[Any]):

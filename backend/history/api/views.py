@@ -18,9 +18,9 @@ from history.series import Direction, path_history
 
 
 def _rtt(row: tuple[Any, ...]) -> dict[str, Any]:
-    bucket, count, sent, lost, min_ms, p10, p50, p90, max_ms = row
+    bucket, count, sent, lost, min_ms, p10, p50, p90, max_ms, own_load = row
     return {"t": bucket, "min": min_ms, "p10": p10, "p50": p50, "p90": p90, "max": max_ms, "count": count,
-            "sent": sent, "lost": lost, "loss": lost / sent}  # fmt: skip
+            "sent": sent, "lost": lost, "loss": lost / sent, "own_load": own_load}  # fmt: skip
 
 
 def _throughput(row: tuple[Any, ...]) -> dict[str, Any]:
@@ -32,7 +32,9 @@ def _throughput(row: tuple[Any, ...]) -> dict[str, Any]:
 
 def _direction(direction: Direction) -> dict[str, Any]:
     return {
-        "rtt": [_rtt(row) for row in direction.rtt],
+        # A bucket whose every ping overlapped Fathom's own throughput test has no figure of
+        # the path: a gap, under the chart's grey span of that test.
+        "rtt": [_rtt(row) for row in direction.rtt if row[2] > 0],
         "throughput": [_throughput(row) for row in direction.throughput],
     }
 

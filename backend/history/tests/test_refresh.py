@@ -195,7 +195,7 @@ class RefreshTests(FathomTestCase):
     def test_the_backfill_rolls_up_raw_data_stored_without_marks(self) -> None:
         old = T0 - timedelta(days=2, hours=5)
         ingest(self.athens, ping_result(self.frankfurt, old, [10.0, 30.0], TEN_S))
-        ingest(self.athens, throughput_result(self.frankfurt, old, 7e8))
+        ingest(self.athens, throughput_result(self.frankfurt, old + timedelta(minutes=1), 7e8))  # after the pings
         StaleBucket.objects.all().delete()  # as if stored before the history app ran
         out = StringIO()
         call_command("history_backfill", days=30, stdout=out)

@@ -2120,6 +2120,8 @@ export interface components {
              * @description lost / sent
              */
             loss: number;
+            /** @description pings sent while one of Fathom's own throughput tests loaded either host: the queue that test built, not the path's; every other figure of the bucket leaves them out */
+            own_load: number;
         };
         HistoryThroughputPoint: {
             /**

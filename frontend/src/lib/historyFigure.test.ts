@@ -6,7 +6,7 @@ import { historyFigure, rowDomains, spanningXAxis, type PathHistory } from "./hi
 import { withGaps } from "./rttTraces";
 
 function rtt(t: string, p50: number) {
-  return { t, min: p50 - 1, p10: p50 - 0.5, p50, p90: p50 + 2, max: p50 + 5, count: 60, sent: 60, lost: 3, loss: 0.05 };
+  return { t, min: p50 - 1, p10: p50 - 0.5, p50, p90: p50 + 2, max: p50 + 5, count: 60, sent: 60, lost: 3, loss: 0.05, own_load: 0 };
 }
 
 function tput(t: string, median: number) {

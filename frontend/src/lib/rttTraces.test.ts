@@ -36,6 +36,16 @@ describe("rttTraces", () => {
     expect(loss).toMatchObject({ type: "bar", yaxis: "y4", y: [10], marker: { color: RTT_COLORS.loss } });
   });
 
+  it("names in the loss tooltip the pings left out during Fathom's own tests", () => {
+    const traces = rttTraces(
+      [bucket("2026-01-01T00:00:00Z", 8, { own_load: 4 }), bucket("2026-01-01T00:01:00Z", 8)],
+      60,
+    );
+    expect(traces[4]).toMatchObject({
+      customdata: [[0, 10, "; 4 during Fathom's own tests left out"], [0, 10, ""]],
+    });
+  });
+
   it("drops markers on dense series", () => {
     const start = Date.parse("2026-01-01T00:00:00Z");
     const many = Array.from({ length: 201 }, (_, i) => bucket(new Date(start + i * 60_000).toISOString(), 8));

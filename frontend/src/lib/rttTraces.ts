@@ -16,6 +16,13 @@ export interface RttBucket {
   loss: number;
   lost: number;
   sent: number;
+  /** Pings sent while Fathom's own throughput test loaded either host, left out of the rest. */
+  own_load?: number;
+}
+
+/** How the loss bar's tooltip names the pings a bucket left out, if any. */
+export function ownLoadNote(ownLoad: number | undefined): string {
+  return ownLoad ? `; ${ownLoad} during Fathom's own tests left out` : "";
 }
 
 export const RTT_COLORS = {
@@ -94,8 +101,8 @@ export function rttTraces(
       line: { color: RTT_COLORS.min, width: 1, dash: "dot" }, hovertemplate: "min %{y:.2f} ms<extra></extra>" },
     { type: "bar", x: points.map((p) => p.t), y: points.map((p) => p.loss * 100), name: "loss",
       marker: { color: RTT_COLORS.loss }, yaxis: axes.loss,
-      customdata: points.map((p) => [p.lost, p.sent]),
-      hovertemplate: "%{y:.2f} %% (%{customdata[0]} of %{customdata[1]})<extra>loss</extra>" },
+      customdata: points.map((p) => [p.lost, p.sent, ownLoadNote(p.own_load)]),
+      hovertemplate: "%{y:.2f} %% (%{customdata[0]} of %{customdata[1]}%{customdata[2]})<extra>loss</extra>" },
   ] as Data[];
 }  // prettier-ignore
 

@@ -17,7 +17,7 @@ const HISTORY: PathHistory = {
   bucket_s: 60,
   from: "2026-11-22T11:00:00Z",
   to: "2026-11-22T12:00:00Z",
-  rtt: [{ t: "2026-11-22T11:00:00Z", min: 7.8, p10: 7.9, p50: 8.1, p90: 9, max: 12, count: 10, sent: 10, lost: 1, loss: 0.1 }],
+  rtt: [{ t: "2026-11-22T11:00:00Z", min: 7.8, p10: 7.9, p50: 8.1, p90: 9, max: 12, count: 10, sent: 10, lost: 1, loss: 0.1, own_load: 2 }],
   throughput: [{ t: "2026-11-22T11:00:00Z", runs_ok: 1, runs_failed: 0, min_bps: 3e9, median_bps: 3e9, max_bps: 3e9, retransmits: 2 }],
   reverse: { rtt: [], throughput: [] },
 };

@@ -267,8 +267,8 @@ export function HistorySection({
             filled for several. Dashed steps are each run&apos;s ceiling at its min RTT with a band to the
             ceiling under load; dotted lines mark tuning (▼) and iperf3 (★) changes, shaded spans findings: click a
             finding&apos;s square for its evidence. Grey spans over the ping rows (on minute rollups) are Fathom&apos;s
-            own throughput tests on either host: the analysis leaves the pings of those moments out, since they see the
-            queue the test builds. Drag across any row to zoom all of them; double-click to zoom back out.
+            own throughput tests on either host: the analysis and the RTT band, median and loss leave the pings of those
+            moments out, since they see the queue the test builds (the loss tooltip counts them). Drag across any row to zoom all of them; double-click to zoom back out.
           </p>
           {chosen !== null && (
             <FindingEvidence
