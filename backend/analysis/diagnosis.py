@@ -183,6 +183,15 @@ def slow_receiver(facts: RunFacts, ceilings: RunCeilings) -> str | None:
     )
 
 
+def beyond_every_member(flow_rtt_ms: float, mode_rtts_ms: Sequence[float]) -> bool:
+    """Whether a flow's minimum RTT lies farther above the path's largest RTT mode than the
+    modes lie apart, and by over a millisecond: no unseen ECMP member explains it then."""
+    modes = sorted(mode for mode in mode_rtts_ms if mode > 0)
+    if len(modes) < 2:
+        return False
+    return flow_rtt_ms - modes[-1] > max(modes[-1] - modes[0], 1.0)
+
+
 def queued_text(rate_bps: float, excess_rtt_ms: float) -> str:
     kib = excess_rtt_ms / 1000 * rate_bps / 8 / 1024
     return f"about {kib:,.0f} KiB" if kib < 10 * 1024 else f"about {kib / 1024:,.1f} MiB"
@@ -231,9 +240,10 @@ def collapsed(rate_bps: float, stats: IntervalStats, facts: RunFacts, ceilings: 
     terms = ceilings.at_min_rtt.ceilings.terms()
     hosts = [term.rate_bps for limit, term in terms.items() if limit is not Limit.LOSS and term.rate_bps]
     fraction = rate_bps / min(hosts) if hosts else None
-    if not stats.retransmits or fraction is None or fraction >= COLLAPSED_FRACTION:
+    if fraction is None or fraction >= COLLAPSED_FRACTION or is_bbr(facts.congestion_control):
         return None
-    if is_bbr(facts.congestion_control):
+    lost = lost_text(stats)
+    if lost is None:
         return None
     path_loss = facts.loss_floor if facts.loss_floor is not None else facts.loss_fraction
     allows: float | None = None
@@ -254,9 +264,25 @@ def collapsed(rate_bps: float, stats: IntervalStats, facts: RunFacts, ceilings: 
         )
     )
     return (
-        f"the flow collapsed to {fraction:.1%} of its ceiling with {stats.retransmits} retransmits, and "
-        f"{measured}: the flow causes its loss (a policer or a shallow queue)"
+        f"the flow collapsed to {fraction:.1%} of its ceiling {lost}, and {measured}: the flow causes its loss "
+        "(a policer or a shallow queue)"
     )
+
+
+def lost_text(stats: IntervalStats) -> str | None:
+    """How a collapsed flow lost, or None if it did not: in the measured seconds, or only in
+    the omitted ones (slow start). A loss-based flow that lost there and not after climbs back
+    a segment per RTT (at 180 ms, 7 Mbit/s after ten seconds), so its congestion window, not
+    the receiver's, holds it for the whole run (a policer with a large burst at 180 ms)."""
+    if stats.retransmits:
+        return f"with {stats.retransmits} retransmits"
+    congestion_held = stats.window_limited_share is not None and stats.window_limited_share < 0.5
+    if stats.omitted_retransmits and congestion_held:
+        return (
+            f"with no retransmit in the measured seconds after {stats.omitted_retransmits} in the omitted ones "
+            "(slow start): its congestion window still climbs back a segment per RTT"
+        )
+    return None
 
 
 def near(rate_bps: float, term_bps: float | None) -> bool:
@@ -356,9 +382,10 @@ def diagnose(
     # and a window below the path's BDP never fills one, so a standing queue is the path's
     # capacity whatever the loss beside it (BBR keeps one and loses a little at a shallow
     # buffer). Where the flow sat far above every known RTT mode of an ECMP path, it may be on
-    # an unseen member instead: a queue then needs the window to be what filled it (the rate
-    # is the window over the loaded RTT) or a lossless flow well below its ceilings, as before;
-    # which member a flow took is for the sweeps to show (their modes decide the base RTT).
+    # an unseen member instead, unless it sat farther above the largest mode than the modes lie
+    # apart: a queue then needs the window to be what filled it (the rate is the window over
+    # the loaded RTT) or a lossless flow well below its ceilings, as before; which member a
+    # flow took is for the sweeps to show (their modes decide the base RTT).
     load_rtt, base_rtt = (ceilings.under_load.rtt_ms if ceilings.under_load else None), at_min.rtt_ms
     window_under_load = load_terms[Limit.RECEIVE_WINDOW].rate_bps if Limit.RECEIVE_WINDOW in load_terms else None
     if (
@@ -368,6 +395,7 @@ def diagnose(
         and queue_holds_packets(rate, load_rtt - base_rtt, facts.mss_bytes)
         and (
             ceilings.flow_above_path is None
+            or beyond_every_member(ceilings.flow_above_path.rtt_ms, facts.mode_rtts_ms)
             or near(rate, window_under_load)
             or (stats.retransmits == 0 and (fraction or 1.0) < 1 - NEAR_FRACTION)
         )

@@ -64,6 +64,9 @@ class IntervalStats:
     window_limited_share: float | None  # stream-intervals with snd_wnd < snd_cwnd
     retransmits: int | None
     retransmit_rate: float | None  # retransmitted segments per segment sent
+    # In the omitted seconds (slow start): a flow that lost there climbs back a segment per RTT
+    # and can spend the measured seconds far below its ceilings without losing again.
+    omitted_retransmits: int | None
     retransmit_bursts: int  # intervals holding more than half of all retransmits / 4 (spiky loss)
     cwnd_collapses: int  # drops of snd_cwnd by half or more from one interval to the next
     rate_cv: float | None  # coefficient of variation of the per-second rate, outlying seconds trimmed
@@ -77,6 +80,7 @@ class IntervalStats:
             "window_limited_share": self.window_limited_share,
             "retransmits": self.retransmits,
             "retransmit_rate": self.retransmit_rate,
+            "omitted_retransmits": self.omitted_retransmits,
             "retransmit_bursts": self.retransmit_bursts,
             "cwnd_collapses": self.cwnd_collapses,
             "rate_cv": self.rate_cv,
@@ -109,6 +113,7 @@ def interval_stats(rows: Sequence[IntervalRow], mss_bytes: int | None) -> Interv
     )
     retransmit_values = [row.retransmits for row in sender_rows if row.retransmits is not None]
     retransmits = sum(retransmit_values) if retransmit_values else None
+    omitted_values = [row.retransmits for row in rows if row.omitted and row.sender and row.retransmits is not None]
     sent_bytes = sum(row.bytes for row in sender_rows)
     retransmit_rate = (
         retransmits / (sent_bytes / mss_bytes) if retransmits is not None and mss_bytes and sent_bytes > 0 else None
@@ -132,6 +137,7 @@ def interval_stats(rows: Sequence[IntervalRow], mss_bytes: int | None) -> Interv
         window_limited_share=window_limited,
         retransmits=retransmits,
         retransmit_rate=retransmit_rate,
+        omitted_retransmits=sum(omitted_values) if omitted_values else None,
         retransmit_bursts=bursts,
         cwnd_collapses=collapses,
         rate_cv=trimmed_cv(rates),

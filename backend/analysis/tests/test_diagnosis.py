@@ -586,3 +586,62 @@ def test_a_window_larger_than_the_bdp_fills_a_queue_at_a_bottleneck() -> None:
 def test_the_flows_own_ecmp_member(run_min_ms: float, expected_ms: float) -> None:
     ceilings = run_ceilings(grnet_default(run_min_rtt_ms=run_min_ms))
     assert ceilings.at_min_rtt.rtt_ms == expected_ms
+
+
+def slow_start_loss_rows(omitted_retransmits: int) -> list[IntervalRow]:
+    """A Reno flow at 175 ms that lost in slow start (the omitted seconds) and not after: its
+    congestion window climbs back a segment per RTT, 7.3 Mbit/s for the whole run, in the
+    coarse steps a few segments a round trip make per second (3.65, 7.3, 10.95)."""
+    omitted = [
+        replace(row, omitted=True, retransmits=omitted_retransmits if index == 1 else 0)
+        for index, row in enumerate(steady_rows(7.3e6, seconds=4, snd_wnd=1_500_000, snd_cwnd=160_000, pmtu=1500))
+    ]
+    measured = steady_rows(7.3e6, snd_wnd=1_500_000, snd_cwnd=160_000, pmtu=1500, jitter=0.5)
+    return omitted + measured
+
+
+def test_a_flow_that_lost_only_in_slow_start_and_crawls_back_is_policed() -> None:
+    # The corpus's c076: a policer with a large burst at 175 ms. The losses all fell in the
+    # four omitted seconds; the measured ones show a congestion window crawling back, no
+    # retransmit, 1.6 % of the hosts' ceiling: "below every ceiling" named no cause.
+    facts = seed_002_facts(
+        congestion_control="reno", run_min_rtt_ms=175.0, loss_fraction=0.0, loss_source="ping: 0 of 805 lost"
+    )
+    stats = interval_stats(slow_start_loss_rows(133), facts.mss_bytes)
+    assert (stats.retransmits, stats.omitted_retransmits) == (0, 133)
+    result = diagnose(run_ceilings(facts), stats, facts)
+    assert result.label is Diagnosis.POLICER, result.evidence
+    assert "no retransmit in the measured seconds after 133 in the omitted ones" in result.evidence[0]
+    # Without that loss nothing shows the flow's own drops: still below every ceiling.
+    quiet = interval_stats(slow_start_loss_rows(0), facts.mss_bytes)
+    assert diagnose(run_ceilings(facts), quiet, facts).label is Diagnosis.BELOW_CEILINGS
+
+
+def c074_facts(run_min_rtt_ms: float) -> RunFacts:
+    """BBR through a 39.9 Mbit/s link with a 71 KB queue on a five-member ECMP path."""
+    return grnet_default(
+        sender=host(572_416, wmem_max=572_416),
+        receiver=host(572_416, wmem_max=572_416),
+        congestion_control="bbr",
+        run_min_rtt_ms=run_min_rtt_ms,
+        run_mean_rtt_ms=run_min_rtt_ms + 2.0,
+        path_min_rtt_ms=5.7,
+        mode_rtts_ms=(5.7, 8.6, 9.7),
+        loss_fraction=0.0,
+        loss_source="ping: 0 of 800 lost",
+        inflight_bytes=None,
+    )
+
+
+def test_a_queue_far_beyond_every_ecmp_member_is_the_bottleneck_though_bbr_lost() -> None:
+    # The corpus's c074: BBR overfilled the queue (2 % lost, none by the pings) and its RTT
+    # stood at 19.4 ms, twice the largest of three modes 4 ms apart. An unseen member that
+    # far beyond the known ones is no explanation; a full queue is: capacity, not "policer".
+    facts = c074_facts(19.4)
+    stats = interval_stats(steady_rows(39.7e6, retransmits=12, jitter=0.005), facts.mss_bytes)
+    result = diagnose(run_ceilings(facts), stats, facts)
+    assert result.label is Diagnosis.CAPACITY and "queue" in result.evidence[0], result.evidence
+    # 2.3 ms above the largest mode, within the modes' own spread: it may be a member no sweep
+    # has shown, behind a policer that drops without queueing.
+    near_members = c074_facts(12.0)
+    assert diagnose(run_ceilings(near_members), stats, near_members).label is Diagnosis.POLICER

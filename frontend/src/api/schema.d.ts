@@ -2328,6 +2328,8 @@ export interface components {
             retransmits: number | null;
             /** @description retransmitted segments per segment sent */
             retransmit_rate: number | null;
+            /** @description retransmits in the omitted seconds (slow start), which retransmits leaves out */
+            omitted_retransmits: number | null;
             retransmit_bursts: number;
             cwnd_collapses: number;
             /** @description coefficient of variation of the per-second rate, the tenth of seconds farthest from the median (at least one from 5 seconds on) left out */

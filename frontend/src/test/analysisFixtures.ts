@@ -154,6 +154,7 @@ export const INTERVAL_STATS: IntervalStats = {
   window_limited_share: 1,
   retransmits: 0,
   retransmit_rate: 0,
+  omitted_retransmits: null,
   retransmit_bursts: 0,
   cwnd_collapses: 0,
   rate_cv: 0.01,

@@ -77,6 +77,7 @@ export const UNKNOWN_ANALYSIS: PathAnalysis = {
         window_limited_share: null,
         retransmits: null,
         retransmit_rate: null,
+        omitted_retransmits: null,
         retransmit_bursts: 0,
         cwnd_collapses: 0,
         rate_cv: null,
