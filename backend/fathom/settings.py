@@ -263,6 +263,10 @@ ANALYSIS_SETTLE_S = env_int("FATHOM_ANALYSIS_SETTLE_S", 120, minimum=20, maximum
 # A path labelled a policer gets a paced UDP ramp in its next exclusive slot at most this
 # often (hours; 0: never), which measures the policer's rate for the advice.
 POLICER_RAMP_EVERY_H = env_int("FATHOM_POLICER_RAMP_EVERY_H", 24, minimum=0, maximum=24 * 90)
+# A path whose single stream runs far below its ceilings gets a run of several streams in its
+# next exclusive slot at most this often (hours; 0: never), which tells a per-flow limit from
+# the path's.
+STREAMS_PROBE_EVERY_H = env_int("FATHOM_STREAMS_PROBE_EVERY_H", 24, minimum=0, maximum=24 * 90)
 # Seed 001: the daily volume capacity plans are made for (13 TiB of Copernicus products).
 ANALYSIS_DAILY_VOLUME_BYTES = env_int("FATHOM_ANALYSIS_DAILY_VOLUME_BYTES", 13 * 2**40, minimum=1)
 # The rate advice aims for when neither host reports its link speed.

@@ -76,8 +76,9 @@ DENSE_BUCKETS = 500
 
 # A throughput run belongs to the path its data flowed on: a reverse (-R) run that agent B
 # ran towards A carried data from A to B. The rate is the received rate of iperf3's end
-# summary; failed and missed runs count as failed. A policer's UDP ramp is not the path's
-# throughput (its steps are read by the analysis): it is left out.
+# summary; failed and missed runs count as failed. A policer's UDP ramp and a streams probe
+# (several streams beside the path's single-stream runs) are not the path's throughput (the
+# analysis reads them): they are left out.
 THROUGHPUT_COLUMNS = ("runs_ok", "runs_failed", "min_bps", "median_bps", "max_bps", "retransmits")
 THROUGHPUT_SELECT = """
 SELECT c.source_id, c.destination_id, c.bucket,
@@ -100,6 +101,7 @@ CROSS JOIN LATERAL (
         FROM measurements_run run
         WHERE run.test_type = 'throughput'
           AND NOT run.params ? 'ramp_bps'
+          AND NOT coalesce((run.params ->> 'streams_probe')::boolean, false)
           AND ((run.source_id = c.source_id AND run.destination_id = c.destination_id)
                OR (run.source_id = c.destination_id AND run.destination_id = c.source_id))
           AND run.started_at >= c.bucket AND run.started_at < c.bucket + %(width)s

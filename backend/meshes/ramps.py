@@ -53,7 +53,9 @@ def ramp_slots(sender: Agent, receiver: Agent, since: datetime) -> list[Slot]:
     return [slot for slot in rows if sends_from(slot, sender)]
 
 
-def _future_slots(sender: Agent, receiver: Agent, after: datetime) -> list[Slot]:
+def future_slots(sender: Agent, receiver: Agent, after: datetime) -> list[Slot]:
+    """The path's next planned slots of a mesh test in the data's direction that run Fathom's
+    own test (no perfSONAR node) and hold no ramp or streams probe yet."""
     rows = (
         Slot.objects.filter(
             Q(source=sender, destination=receiver) | Q(source=receiver, destination=sender),
@@ -65,6 +67,8 @@ def _future_slots(sender: Agent, receiver: Agent, after: datetime) -> list[Slot]
         # A perfSONAR node runs pScheduler's own test in its slots, never a Fathom ramp.
         .exclude(source__kind=AgentKind.PERFSONAR)
         .exclude(destination__kind=AgentKind.PERFSONAR)
+        .exclude(spec__has_key="ramp_bps")
+        .exclude(spec__has_key="streams_probe")
         .order_by("start_at")[:_CANDIDATES]
     )
     return [slot for slot in rows if sends_from(slot, sender)]
@@ -74,9 +78,7 @@ def next_ramp_slot(sender: Agent, receiver: Agent, now: datetime) -> Slot | None
     """The path's first planned slot in the data's direction that its client fetches before it
     starts (the planning lead) and that holds at least MIN_RAMP_STEPS steps."""
     after = now + timedelta(seconds=settings.SLOT_PLANNING_LEAD_S)
-    return next(
-        (slot for slot in _future_slots(sender, receiver, after) if steps_fitting(slot) >= MIN_RAMP_STEPS), None
-    )
+    return next((slot for slot in future_slots(sender, receiver, after) if steps_fitting(slot) >= MIN_RAMP_STEPS), None)
 
 
 def steps_fitting(slot: Slot) -> int:

@@ -40,6 +40,9 @@ type ThroughputOptions struct {
 	// RampBps is the offered rate of each step of a UDP ramp; omitted for an ordinary run,
 	// whose options stay as they were before ramps.
 	RampBps []int64 `json:"ramp_bps,omitempty"`
+	// StreamsProbe marks a run of several streams the server planned as a probe beside the
+	// path's single-stream runs; omitted for an ordinary run.
+	StreamsProbe bool `json:"streams_probe,omitempty"`
 }
 
 // ThroughputInterval is one reporting interval of one stream: the client's own, and in a reverse

@@ -211,6 +211,21 @@ class PathModesSerializer(serializers.Serializer[Any]):
     time_modes = TimeModesField()
 
 
+class StreamsProbeSerializer(serializers.Serializer[Any]):
+    run_id = serializers.UUIDField()
+    started_at = serializers.DateTimeField()
+    streams = serializers.IntegerField(help_text="the probe's streams")
+    probe_bps = serializers.FloatField(help_text="the probe's streams together (received rate)")
+    single_bps = serializers.FloatField(help_text="the median of the single-stream runs of the day before it")
+    single_runs = serializers.IntegerField()
+    ratio = serializers.FloatField(help_text="probe_bps / single_bps")
+    kind = serializers.ChoiceField(
+        choices=["per_flow", "path", "partly"],
+        help_text="per_flow: the streams added up (each flow is held on its own); path: they shared one limit",
+    )
+    text = serializers.CharField()
+
+
 class PathAnalysisSerializer(serializers.Serializer[Any]):
     source = AgentRefSerializer()  # type: ignore[assignment]
     destination = AgentRefSerializer()
@@ -222,6 +237,11 @@ class PathAnalysisSerializer(serializers.Serializer[Any]):
     goal_bps = serializers.FloatField(allow_null=True)
     advice = AdviceSerializer(many=True)
     capacity_plan = CapacityPlanSerializer()
+    streams_probe = StreamsProbeSerializer(
+        allow_null=True,
+        help_text="one stream against several: the newest probe of the last 7 days, planned when a single stream "
+        "runs far below its ceilings",
+    )
 
 
 class GridCellSerializer(serializers.Serializer[Any]):

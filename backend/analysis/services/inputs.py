@@ -119,6 +119,12 @@ def is_udp(run: Run) -> bool:
     return udp_run(as_dict(run.summary), as_dict(run.params))
 
 
+def is_streams_probe(run: Run) -> bool:
+    """A run of several streams the server planned beside the path's single-stream runs
+    (meshes/probes.py): compared with them, never one of them."""
+    return as_dict(run.params).get("streams_probe") is True
+
+
 def data_direction(run: Run, agents: dict[uuid.UUID, Agent]) -> tuple[Agent, Agent] | None:
     """(sender, receiver) of a throughput run: iperf3 -R makes the peer send."""
     if run.destination_id is None or run.source_id not in agents or run.destination_id not in agents:

@@ -27,6 +27,7 @@ from analysis.run_judgement import number
 from analysis.runs import RunCeilings, RunInputs, run_ceilings
 from analysis.services.inputs import as_dict, data_direction, interval_rows, is_udp, run_inputs
 from analysis.services.ramp_runs import is_ramp, latest_ramp
+from analysis.services.stream_probes import StreamsProbe, latest_streams_probe
 from analysis.services.sweep_modes import PathModesNow, path_modes_now
 from inventory.models import Agent
 from measurements.choices import RunStatus, TestType
@@ -59,6 +60,7 @@ class PathReport:
     goal_bps: float | None
     advice: list[Advice]
     capacity_plan: CapacityPlan
+    streams_probe: StreamsProbe | None  # one stream against several, the newest probe
 
 
 def ceilings_now(source: Agent, destination: Agent, latest: RunAnalysis) -> CeilingsNow | None:
@@ -198,4 +200,5 @@ def path_report(
         goal_bps=goal,
         advice=advice,
         capacity_plan=plan,
+        streams_probe=latest_streams_probe(source, destination, timezone.now()),
     )

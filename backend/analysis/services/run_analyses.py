@@ -28,8 +28,9 @@ from analysis.payloads import checked
 from analysis.run_judgement import judge_run
 from analysis.runs import RunInputs, options_key
 from analysis.services.findings import ALL_METRICS, detect_findings
-from analysis.services.inputs import as_dict, data_direction, interval_rows, is_udp, surroundings
+from analysis.services.inputs import as_dict, data_direction, interval_rows, is_streams_probe, is_udp, surroundings
 from analysis.services.ramps import request_policer_ramp
+from analysis.services.stream_probes import request_streams_probe
 from analysis.services.sweep_modes import analyze_sweep, overlapped_paths, refresh_standing_modes
 from inventory.models import Agent
 from measurements.choices import RunStatus, TestType
@@ -51,9 +52,10 @@ def analyze_throughput_run(run: Run, agents: dict[uuid.UUID, Agent] | None = Non
     """Ceilings and diagnosis of one OK TCP throughput run, stored (overwritten) by run id.
 
     UDP runs are skipped: TCP's ceilings do not apply and their paced rate would read as a
-    throughput regression.
+    throughput regression. So are streams probes: N streams beside the path's single-stream
+    runs would read as a jump and vote in its label (services/stream_probes.py reads them).
     """
-    if run.test_type != TestType.THROUGHPUT or run.status != RunStatus.OK or is_udp(run):
+    if run.test_type != TestType.THROUGHPUT or run.status != RunStatus.OK or is_udp(run) or is_streams_probe(run):
         return None
     if agents is None:
         agents = Agent.objects.in_bulk([run.source_id, *([run.destination_id] if run.destination_id else [])])
@@ -173,10 +175,13 @@ def analyze_range(
             source, destination = agents[source_id], agents[destination_id]
             work = partial(detect_findings, source, destination, now=now, metrics=frozenset(metrics))
             opened += _guarded(f"path {source} -> {destination}", work) or 0
-    if only_missing:  # new runs, not a recompute of history: a policed path may get its ramp
+    # New runs, not a recompute of history: a policed path may get its ramp, and a single stream
+    # far below its ceilings a probe of several (the ramp first: it takes the nearer slot).
+    if only_missing:
         for sender_id, receiver_id in sorted({(result.source_id, result.destination_id) for result in analysed}):
             sender, receiver = agents[sender_id], agents[receiver_id]
             _guarded(f"policer ramp {sender} -> {receiver}", partial(request_policer_ramp, sender, receiver, now))
+            _guarded(f"streams probe {sender} -> {receiver}", partial(request_streams_probe, sender, receiver, now))
     return Progress(len(throughput), len(sweeps), len(checks), opened)
 
 

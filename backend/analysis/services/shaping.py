@@ -106,6 +106,7 @@ def path_analysis(source: Agent, destination: Agent, report: PathReport) -> dict
         "goal_bps": report.goal_bps,
         "advice": [item.to_dict() for item in report.advice],
         "capacity_plan": report.capacity_plan.to_dict(),
+        "streams_probe": report.streams_probe.to_dict() if report.streams_probe is not None else None,
     }
 
 

@@ -23,6 +23,7 @@ RULES = (
     "policer.py",
     "run_judgement.py",
     "runs.py",
+    "streams.py",
     "tuning.py",
 )
 PURE = sorted(

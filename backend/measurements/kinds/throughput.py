@@ -17,6 +17,9 @@ def errors(where: str, throughput: dict[str, Any]) -> list[BatchError]:
             found.append(BatchError(f"{where}/intervals/{index}/end_s", "end_s is before start_s"))
     if len(throughput["stream_summaries"]) > throughput["streams"]:
         found.append(BatchError(f"{where}/stream_summaries", "more stream summaries than streams"))
+    options = throughput["options"]
+    if options.get("streams_probe") and (options["parallel"] < 2 or options["udp"]):
+        found.append(BatchError(f"{where}/options/streams_probe", "a streams probe runs several TCP streams"))
     return found + ramp_errors(where, throughput)
 
 

@@ -130,6 +130,8 @@ export interface ThroughputOptions {
   readonly connect_timeout_ms?: number;
   /** a policer's UDP ramp, set by the server: one UDP step per rate, rising, each duration_s long, back to back in one slot (udp is true); empty: an ordinary run */
   readonly ramp_bps?: number[];
+  /** set by the server: this run's several streams (parallel) are a probe beside the path's single-stream runs, to tell a per-flow limit from the path's; false: an ordinary run */
+  readonly streams_probe?: boolean;
 }
 
 // --- test-options/flowsweep.v1.schema.json
@@ -372,6 +374,12 @@ export const testOptionsSchemas = {
         "default": [],
         "readOnly": true,
         "description": "a policer's UDP ramp, set by the server: one UDP step per rate, rising, each duration_s long, back to back in one slot (udp is true); empty: an ordinary run"
+      },
+      "streams_probe": {
+        "type": "boolean",
+        "default": false,
+        "readOnly": true,
+        "description": "set by the server: this run's several streams (parallel) are a probe beside the path's single-stream runs, to tell a per-flow limit from the path's; false: an ordinary run"
       }
     }
   },

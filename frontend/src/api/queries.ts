@@ -20,6 +20,7 @@ export type RttMode = Schemas["RttMode"];
 export type RttPoint = Schemas["RttPoint"];
 export type RunAnalysis = Schemas["RunAnalysis"];
 export type RttSeries = Schemas["RttSeries"];
+export type StreamsProbe = Schemas["StreamsProbe"];
 export type Slot = Schemas["Slot"];
 export type SlotState = Schemas["SlotStateEnum"];
 export type User = Schemas["User"];

@@ -2748,6 +2748,8 @@ export interface components {
             goal_bps: number | null;
             advice: components["schemas"]["Advice"][];
             capacity_plan: components["schemas"]["CapacityPlan"];
+            /** @description one stream against several: the newest probe of the last 7 days, planned when a single stream runs far below its ceilings */
+            streams_probe: components["schemas"]["StreamsProbe"] | null;
         };
         /**
          * @description * `forward` - forward
@@ -3395,6 +3397,46 @@ export interface components {
             /** Format: double */
             ceiling_bps: number | null;
         };
+        StreamsProbe: {
+            /** Format: uuid */
+            run_id: string;
+            /** Format: date-time */
+            started_at: string;
+            /** @description the probe's streams */
+            streams: number;
+            /**
+             * Format: double
+             * @description the probe's streams together (received rate)
+             */
+            probe_bps: number;
+            /**
+             * Format: double
+             * @description the median of the single-stream runs of the day before it
+             */
+            single_bps: number;
+            single_runs: number;
+            /**
+             * Format: double
+             * @description probe_bps / single_bps
+             */
+            ratio: number;
+            /**
+             * @description per_flow: the streams added up (each flow is held on its own); path: they shared one limit
+             *
+             *     * `per_flow` - per_flow
+             *     * `path` - path
+             *     * `partly` - partly
+             */
+            kind: components["schemas"]["StreamsProbeKindEnum"];
+            text: string;
+        };
+        /**
+         * @description * `per_flow` - per_flow
+         *     * `path` - path
+         *     * `partly` - partly
+         * @enum {string}
+         */
+        StreamsProbeKindEnum: "per_flow" | "path" | "partly";
         /** @description The RTT modes of one flow sweep by the per-flow rule, as stored (analysis.modes.ModeAnalysis). */
         SweepAnalysis: {
             verdict: components["schemas"]["ModeVerdict"];

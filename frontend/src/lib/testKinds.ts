@@ -90,7 +90,7 @@ function kind<Options>(label: string, options: OptionFormatters<Options>): TestK
  * Options the server or the agent fills in (readOnly in the contract): meshes cannot set
  * them, so a mesh's spec never holds them.
  */
-type ServerSet = "path_rtt_ms" | "connect_timeout_ms" | "src_port_base" | "ramp_bps";
+type ServerSet = "path_rtt_ms" | "connect_timeout_ms" | "src_port_base" | "ramp_bps" | "streams_probe";
 
 const throughput = kind<Omit<ThroughputOptions, ServerSet>>("throughput", {
   duration_s: positive(formatSpan),

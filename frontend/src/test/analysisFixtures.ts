@@ -353,6 +353,7 @@ export const ANALYSIS: PathAnalysis = {
     notes: [],
     shared_ceiling_bps: null,
   },
+  streams_probe: null,
 };
 
 /** A path nothing has been measured on: every term unknown, no runs, no modes, no advice. */
@@ -391,6 +392,7 @@ export const EMPTY_ANALYSIS: PathAnalysis = {
     notes: [],
     shared_ceiling_bps: null,
   },
+  streams_probe: null,
 };
 
 /**

@@ -56,6 +56,10 @@ type Spec struct {
 	// RampBps, set by the server, makes the run a policer's UDP ramp: one UDP step per
 	// rate, each duration_s long, back to back (ramp.go). Its rates replace bitrate_bps.
 	RampBps []int64 `json:"ramp_bps"`
+	// StreamsProbe, set by the server, marks a run of several TCP streams planned beside the
+	// path's single-stream runs: the analysis compares them to tell a per-flow limit from the
+	// path's. The agent runs it as any parallel run and says so in the result.
+	StreamsProbe bool `json:"streams_probe"`
 	// rampStep marks one step of a ramp (Spec.step): it omits nothing and paces finely.
 	rampStep bool
 }
@@ -125,7 +129,13 @@ func (s Spec) Validate() error {
 			return fmt.Errorf("congestion %q is not an algorithm name", s.Congestion)
 		}
 	}
-	return s.validateRamp()
+	if err := s.validateRamp(); err != nil {
+		return err
+	}
+	if s.StreamsProbe && (s.UDP || s.Parallel < 2) {
+		return fmt.Errorf("a streams probe runs several TCP streams: parallel %d, udp %t", s.Parallel, s.UDP)
+	}
+	return nil
 }
 
 // validateRamp refuses ramps that would not find a policer's rate: a ramp's steps must
@@ -186,7 +196,7 @@ func (s Spec) Options() result.ThroughputOptions {
 	return result.ThroughputOptions{
 		DurationS: s.DurationS, OmitS: s.Omit(), Parallel: s.Parallel, WindowBytes: s.WindowBytes,
 		Reverse: s.Reverse, UDP: s.UDP, BitrateBps: s.BitrateBps, Congestion: s.Congestion, MSS: s.MSS,
-		FQRateBps: s.FQRateBps, RampBps: s.RampBps,
+		FQRateBps: s.FQRateBps, RampBps: s.RampBps, StreamsProbe: s.StreamsProbe,
 	}
 }
 

@@ -625,3 +625,30 @@ func TestRawOutGetsIperf3sStdout(t *testing.T) {
 		t.Fatalf("RawOut got %d calls, first %.60q", len(got), got)
 	}
 }
+
+func TestAStreamsProbeRunsItsStreamsAndSaysSo(t *testing.T) {
+	spec, err := DecodeSpec(json.RawMessage(`{"parallel": 4, "streams_probe": true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	args := strings.Join(spec.Args("198.18.0.2", ""), " ")
+	if !strings.Contains(args, "-P 4") {
+		t.Errorf("args %s: want -P 4", args)
+	}
+	encoded, _ := json.Marshal(spec.Options())
+	if !strings.Contains(string(encoded), `"streams_probe":true`) {
+		t.Errorf("options %s: want streams_probe", encoded)
+	}
+	// An ordinary run's options are byte for byte what they were before probes.
+	ordinary, _ := DecodeSpec(json.RawMessage(`{"parallel": 4}`))
+	if encoded, _ := json.Marshal(ordinary.Options()); strings.Contains(string(encoded), "streams_probe") {
+		t.Errorf("options %s: an ordinary run is no probe", encoded)
+	}
+	// One stream, or UDP, compares nothing with the single-stream runs.
+	for _, raw := range []string{`{"streams_probe": true}`, `{"parallel": 4, "udp": true, "bitrate_bps": 1000000, "streams_probe": true}`,
+		`{"parallel": 4, "streams_probe": "yes"}`} {
+		if _, err := DecodeSpec(json.RawMessage(raw)); err == nil {
+			t.Errorf("%s accepted", raw)
+		}
+	}
+}

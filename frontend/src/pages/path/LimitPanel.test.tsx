@@ -56,10 +56,34 @@ describe("LimitPanel", () => {
     expect(within(limits).getByText("Receive window limited")).toBeDefined();
   });
 
+  it("says what one stream against several showed, and nothing without a probe", async () => {
+    renderPanel(limit, {
+      ...ANALYSIS,
+      streams_probe: {
+        run_id: "44444444-4444-4444-8444-444444444444",
+        started_at: "2026-11-22T11:30:00Z",
+        streams: 4,
+        probe_bps: 31e6,
+        single_bps: 8e6,
+        single_runs: 10,
+        ratio: 3.875,
+        kind: "per_flow",
+        text: "4 streams together reached 31.0 Mbit/s, 3.9x one stream's 8.0 Mbit/s: each flow is held on its own",
+      },
+    });
+    const limits = panel(TITLE);
+    await within(limits).findAllByText("Receive window limited");
+    const line = limits.querySelector("p.streams-probe")?.textContent ?? "";
+    expect(line).toContain("1 vs 4 streams: 4 streams together reached 31.0 Mbit/s, 3.9x one stream's 8.0 Mbit/s");
+    expect(limits.querySelector("p.streams-probe")?.getAttribute("data-kind")).toBe("per_flow");
+    expect(line).toContain("against 10 single-stream runs of the day before");
+  });
+
   it("shows no label on a path whose runs have none", async () => {
     renderPanel(limit, { ...ANALYSIS, path_label: null });
     await within(panel(TITLE)).findByText("Receive window limited");
     expect(panel(TITLE).querySelector("p.path-label")).toBeNull();
+    expect(panel(TITLE).querySelector("p.streams-probe")).toBeNull();
   });
 
   it("explains a run on a slower ECMP member against that member's ceiling, not as a drop", async () => {

@@ -10,6 +10,7 @@ import type {
   PathLabel,
   RunAnalysis,
   RunCeilings,
+  StreamsProbe,
   TermName,
 } from "../../api/queries";
 import { Panel } from "../../components/Panel";
@@ -205,6 +206,19 @@ function CeilingsNow({ now }: { now: RunCeilings }) {
   );
 }
 
+/** One stream against several: the newest probe the server planned beside the single-stream runs. */
+function StreamsProbeLine({ probe }: { probe: StreamsProbe }) {
+  return (
+    <p className="streams-probe" role="note" data-kind={probe.kind}>
+      <strong>1 vs {probe.streams} streams: </strong>
+      {probe.text}{" "}
+      <span className="muted">
+        (probe at {formatUtc(probe.started_at)}, against {probe.single_runs} single-stream runs of the day before)
+      </span>
+    </p>
+  );
+}
+
 function Limits({ data, diagnoses }: { data: PathAnalysis; diagnoses: readonly Choice[] | undefined }) {
   const newest = data.runs[0];
   const now = data.ceilings_now;
@@ -212,6 +226,7 @@ function Limits({ data, diagnoses }: { data: PathAnalysis; diagnoses: readonly C
     <>
       {data.path_label !== null && <PathLabelLine label={data.path_label} diagnoses={diagnoses} />}
       {newest === undefined ? <p className="muted">{NO_RUN_HINT}</p> : <RunSummary run={newest} diagnoses={diagnoses} />}
+      {data.streams_probe !== null && <StreamsProbeLine probe={data.streams_probe} />}
       {now === null ? (
         newest !== undefined && (
           <p className="muted">
