@@ -99,7 +99,7 @@ class RunDiagnosis:
 
 
 def binding_rate(
-    label: Diagnosis, rate_bps: float, terms: dict[Limit, Term], load_terms: dict[Limit, Term] | None = None
+    label: Diagnosis, rate_bps: float, terms: dict[Limit, Term], load_terms: dict[Limit, Term]
 ) -> float | None:
     """The rate of what the label says binds (RunDiagnosis.binding_bps).
 
@@ -116,7 +116,7 @@ def binding_rate(
     term = LABEL_TERMS.get(label)
     if term is None:
         return None
-    if term is Limit.RECEIVE_WINDOW and load_terms and load_terms[term].rate_bps:
+    if term is Limit.RECEIVE_WINDOW and term in load_terms and load_terms[term].rate_bps:
         return load_terms[term].rate_bps
     return terms[term].rate_bps
 

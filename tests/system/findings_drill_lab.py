@@ -32,6 +32,9 @@ QUIET_PAIR = ("qa", "qb")  # under a silence from the start: its RTT shift is re
 # The findings lab's pairs.
 ECMP = ("ea", "eb")
 CONTROL = ("wa", "wb")
+# Throughput runs a path's baseline waits for: the fast rule judges from 10 runs of a path's
+# own history, and the newest is the one it judges.
+BASELINE_RUNS = 11
 
 PING = {"name": "ping", "test_type": "ping", "interval_s": 10, "spec": {"count": 10, "interval_s": 0.2}}
 # 2 s + 1 s omitted + the planner's 8 s margin: a run every 11 s holds each pair's agents back to back.

@@ -32,11 +32,17 @@ from .alert_receivers import (
     slack_kind,
 )
 from .conftest import ARTIFACTS, Stack, wait_for
-from .findings_drill_lab import DRILL_MESHES, QUIET_PAIR, RTT_PAIR, TPUT_PAIR, FindingsDrillLab
+from .findings_drill_lab import (
+    BASELINE_RUNS,
+    DRILL_MESHES,
+    QUIET_PAIR,
+    RTT_PAIR,
+    TPUT_PAIR,
+    FindingsDrillLab,
+)
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the lab needs root (network namespaces)")
 
-BASELINE_RUNS = 11
 RATE, CUT_RATE = 100, 60
 DELAY, SLOW_DELAY = 10, 20  # one-way ms on the rtt link: +10 ms each way is +20 ms of RTT
 MESH_MATCHER = [{"name": "mesh", "op": "=~", "value": "drill-.*"}]

@@ -23,13 +23,12 @@ from lab.lab import Lab, Lateness
 from lab.lateness import LatenessLog
 
 from .conftest import ARTIFACTS, Stack, wait_for
-from .findings_drill_lab import CONTROL, ECMP, FINDINGS_MESHES, FindingsDrillLab
+from .findings_drill_lab import BASELINE_RUNS, CONTROL, ECMP, FINDINGS_MESHES, FindingsDrillLab
 from .lab_agents import judged_wait
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the lab needs root (network namespaces)")
 
 ECMP_RUNS = 20
-BASELINE_RUNS = 11  # the fast rule judges from 10 runs of a path's own history
 # A baseline the fast rule can judge a cut against: its last 10 runs within this of their
 # median. The unchanged 100 Mbit/s path runs 95-100; one that scatters (27-100 in a loaded CI
 # run, the emulator a tenth late) holds no 40 % cut a NOC could tell from its noise.
