@@ -12,14 +12,12 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Q
 from django.utils import timezone
 
 from inventory.models import Agent
-from measurements.choices import TestType
 from meshes.choices import SlotState
 from meshes.models import Slot
-from meshes.ramps import future_slots, sends_from
+from meshes.ramps import future_slots, marked_slots
 
 # Enough streams to add up to several times one where each flow is held on its own, few
 # enough to leave the hosts' CPU out of it (the options cap parallel at 128 for that reason).
@@ -27,15 +25,8 @@ PROBE_STREAMS = 4
 
 
 def probe_slots(sender: Agent, receiver: Agent, since: datetime) -> list[Slot]:
-    """The slots in the data's direction that hold a streams probe and start from `since` on,
-    whatever came of them."""
-    rows = Slot.objects.filter(
-        Q(source=sender, destination=receiver) | Q(source=receiver, destination=sender),
-        test_type=TestType.THROUGHPUT,
-        start_at__gte=since,
-        spec__has_key="streams_probe",
-    ).order_by("start_at")
-    return [slot for slot in rows if sends_from(slot, sender)]
+    """The slots in the data's direction that hold a streams probe and start from `since` on."""
+    return marked_slots(sender, receiver, since, "streams_probe")
 
 
 def next_probe_slot(sender: Agent, receiver: Agent, now: datetime) -> Slot | None:

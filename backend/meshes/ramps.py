@@ -41,16 +41,22 @@ def sends_from(slot: Slot, sender: Agent) -> bool:
     return (slot.source_id == sender.pk) != reverse
 
 
-def ramp_slots(sender: Agent, receiver: Agent, since: datetime) -> list[Slot]:
-    """The slots in the data's direction that hold a ramp and start from `since` on,
-    whatever came of them (still to come, under way, ok, failed or missed)."""
+def marked_slots(sender: Agent, receiver: Agent, since: datetime, key: str) -> list[Slot]:
+    """The slots in the data's direction whose spec holds `key` (a ramp's ramp_bps, a streams
+    probe's streams_probe) and that start from `since` on, whatever came of them (still to
+    come, under way, ok, failed or missed)."""
     rows = Slot.objects.filter(
         Q(source=sender, destination=receiver) | Q(source=receiver, destination=sender),
         test_type=TestType.THROUGHPUT,
         start_at__gte=since,
-        spec__has_key="ramp_bps",
+        spec__has_key=key,
     ).order_by("start_at")
     return [slot for slot in rows if sends_from(slot, sender)]
+
+
+def ramp_slots(sender: Agent, receiver: Agent, since: datetime) -> list[Slot]:
+    """The slots in the data's direction that hold a ramp and start from `since` on."""
+    return marked_slots(sender, receiver, since, "ramp_bps")
 
 
 def future_slots(sender: Agent, receiver: Agent, after: datetime) -> list[Slot]:

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.db import connection
-from django.db.models import Q
+from django.db.models import Q, QuerySet
 
 from analysis.choices import RttModeVerdict
 from analysis.intervals import IntervalRow, IntervalStats
@@ -25,6 +25,7 @@ from analysis.services.own_load import BUSY_CTE, NOT_BUSY
 from analysis.services.sweep_modes import sweep_modes_near
 from analysis.tuning import HostTuning
 from inventory.models import Agent, HostFactsSnapshot
+from measurements.choices import RunStatus, TestType
 from measurements.models import Run, ThroughputInterval
 
 # Loss and RTT around a run come from the pings of this period before it.
@@ -117,6 +118,18 @@ def is_reverse(run: Run) -> bool:
 
 def is_udp(run: Run) -> bool:
     return udp_run(as_dict(run.summary), as_dict(run.params))
+
+
+def ok_throughput_runs(a: Agent, b: Agent, since: datetime, until: datetime) -> QuerySet[Run]:
+    """The measured throughput runs between two agents, either way, started in [since,
+    until], newest first: which way the data flowed is the caller's (data_direction)."""
+    return Run.objects.filter(
+        Q(source_id=a.pk, destination_id=b.pk) | Q(source_id=b.pk, destination_id=a.pk),
+        test_type=TestType.THROUGHPUT,
+        status=RunStatus.OK,
+        started_at__gte=since,
+        started_at__lte=until,
+    ).order_by("-started_at")
 
 
 def is_streams_probe(run: Run) -> bool:

@@ -12,7 +12,6 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.db.models import Q
 from django.utils import timezone
 
 from analysis.advice import Advice, advise, shared_ceiling
@@ -25,12 +24,11 @@ from analysis.models import Finding, RunAnalysis
 from analysis.policer import PolicerEstimate, UdpRun, policer_estimate
 from analysis.run_judgement import number
 from analysis.runs import RunCeilings, RunInputs, run_ceilings
-from analysis.services.inputs import as_dict, data_direction, interval_rows, is_udp, run_inputs
+from analysis.services.inputs import as_dict, data_direction, interval_rows, is_udp, ok_throughput_runs, run_inputs
 from analysis.services.ramp_runs import is_ramp, latest_ramp
 from analysis.services.stream_probes import StreamsProbe, latest_streams_probe
 from analysis.services.sweep_modes import PathModesNow, path_modes_now
 from inventory.models import Agent
-from measurements.choices import RunStatus, TestType
 from measurements.models import Run
 
 # The path's label is the consensus of this many recent runs run as the newest one was.
@@ -112,13 +110,7 @@ def consensus(latest: RunAnalysis) -> Consensus | None:
 
 def udp_runs(source: Agent, destination: Agent, now: datetime) -> list[UdpRun]:
     """The path's recent paced UDP runs in the data's direction (iperf3 -R counted)."""
-    runs = Run.objects.filter(
-        Q(source_id=source.pk, destination_id=destination.pk) | Q(source_id=destination.pk, destination_id=source.pk),
-        test_type=TestType.THROUGHPUT,
-        status=RunStatus.OK,
-        started_at__gte=now - UDP_LOOKBACK,
-        started_at__lte=now,
-    ).order_by("-started_at")[: 5 * UDP_RUNS]
+    runs = ok_throughput_runs(source, destination, now - UDP_LOOKBACK, now)[: 5 * UDP_RUNS]
     agents = {source.pk: source, destination.pk: destination}
     found: list[UdpRun] = []
     for run in runs:

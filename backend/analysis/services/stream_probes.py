@@ -16,13 +16,11 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db.models import Q
 
 from analysis.models import RunAnalysis
-from analysis.services.inputs import as_dict, is_reverse
+from analysis.services.inputs import as_dict, is_reverse, ok_throughput_runs
 from analysis.streams import MIN_SINGLE_RUNS, StreamsVerdict, compare_streams
 from inventory.models import Agent
-from measurements.choices import RunStatus, TestType
 from measurements.models import Run
 from meshes.choices import SlotState
 from meshes.probes import next_probe_slot, probe_slots, put_streams_probe
@@ -93,14 +91,7 @@ class StreamsProbe:
 def latest_streams_probe(sender: Agent, receiver: Agent, now: datetime) -> StreamsProbe | None:
     """The newest measured probe in the data's direction within SHOWN_FOR, with its verdict;
     None without one, or without the single-stream runs to compare it with."""
-    runs = Run.objects.filter(
-        Q(source_id=sender.pk, destination_id=receiver.pk) | Q(source_id=receiver.pk, destination_id=sender.pk),
-        test_type=TestType.THROUGHPUT,
-        status=RunStatus.OK,
-        started_at__gte=now - SHOWN_FOR,
-        started_at__lte=now,
-        params__streams_probe=True,
-    ).order_by("-started_at")[:5]
+    runs = ok_throughput_runs(sender, receiver, now - SHOWN_FOR, now).filter(params__streams_probe=True)[:5]
     for run in runs:
         if (run.source_id == sender.pk) == is_reverse(run):
             continue  # the other direction's data
