@@ -32,7 +32,9 @@ def probe_slots(sender: Agent, receiver: Agent, since: datetime) -> list[Slot]:
 def next_probe_slot(sender: Agent, receiver: Agent, now: datetime) -> Slot | None:
     """The path's first planned TCP slot in the data's direction that its client fetches
     before it starts (the planning lead)."""
-    after = now + timedelta(seconds=settings.SLOT_PLANNING_LEAD_S)
+    # From the moment of writing, not the caller's: a long analysis pass must not hand a slot
+    # to a plan its client has already fetched.
+    after = max(now, timezone.now()) + timedelta(seconds=settings.SLOT_PLANNING_LEAD_S)
     candidates = future_slots(sender, receiver, after)
     return next((slot for slot in candidates if isinstance(slot.spec, dict) and not slot.spec.get("udp")), None)
 

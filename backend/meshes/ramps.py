@@ -83,7 +83,9 @@ def future_slots(sender: Agent, receiver: Agent, after: datetime) -> list[Slot]:
 def next_ramp_slot(sender: Agent, receiver: Agent, now: datetime) -> Slot | None:
     """The path's first planned slot in the data's direction that its client fetches before it
     starts (the planning lead) and that holds at least MIN_RAMP_STEPS steps."""
-    after = now + timedelta(seconds=settings.SLOT_PLANNING_LEAD_S)
+    # From the moment of writing, not the caller's: a long analysis pass must not hand a slot
+    # to a plan its client has already fetched.
+    after = max(now, timezone.now()) + timedelta(seconds=settings.SLOT_PLANNING_LEAD_S)
     return next((slot for slot in future_slots(sender, receiver, after) if steps_fitting(slot) >= MIN_RAMP_STEPS), None)
 
 

@@ -286,21 +286,27 @@ def final_reading(estimate: dict[str, Any]) -> bool:
     return bool(value.startswith("about ") or (value.startswith("at least ") and "besides the policer" in reason))
 
 
-def ramp_history(stack: Stack, ids: dict[str, str]) -> str:
-    """What came of tigo -> jive's ramp slots and the agents' failed probes, for a ramp that
-    never gave its reading (the CI log is all a reader of a failed run has)."""
+def slot_history(stack: Stack, ids: dict[str, str], key: str) -> str:
+    """What came of tigo -> jive's slots marked with `key` (a ramp's ramp_bps, a probe's
+    streams_probe) and the agents' failed probes, for a reading that never came (the CI log is
+    all a reader of a failed run has)."""
     slots = stack.query(
-        "SELECT start_at, state, reason, spec->'ramp_bps', run_id FROM meshes_slot"
-        " WHERE test_type = 'throughput' AND source_id IN (%s, %s) AND spec ? 'ramp_bps' ORDER BY start_at",
+        "SELECT start_at, state, reason, spec->%s::text, spec->'parallel', run_id FROM meshes_slot"
+        " WHERE test_type = 'throughput' AND source_id IN (%s, %s) AND spec ? %s::text ORDER BY start_at",
+        key,
         ids["tigo"],
         ids["jive"],
+        key,
     )
-    lines = [f"ramp slot {start:%H:%M:%S} {state} {rates} run {run} {why}" for start, state, why, rates, run in slots]
+    lines = [
+        f"{key} slot {start:%H:%M:%S} {state} {marked} x{streams} run {run} {why}"
+        for start, state, why, marked, streams, run in slots
+    ]
     for name in ("tigo", "jive"):
         log = log_path(f"agent-{name}")
         failures = [line for line in log.read_text().splitlines() if "level=WARN" in line] if log.exists() else []
         lines += [f"{name}: {line}" for line in failures[-10:]]
-    return "\n".join(lines or ["no ramp slot was planned"])
+    return "\n".join(lines or [f"no {key} slot was planned"])
 
 
 def step_text(step: dict[str, Any]) -> str:
@@ -323,7 +329,7 @@ def test_tigo_jive_policer_rate_is_measured_by_a_udp_ramp(seeds: Seeds) -> None:
             interval_s=5,
         )
     except AssertionError as timed_out:
-        raise AssertionError(f"{timed_out}\n{ramp_history(stack, ids)}") from None
+        raise AssertionError(f"{timed_out}\n{slot_history(stack, ids, 'ramp_bps')}") from None
     ramps = stack.query(
         "SELECT started_at, params->'ramp_bps', summary->'ramp' FROM measurements_run"
         " WHERE source_id = %s AND destination_id = %s AND params ? 'ramp_bps' ORDER BY started_at",
@@ -361,14 +367,18 @@ def test_tigo_jive_one_stream_against_four(seeds: Seeds) -> None:
     streams in one of its slots beside the single-stream runs, and the path page says what the
     comparison showed."""
     stack, ids = seeds.stack, seeds.ids
-    probe = wait_for(
-        "a streams probe on tigo -> jive",
-        lambda: path_report(stack, ids, "tigo", "jive")["streams_probe"],
-        PROBE_WAIT_S,
-        interval_s=5,
-    )
+    try:
+        probe = wait_for(
+            "a streams probe on tigo -> jive",
+            lambda: path_report(stack, ids, "tigo", "jive")["streams_probe"],
+            PROBE_WAIT_S,
+            interval_s=5,
+        )
+    except AssertionError as timed_out:
+        raise AssertionError(f"{timed_out}\n{slot_history(stack, ids, 'streams_probe')}") from None
     with (ARTIFACTS / "analysis-seeds.txt").open("a") as out:
         out.write(f"tigo->jive streams probe: {probe['kind']}; {probe['text']}\n")
+        out.write(f"{slot_history(stack, ids, 'streams_probe')}\n")
     assert (probe["streams"], probe["single_runs"] >= 3, probe["probe_bps"] > 0) == (4, True, True), probe
     runs = stack.query("SELECT count(*) FROM analysis_runanalysis WHERE run_id = %s", probe["run_id"])
     assert runs == [(0,)], "a probe is compared with the path's runs, never one of them"

@@ -4,7 +4,7 @@ most every FATHOM_POLICER_RAMP_EVERY_H. The ramp's steps rise from below the cur
 (TCP's rate is only a lower bound) to 6x it or to the path's TCP ceiling, whichever is
 higher, and stay under the link; a ramp that lost nothing is followed by a higher one, and
 one that measured nothing (it failed, its slot was missed, or the agent ran the slot's old
-test) is tried again in a later slot, up to MAX_FAILED_RAMPS an interval.
+test) is tried again in a later slot, up to MAX_UNMEASURED an interval (services/marked_slots.py).
 """
 
 from __future__ import annotations
@@ -20,13 +20,12 @@ from django.conf import settings
 from analysis.choices import Diagnosis
 from analysis.models import RunAnalysis
 from analysis.policer import from_ramp, ramp_rates
+from analysis.services.marked_slots import MAX_UNMEASURED, failure_reason, unmeasured
 from analysis.services.paths import ceilings_now, consensus, path_policer
 from analysis.services.ramp_runs import ramp_runs, ramp_steps
 from inventory.models import Agent
-from measurements.choices import RunStatus
 from measurements.models import Run
 from meshes.choices import SlotState
-from meshes.models import Slot
 from meshes.ramps import MIN_RAMP_STEPS, next_ramp_slot, put_ramp, ramp_slots, steps_fitting
 
 logger = logging.getLogger(__name__)
@@ -36,10 +35,6 @@ logger = logging.getLogger(__name__)
 # step was below the link's rate (past that, nothing below the link polices this path).
 MAX_CLIMBS = 4
 CLIMB_BELOW_LINK = 0.9
-# A lost datagram or a busy moment can fail one ramp; a host that cannot run one (an iperf3
-# without pacing, a firewall on UDP) fails every one, and is not asked in every slot.
-MAX_FAILED_RAMPS = 3
-STALE_PLAN = "the agent ran the slot's earlier test: the ramp had not reached its plan"
 
 
 @dataclass(frozen=True)
@@ -72,8 +67,8 @@ def request_policer_ramp(sender: Agent, receiver: Agent, now: datetime) -> RampR
     recent = ramp_runs(sender, receiver, since, now)
     if recent and not _still_climbing(recent, len(recent), link):
         return RampRequest(None, [], f"a ramp ran in the last {every_h} h")
-    failed = unmeasured(ramps, since)
-    if len(failed) >= MAX_FAILED_RAMPS:  # the next interval tries again
+    failed = unmeasured(ramps, since, "ramp_bps")
+    if len(failed) >= MAX_UNMEASURED:  # the next interval tries again
         latest_reason = failure_reason(failed[-1])
         return RampRequest(None, [], f"{len(failed)} ramps failed in the last {every_h} h; the latest: {latest_reason}")
     slot = next_ramp_slot(sender, receiver, now)
@@ -89,27 +84,6 @@ def request_policer_ramp(sender: Agent, receiver: Agent, now: datetime) -> RampR
     put_ramp(slot, rates)
     logger.info("policer ramp %s -> %s in slot %s at %s: %s bit/s", sender, receiver, slot.pk, slot.start_at, rates)
     return RampRequest(str(slot.pk), rates, f"a ramp of {len(rates)} steps in the slot at {slot.start_at:%H:%M:%S}")
-
-
-def unmeasured(ramps: list[Slot], since: datetime) -> list[Slot]:
-    """The ramp slots, oldest first, that are over without a ramp's run: failed, missed, or
-    settled by a run that is not a ramp (the agent's plan was older than the ramp)."""
-    over = [slot for slot in ramps if slot.state != SlotState.PLANNED]
-    measured = set(
-        Run.objects.filter(
-            id__in=[slot.run_id for slot in over if slot.run_id is not None],
-            started_at__gte=since - timedelta(hours=1),  # a slot's run starts in its slot, give or take clocks
-            status=RunStatus.OK,
-            params__has_key="ramp_bps",
-        ).values_list("id", flat=True)
-    )
-    return [slot for slot in over if slot.run_id not in measured]
-
-
-def failure_reason(slot: Slot) -> str:
-    if slot.state == SlotState.OK:
-        return STALE_PLAN
-    return slot.reason or "no result"
 
 
 def _link_bps(sender: Agent, receiver: Agent, latest: RunAnalysis) -> float | None:

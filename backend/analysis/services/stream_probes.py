@@ -5,7 +5,9 @@ each flow meets on its own (its window, the loss it meets, a per-flow shaper, on
 one the path puts on all flows together (a bottleneck, a policer). A streams probe tells: its
 next exclusive slot in the data's direction runs PROBE_STREAMS streams instead
 (meshes/probes.py), at most every FATHOM_STREAMS_PROBE_EVERY_H, and analysis/streams.py
-compares the probe's aggregate with the single-stream runs before it.
+compares the probe's aggregate with the single-stream runs before it. A probe that measured
+nothing (it failed, its slot was missed, or the agent ran the slot's earlier test) is tried
+again in a later slot, up to MAX_UNMEASURED an interval, as a ramp is.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from django.conf import settings
 
 from analysis.models import RunAnalysis
 from analysis.services.inputs import as_dict, is_reverse, ok_throughput_runs
+from analysis.services.marked_slots import MAX_UNMEASURED, failure_reason, measured_and_unmeasured
 from analysis.streams import MIN_SINGLE_RUNS, StreamsVerdict, compare_streams
 from inventory.models import Agent
 from measurements.models import Run
@@ -56,11 +59,17 @@ def request_streams_probe(sender: Agent, receiver: Agent, now: datetime) -> Prob
     latest = singles[0]
     if not latest.ceiling_bps or latest.rate_bps is None or latest.rate_bps >= FAR_BELOW * latest.ceiling_bps:
         return ProbeRequest(None, "the newest single-stream run is not far below its ceilings")
-    recent = probe_slots(sender, receiver, now - timedelta(hours=every_h))
-    if any(slot.state == SlotState.PLANNED for slot in recent):
+    since = now - timedelta(hours=every_h)
+    probes = probe_slots(sender, receiver, since)
+    if any(slot.state == SlotState.PLANNED for slot in probes):
         return ProbeRequest(None, "a probe is already planned")
-    if recent:
-        return ProbeRequest(None, f"a probe was planned in the last {every_h} h")
+    measured, failed = measured_and_unmeasured(probes, since, "streams_probe")
+    if measured:
+        return ProbeRequest(None, f"a probe ran in the last {every_h} h")
+    if len(failed) >= MAX_UNMEASURED:  # the next interval tries again
+        return ProbeRequest(
+            None, f"{len(failed)} probes failed in the last {every_h} h; the latest: {failure_reason(failed[-1])}"
+        )
     slot = next_probe_slot(sender, receiver, now)
     if slot is None or not put_streams_probe(slot):
         return ProbeRequest(None, "no planned TCP slot ahead")

@@ -124,7 +124,7 @@ class PolicerRampTests(FathomTestCase):
         outcome = request_policer_ramp(self.athens, self.frankfurt, self.now)
         assert outcome.slot_id is None and outcome.reason == (
             "3 ramps failed in the last 24 h; the latest: the agent ran the slot's earlier test:"
-            " the ramp had not reached its plan"
+            " it had fetched its plan before the change"
         ), outcome
         tomorrow = self.slot(self.athens, self.frankfurt, 25 * 3600 + 200)
         later = request_policer_ramp(self.athens, self.frankfurt, self.now + timedelta(hours=25))

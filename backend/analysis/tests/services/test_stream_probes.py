@@ -89,8 +89,34 @@ class StreamsProbeTests(FathomTestCase):
         assert [slot["spec"]["streams_probe"] for slot in body["slots"] if slot["id"] == str(probe.pk)] == [True]
         # Asked again: planned already; once it ran, not again within the interval.
         assert request_streams_probe(self.athens, self.frankfurt, self.now).reason == "a probe is already planned"
-        Slot.objects.filter(pk=probe.pk).update(state=SlotState.OK)
-        assert request_streams_probe(self.athens, self.frankfurt, self.now).reason.startswith("a probe was planned")
+        measured = self.probe_run(30e6, ago_s=0)
+        Slot.objects.filter(pk=probe.pk).update(state=SlotState.OK, run_id=measured.id)
+        assert request_streams_probe(self.athens, self.frankfurt, self.now).reason == "a probe ran in the last 24 h"
+
+    def test_a_probe_that_measured_nothing_is_tried_again_up_to_three_times(self) -> None:
+        self.single_runs(8e6)
+        failed = self.slot(self.athens, self.frankfurt, -700, streams_probe=True, parallel=PROBE_STREAMS)
+        Slot.objects.filter(pk=failed.pk).update(state=SlotState.FAILED, reason="iperf3: unable to connect")
+        self.slot(self.athens, self.frankfurt, 300)
+        retry = request_streams_probe(self.athens, self.frankfurt, self.now)
+        assert retry.slot_id is not None, retry
+        # That one was missed, and a third ran the slot's earlier single stream (its client had
+        # fetched the plan before the change): three that measured nothing, none until the next
+        # interval (a host that cannot run several streams is not asked in every slot).
+        Slot.objects.filter(pk=retry.slot_id).update(start_at=self.now - timedelta(seconds=400), state=SlotState.MISSED)
+        stale = self.slot(self.athens, self.frankfurt, -100, streams_probe=True, parallel=PROBE_STREAMS)
+        single = throughput_run(self.athens, self.frankfurt, stale.start_at, 8e6)
+        Slot.objects.filter(pk=stale.pk).update(state=SlotState.OK, run_id=single.id)
+        self.slot(self.athens, self.frankfurt, 400)
+        outcome = request_streams_probe(self.athens, self.frankfurt, self.now)
+        assert outcome.slot_id is None and outcome.reason == (
+            "3 probes failed in the last 24 h; the latest: the agent ran the slot's earlier test:"
+            " it had fetched its plan before the change"
+        ), outcome
+        self.now += timedelta(hours=25)
+        self.single_runs(8e6)
+        tomorrow = self.slot(self.athens, self.frankfurt, 200)
+        assert request_streams_probe(self.athens, self.frankfurt, self.now).slot_id == str(tomorrow.pk)
 
     def test_no_probe_near_the_ceiling_without_runs_or_when_off(self) -> None:
         self.slot(self.athens, self.frankfurt, 400)
