@@ -6,6 +6,9 @@ loss is lost / sent of its probes.
 
 from __future__ import annotations
 
+import bisect
+import functools
+import math
 import statistics
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -30,6 +33,7 @@ class _LossOpen:
     baseline_sent: int
     p_values: list[float]
     recovered: list[int] = field(default_factory=list)
+    pooled: _Pooled | None = None  # set when a pooled span, not single windows, confirmed it
 
 
 def loss_rule(
@@ -57,6 +61,11 @@ def loss_rule(
     baseline + min_pp/2 (hysteresis), and windows inside an episode never become baseline. Windows with
     nothing sent are skipped. With fewer than min_baseline_windows baseline windows there is no
     decision. Only increases (UP) are detected: less loss is not a regression.
+
+    A step too small for any window to call rare (1 % loss at 10 probes a window loses one
+    probe an hour) is found by pooling the windows of the last POOLED_SPANS_S instead (see
+    _pooled_step); such an episode clears when the longest span after it pools back below
+    baseline + min_pp/2.
     """
     if confirm_windows < 1:
         raise ValueError("confirm_windows must be >= 1")
@@ -97,13 +106,16 @@ def loss_rule(
         return ordered[index].lost / ordered[index].sent
 
     frontier = 0  # windows before this index are in the pool, evicted or part of an episode
+    sums = _Sums(ordered)
     for i in range(len(ordered)):
         if current is not None:
-            if loss(i) < current.baseline + min_fraction / 2:
+            if current.pooled is not None:
+                current.recovered = _pooled_recovery(ordered, sums, current, i, current.baseline + min_fraction / 2)
+            elif loss(i) < current.baseline + min_fraction / 2:
                 current.recovered.append(i)
             else:
                 current.recovered.clear()
-            if len(current.recovered) >= confirm_windows:
+            if current.recovered and (current.pooled is not None or len(current.recovered) >= confirm_windows):
                 episodes.append(_loss_episode(ordered, current, min_pp, p_max, cleared=True))
                 for index in current.recovered:
                     admit(index)
@@ -137,22 +149,28 @@ def loss_rule(
             if not p < p_max:
                 break
             p_values.append(p)
-        if len(p_values) == confirm_windows and not _persists(pool, loss, first, baseline + min_fraction):
+        pooled = None
+        if len(p_values) < confirm_windows:
+            spread = functools.cache(lambda: _spread(pool))
+            pooled = _pooled_step(ordered, sums, i, frontier, baseline, min_fraction, spread)
+            if pooled is None:
+                continue
+            p_values = [pooled.p_value]
+        elif not _persists(pool, loss, first, baseline + min_fraction):
             continue
-        if len(p_values) == confirm_windows:
-            # A step confirmed late starts earlier: walk back over directly preceding windows
-            # that were not below the clear threshold either (same hysteresis as clearing).
-            started, baseline_lost, baseline_sent = first, pool_lost, pool_sent
-            while started > 0 and loss(started - 1) >= baseline + min_fraction / 2:
-                if started - 1 < frontier and not take_back(started - 1):
-                    break
-                started -= 1  # a window not yet in the pool, or taken back from it
-            frontier = min(frontier, started)
-            while frontier < started:  # the normal windows before the step: baseline later on
-                admit(frontier)
-                frontier += 1
-            current = _LossOpen(started, i, baseline, baseline_lost, baseline_sent, p_values)
-            frontier = i + 1
+        # A step confirmed late starts earlier: walk back over directly preceding windows
+        # that were not below the clear threshold either (same hysteresis as clearing).
+        started, baseline_lost, baseline_sent = (pooled.started if pooled else first), pool_lost, pool_sent
+        while pooled is None and started > 0 and loss(started - 1) >= baseline + min_fraction / 2:
+            if started - 1 < frontier and not take_back(started - 1):
+                break
+            started -= 1  # a window not yet in the pool, or taken back from it
+        frontier = min(frontier, started)
+        while frontier < started:  # the normal windows before the step: baseline later on
+            admit(frontier)
+            frontier += 1
+        current = _LossOpen(started, i, baseline, baseline_lost, baseline_sent, p_values, pooled=pooled)
+        frontier = i + 1
     if current is not None:
         episodes.append(_loss_episode(ordered, current, min_pp, p_max, cleared=False))
     return episodes
@@ -199,10 +217,136 @@ def _persists(
     return before >= 0 and loss(before) >= threshold
 
 
+# Spans pooled into one test when no window shows a step on its own: at the default 10 probes
+# every 5 minutes a 1 % onset loses about one probe an hour, which no window can call rare and
+# a few hours of windows can.
+POOLED_SPANS_S = (3600, 3 * 3600, 6 * 3600)
+# Three spans tested at every window, each overlapping the last: a far smaller tail than a
+# window's keeps them under one false alarm a path-year between them.
+POOLED_P_MAX = 1e-6
+# A rate, not an event: the span's worst window is left out of the test (one 5-minute outage
+# is not a loss rate) and the loss must be in at least this many of its windows.
+POOLED_MIN_LOSSY_WINDOWS = 3
+
+
+@dataclass(frozen=True)
+class _Pooled:
+    """A span of windows whose pooled loss confirmed a step."""
+
+    first: int  # the span's first window
+    started: int  # its first window with a loss: where the step shows first
+    sent: int
+    lost: int
+    p_value: float
+    span_s: int
+    p_max: float = POOLED_P_MAX
+
+
+class _Sums:
+    """Prefix sums of the windows' probes, losses and lossy windows, and their start times,
+    so a span's totals cost two lookups."""
+
+    def __init__(self, windows: Sequence[RttWindow]) -> None:
+        self.starts = [w.start.timestamp() for w in windows]
+        self.sent, self.lost, self.lossy = [0], [0], [0]
+        for w in windows:
+            self.sent.append(self.sent[-1] + w.sent)
+            self.lost.append(self.lost[-1] + w.lost)
+            self.lossy.append(self.lossy[-1] + (w.lost > 0))
+
+    def first_from(self, moment_s: float, lowest: int) -> int:
+        """The first window at or after moment_s, and not before index lowest."""
+        return max(lowest, bisect.bisect_left(self.starts, moment_s))
+
+    def totals(self, first: int, last: int) -> tuple[int, int, int]:
+        """(sent, lost, lossy windows) of windows first..last."""
+        return (
+            self.sent[last + 1] - self.sent[first],
+            self.lost[last + 1] - self.lost[first],
+            self.lossy[last + 1] - self.lossy[first],
+        )
+
+
+def _spread(pool: Sequence[tuple[float, int, int, int]]) -> float:
+    """How much the baseline's losses spread beyond a binomial's (1 for independent losses):
+    a bursty path's pooled counts are divided by it (quasi-binomial), so its everyday bursts
+    are not a rate step."""
+    return max(1.0, dispersion(pool)) if len(pool) >= DISPERSION_MIN_WINDOWS else 1.0
+
+
+def _pooled_step(
+    windows: Sequence[RttWindow],
+    sums: _Sums,
+    last: int,
+    lowest: int,
+    baseline: float,
+    min_fraction: float,
+    spread: Callable[[], float],
+) -> _Pooled | None:
+    """The shortest span of POOLED_SPANS_S ending with window `last` (none of its windows
+    before `lowest`, the first not yet in the baseline) whose pooled loss is materially and
+    significantly above baseline, its worst window left out; None when none is."""
+    end_s = windows[last].end.timestamp()
+    for span_s in POOLED_SPANS_S:
+        first = sums.first_from(end_s - span_s, lowest)
+        if first > last:
+            continue
+        sent, lost, lossy = sums.totals(first, last)
+        if lossy < POOLED_MIN_LOSSY_WINDOWS or lost < (baseline + min_fraction) * sent:
+            continue
+        worst = max(windows[first : last + 1], key=lambda w: w.lost)
+        factor = spread()
+        k, n = math.floor((lost - worst.lost) / factor), math.floor((sent - worst.sent) / factor)
+        if k < 1 or n < k:
+            continue
+        p = float(special.bdtrc(k - 1, n, baseline))
+        if p < POOLED_P_MAX:
+            started = next(index for index in range(first, last + 1) if windows[index].lost)
+            return _Pooled(first, started, sent, lost, p, span_s)
+    return None
+
+
+def _pooled_recovery(
+    windows: Sequence[RttWindow], sums: _Sums, state: _LossOpen, last: int, threshold: float
+) -> list[int]:
+    """The windows of a pooled step's recovery once the longest span after its detection pools
+    below threshold: those after the span's last loss (or the last window alone); [] while
+    the step holds, or before a span has passed. A rate of a lost probe an hour takes hours
+    to show gone, as it took to show: a shorter span of no loss is its everyday luck."""
+    assert state.pooled is not None
+    span_s = POOLED_SPANS_S[-1]
+    first = sums.first_from(windows[last].end.timestamp() - span_s, state.detected + 1)
+    if first > last or windows[last].end.timestamp() - windows[first].start.timestamp() < span_s:
+        return []
+    sent, lost, _ = sums.totals(first, last)
+    if not sent or lost >= threshold * sent:
+        return []
+    lossy = [index for index in range(first, last + 1) if windows[index].lost]
+    after = lossy[-1] + 1 if lossy else first
+    return list(range(after, last + 1)) or [last]
+
+
 def _loss_episode(windows: list[RttWindow], state: _LossOpen, min_pp: float, p_max: float, *, cleared: bool) -> Episode:
-    changed = windows[state.started : state.detected + 1]
-    confirming = windows[state.detected + 1 - len(state.p_values) : state.detected + 1]
-    current = statistics.median([w.lost / w.sent for w in changed])
+    pooled = state.pooled
+    if pooled is not None:  # one test over the span: its pooled rate, and the span as one window
+        # (Confirmed the moment the count crossed the bar, so a high estimate of a small step.)
+        current = pooled.lost / pooled.sent
+        shown = [
+            {
+                "start": iso(windows[pooled.first].start),
+                "sent": pooled.sent,
+                "lost": pooled.lost,
+                "p_value": pooled.p_value,
+            }
+        ]
+    else:
+        changed = windows[state.started : state.detected + 1]
+        confirming = windows[state.detected + 1 - len(state.p_values) : state.detected + 1]
+        current = statistics.median([w.lost / w.sent for w in changed])
+        shown = [
+            {"start": iso(w.start), "sent": w.sent, "lost": w.lost, "p_value": p}
+            for w, p in zip(confirming, state.p_values, strict=True)
+        ]
     return Episode(
         metric=Metric.LOSS,
         rule="loss",
@@ -216,12 +360,10 @@ def _loss_episode(windows: list[RttWindow], state: _LossOpen, min_pp: float, p_m
         evidence={
             "baseline_lost": state.baseline_lost,
             "baseline_sent": state.baseline_sent,
-            "windows": [
-                {"start": iso(w.start), "sent": w.sent, "lost": w.lost, "p_value": p}
-                for w, p in zip(confirming, state.p_values, strict=True)
-            ],
+            "windows": shown,
             "min_pp": min_pp,
-            "p_max": p_max,
+            "p_max": pooled.p_max if pooled is not None else p_max,
             "clear_confirmed_at": iso(windows[state.recovered[-1]].start) if cleared else None,
+            **({"pooled_s": pooled.span_s} if pooled is not None else {}),
         },
     )

@@ -2424,6 +2424,8 @@ export interface components {
             p_max: number;
             /** Format: date-time */
             clear_confirmed_at: string | null;
+            /** @description a step too small for any window alone: the seconds of windows pooled into one test (windows then holds the span's totals); absent when each window confirmed on its own */
+            pooled_s?: number;
             /** @description why a finding no rule confirms any more was cleared */
             cleared?: string;
         };

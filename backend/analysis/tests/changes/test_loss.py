@@ -110,3 +110,47 @@ def test_an_onset_is_found_before_its_own_windows_become_the_baseline(seed: int)
     (episode, *_) = loss_rule(windows)
     assert windows[2 * 288 - 3].start <= episode.started_at
     assert episode.detected_at <= windows[2 * 288 + 72].start  # within 6 h
+
+
+DAY = 288  # 5-minute windows
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_a_1_percent_onset_no_window_shows_is_found_by_pooling_hours(seed: int) -> None:
+    """1 % loss at 10 probes a window loses about one probe an hour: no window is rare on its
+    own, three or six hours of them are."""
+    lost = binomial_losses(seed, [0.0] * (2 * DAY) + [0.01] * DAY, sent=10)
+    windows = loss_windows(lost, sent=10)
+    (episode, *_) = loss_rule(windows)
+    onset = 2 * DAY
+    assert windows[onset].start <= episode.started_at <= episode.detected_at <= windows[onset + 8 * 12].start
+    assert episode.evidence["pooled_s"] in (3600, 3 * 3600, 6 * 3600), episode.evidence
+    assert episode.evidence["p_max"] == 1e-6
+    (span,) = episode.evidence["windows"]  # type: ignore[misc]
+    assert span["lost"] >= 4 and span["p_value"] < 1e-6, span
+    # Read the moment the count crossed the bar: high, but of the step's order.
+    assert 0.5 <= episode.magnitude <= 3.0, episode
+    assert_json([episode])
+
+
+def test_one_outage_or_one_burst_is_not_a_loss_rate() -> None:
+    """A 5-minute outage takes every probe of one window, a burst three of another: pooled over
+    hours that is several percent, but the worst window is left out and the rest is clean."""
+    assert loss_rule(loss_windows([0] * (2 * DAY) + [10] + [0] * DAY, sent=10)) == []
+    assert loss_rule(loss_windows([0] * (2 * DAY) + [10] + [0] * 20 + [3] + [0] * DAY, sent=10)) == []
+    # Two stray losses in a day, apart: not the three lossy windows a rate needs.
+    assert loss_rule(loss_windows([0] * (2 * DAY) + [1] + [0] * 30 + [1] + [0] * DAY, sent=10)) == []
+
+
+def test_a_pooled_step_clears_after_a_clean_span_and_opens_again() -> None:
+    lossy_hours = [1 if i % 6 == 0 else 0 for i in range(8 * 12)]  # 1 of 60 probes: 1.7 %
+    lost = [0] * (2 * DAY) + lossy_hours + [0] * (12 * 12) + [0] * DAY + lossy_hours
+    windows = loss_windows(lost, sent=10)
+    first, second = loss_rule(windows)
+    assert first.evidence["pooled_s"] and first.cleared_at is not None
+    end = 2 * DAY + 8 * 12
+    # It clears once a whole span after its detection pools back under baseline + 0.25 pp,
+    # at the first window after the span's last loss.
+    assert windows[end - 6].start <= first.cleared_at <= windows[end + 1].start, (first.cleared_at, windows[end].start)
+    assert second.started_at >= windows[end + 12 * 12 + DAY].start and second.cleared_at is None
+    assert_json([first, second])
