@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import ClassVar
 
 from django.utils import timezone
@@ -64,7 +64,11 @@ class SlotServiceTests(FathomTestCase):
             )
 
     def test_no_agent_is_ever_in_two_exclusive_slots_at_once_across_meshes(self) -> None:
-        planning = plan_exclusive_slots(seed=7)
+        # The count of 5-minute periods between 90 s and 6 h ahead depends on where in a period
+        # the planning starts: pinned 2.5 minutes into one, where the wall clock would put it anywhere.
+        period = 300
+        now = datetime.fromtimestamp(timezone.now().timestamp() // period * period + 150, tz=UTC)
+        planning = plan_exclusive_slots(now=now, seed=7)
         rows = list(Slot.objects.filter(state="planned"))
         # 6 + 2 paths; 5-minute periods starting from 90 s ahead to 6 h ahead.
         assert planning.placed == len(rows) and 8 * 71 <= len(rows) <= 8 * 72 and planning.unschedulable == 0
