@@ -361,17 +361,23 @@ func TestRampAgainstARealIperf3Server(t *testing.T) {
 	if len(o.Ramp) != 3 || o.Protocol != "UDP" || o.Streams != 1 || o.DurationS != 3 || o.OmitS != 0 || o.Iperf3Version == "" {
 		t.Fatalf("run %+v", o)
 	}
+	received := 0.0
 	for i, step := range o.Ramp {
 		t.Logf("step %d at %.3f s: offered %d, sent %.0f, received %.0f bit/s, %d of %d lost", i+1, step.StartedS,
 			step.OfferedBps, step.SenderBitsPerS, step.ReceiverBitsPerS, step.LostPackets, step.Packets)
-		if step.OfferedBps != []int64{5e6, 10e6, 20e6}[i] || step.ReceiverBitsPerS < 0.8*float64(step.OfferedBps) ||
-			step.DurationS < 0.9 || step.Packets <= 0 {
+		// How close iperf3's pacing comes to the offered rate is the CPU's to say (16 of 20
+		// Mbit/s in a CI run with every core busy); loopback delivers what was sent.
+		if step.OfferedBps != []int64{5e6, 10e6, 20e6}[i] || step.SenderBitsPerS <= 0 ||
+			step.ReceiverBitsPerS < 0.9*step.SenderBitsPerS || step.DurationS < 0.9 || step.Packets <= 0 {
 			t.Errorf("step %d: %+v", i+1, step)
 		}
+		received += step.ReceiverBitsPerS * step.DurationS
 	}
 	checkIntervalTimeline(t, *o)
-	if o.Summary.ReceiverBitsPerS < 0.8*35e6/3 || *o.Summary.Packets != o.Ramp[0].Packets+o.Ramp[1].Packets+o.Ramp[2].Packets {
-		t.Errorf("summary %+v", o.Summary)
+	// The summary's rate is over the measured seconds; a step's own seconds run a little longer.
+	mean := received / float64(o.DurationS)
+	if math.Abs(o.Summary.ReceiverBitsPerS-mean) > 0.25*mean || *o.Summary.Packets != o.Ramp[0].Packets+o.Ramp[1].Packets+o.Ramp[2].Packets {
+		t.Errorf("summary %+v against %.0f bit/s", o.Summary, mean)
 	}
 	checkAgainstContract(t, res)
 }
