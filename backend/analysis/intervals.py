@@ -1,6 +1,6 @@
 """What a throughput run's per-interval TCP_INFO says beyond iperf3's end summary.
 
-Pure: the steady rate (the median of the per-second sums after the omitted seconds),
+Pure: the steady rate (the trimmed mean of the per-second sums after the omitted seconds),
 retransmits, windows smaller than cwnd, cwnd collapses and whether slow start had finished
 (tcp-ceilings.md section 5). The diagnosis reads them next to the ceilings.
 
@@ -90,10 +90,13 @@ class IntervalStats:
 
 
 def interval_stats(rows: Sequence[IntervalRow], mss_bytes: int | None) -> IntervalStats:
-    """Steady rate (median of the per-second sums after the omitted seconds) and TCP evidence.
+    """Steady rate (trimmed mean of the per-second sums after the omitted seconds) and TCP
+    evidence.
 
-    tcp-ceilings.md section 5: the median of non-omitted intervals is the steady rate, and a
-    last third averaging more than 1.1x the first third means slow start had not finished.
+    tcp-ceilings.md section 5 takes the median of non-omitted intervals as the steady rate;
+    the trimmed mean is as robust to one odd second and, unlike the median, does not snap to
+    one of the levels iperf3's write-sized counting gives (trimmed_mean). A last third above
+    1.1x the first third means slow start had not finished.
     """
     measured = [row for row in rows if not row.omitted and row.end_s > row.start_s]
     # A reverse run carries both ends' intervals (the client's as receiver, the server's as
@@ -103,7 +106,7 @@ def interval_stats(rows: Sequence[IntervalRow], mss_bytes: int | None) -> Interv
     for row in delivered:
         per_second[round(row.end_s, 3)] += row.bits_per_s
     rates = [per_second[key] for key in sorted(per_second)]
-    steady = statistics.median(rates) if rates else None
+    steady = trimmed_mean(rates)
     sender_rows = [row for row in measured if row.sender]
     with_windows = [row for row in sender_rows if row.snd_wnd_bytes and row.snd_cwnd_bytes]
     window_limited = (
@@ -154,6 +157,25 @@ TRIM_MIN_SECONDS = 5
 RISING_FACTOR = 1.1
 
 
+def _kept(rates: Sequence[float]) -> list[float]:
+    """The per-second rates without the tenth farthest from their median (at least one from
+    TRIM_MIN_SECONDS on)."""
+    median = statistics.median(rates)
+    trim = max(1, int(len(rates) * TRIM_SHARE)) if len(rates) >= TRIM_MIN_SECONDS else 0
+    return sorted(rates, key=lambda rate: abs(rate - median))[: len(rates) - trim]
+
+
+def trimmed_mean(rates: Sequence[float]) -> float | None:
+    """The steady rate: the mean of the per-second rates kept by _kept.
+
+    Not their median: iperf3 counts a sender's bytes as its writes complete, so a window-held
+    flow's seconds alternate between a few levels (42 and 52 Mbit/s for a 47 Mbit/s flow); the
+    median picks one level, 10 % off, where the trimmed mean averages them and still drops
+    the one stalled or bursting second.
+    """
+    return statistics.fmean(_kept(rates)) if rates else None
+
+
 def trimmed_cv(rates: Sequence[float]) -> float | None:
     """Coefficient of variation of the per-second rates without the seconds farthest from
     their median (a tenth, at least one from TRIM_MIN_SECONDS on).
@@ -164,9 +186,7 @@ def trimmed_cv(rates: Sequence[float]) -> float | None:
     """
     if len(rates) < 2:
         return None
-    median = statistics.median(rates)
-    trim = max(1, int(len(rates) * TRIM_SHARE)) if len(rates) >= TRIM_MIN_SECONDS else 0
-    kept = sorted(rates, key=lambda rate: abs(rate - median))[: len(rates) - trim]
+    kept = _kept(rates)
     mean = statistics.fmean(kept)
     return statistics.pstdev(kept) / mean if mean > 0 else None
 

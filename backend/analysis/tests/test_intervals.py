@@ -46,6 +46,18 @@ def test_one_noisy_second_broke_the_old_flatness_test() -> None:
     assert stats.steady_rate_bps == pytest.approx(500e6, rel=0.01)
 
 
+def test_seconds_quantized_by_the_senders_writes_average_to_the_flows_rate() -> None:
+    """Corpus c024: a window-held flow whose seconds iperf3 counted as 40 or 50 of its
+    128 KiB writes (41.9 or 52.4 Mbit/s). The median picked a level, 11 % off the flow's rate;
+    the trimmed mean averages the levels and still drops the stalled second."""
+    step = 128 * 1024 * 8
+    seconds = [50, 50, 40, 50, 40, 50, 50, 40, 30, 50]
+    stats = interval_stats(rows([count * step for count in seconds]), 1448)
+    assert statistics.median(count * step for count in seconds) == 50 * step
+    assert stats.steady_rate_bps == pytest.approx(sum(seconds[:8] + seconds[9:]) / 9 * step)
+    assert stats.steady_rate_bps == pytest.approx(48.9e6, rel=0.001)  # the median: 52.4 Mbit/s
+
+
 @pytest.mark.parametrize("at", range(11))
 @pytest.mark.parametrize("noisy_bps", [260e6, 420e6, 650e6])
 def test_identical_runs_get_the_same_label_wherever_the_noisy_second_falls(at: int, noisy_bps: float) -> None:
