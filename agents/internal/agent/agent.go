@@ -184,6 +184,7 @@ func (a *Agent) Run(ctx context.Context) error {
 		slots: schedule.NewSlots(ctx, a.runSlot, filepath.Join(a.cfg.StateDir, "slots.json")),
 	}
 	sched.tests.Clock = a.clock
+	sched.tests.Lasts = a.probes.Lasts
 	if cached, err := a.cache.Load(); err != nil {
 		a.log.Warn("cached plan unreadable; waiting for the server", "error", err)
 	} else if cached != nil {

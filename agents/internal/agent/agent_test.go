@@ -41,6 +41,26 @@ func TestEveryProbeTypeIsRegisteredWithItsConfiguredBinary(t *testing.T) {
 	}
 }
 
+// The scheduler keeps pings and sweeps out of exclusive tests for as long as they last.
+func TestPingsAndSweepsTellHowLongTheyLast(t *testing.T) {
+	probes := Probes(config.Defaults())
+	for _, c := range []struct {
+		kind, spec string
+		want       time.Duration
+	}{
+		{ping.TestType, `{}`, 12 * time.Second}, // 10 packets 1 s apart, 3 s for the last reply
+		{ping.TestType, `{"count": 5, "interval_s": 0.2}`, 3800 * time.Millisecond},
+		{flowsweep.TestType, `{}`, 4200 * time.Millisecond}, // 160 probes 20 ms apart, then 1 s
+		{ping.TestType, `{"count": "many"}`, 0},             // unreadable: the scheduler's default
+		{trace.TestType, `{}`, 0},
+	} {
+		test := plan.Test{ID: "t", Type: c.kind, IntervalS: 300, Spec: json.RawMessage(c.spec)}
+		if got := probes.Lasts(test); got != c.want {
+			t.Errorf("%s %s lasts %s, want %s", c.kind, c.spec, got, c.want)
+		}
+	}
+}
+
 func TestSlotsAreSpooledWithTheirIDMissedOrRun(t *testing.T) {
 	cfg := config.Defaults()
 	cfg.StateDir = t.TempDir()

@@ -24,6 +24,7 @@ func TestPlanMatchesTheContract(t *testing.T) {
 		{"iperf3 user", defs["Iperf3User"], Iperf3User{}},
 		{"iperf3 auth", defs["Iperf3Auth"], Iperf3Auth{}},
 		{"iperf3 window", defs["Iperf3Window"], Iperf3Window{}},
+		{"loaded window", defs["LoadedWindow"], LoadedWindow{}},
 	} {
 		properties := c.schema.(map[string]any)["properties"].(map[string]any)
 		names := make([]string, 0, len(properties))

@@ -57,6 +57,25 @@ type Iperf3Window struct {
 	PeerAddress string    `json:"peer_address"`
 }
 
+// LoadedWindow is the reserved time of one exclusive slot and the agents its test loads (the
+// slot's source and destination): a background run between either of them and another agent
+// would measure that test's queue, so the scheduler moves it out of the window.
+type LoadedWindow struct {
+	StartAt  time.Time `json:"start_at"`
+	EndAt    time.Time `json:"end_at"`
+	AgentIDs []string  `json:"agent_ids"`
+}
+
+// Loads reports whether the window loads the agent with this id.
+func (w LoadedWindow) Loads(agentID string) bool {
+	for _, id := range w.AgentIDs {
+		if id == agentID && id != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // Slot is one exclusive run (throughput) the server planned for this agent at a fixed time,
 // so that no agent ever takes part in two at once.
 type Slot struct {
@@ -90,6 +109,8 @@ type Plan struct {
 	Iperf3Users []Iperf3User `json:"iperf3_users"`
 	// Iperf3Windows are the perfSONAR nodes' runs against this agent.
 	Iperf3Windows []Iperf3Window `json:"iperf3_windows"`
+	// LoadedWindows are the exclusive tests on this agent or its peers (absent from older servers).
+	LoadedWindows []LoadedWindow `json:"loaded_windows"`
 }
 
 // ErrExpired is returned for a plan past its valid_until.
@@ -132,6 +153,11 @@ func Decode(data []byte) (*Plan, error) {
 		}
 		if w.Port < 1 || w.Port > 65535 {
 			return nil, fmt.Errorf("plan iperf3 window %d: port %d out of range 1..65535", i, w.Port)
+		}
+	}
+	for i, w := range p.LoadedWindows {
+		if w.StartAt.IsZero() || !w.EndAt.After(w.StartAt) || len(w.AgentIDs) < 1 || len(w.AgentIDs) > 2 {
+			return nil, fmt.Errorf("plan loaded window %d: start_at, a later end_at and one or two agent_ids are required", i)
 		}
 	}
 	return &p, nil

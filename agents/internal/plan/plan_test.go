@@ -1,12 +1,15 @@
 package plan
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fathom-net/fathom/agents/internal/contract"
 )
 
 const validPlan = `{
@@ -176,5 +179,57 @@ func TestCacheKeepsIperf3Windows(t *testing.T) {
 	loaded, err := cache.Load()
 	if err != nil || len(loaded.Iperf3Windows) != 1 || loaded.Iperf3Windows[0] != p.Iperf3Windows[0] {
 		t.Fatalf("loaded %+v %v", loaded, err)
+	}
+}
+
+const withLoaded = `{
+  "schema_version": 1, "agent_id": "8d1f3c52-5c2e-4d1a-9a57-0c1b2a3d4e5f", "version": "v1",
+  "generated_at": "2026-11-22T12:00:00Z", "valid_until": "2026-11-22T13:00:00Z",
+  "upload_interval_s": 10, "host_facts_interval_s": 3600, "tests": [], "slots": [],
+  "loaded_windows": [{"start_at": "2026-11-22T12:30:00Z", "end_at": "2026-11-22T12:30:40Z",
+    "agent_ids": ["0b5c7e2a-1d3f-4a6b-8c9d-0e1f2a3b4c5d", "1c6d8f3b-2e4a-4b7c-9d0e-1f2a3b4c5d6e"]}]
+}`
+
+func TestDecodeLoadedWindowsAndRefuseMalformedOnes(t *testing.T) {
+	p, err := Decode([]byte(withLoaded))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(p.LoadedWindows) != 1 {
+		t.Fatalf("windows %+v", p.LoadedWindows)
+	}
+	w := p.LoadedWindows[0]
+	if w.EndAt.Sub(w.StartAt) != 40*time.Second || !w.Loads("1c6d8f3b-2e4a-4b7c-9d0e-1f2a3b4c5d6e") || w.Loads("8d1f3c52-5c2e-4d1a-9a57-0c1b2a3d4e5f") || w.Loads("") {
+		t.Fatalf("window %+v", w)
+	}
+	schema := contract.Compile(t, "plan.v1.schema.json")
+	cases := map[string]struct{ old, new, want string }{
+		"as sent": {``, ``, ""},
+		"without windows": {withLoaded[strings.Index(withLoaded, `,
+  "loaded_windows"`):], "\n}", ""},
+		"no start":      {`"start_at": "2026-11-22T12:30:00Z",`, ``, "loaded window 0"},
+		"ends at start": {`"end_at": "2026-11-22T12:30:40Z"`, `"end_at": "2026-11-22T12:30:00Z"`, "later end_at"},
+		"no agents":     {`"agent_ids": [`, `"agent_ids": [], "x": [`, "loaded window 0"},
+		"not a list":    {`"agent_ids": [`, `"agent_ids": 7, "x": [`, "not valid JSON"},
+	}
+	for name, tc := range cases {
+		t.Run(name, func(t *testing.T) {
+			body := strings.Replace(withLoaded, tc.old, tc.new, 1)
+			_, err := Decode([]byte(body))
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+			} else if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error %v, want %q", err, tc.want)
+			}
+			// The schema agrees, but for the order of the two times, which it cannot express.
+			var doc any
+			if json.Unmarshal([]byte(body), &doc) == nil && name != "ends at start" {
+				if schemaErr := schema.Validate(doc); (schemaErr == nil) != (tc.want == "") {
+					t.Fatalf("schema says %v, want valid=%v", schemaErr, tc.want == "")
+				}
+			}
+		})
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/fathom-net/fathom/agents/internal/plan"
 	"github.com/fathom-net/fathom/agents/internal/result"
@@ -20,8 +21,22 @@ type Prober interface {
 	Run(ctx context.Context, test plan.Test, planVersion string) result.Result
 }
 
+// Lasting is a prober that can tell how long a run of a test takes, so the scheduler can keep
+// the run out of an exclusive test on its path. A spec it cannot read lasts 0 (unknown).
+type Lasting interface {
+	Lasts(test plan.Test) time.Duration
+}
+
 // Registry maps a test type to its prober.
 type Registry map[string]Prober
+
+// Lasts is the test's prober's estimate of a run's length, 0 where it has none.
+func (r Registry) Lasts(test plan.Test) time.Duration {
+	if lasting, ok := r[test.Type].(Lasting); ok {
+		return lasting.Lasts(test)
+	}
+	return 0
+}
 
 // DecodeSpec reads a plan's spec over the defaults already in spec, refusing unknown fields
 // and trailing data: a spec this agent does not fully understand is not run half-understood.

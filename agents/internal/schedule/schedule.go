@@ -1,6 +1,9 @@
 // Package schedule runs the plan's tests at their intervals. It is the agent's one scheduler:
 // each test has its own loop, so a slow run delays only itself and never overlaps itself,
-// and a new plan changes only the tests that changed.
+// and a new plan changes only the tests that changed. A run that would overlap an exclusive
+// test on either end of its path (the plan's loaded windows) waits until just after it,
+// where that still ends before the test's next run; otherwise it runs as planned and the
+// server leaves what it measured under that load out of the analysis.
 package schedule
 
 import (
@@ -17,6 +20,13 @@ import (
 // RunFunc runs one test once.
 type RunFunc func(ctx context.Context, test plan.Test, planVersion string)
 
+// DefaultLasts is how long a run is taken to last when Lasts has no better estimate.
+const DefaultLasts = 10 * time.Second
+
+// LoadGuard keeps a moved run this far from a loaded window: the two agents' clocks and the
+// test's own start and teardown differ by about that much.
+const LoadGuard = time.Second
+
 // Scheduler keeps one loop per planned test.
 type Scheduler struct {
 	run RunFunc
@@ -26,10 +36,15 @@ type Scheduler struct {
 	// MaxFirstDelay bounds the random offset of a test's first run, so a new mesh shows data
 	// quickly while agents still spread their probes out.
 	MaxFirstDelay time.Duration
-	ctx           context.Context
-	mu            sync.Mutex
-	loops         map[string]*loop
-	wg            sync.WaitGroup
+	// Lasts estimates how long a run of a test takes (nil or 0: DefaultLasts).
+	Lasts func(plan.Test) time.Duration
+	ctx   context.Context
+	mu    sync.Mutex
+	loops map[string]*loop
+	wg    sync.WaitGroup
+	// The newest plan's loaded windows and the agent's own id, read at each run.
+	loaded []plan.LoadedWindow
+	self   string
 }
 
 type loop struct {
@@ -53,8 +68,10 @@ func (s *Scheduler) Apply(p *plan.Plan) {
 	defer s.mu.Unlock()
 	wanted := map[string]plan.Test{}
 	version := ""
+	s.loaded, s.self = nil, ""
 	if p != nil {
 		version = p.Version
+		s.loaded, s.self = p.LoadedWindows, p.AgentID
 		for _, t := range p.Tests {
 			wanted[t.ID] = t
 		}
@@ -101,6 +118,12 @@ func (s *Scheduler) every(ctx context.Context, t plan.Test, version string) {
 			return
 		case <-time.After(time.Until(next)):
 		}
+		// Out of an exclusive test on its path, where it still ends before its next run.
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(s.startClear(t, time.Now(), next.Add(interval)))):
+		}
 		s.run(ctx, t, version)
 		// Keep the cadence; skip slots a long run overran instead of bunching them up.
 		next = next.Add(interval)
@@ -108,4 +131,41 @@ func (s *Scheduler) every(ctx context.Context, t plan.Test, version string) {
 			next = next.Add(interval)
 		}
 	}
+}
+
+// startClear is when a run due at `at` starts: just after the loaded windows of its path it
+// would overlap, if it then still ends before `before` (the test's next run); else at `at`.
+func (s *Scheduler) startClear(t plan.Test, at, before time.Time) time.Time {
+	s.mu.Lock()
+	windows, self := s.loaded, s.self
+	s.mu.Unlock()
+	lasts := DefaultLasts
+	if s.Lasts != nil {
+		if d := s.Lasts(t); d > 0 {
+			lasts = d
+		}
+	}
+	start := ClearStart(windows, self, t.Peer.ID, at, lasts)
+	if start.Add(lasts).After(before) {
+		return at
+	}
+	return start
+}
+
+// ClearStart is the earliest time from at when a run lasting `lasts` between agents a and b
+// overlaps no window that loads either of them, LoadGuard kept on both sides.
+func ClearStart(windows []plan.LoadedWindow, a, b string, at time.Time, lasts time.Duration) time.Time {
+	start := at
+	for moved := true; moved; {
+		moved = false
+		for _, w := range windows {
+			if !w.Loads(a) && !w.Loads(b) {
+				continue
+			}
+			if start.Before(w.EndAt.Add(LoadGuard)) && start.Add(lasts).After(w.StartAt.Add(-LoadGuard)) {
+				start, moved = w.EndAt.Add(LoadGuard), true
+			}
+		}
+	}
+	return start
 }

@@ -115,3 +115,90 @@ func TestTheClockTimesTheIntervals(t *testing.T) {
 	s.Apply(nil)
 	s.Wait()
 }
+
+func loadedAt(start time.Time, seconds int, agents ...string) plan.LoadedWindow {
+	return plan.LoadedWindow{StartAt: start, EndAt: start.Add(time.Duration(seconds) * time.Second), AgentIDs: agents}
+}
+
+// A run is moved out of every window that loads either end of its path, and only those.
+func TestClearStartMovesARunOutOfItsPathsLoadedWindows(t *testing.T) {
+	at := time.Date(2026, 12, 4, 12, 0, 0, 0, time.UTC)
+	peer := loadedAt(at.Add(5*time.Second), 40, "peer", "third")
+	mine := loadedAt(at.Add(46*time.Second), 30, "self", "other")
+	elsewhere := loadedAt(at, 600, "third", "other")
+	for _, c := range []struct {
+		name    string
+		windows []plan.LoadedWindow
+		lasts   time.Duration
+		want    time.Time
+	}{
+		{"no windows", nil, 10 * time.Second, at},
+		{"another pair's test", []plan.LoadedWindow{elsewhere}, 10 * time.Second, at},
+		{"ends before the peer's test, guard kept", []plan.LoadedWindow{peer}, 4 * time.Second, at},
+		{"would run into the peer's test", []plan.LoadedWindow{peer}, 10 * time.Second, at.Add(46 * time.Second)},
+		{"then into its own: after both", []plan.LoadedWindow{mine, peer}, 10 * time.Second, at.Add(77 * time.Second)},
+	} {
+		if got := ClearStart(c.windows, "self", "peer", at, c.lasts); !got.Equal(c.want) {
+			t.Errorf("%s: start %s, want %s", c.name, got.Sub(at), c.want.Sub(at))
+		}
+	}
+}
+
+type stamps struct {
+	mu  sync.Mutex
+	ran []time.Time
+}
+
+func (s *stamps) run(context.Context, plan.Test, string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.ran = append(s.ran, time.Now())
+}
+
+func (s *stamps) first(within time.Duration) (time.Time, bool) {
+	deadline := time.Now().Add(within)
+	for time.Now().Before(deadline) {
+		s.mu.Lock()
+		if len(s.ran) > 0 {
+			first := s.ran[0]
+			s.mu.Unlock()
+			return first, true
+		}
+		s.mu.Unlock()
+		time.Sleep(10 * time.Millisecond)
+	}
+	return time.Time{}, false
+}
+
+// A ping due while its peer is in an exclusive test waits until just after it; one whose
+// interval leaves no room after the window runs on time (the server then leaves it out).
+func TestARunWaitsForThePeersExclusiveTestWhereItsIntervalAllows(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		intervalS int
+		moved     bool
+	}{{"room before the next run", 3600, true}, {"no room", 2, false}} {
+		t.Run(c.name, func(t *testing.T) {
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			rec := &stamps{}
+			s := New(ctx, rec.run)
+			s.MaxFirstDelay = 0
+			s.Lasts = func(plan.Test) time.Duration { return 100 * time.Millisecond }
+			began := time.Now()
+			window := loadedAt(began.Add(-time.Second), 2, "peer", "third") // ends 1 s from now
+			ping := test("ping", c.intervalS)
+			ping.Peer = plan.Peer{ID: "peer"}
+			s.Apply(&plan.Plan{Version: "1", AgentID: "self", Tests: []plan.Test{ping}, LoadedWindows: []plan.LoadedWindow{window}})
+			ran, ok := rec.first(5 * time.Second)
+			if !ok {
+				t.Fatal("the ping never ran")
+			}
+			afterWindow := !ran.Before(window.EndAt.Add(LoadGuard))
+			if afterWindow != c.moved || (!c.moved && ran.Sub(began) > 500*time.Millisecond) {
+				t.Fatalf("ran %s after the start (window ends at %s, guard %s); want moved=%v",
+					ran.Sub(began), window.EndAt.Sub(began), LoadGuard, c.moved)
+			}
+		})
+	}
+}

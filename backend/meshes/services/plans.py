@@ -35,6 +35,13 @@ HOST_FACTS_INTERVAL_S = 300
 # just after a start learns of the slot and reports it missed rather than never.
 SLOT_LATE_START_S = 30
 
+# Loaded windows are listed from the current quarter hour for an hour, at most this many: the
+# list (and so the plan's version) changes each quarter hour and when slots are planned, not
+# each time a window ends, and a full mesh of hundreds of agents keeps its plans small.
+LOADED_WINDOWS_STEP_S = 900
+LOADED_WINDOWS_AHEAD_S = 3600
+LOADED_WINDOWS_MAX = 500
+
 
 @dataclass(frozen=True)
 class PlannedTest:
@@ -70,6 +77,17 @@ class Iperf3Window:
 
 
 @dataclass(frozen=True)
+class LoadedWindow:
+    """The reserved time of an exclusive slot and the agents its test loads (source and
+    destination): the agent keeps its background runs between either of them and another
+    agent out of it, as own_load.py keeps the pings that still overlap out of the analysis."""
+
+    start_at: str
+    end_at: str
+    agent_ids: list[str]
+
+
+@dataclass(frozen=True)
 class Plan:
     agent_id: str
     version: str
@@ -79,6 +97,7 @@ class Plan:
     slots: list[PlannedSlot]
     iperf3_users: list[Iperf3User] = field(default_factory=list)
     iperf3_windows: list[Iperf3Window] = field(default_factory=list)
+    loaded_windows: list[LoadedWindow] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -93,6 +112,7 @@ class Plan:
             "slots": [asdict(slot) for slot in self.slots],
             "iperf3_users": [asdict(user) for user in self.iperf3_users],
             "iperf3_windows": [asdict(window) for window in self.iperf3_windows],
+            "loaded_windows": [asdict(window) for window in self.loaded_windows],
         }
 
 
@@ -194,11 +214,38 @@ def iperf3_windows(agent: Agent, now: datetime, until: datetime) -> list[Iperf3W
     return windows
 
 
+def loaded_windows(agent: Agent, tests: list[PlannedTest], now: datetime, until: datetime) -> list[LoadedWindow]:
+    """The exclusive slots of the coming hour that load this agent or a peer of its background
+    tests, each with its reserved time (the time own_load.py counts as busy): the agent moves
+    a ping or sweep on a path out of its path's windows where the interval allows."""
+    peers = {str(agent.pk)} | {test.peer.id for test in tests if test.peer.id}
+    since = datetime.fromtimestamp(now.timestamp() // LOADED_WINDOWS_STEP_S * LOADED_WINDOWS_STEP_S, tz=UTC)
+    either_end = Q(source_id__in=peers) | Q(destination_id__in=peers)
+    rows = (
+        # Every slot that may run or has run, as own_load.py counts them: a slot that finished
+        # stays listed, so its result arriving does not change the plan.
+        Slot.objects.filter(either_end, test_type__in=EXCLUSIVE_TEST_TYPES, end_at__gt=since)
+        .exclude(state=SlotState.UNSCHEDULABLE)
+        .filter(start_at__lte=min(until, since + timedelta(seconds=LOADED_WINDOWS_AHEAD_S)))
+        .order_by("start_at", "id")
+        .values_list("start_at", "end_at", "source_id", "destination_id")[:LOADED_WINDOWS_MAX]
+    )
+    return [
+        LoadedWindow(
+            start_at=start.astimezone(UTC).isoformat(),
+            end_at=end.astimezone(UTC).isoformat(),
+            agent_ids=[str(source), str(destination)],
+        )
+        for start, end, source, destination in rows
+    ]
+
+
 def plan_version(
     tests: list[PlannedTest],
     planned: list[PlannedSlot],
     users: list[Iperf3User],
     windows: list[Iperf3Window] | None = None,
+    loaded: list[LoadedWindow] | None = None,
 ) -> str:
     """Stable while tests, slots, iperf3 users and windows are unchanged, so an unchanged
     plan is a 304."""
@@ -209,6 +256,8 @@ def plan_version(
     }
     if windows:  # only when there are any: plans without nodes keep their versions
         content["iperf3_windows"] = [asdict(window) for window in windows]
+    if loaded:  # likewise: a plan with no exclusive test near it keeps its version
+        content["loaded_windows"] = [asdict(window) for window in loaded]
     canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
@@ -220,13 +269,15 @@ def build_plan(agent: Agent, now: datetime | None = None) -> Plan:
     planned = planned_slots(agent, now, valid_until)
     users = iperf3_users(agent, now, valid_until)
     windows = iperf3_windows(agent, now, valid_until)
+    loaded = loaded_windows(agent, tests, now, valid_until)
     return Plan(
         agent_id=str(agent.pk),
-        version=plan_version(tests, planned, users, windows),
+        version=plan_version(tests, planned, users, windows, loaded),
         generated_at=now,
         valid_until=valid_until,
         tests=tests,
         slots=planned,
         iperf3_users=users,
         iperf3_windows=windows,
+        loaded_windows=loaded,
     )

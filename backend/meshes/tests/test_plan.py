@@ -7,6 +7,7 @@ from django.utils import timezone
 
 from core import contract
 from fathom.testing import FathomTestCase
+from inventory.models import Agent
 from inventory.services import revoke_agent
 from meshes.models import Mesh, Slot
 from meshes.services.slot_planning import plan_exclusive_slots
@@ -75,3 +76,40 @@ class PlanTests(FathomTestCase):
     def test_plans_need_agent_credentials(self) -> None:
         assert self.client.get(PLAN_URL).status_code in (401, 403)
         assert self.user_client(self.owner).get(PLAN_URL).status_code in (401, 403)
+
+    def test_the_plan_lists_the_slots_that_load_the_agent_or_its_peers(self) -> None:
+        """A ping or sweep between two agents that overlaps an exclusive test on either of them
+        sees that test's queue: the plan names those times so the agent can move the run."""
+        geneva, _ = self.enroll("geneva", "198.18.3.1")
+        now = timezone.now()
+
+        def slot(source: Agent, destination: Agent, start_s: float, **fields: str) -> Slot:
+            start = now + timedelta(seconds=start_s)
+            return Slot.objects.create(
+                source=source, destination=destination, test_type="throughput",
+                period_start=start, start_at=start, end_at=start + timedelta(seconds=40), **fields,
+            )  # fmt: skip
+
+        peers = slot(self.frankfurt, geneva, 120)  # athens pings both: its paths to them are loaded
+        mine = slot(self.athens, geneva, 300)
+        slot(self.frankfurt, geneva, 600, state="unschedulable")  # it never runs
+        slot(self.frankfurt, geneva, -3600)  # over before this quarter hour
+        slot(self.frankfurt, geneva, 3 * 3600)  # beyond the hour listed
+        client = self.agent_client(self.athens, self.athens_credential)
+        reply = client.get(PLAN_URL)
+        plan = reply.json()
+        assert [window["start_at"] for window in plan["loaded_windows"]] == [
+            peers.start_at.isoformat(),
+            mine.start_at.isoformat(),
+        ]
+        assert plan["loaded_windows"][0] == {
+            "start_at": peers.start_at.isoformat(),
+            "end_at": peers.end_at.isoformat(),
+            "agent_ids": [str(self.frankfurt.pk), str(geneva.pk)],
+        }
+        assert not list(contract.validator("plan.v1.schema.json").iter_errors(plan))
+        # A slot's result arriving does not change the plan; a newly planned one does.
+        Slot.objects.filter(pk=peers.pk).update(state="ok")
+        assert client.get(PLAN_URL, HTTP_IF_NONE_MATCH=reply["ETag"]).status_code == 304
+        slot(geneva, self.frankfurt, 900)
+        assert client.get(PLAN_URL, HTTP_IF_NONE_MATCH=reply["ETag"]).status_code == 200

@@ -20,6 +20,8 @@ export interface Plan {
   iperf3_users?: Iperf3User[];
   /** exclusive slots in which a perfSONAR node's iperf3 client tests against this agent (pScheduler single-ended), which cannot present iperf3_users credentials; absent from servers older than perfSONAR interop */
   iperf3_windows?: Iperf3Window[];
+  /** exclusive slots until valid_until that load this agent or the peer of one of its background tests: the agent moves a background run that would overlap one on its path to just after it, where the test's interval allows; absent from servers older than own-load planning */
+  loaded_windows?: LoadedWindow[];
 }
 
 /** A test kind; each has its options schema in test-options/<kind>.v1.schema.json. */
@@ -74,6 +76,15 @@ export interface Iperf3Window {
   peer_name: string;
   /** the node's address, for the agent's log */
   peer_address: string;
+}
+
+/** The reserved time of one exclusive slot, its margins included, and the agents its test loads: a ping or sweep between either of them and another agent would see the queue that test builds. */
+export interface LoadedWindow {
+  start_at: string;
+  /** later than start_at */
+  end_at: string;
+  /** the slot's source and destination */
+  agent_ids: string[];
 }
 
 /** One slot's credential for the peer's iperf3 server (iperf3 --username, IPERF3_PASSWORD, --rsa-public-key-path). */

@@ -38,6 +38,15 @@ type Prober struct {
 func New() *Prober { return &Prober{Now: time.Now} }
 
 // Run sweeps the test's peer and returns the result. Unanswered probes are data (lost
+// Lasts is how long a round takes: every probe at its spacing, then the last one's timeout.
+func (p *Prober) Lasts(test plan.Test) time.Duration {
+	spec, err := DecodeSpec(test.Spec)
+	if err != nil {
+		return 0
+	}
+	return time.Duration(spec.probes())*spec.interval() + spec.timeout()
+}
+
 // samples); only a sweep that could not be carried out is a failed result.
 func (p *Prober) Run(ctx context.Context, test plan.Test, planVersion string) result.Result {
 	res := result.New(TestType, test.ID, planVersion, test.Peer.Address, test.Peer.ID, p.Now())

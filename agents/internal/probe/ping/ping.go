@@ -88,6 +88,15 @@ func Args(spec Spec, target string, replyWait time.Duration) []string {
 	return append(args, "--", host)
 }
 
+// Lasts is how long pinging takes: the packets' spacing, then the wait for the last reply.
+func (p *Prober) Lasts(test plan.Test) time.Duration {
+	spec, err := DecodeSpec(test.Spec)
+	if err != nil {
+		return 0
+	}
+	return time.Duration(float64(spec.Count-1)*spec.IntervalS*float64(time.Second)) + p.ReplyWait
+}
+
 // Run pings the test's peer and returns the result.
 func (p *Prober) Run(ctx context.Context, test plan.Test, planVersion string) result.Result {
 	started := p.Now()
