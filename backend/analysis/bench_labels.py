@@ -22,8 +22,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from analysis.choices import Diagnosis
-from analysis.diagnosis import diagnose, path_label
+from analysis.diagnosis import diagnose
 from analysis.intervals import IntervalRow, IntervalStats, interval_stats, per_second_rows
+from analysis.path_label import path_label
 from analysis.runs import RunFacts, run_ceilings
 from analysis.tuning import HostTuning
 

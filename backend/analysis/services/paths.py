@@ -18,9 +18,10 @@ from analysis.advice import Advice, advise, shared_ceiling
 from analysis.capacity import CapacityPlan, capacity_plan
 from analysis.ceilings import Limit
 from analysis.choices import Diagnosis
-from analysis.diagnosis import PathLabel, RunDiagnosis, path_label
+from analysis.diagnosis import RunDiagnosis
 from analysis.intervals import interval_stats
 from analysis.models import Finding, RunAnalysis
+from analysis.path_label import PathLabel, path_label
 from analysis.policer import PolicerEstimate, UdpRun, policer_estimate
 from analysis.run_judgement import number
 from analysis.runs import RunCeilings, RunInputs, run_ceilings

@@ -12,8 +12,9 @@ from analysis.advice import SharedCeiling, advise, shared_ceiling
 from analysis.capacity import DEFAULT_DAILY_VOLUME_BYTES, capacity_plan
 from analysis.ceilings import Limit
 from analysis.choices import Diagnosis
-from analysis.diagnosis import RunDiagnosis, diagnose, path_label
+from analysis.diagnosis import RunDiagnosis, diagnose
 from analysis.intervals import interval_stats
+from analysis.path_label import path_label
 from analysis.policer import EstimateBasis, PolicerEstimate, UdpRun, from_udp_runs, policer_estimate
 from analysis.runs import RunFacts, run_ceilings
 from analysis.tests.test_diagnosis import MIB, grnet_default, host, steady_rows

@@ -27,9 +27,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from analysis.ceilings import Limit
 from analysis.choices import Diagnosis
-from analysis.diagnosis import path_label
 from analysis.modes import ModeVerdict, per_flow_modes
+from analysis.path_label import path_label
 from analysis.run_judgement import JudgedRun, PathContext, judge_run
 from analysis.runs import MIN_LOSS_SAMPLES, wilson_lower_bound
 from analysis.truth import alarms
@@ -106,6 +107,44 @@ def judge(scenario: Scenario) -> PathOutcome:
         judged = judge_run(run.summary, run.params, run.rows, scenario.sender, scenario.receiver, context)
         (outcome.apart if run.emulator_bound else outcome.judged).append((run, judged))
     return outcome
+
+
+# A window truth whose runs went faster than the whole configured buffer allows at the path's
+# smallest RTT, by more than this, did not bind: the kernel held the flow to something else.
+DISPROVED_MARGIN = 1.1
+
+
+def disproved(outcome: PathOutcome) -> str | None:
+    """Why the runs show that the scenario's window truth cannot hold, or None.
+
+    A window passes at most its whole buffer a round trip. c025 (cubic, MTU 9000, tcp_wmem
+    688 KB, 118 ms) ran steady at 62.9 Mbit/s behind a 64 ms standing queue, 1.3 times what
+    its whole send buffer allows: not a send-buffer limit, whatever the configuration says.
+    """
+    scenario = outcome.scenario
+    buffer = {
+        "send_buffer": scenario.sender.tcp_wmem_max_bytes,
+        "receive_window": scenario.receiver.tcp_rmem_max_bytes,
+    }.get(scenario.label)
+    member_rtts = [float(member["rtt_ms"]) for member in scenario.truth.get("members", [])]
+    rates = [judged.diagnosis.rate_bps for _, judged in outcome.judged if judged.diagnosis.rate_bps]
+    if not buffer or not member_rtts or not rates:
+        return None
+    whole = buffer * 8 / (min(member_rtts) / 1000)
+    median = statistics.median(rates)
+    if median <= DISPROVED_MARGIN * whole:
+        return None
+    return (
+        f"runs at {median / 1e6:.1f} Mbit/s, {median / whole:.1f} times what the whole "
+        f"{buffer / 1024:.0f} KiB buffer allows: the kernel did not hold to it"
+    )
+
+
+def unjudged(outcome: PathOutcome) -> str | None:
+    """Why a scenario has no single truth to judge against, or None."""
+    if outcome.scenario.label == AMBIGUOUS:
+        return str(outcome.scenario.truth.get("unclear", "too few loss events a run"))
+    return disproved(outcome)
 
 
 def recovery_share(judged: JudgedRun) -> float:
@@ -191,15 +230,13 @@ def report(outcomes: Sequence[PathOutcome], scenarios: Sequence[Scenario], show_
     right_runs = total_runs = apart = apart_right = 0
     errors: dict[str, list[float]] = defaultdict(list)
     alone: dict[str, list[float]] = defaultdict(list)  # runs no loss recovery held as well
+    planned: list[float] = []  # the send-buffer term at the planning share, against the rate
     right_paths = total_paths = 0
     wrong: list[str] = []
-    ambiguous = [
-        f"{outcome.scenario.name} ({outcome.scenario.truth.get('unclear', 'too few loss events a run')})"
-        for outcome in outcomes
-        if outcome.scenario.label == AMBIGUOUS
-    ]
+    reasons = {outcome.scenario.name: unjudged(outcome) for outcome in outcomes}
+    ambiguous = [f"{name} ({reason})" for name, reason in reasons.items() if reason]
     for outcome in outcomes:
-        if outcome.scenario.label == AMBIGUOUS:
+        if reasons[outcome.scenario.name]:
             continue
         accepted = outcome.scenario.accepted
         for _, judged in outcome.judged:
@@ -213,6 +250,9 @@ def report(outcomes: Sequence[PathOutcome], scenarios: Sequence[Scenario], show_
                 errors[limit].append(abs(binding - rate) / rate)
                 if recovery_share(judged) < RECOVERY_SHARE_MAX:
                     alone[limit].append(abs(binding - rate) / rate)
+                term = judged.ceilings.at_min_rtt.ceilings.terms()[Limit.SEND_BUFFER].rate_bps
+                if limit == "send_buffer" and term:
+                    planned.append(abs(term - rate) / rate)
         for _, judged in outcome.apart:
             apart += 1
             apart_right += judged.diagnosis.label.value in accepted
@@ -246,10 +286,15 @@ def report(outcomes: Sequence[PathOutcome], scenarios: Sequence[Scenario], show_
     row("runs judged apart (emulator late)", f"{apart} ({apart_right} right)", "-", None)
     row("runs that failed", str(sum(outcome.failed_runs for outcome in outcomes)), "-", None)
     for limit in ("receive_window", "send_buffer"):
-        for name, values, judged_here in (
+        rows = [
             (f"{limit} ceiling error", alone.get(limit, []), True),
             ("  all its runs, loss recovery included", errors.get(limit, []), False),
-        ):
+        ]
+        if limit == "send_buffer":
+            # The binding rate uses the share of the buffer the run kept in flight; the term
+            # at the planning share is what a path that has not shown its own gets.
+            rows.append(("  its term at the planning share", planned, False))
+        for name, values, judged_here in rows:
             if not values:
                 row(name, "no runs", "<= 10%" if judged_here else "-", None)
                 continue
