@@ -35,11 +35,12 @@ HOST_FACTS_INTERVAL_S = 300
 # just after a start learns of the slot and reports it missed rather than never.
 SLOT_LATE_START_S = 30
 
-# Loaded windows are listed from the current quarter hour for an hour, at most this many: the
-# list (and so the plan's version) changes each quarter hour and when slots are planned, not
-# each time a window ends, and a full mesh of hundreds of agents keeps its plans small.
-LOADED_WINDOWS_STEP_S = 900
-LOADED_WINDOWS_AHEAD_S = 3600
+# Loaded windows are listed from the start of the current hour for two hours, at most this
+# many: the list (and so the plan's version, and the issued-plan rows each version adds)
+# changes hourly and when slots are planned, not each time a window ends, and a mesh of
+# hundreds of agents keeps its plans small.
+LOADED_WINDOWS_STEP_S = 3600
+LOADED_WINDOWS_AHEAD_S = 7200
 LOADED_WINDOWS_MAX = 500
 
 
@@ -215,9 +216,9 @@ def iperf3_windows(agent: Agent, now: datetime, until: datetime) -> list[Iperf3W
 
 
 def loaded_windows(agent: Agent, tests: list[PlannedTest], now: datetime, until: datetime) -> list[LoadedWindow]:
-    """The exclusive slots of the coming hour that load this agent or a peer of its background
-    tests, each with its reserved time (the time own_load.py counts as busy): the agent moves
-    a ping or sweep on a path out of its path's windows where the interval allows."""
+    """The exclusive slots of the next hour or two that load this agent or a peer of its
+    background tests, each with its reserved time (the time own_load.py counts as busy): the
+    agent moves a ping or sweep on a path out of its path's windows where the interval allows."""
     peers = {str(agent.pk)} | {test.peer.id for test in tests if test.peer.id}
     since = datetime.fromtimestamp(now.timestamp() // LOADED_WINDOWS_STEP_S * LOADED_WINDOWS_STEP_S, tz=UTC)
     either_end = Q(source_id__in=peers) | Q(destination_id__in=peers)

@@ -93,7 +93,7 @@ class PlanTests(FathomTestCase):
         peers = slot(self.frankfurt, geneva, 120)  # athens pings both: its paths to them are loaded
         mine = slot(self.athens, geneva, 300)
         slot(self.frankfurt, geneva, 600, state="unschedulable")  # it never runs
-        slot(self.frankfurt, geneva, -3600)  # over before this quarter hour
+        slot(self.frankfurt, geneva, -7200)  # over before this hour
         slot(self.frankfurt, geneva, 3 * 3600)  # beyond the hour listed
         client = self.agent_client(self.athens, self.athens_credential)
         reply = client.get(PLAN_URL)

@@ -20,7 +20,7 @@ export interface Plan {
   iperf3_users?: Iperf3User[];
   /** exclusive slots in which a perfSONAR node's iperf3 client tests against this agent (pScheduler single-ended), which cannot present iperf3_users credentials; absent from servers older than perfSONAR interop */
   iperf3_windows?: Iperf3Window[];
-  /** exclusive slots until valid_until that load this agent or the peer of one of its background tests: the agent moves a background run that would overlap one on its path to just after it, where the test's interval allows; absent from servers older than own-load planning */
+  /** exclusive slots of the next hour or two that load this agent or the peer of one of its background tests: the agent moves a background run that would overlap one on its path to just after it, where the test's interval allows; absent from servers older than own-load planning */
   loaded_windows?: LoadedWindow[];
 }
 
