@@ -17,7 +17,7 @@ from inventory.models import Agent
 
 # Bumped when the analysis of a run would come out differently: rows of older versions are
 # recomputed by the incremental task.
-ANALYSIS_VERSION = 8
+ANALYSIS_VERSION = 9
 
 
 class RunAnalysis(models.Model):

@@ -23,9 +23,14 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-# Kruskal-Wallis across flows must reject "all flows see the same RTT distribution" this firmly.
+# "All flows see the same RTT distribution" must be rejected this firmly, by Kruskal-Wallis or
+# by the permutation test of the flows' minima (each at half of it: Bonferroni).
 KRUSKAL_ALPHA = 0.01
-# Split sorted per-flow minima where a gap exceeds max(this, IQR_FACTOR x median per-flow IQR).
+# Permutations of the minima test (fixed seed): its smallest p is 1 / (this + 1).
+PERMUTATIONS = 999
+# Split sorted per-flow minima where a gap exceeds max(this, IQR_FACTOR x median per-flow IQR),
+# the IQR taken as twice the lower half's (median - lower quartile): delays only ever add, so
+# a late tail (a queue burst, a starved emulator) widens the upper half, not the lower.
 SPLIT_FLOOR_MS = 0.2
 IQR_FACTOR = 0.5
 # Adjacent modes must be at least max(this, MODE_GAP_SHARE x base RTT) apart to count as paths.
@@ -114,6 +119,32 @@ def _kruskal_p(samples: list[list[float]]) -> float:
     return p if math.isfinite(p) else 1.0
 
 
+def _minima_p(samples: list[list[float]]) -> float:
+    """Permutation p of "the flows' minimum RTTs differ no more than chance makes them".
+
+    Kruskal-Wallis ranks whole distributions, so late tails that hit a third of the samples
+    (a burst, a starved emulator) drown two members' separate minima; a flow's minimum stands
+    while one of its samples is on time. The statistic is the variance of the flows' minima,
+    set against the same samples dealt out to the flows at random (valid for any statistic
+    where the flows are one path, and samples are exchangeable between them).
+    """
+    sizes = [len(sample) for sample in samples]
+    pooled = np.concatenate([np.asarray(sample, dtype=np.float64) for sample in samples])
+    if np.ptp(pooled) == 0:
+        return 1.0
+    # Each deal's samples laid out flow by flow, padded with +inf to the longest flow.
+    width = max(sizes)
+    slots = np.array([flow * width + index for flow, size in enumerate(sizes) for index in range(size)])
+    rng = np.random.default_rng(JITTER_SEED)
+    deals = np.vstack(
+        [np.arange(pooled.size), rng.permuted(np.tile(np.arange(pooled.size), (PERMUTATIONS, 1)), axis=1)]
+    )
+    grid = np.full((deals.shape[0], len(sizes) * width), np.inf)
+    grid[:, slots] = pooled[deals]
+    spread = grid.reshape(deals.shape[0], len(sizes), width).min(axis=2).var(axis=1)
+    return float((1 + np.count_nonzero(spread[1:] >= spread[0])) / (PERMUTATIONS + 1))
+
+
 def _mode(flows: list[tuple[float, FlowRtts]], flows_used: int) -> RttMode:
     minima = [minimum for minimum, _ in flows]
     return RttMode(
@@ -128,7 +159,8 @@ def _mode(flows: list[tuple[float, FlowRtts]], flows_used: int) -> RttMode:
 def per_flow_modes(flows: Sequence[FlowRtts], *, min_flows: int = 4, min_samples_per_flow: int = 3) -> ModeAnalysis:
     """Decide single path vs ECMP from RTT samples attributed to flows (source ports).
 
-    Kruskal-Wallis p < 0.01 across flows, at least two clusters of per-flow minimum RTTs with
+    Flows that differ (Kruskal-Wallis, or a permutation test of their minima where late tails
+    blur whole distributions: p < 0.005 each), at least two clusters of per-flow minimum RTTs with
     two or more flows each, and adjacent cluster medians at least max(0.3 ms, 2% of base) apart.
     """
     used: list[tuple[FlowRtts, list[float]]] = []
@@ -149,8 +181,10 @@ def per_flow_modes(flows: Sequence[FlowRtts], *, min_flows: int = 4, min_samples
         return ModeAnalysis(ModeVerdict.INSUFFICIENT, (), None, None, None, flows_used, samples_used, reason)
 
     kruskal_p = _kruskal_p([valid for _, valid in used])
+    minima_p = None if kruskal_p < KRUSKAL_ALPHA / 2 else _minima_p([valid for _, valid in used])
+    differ = kruskal_p < KRUSKAL_ALPHA / 2 or (minima_p is not None and minima_p < KRUSKAL_ALPHA / 2)
     ranked = sorted(((min(valid), flow) for flow, valid in used), key=lambda item: item[0])
-    iqr_ms = statistics.median(float(np.subtract(*np.percentile(valid, [75, 25]))) for _, valid in used)
+    iqr_ms = statistics.median(2 * float(np.subtract(*np.percentile(valid, [50, 25]))) for _, valid in used)
     split_ms = max(SPLIT_FLOOR_MS, IQR_FACTOR * iqr_ms)
     clusters: list[list[tuple[float, FlowRtts]]] = [[ranked[0]]]
     for previous, current in itertools.pairwise(ranked):
@@ -177,16 +211,18 @@ def per_flow_modes(flows: Sequence[FlowRtts], *, min_flows: int = 4, min_samples
         else:
             merged.append(list(cluster))
     summary = f"Kruskal-Wallis p={kruskal_p:.1g}"
+    if minima_p is not None:
+        summary += f", minima p={minima_p:.1g}"
     if gap_ms is not None:
         summary += f", gap {gap_ms:.2f} ms {'>=' if gap_ms >= required_ms else '<'} {required_ms:.2f} ms"
-    if kruskal_p < KRUSKAL_ALPHA and len(merged) >= 2:
+    if differ and len(merged) >= 2:
         modes = tuple(_mode(cluster, flows_used) for cluster in merged)
         parts = ", ".join(f"{mode.flow_count} at {mode.rtt_ms:.2f} ms" for mode in modes)
         reason = f"{flows_used} flows: {parts} ({summary}){notes}"
         return ModeAnalysis(ModeVerdict.ECMP, modes, kruskal_p, gap_ms, required_ms, flows_used, samples_used, reason)
     mode = _mode(ranked, flows_used)
-    if kruskal_p >= KRUSKAL_ALPHA:
-        why = "Kruskal-Wallis finds no difference between flows"
+    if not differ:
+        why = "neither Kruskal-Wallis nor the flows' minima find a difference between flows"
     elif len(kept) < 2:
         why = "fewer than two clusters of two or more flows"
     else:

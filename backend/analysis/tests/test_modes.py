@@ -51,6 +51,35 @@ def test_seed_000_two_ecmp_members() -> None:
     assert "4 at 11.9" in result.reason and ">= 0.30 ms" in result.reason
 
 
+def late_flows(bases_ms: list[float], late_share: float, seed: int) -> list[FlowRtts]:
+    """make_flows with a share of the samples held up to 300 ms (a starved emulator, a burst)."""
+    rng = np.random.default_rng(seed)
+    return [
+        FlowRtts(
+            flow.flow,
+            flow.src_port,
+            tuple(rtt + (rng.uniform(0, 300) if rng.random() < late_share else 0) for rtt in flow.rtts_ms),
+        )
+        for flow in make_flows(bases_ms, noise_ms=0.05, seed=seed)
+    ]
+
+
+def test_late_tails_on_a_third_of_the_samples_leave_both_members() -> None:
+    """A CI run's seed-000 sweep: Kruskal-Wallis ranks the tails and finds nothing; the
+    flows' minima still sit on their members, and their permutation test says so."""
+    result = per_flow_modes(late_flows([7.8] * 12 + [11.9] * 4, 0.35, seed=5))
+    assert result.kruskal_p is not None and result.kruskal_p >= 0.005
+    assert result.verdict is ModeVerdict.ECMP, result.reason
+    assert [(round(mode.rtt_ms), mode.flow_count) for mode in result.modes] == [(8, 12), (12, 4)]
+    assert "minima p=0.001" in result.reason
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_late_tails_on_one_path_are_one_mode(seed: int) -> None:
+    result = per_flow_modes(late_flows([7.8] * 16, 0.35, seed=seed))
+    assert result.verdict is ModeVerdict.SINGLE, result.reason
+
+
 def test_three_paths_give_three_modes() -> None:
     flows = make_flows([20.0] * 6 + [21.5] * 5 + [23.0] * 5, seed=3)
     result = per_flow_modes(flows)
