@@ -344,6 +344,8 @@ def time_separated_modes(points: Sequence[tuple[datetime, float]], *, min_points
 # Newer one-mode sweeps keep an ECMP sweep's modes standing while the chance that flow hashing
 # alone hid the other members from all of them is at least this.
 HOLD_ALPHA = 0.01
+# Draws of the members' shares that held_probability averages over.
+HOLD_DRAWS = 4000
 
 
 @dataclass(frozen=True)
@@ -374,20 +376,44 @@ def miss_probability(shares: Sequence[float], flows: int) -> float:
     weights = [share / total for share in shares if share > 0] if total > 0 else []
     if len(weights) < 2 or flows < 2:
         return 1.0
-    probability = 0.0
-    for seen, weight in enumerate(weights):
-        others = [w for index, w in enumerate(weights) if index != seen]
+    return float(_miss_probabilities(np.array([weights]), flows)[0])
+
+
+def _miss_probabilities(weights: npt.NDArray[np.float64], flows: int) -> npt.NDArray[np.float64]:
+    """miss_probability for each row of member shares (rows sum to 1, two or more members)."""
+    members = weights.shape[1]
+    probability = np.zeros(weights.shape[0])
+    for seen in range(members):
+        others = [index for index in range(members) if index != seen]
         # Every other member gets zero or one flow; `seen` gets the rest.
         for counts in itertools.product((0, 1), repeat=len(others)):
             rest = flows - sum(counts)
             if rest < 0:
                 continue
-            ways = math.factorial(flows) // math.factorial(rest)
-            term = ways * weight**rest
+            term = math.factorial(flows) // math.factorial(rest) * weights[:, seen] ** rest
             for count, other in zip(counts, others, strict=True):
-                term *= other**count
+                term = term * weights[:, other] ** count
             probability += term
-    return min(1.0, probability)
+    return np.minimum(probability, 1.0)
+
+
+def held_probability(flow_counts: Sequence[float], later_flows: Sequence[int]) -> float:
+    """Chance that flow hashing alone gave each later sweep (of these many flows) one mode,
+    with the members' shares known only from the flows counted on them so far.
+
+    Shares from one or two sweeps are coarse (10 of 16 flows on a 3:1 path is as likely as
+    12): plugged in as exact they end a real member after one unlucky sweep. The shares are
+    drawn from their posterior (Dirichlet, Jeffreys prior, fixed seed) and the chance
+    averaged; with many sweeps pooled it tends to the plug-in value.
+    """
+    if len(flow_counts) < 2 or not later_flows:
+        return 1.0
+    rng = np.random.default_rng(JITTER_SEED)
+    weights = rng.dirichlet(np.asarray(flow_counts, dtype=np.float64) + 0.5, HOLD_DRAWS)
+    chances = np.ones(HOLD_DRAWS)
+    for flows in later_flows:
+        chances *= _miss_probabilities(weights, flows) if flows >= 2 else 1.0
+    return float(chances.mean())
 
 
 def current_modes(sweeps: Sequence[SweepSummary], *, alpha: float = HOLD_ALPHA) -> CurrentModes:
@@ -397,8 +423,9 @@ def current_modes(sweeps: Sequence[SweepSummary], *, alpha: float = HOLD_ALPHA) 
     queue blurs the modes. A flow sweep hashes its flows afresh each time, so with a minority
     member of share s a sweep of n flows sees only one mode with a fair probability (s = 1/4,
     n = 16: 6%). Newer one-mode sweeps whose RTT is one of the newest ECMP sweep's modes keep
-    those modes standing until chance alone no longer explains them all (probability < alpha);
-    a one-mode sweep at another RTT ends them at once (a route change).
+    those modes standing until chance alone no longer explains them all (probability < alpha,
+    over the shares the ECMP sweeps in view leave plausible); a one-mode sweep at another RTT
+    ends them at once (a route change).
     """
     decided = sorted((s for s in sweeps if s.verdict != ModeVerdict.INSUFFICIENT), key=lambda s: s.started_at)
     quiet = [s for s in decided if not s.disturbed]
@@ -424,7 +451,7 @@ def current_modes(sweeps: Sequence[SweepSummary], *, alpha: float = HOLD_ALPHA) 
         )
         return CurrentModes(newest, newest, 0, None, reason)
     # One sweep's shares are coarse (2 of 16 flows is 1/8): pool every ECMP sweep in view that
-    # saw the same members.
+    # saw the same members, and weigh what is left uncertain (held_probability).
     alike = [
         s
         for s in pool[: last_ecmp + 1]
@@ -432,9 +459,8 @@ def current_modes(sweeps: Sequence[SweepSummary], *, alpha: float = HOLD_ALPHA) 
         and len(s.modes) == len(rtts)
         and all(abs(rtt - other) < tolerance for (rtt, _), other in zip(s.modes, rtts, strict=True))
     ]
-    flows = sum(s.flows_used for s in alike)
-    shares = [sum(s.modes[index][1] * s.flows_used for s in alike) / flows for index in range(len(rtts))]
-    probability = math.prod(miss_probability(shares, s.flows_used) for s in later)
+    counts = [sum(s.modes[index][1] * s.flows_used for s in alike) for index in range(len(rtts))]
+    probability = held_probability(counts, [s.flows_used for s in later])
     count = f"the {len(later)} newer sweeps" if len(later) > 1 else "the newer sweep"
     if probability >= alpha:
         reason = (

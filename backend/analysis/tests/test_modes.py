@@ -15,6 +15,7 @@ from analysis.modes import (
     SweepSummary,
     TimeModeKind,
     current_modes,
+    held_probability,
     miss_probability,
     per_flow_modes,
     pooled_dip_candidate,
@@ -305,17 +306,39 @@ def test_one_mode_sweep_on_an_ecmp_member_holds_the_modes() -> None:
     assert result.sweep is not None and result.sweep.key == "0"
     assert result.newest is not None and result.newest.key == "5"
     assert result.held_by == 1
-    assert result.miss_probability == pytest.approx(miss_probability([0.75, 0.25], 16))
+    # More than the 6% of shares known exactly: 12 of 16 flows leave them uncertain.
+    assert result.miss_probability is not None
+    assert 0.1 < result.miss_probability < 0.15 and result.miss_probability > miss_probability([0.75, 0.25], 16)
     assert "still stand" in result.reason
 
 
+def test_held_probability_tends_to_the_exact_shares_as_sweeps_pool() -> None:
+    exact = miss_probability([0.75, 0.25], 16) ** 2
+    chances = [held_probability([12 * sweeps, 4 * sweeps], [16, 16]) for sweeps in (1, 4, 64)]
+    assert chances[0] > chances[1] > chances[2] > exact
+    assert chances[2] == pytest.approx(exact, rel=0.3)
+    assert held_probability([16], [16]) == 1.0
+    assert held_probability([12, 4], []) == 1.0
+
+
 def test_enough_one_mode_sweeps_end_the_modes() -> None:
-    """Two in a row by chance is 0.4%: the slow member is gone."""
-    result = current_modes([sweep(0, *SEED_000), sweep(5, (7.9, 1.0)), sweep(10, (7.9, 1.0))])
-    assert result.sweep is not None and result.sweep.key == "10"
+    """After one 12:4 sweep, two one-mode sweeps in a row are still chance (4%), four are not
+    (0.9%): the slow member is gone."""
+    three = current_modes([sweep(0, *SEED_000), *(sweep(5 * index, (7.9, 1.0)) for index in range(1, 4))])
+    assert three.sweep is not None and three.sweep.key == "0" and three.held_by == 3
+    result = current_modes([sweep(0, *SEED_000), *(sweep(5 * index, (7.9, 1.0)) for index in range(1, 5))])
+    assert result.sweep is not None and result.sweep.key == "20"
     assert result.held_by == 0
     assert result.miss_probability is not None and result.miss_probability < 0.01
     assert "gone" in result.reason
+
+
+def test_a_balanced_sweep_of_a_three_to_one_path_does_not_end_it_after_one_miss() -> None:
+    """10 of 16 flows on the fast member is as likely on a 3:1 path as on a 5:3 one: taken as
+    exact shares, one one-mode sweep (0.6%) would end the slow member."""
+    result = current_modes([sweep(0, (7.9, 0.625), (11.9, 0.375)), sweep(5, (7.9, 1.0))])
+    assert result.sweep is not None and result.sweep.key == "0"
+    assert miss_probability([0.625, 0.375], 16) < 0.01 < (result.miss_probability or 0)
 
 
 def test_a_rare_member_is_held_longer() -> None:
