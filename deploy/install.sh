@@ -15,6 +15,7 @@ APT_PACKAGES=(
   postgresql-$PG_MAJOR postgresql-server-dev-$PG_MAJOR redis-server
   iperf3 iputils-ping traceroute mtr-tiny scamper iproute2 procps stress-ng rpm debootstrap systemd-container
   chromium cmake libssl-dev dpkg-dev gcc make ca-certificates curl
+  prometheus # promtool checks /metrics' exposition (backend/metrics/tests); no daemon starts without systemd
 )
 
 log() { printf '[install] %s\n' "$*" >&2; }

@@ -12,7 +12,8 @@ retried at the next round, as the agent's spool would.
 
 Printed: requests and errors per kind, p50/p99 latency, results sent against results stored,
 the backlog at the end (results due but not yet accepted, tasks waiting in Celery's queues),
-and what planning the exclusive slots for all 500 agents costs, each beside its target.
+what planning the exclusive slots for all 500 agents costs, and a /metrics scrape of the
+result (time, series, size), each beside its target.
 
     make bench-load                        # 10 minutes
     FATHOM_BENCH_LOAD_S=120 make bench-load   # a shorter look
@@ -46,7 +47,7 @@ from fathom.bench_load_model import (  # noqa: E402
     WEB_THREADS,
     WEB_WORKERS,
 )
-from fathom.bench_load_report import AnalysisPasses, queued_tasks, report  # noqa: E402
+from fathom.bench_load_report import AnalysisPasses, Scrapes, queued_tasks, report  # noqa: E402
 from fathom.bench_load_sim import Load  # noqa: E402
 from fathom.bench_load_stack import populate, start_stack, stop  # noqa: E402
 from measurements.models import Run  # noqa: E402
@@ -85,8 +86,9 @@ def main() -> None:
             for result in sim.pending:
                 pending[result["test_type"]] += 1
         tasks = queued_tasks()
+        scrapes = Scrapes.fetch(base)
         print()
-        report(load, scheduler_s, AnalysisPasses.from_worker_log(), stored, pending, tasks)
+        report(load, scheduler_s, AnalysisPasses.from_worker_log(), stored, pending, tasks, scrapes)
     finally:
         stop(processes)
         connection.close()

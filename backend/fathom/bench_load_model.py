@@ -46,6 +46,9 @@ WEB_WORKERS, WEB_THREADS = 3, 8
 
 
 P99_TARGET_S = 1.0
+# Issue 35: a scrape of /metrics at 500 agents within a second, and its series under 50 MB.
+SCRAPE_TARGET_S = 1.0
+SCRAPE_BYTES_TARGET = 50_000_000
 
 
 SCHEDULER_INTERVAL_S = 300  # plan_exclusive_slots runs every 5 minutes (fathom.scheduled)

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import json
 import os
+import time
 from dataclasses import dataclass
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
+import requests
 from django.conf import settings
 
 from fathom.bench_load_model import (
@@ -19,6 +21,8 @@ from fathom.bench_load_model import (
     REDIS_BENCH_DB,
     SCHEDULER_INTERVAL_S,
     SCHEDULER_TARGET,
+    SCRAPE_BYTES_TARGET,
+    SCRAPE_TARGET_S,
     WORKER_LOG,
 )
 from fathom.bench_load_sim import Load
@@ -57,6 +61,28 @@ class AnalysisPasses:
         return passes
 
 
+@dataclass(frozen=True)
+class Scrapes:
+    """/metrics as Prometheus would fetch it from the loaded stack (bench_load_stack lets
+    127.0.0.1 scrape without a token)."""
+
+    seconds: list[float]
+    body_bytes: int
+    series: int
+
+    @classmethod
+    def fetch(cls, base: str, times: int = 3) -> Scrapes:
+        seconds, body = [], ""
+        for _ in range(times):
+            started = time.perf_counter()
+            reply = requests.get(f"{base}/metrics", timeout=60)
+            reply.raise_for_status()
+            seconds.append(time.perf_counter() - started)
+            body = reply.text
+        series = sum(1 for line in body.splitlines() if line and not line.startswith("#"))
+        return cls(seconds, len(body.encode()), series)
+
+
 def report(
     load: Load,
     scheduler_s: float,
@@ -64,6 +90,7 @@ def report(
     stored: dict[str, int],
     pending: dict[str, int],
     tasks: int,
+    scrapes: Scrapes,
 ) -> None:
     tally = load.tally
     lines: list[tuple[str, str, str, bool | None]] = []
@@ -106,6 +133,16 @@ def report(
         )  # fmt: skip
     else:
         lines.append(("analysis passes under load", "none logged", "> 0", False))
+    scrape_s = percentile(scrapes.seconds, 0.5)
+    lines.append(
+        (f"/metrics scrape, p50 of {len(scrapes.seconds)} after the load", f"{scrape_s:.2f} s",
+         f"< {SCRAPE_TARGET_S:.0f} s", scrape_s < SCRAPE_TARGET_S)
+    )  # fmt: skip
+    lines.append(("/metrics series", f"{scrapes.series:,}", "", None))
+    lines.append(
+        ("/metrics body", f"{scrapes.body_bytes / 1e6:.1f} MB", f"< {SCRAPE_BYTES_TARGET / 1e6:.0f} MB",
+         scrapes.body_bytes < SCRAPE_BYTES_TARGET)
+    )  # fmt: skip
     print(row("figure", "measured", "target", "meets"))
     print(row(*("-" * width for width in WIDTHS)))
     failed = 0

@@ -89,6 +89,7 @@ def stack_env(database: str) -> dict[str, str]:
         "FATHOM_DATABASE_URL": urlunsplit(db._replace(path=f"/{database}")),
         "FATHOM_REDIS_URL": urlunsplit(broker._replace(path=f"/{REDIS_BENCH_DB}")),
         "FATHOM_AGENT_ADDRESS_NETWORKS": "198.18.0.0/15",
+        "FATHOM_METRICS_ALLOW_NETWORKS": "127.0.0.1/32",  # the bench scrapes /metrics (bench_load_report)
     }
 
 

@@ -41,6 +41,7 @@ INSTALLED_APPS = [
     "perfsonar",
     "analysis",
     "alerts",
+    "metrics",
 ]
 
 MIDDLEWARE = [
@@ -220,6 +221,9 @@ CELERY_TIMEZONE = "UTC"
 # Alerting has its own queue and worker: a slow SMTP server or webhook (15 s timeouts) must
 # never hold a slot that analysis needs.
 CELERY_TASK_ROUTES = {"alerts.tasks.*": {"queue": "alerts"}}
+
+# Addresses that may scrape /metrics without a token (a Prometheus server), e.g. 10.0.0.5/32.
+METRICS_ALLOW_NETWORKS = env_networks("FATHOM_METRICS_ALLOW_NETWORKS", [])
 
 # Measurements.
 AGENT_OFFLINE_AFTER_S = env_int("FATHOM_AGENT_OFFLINE_AFTER_S", 180, minimum=10)

@@ -27,8 +27,10 @@ urlpatterns = [
     path("api/v1/auth/body-check/", body_check, name="body-check"),
     path("api/v1/", include(api_v1)),
     path("admin/", admin.site.urls),
+    # Prometheus's default metrics_path (metrics/api/views.py says who may scrape).
+    path("", include("metrics.api.urls")),
     # A mesh an operator published as a pSConfig template, for perfSONAR nodes to subscribe to.
     re_path(r"^psconfig/(?P<mesh>[-a-zA-Z0-9_]+)\.json$", PublishedPsconfigView.as_view(), name="psconfig-published"),
     # Everything else is a UI route (/, /login, /agents, /paths/<src>/<dst>, ...).
-    re_path(r"^(?!api/|admin/|static/).*$", spa.index, name="ui"),
+    re_path(r"^(?!api/|admin/|static/|metrics$).*$", spa.index, name="ui"),
 ]

@@ -23,15 +23,17 @@ from history.buckets import MINUTE
 LAST_HOUR = timedelta(hours=1)
 
 STORE_SQL = """
-INSERT INTO history_rttlasthour (source_id, destination_id, sent, lost, p50_ms, through)
-SELECT m.source_id, m.destination_id, sum(m.sent), sum(m.lost),
-       percentile_cont(0.5) WITHIN GROUP (ORDER BY m.p50_ms), %(through)s
+INSERT INTO history_rttlasthour (source_id, destination_id, sent, lost, min_ms, p50_ms, p90_ms, through)
+SELECT m.source_id, m.destination_id, sum(m.sent), sum(m.lost), min(m.min_ms),
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY m.p50_ms),
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY m.p90_ms), %(through)s
 FROM history_rttminute m
 WHERE (m.source_id, m.destination_id) IN (SELECT * FROM unnest(%(sources)s::uuid[], %(destinations)s::uuid[]))
   AND m.bucket >= %(since)s AND m.bucket < %(through)s
 GROUP BY m.source_id, m.destination_id
 ON CONFLICT (source_id, destination_id) DO UPDATE
-SET sent = excluded.sent, lost = excluded.lost, p50_ms = excluded.p50_ms, through = excluded.through
+SET sent = excluded.sent, lost = excluded.lost, min_ms = excluded.min_ms, p50_ms = excluded.p50_ms,
+    p90_ms = excluded.p90_ms, through = excluded.through
 """
 
 

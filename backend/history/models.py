@@ -98,7 +98,9 @@ class RttLastHour(models.Model):
     destination_id = models.UUIDField()
     sent = models.IntegerField()
     lost = models.IntegerField()
+    min_ms = models.FloatField(null=True)  # the hour's smallest RTT
     p50_ms = models.FloatField(null=True)  # the median of the hour's 1-minute medians
+    p90_ms = models.FloatField(null=True)  # the median of the hour's 1-minute 90th percentiles
     through = models.DateTimeField()  # the end of the hour summarised
 
     def __str__(self) -> str:

@@ -15,6 +15,7 @@ are its source (the submitting agent) and its destination (that peer), as everyw
 from __future__ import annotations
 
 import uuid
+from collections import Counter
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -28,7 +29,7 @@ from django.utils import timezone
 from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.exceptions import best_match
 
-from core import contract
+from core import contract, metrics
 from inventory.models import Agent
 from measurements.copy_rows import copy_rows
 from measurements.kinds import REGISTRY
@@ -166,6 +167,7 @@ def ingest_batch(agent: Agent, payload: Any, now: datetime | None = None, vouche
     (a perfSONAR node's run of a task Fathom created), so the agents' plan check is skipped."""
     errors = schema_errors(payload)
     if errors:
+        metrics.count(metrics.BATCHES_REFUSED, reason="schema")
         raise InvalidBatch(errors)
     results: list[dict[str, Any]] = payload["results"]
     peer_ids = {uuid.UUID(result["peer_id"]) for result in results if result.get("peer_id")}
@@ -175,11 +177,13 @@ def ingest_batch(agent: Agent, payload: Any, now: datetime | None = None, vouche
     }
     errors = semantic_errors(results, revoked_by_peer, TimeWindow.at(now or clock()))
     if errors:
+        metrics.count(metrics.BATCHES_REFUSED, reason="content")
         raise InvalidBatch(errors)
     if not vouched:
         for _receiver, refused in results_received.send(sender=Run, agent=agent, results=results):
             errors.extend(cast(list[BatchError], refused))  # the stubs type a receiver's answer as a string
     if errors:
+        metrics.count(metrics.BATCHES_REFUSED, reason="plan")
         raise InvalidBatch(sorted(errors, key=lambda error: _result_index(error.path)))
     return _store(agent, results)
 
@@ -207,7 +211,15 @@ def _store(agent: Agent, results: list[dict[str, Any]]) -> list[ItemStatus]:
         _update_target_latest_runs(agent, new)
         # In the same transaction: what listens (the slot ledger) commits or fails with the batch.
         results_stored.send(sender=Run, agent=agent, results=new)
+        transaction.on_commit(lambda: _count_stored(new, received_at))
     return [ItemStatus(str(run_id), "duplicate" if run_id in stored else "created") for run_id in ids]
+
+
+def _count_stored(results: list[dict[str, Any]], received_at: datetime) -> None:
+    for kind, number in Counter(str(result["test_type"]) for result in results).items():
+        metrics.count(metrics.RESULTS_INGESTED, number, kind=kind)
+    delays = ((received_at - timestamp(result["ended_at"])).total_seconds() for result in results)
+    metrics.observe(metrics.INGEST_DELAY, (max(delay, 0.0) for delay in delays))
 
 
 def _hold_peers(results: list[dict[str, Any]]) -> None:

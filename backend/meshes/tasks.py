@@ -2,12 +2,14 @@
 
 from celery import shared_task
 
+from core import metrics
 from meshes.services import housekeeping, outcomes, slot_planning
 
 
 @shared_task
 def plan_exclusive_slots() -> int:
-    return slot_planning.plan_exclusive_slots().placed
+    with metrics.timed(metrics.SLOT_PLANNING_SECONDS):
+        return slot_planning.plan_exclusive_slots().placed
 
 
 @shared_task

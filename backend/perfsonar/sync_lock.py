@@ -14,12 +14,11 @@ import logging
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from functools import cache
 
-import redis
-from django.conf import settings
 from django.core.cache import cache as django_cache
 from redis.exceptions import LockNotOwnedError
+
+from core.shared_redis import shared_redis
 
 SYNC_LOCK = "perfsonar-sync-lock"
 # A sync stops starting calls to nodes after this (what is left waits for the next sync)...
@@ -32,16 +31,11 @@ POLL_S = 0.2
 log = logging.getLogger(__name__)
 
 
-@cache
-def _redis() -> redis.Redis:
-    return redis.Redis.from_url(settings.REDIS_URL)
-
-
 @contextmanager
 def sync_lock(wait_s: float = 0.0) -> Iterator[bool]:
     """Holds the lock for the block, waiting up to `wait_s` for a running sync; yields
     whether it got it (the caller decides whether to go on without it)."""
-    lock = _redis().lock(
+    lock = shared_redis().lock(
         django_cache.make_key(SYNC_LOCK), timeout=HOLD_S, sleep=POLL_S, blocking=wait_s > 0, blocking_timeout=wait_s
     )
     held = lock.acquire()

@@ -8,6 +8,7 @@ from typing import Any
 
 from celery import shared_task
 
+from core import metrics
 from perfsonar.choices import MAY_BE_ON_NODE
 from perfsonar.intake import poll
 from perfsonar.models import Node, Task
@@ -30,6 +31,7 @@ def sync_perfsonar() -> dict[str, Any]:
         return {"skipped": "no perfSONAR node"}
     with sync_lock() as held:
         if not held:
+            metrics.count(metrics.PERFSONAR_SYNCS, outcome="skipped")
             return {"skipped": "another sync is running"}
         until = deadline()  # one deadline for both halves: the lock outlasts it (sync_lock.py)
         made = reconcile(deadline=until)
@@ -46,6 +48,8 @@ def sync_perfsonar() -> dict[str, Any]:
         "errors": (made.errors + polled.errors)[:20],
         "cut_short": made.cut_short or polled.cut_short,
     }
+    outcome = "cut_short" if summary["cut_short"] else "errors" if summary["errors"] else "ok"
+    metrics.count(metrics.PERFSONAR_SYNCS, outcome=outcome)
     changed = made.created or made.deleted or made.refused or made.unanswered or made.adopted or polled.polled_runs
     if changed or summary["cut_short"]:
         log.info("perfSONAR sync: %s", summary)

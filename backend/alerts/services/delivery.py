@@ -18,6 +18,7 @@ from django.utils import timezone
 from alerts.choices import DeliveryStatus
 from alerts.models import Channel, Delivery, DeliveryAttempt
 from alerts.transports import TRANSPORTS, TransportError
+from core import metrics
 
 log = logging.getLogger(__name__)
 
@@ -110,10 +111,19 @@ def deliver(delivery_id: int, now: datetime | None = None) -> Outcome:
             status=DeliveryStatus.SENT, sent_at=done, last_error="", sending_since=None
         )
         Channel.objects.filter(pk=channel.pk).update(last_success_at=done, last_error="")
-    return Outcome("sent")
+    return _counted(channel, Outcome("sent"))
+
+
+def _counted(channel: Channel, outcome: Outcome) -> Outcome:
+    metrics.count(metrics.ALERT_DELIVERIES, channel_kind=channel.kind, outcome=outcome.status)
+    return outcome
 
 
 def _failed(delivery: Delivery, channel: Channel, exc: TransportError, took_ms: float) -> Outcome:
+    return _counted(channel, _record_failure(delivery, channel, exc, took_ms))
+
+
+def _record_failure(delivery: Delivery, channel: Channel, exc: TransportError, took_ms: float) -> Outcome:
     now = timezone.now()
     message = str(exc)
     with transaction.atomic():

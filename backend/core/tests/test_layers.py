@@ -1,7 +1,7 @@
 """The backend's apps stand in layers and import only downwards (docs/architecture.md):
 
     fathom (the roof: settings, URLs, Celery, the test kit)
-    alerts -> analysis -> perfsonar -> meshes -> history -> measurements -> inventory
+    metrics -> alerts -> analysis -> perfsonar -> meshes -> history -> measurements -> inventory
     -> accounts -> audit -> core (the ground floor)
 
 An app may import from its own layer and those below; nothing but the roof imports the
@@ -30,6 +30,7 @@ LAYERS = (
     "perfsonar",
     "analysis",
     "alerts",
+    "metrics",
     "fathom",
 )
 TEST_KIT = "fathom.testing"

@@ -1,0 +1,179 @@
+"""A scrape (metrics.services) as Prometheus metric families: per path, per agent, and Fathom
+itself. docs/metrics.md lists every family with its labels and how many series it makes.
+
+Paths carry `source`, `destination` (agent names) and `family`; a path's meshes are joined
+through `fathom_path_mesh_info` (one series per mesh the pair is in), so a path in two meshes
+is one series, not two that sum double. Units are Prometheus's: seconds, bits per second,
+ratios.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Iterator
+from datetime import datetime
+
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
+from prometheus_client.registry import Collector, CollectorRegistry
+
+from core import metrics
+from inventory.choices import AgentStatus
+from metrics.services import PathFigures, Scrape
+
+PREFIX = "fathom_"
+PATH_LABELS = ["source", "destination", "family"]
+
+
+def registry(scrape: Scrape) -> CollectorRegistry:
+    """A registry holding this one scrape (a new one per request: nothing outlives it)."""
+    held = CollectorRegistry(auto_describe=False)
+    held.register(ScrapeCollector(scrape))
+    return held
+
+
+class ScrapeCollector(Collector):
+    def __init__(self, scrape: Scrape) -> None:
+        self.scrape = scrape
+
+    def collect(self) -> Iterable[Metric]:
+        yield from path_families(self.scrape.paths)
+        yield mesh_info(self.scrape.meshes)
+        yield from agent_families(self.scrape)
+        yield from own_families(self.scrape)
+
+
+def _gauge(name: str, documentation: str, labels: list[str]) -> GaugeMetricFamily:
+    return GaugeMetricFamily(PREFIX + name, documentation, labels=labels)
+
+
+def path_families(paths: list[PathFigures]) -> Iterator[Metric]:
+    rtt = {
+        stat: _gauge(f"path_rtt_{stat}_seconds", f"RTT {what} of the path's last hour of pings.", PATH_LABELS)
+        for stat, what in (
+            ("min", "minimum"),
+            ("median", "median (of the minutes' medians)"),
+            ("p90", "90th percentile (median of the minutes')"),
+        )
+    }
+    loss = _gauge("path_loss_ratio", "Pings lost of those sent in the path's last hour.", PATH_LABELS)
+    rate = _gauge(
+        "path_throughput_bits_per_second",
+        "Steady rate of the path's newest analysed throughput run of the last month.",
+        PATH_LABELS,
+    )
+    ceiling = _gauge(
+        "path_ceiling_bits_per_second",
+        "The ceiling that binds that run, labelled with what limits it (the run's diagnosis).",
+        [*PATH_LABELS, "limit"],
+    )
+    ratio = _gauge("path_throughput_ceiling_ratio", "That run's rate over its binding ceiling.", PATH_LABELS)
+    measured = _gauge("path_throughput_timestamp_seconds", "When that run started (Unix time): its age.", PATH_LABELS)
+    members = _gauge(
+        "path_ecmp_members", "RTT modes (ECMP members) of the flow sweep whose modes stand now.", PATH_LABELS
+    )
+    findings = _gauge("path_open_findings", "Open findings of the path, by metric.", [*PATH_LABELS, "metric"])
+    for path in paths:
+        labels = [path.source, path.destination, path.family]
+        for stat, value in zip(rtt, path.rtt_ms, strict=True):
+            if value is not None:
+                rtt[stat].add_metric(labels, value / 1000)
+        if path.state.loss_fraction is not None:
+            loss.add_metric(labels, path.state.loss_fraction)
+        state = path.state
+        if state.rate_bps is not None:
+            rate.add_metric(labels, state.rate_bps)
+            if state.measured_at is not None:
+                measured.add_metric(labels, _unix(state.measured_at))
+        if state.ceiling_bps:
+            ceiling.add_metric([*labels, state.diagnosis or "unknown"], state.ceiling_bps)
+        if (fraction := state.fraction_of_ceiling) is not None:
+            ratio.add_metric(labels, fraction)
+        if path.ecmp_members is not None:
+            members.add_metric(labels, path.ecmp_members)
+        for metric, number in sorted(path.open_findings.items()):
+            findings.add_metric([*labels, metric], number)
+    yield from (*rtt.values(), loss, rate, ceiling, ratio, measured, members, findings)
+
+
+def mesh_info(pairs: list[tuple[str, str, str, str]]) -> Metric:
+    info = _gauge(
+        "path_mesh_info",
+        "1 for each mesh a path is planned in: join on source, destination and family for a mesh's paths.",
+        ["mesh", *PATH_LABELS],
+    )
+    for mesh, source, destination, family in pairs:
+        info.add_metric([mesh, source, destination, family], 1)
+    return info
+
+
+def agent_families(scrape: Scrape) -> Iterator[Metric]:
+    up = _gauge("agent_up", "1 if the agent was seen within FATHOM_AGENT_OFFLINE_AFTER_S, else 0.", ["agent"])
+    age = _gauge("agent_last_seen_age_seconds", "Seconds since the agent last reached the server.", ["agent"])
+    info = _gauge(
+        "agent_info", "The agent's kind, version and status (always 1).", ["agent", "kind", "version", "status"]
+    )
+    for agent in scrape.agents:
+        if agent.status in (AgentStatus.REVOKED, AgentStatus.DECOMMISSIONED):
+            continue  # gone for good: no series to alert on
+        up.add_metric([agent.name], 1 if agent.status == AgentStatus.ONLINE else 0)
+        if agent.last_seen_age_s is not None:
+            age.add_metric([agent.name], agent.last_seen_age_s)
+        info.add_metric([agent.name, agent.kind, agent.version, agent.status], 1)
+    yield from (up, age, info)
+
+
+def own_families(scrape: Scrape) -> Iterator[Metric]:
+    outbox = _gauge("alert_outbox", "Alert deliveries waiting, by status.", ["status"])
+    for status, number in sorted(scrape.outbox.items()):
+        outbox.add_metric([status], number)
+    yield outbox
+    queues = _gauge("celery_queue_length", "Tasks waiting in each Celery queue.", ["queue"])
+    for queue, length in sorted((scrape.queues or {}).items()):
+        queues.add_metric([queue], length)
+    yield queues
+    store = _gauge("metrics_store_up", "1 if Redis, which holds Fathom's own counters, answered.", [])
+    store.add_metric([], 0 if scrape.own is None else 1)
+    yield store
+    yield from stored_families(scrape.own or {})
+
+
+def stored_families(fields: dict[str, float]) -> Iterator[Metric]:
+    """core.metrics' families, each declared even before its first value."""
+    for family in metrics.FAMILIES:
+        mine = {name: value for name, value in fields.items() if name.split(metrics.SEPARATOR, 1)[0] == family.name}
+        if family.kind is metrics.FamilyKind.HISTOGRAM:
+            yield _histogram(family, mine)
+            continue
+        made: CounterMetricFamily | GaugeMetricFamily
+        if family.kind is metrics.FamilyKind.COUNTER:
+            made = CounterMetricFamily(PREFIX + family.name, family.help, labels=list(family.labels))
+        else:
+            made = GaugeMetricFamily(PREFIX + family.name, family.help, labels=list(family.labels))
+        for name, value in sorted(mine.items()):
+            made.add_metric(_label_values(family, name), value)
+        yield made
+
+
+def _histogram(family: metrics.Family, fields: dict[str, float]) -> Metric:
+    # Unlabelled histograms only (every one core.metrics declares): the fields are
+    # "name|le=B" per bucket and "name|sum".
+    histogram = HistogramMetricFamily(PREFIX + family.name, family.help, labels=[])
+    in_bucket = {
+        float(name.split("le=", 1)[1]): value for name, value in fields.items() if f"{metrics.SEPARATOR}le=" in name
+    }
+    cumulative, buckets = 0.0, []
+    for bound in (*family.buckets, math.inf):
+        cumulative += in_bucket.get(bound, 0.0)
+        buckets.append(("+Inf" if math.isinf(bound) else f"{bound:g}", cumulative))
+    histogram.add_metric([], buckets, fields.get(f"{family.name}{metrics.SEPARATOR}sum", 0.0))
+    return histogram
+
+
+def _label_values(family: metrics.Family, name: str) -> list[str]:
+    pairs = name.split(metrics.SEPARATOR, 1)[1] if metrics.SEPARATOR in name else ""
+    given = dict(pair.split("=", 1) for pair in pairs.split(",") if pair)
+    return [given.get(label, "") for label in family.labels]
+
+
+def _unix(iso: str) -> float:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
