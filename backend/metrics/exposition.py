@@ -3,8 +3,8 @@ itself. docs/metrics.md lists every family with its labels and how many series i
 
 Paths carry `source`, `destination` (agent names) and `family`; a path's meshes are joined
 through `fathom_path_mesh_info` (one series per mesh the pair is in), so a path in two meshes
-is one series, not two that sum double. Units are Prometheus's: seconds, bits per second,
-ratios.
+is one series, not two that sum double. Units are Prometheus's base units: seconds, bytes
+per second, ratios.
 """
 
 from __future__ import annotations
@@ -56,14 +56,15 @@ def path_families(paths: list[PathFigures]) -> Iterator[Metric]:
         )
     }
     loss = _gauge("path_loss_ratio", "Pings lost of those sent in the path's last hour.", PATH_LABELS)
+    # Bytes, Prometheus's base unit (promtool's lint): x 8 for the bit/s a NOC reads.
     rate = _gauge(
-        "path_throughput_bits_per_second",
-        "Steady rate of the path's newest analysed throughput run of the last month.",
+        "path_throughput_bytes_per_second",
+        "Steady rate of the path's newest analysed throughput run of the last month (x 8: bit/s).",
         PATH_LABELS,
     )
     ceiling = _gauge(
-        "path_ceiling_bits_per_second",
-        "The ceiling that binds that run, labelled with what limits it (the run's diagnosis).",
+        "path_ceiling_bytes_per_second",
+        "The ceiling that binds that run (x 8: bit/s), labelled with what limits it (the run's diagnosis).",
         [*PATH_LABELS, "limit"],
     )
     ratio = _gauge("path_throughput_ceiling_ratio", "That run's rate over its binding ceiling.", PATH_LABELS)
@@ -81,11 +82,11 @@ def path_families(paths: list[PathFigures]) -> Iterator[Metric]:
             loss.add_metric(labels, path.state.loss_fraction)
         state = path.state
         if state.rate_bps is not None:
-            rate.add_metric(labels, state.rate_bps)
+            rate.add_metric(labels, state.rate_bps / 8)
             if state.measured_at is not None:
                 measured.add_metric(labels, _unix(state.measured_at))
         if state.ceiling_bps:
-            ceiling.add_metric([*labels, state.diagnosis or "unknown"], state.ceiling_bps)
+            ceiling.add_metric([*labels, state.diagnosis or "unknown"], state.ceiling_bps / 8)
         if (fraction := state.fraction_of_ceiling) is not None:
             ratio.add_metric(labels, fraction)
         if path.ecmp_members is not None:

@@ -128,6 +128,14 @@ class Stack:
         log = open(log_path(name), "ab")  # noqa: SIM115 - closed with the process
         self.processes[name] = subprocess.Popen(argv, cwd=ROOT, env=self.env, stdout=log, stderr=subprocess.STDOUT)
 
+    def start_worker(self) -> None:
+        """The Celery worker of the default queue (analysis, rollups, planning)."""
+        self.start(
+            "worker",
+            [str(VENV_BIN / "celery"), "--workdir", "backend", "-A", "fathom", "worker", "--loglevel", "INFO",
+             "--concurrency", "1"],
+        )  # fmt: skip
+
     def enrol(self, agent: Agent, token: str | None = None) -> None:
         """Enrols the agent (with a new enrolment token unless one is given): its id and credential."""
         token = token or self.manage("create_enrollment_token", "--note", f"system test {agent.name}").strip()
@@ -303,11 +311,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
             [str(VENV_BIN / "gunicorn"), "--chdir", "backend", "--bind", f"127.0.0.1:{port}",
              "--worker-class", "gthread", "--workers", "2", "--threads", "4", "fathom.wsgi"],
         )  # fmt: skip
-        stack.start(
-            "worker",
-            [str(VENV_BIN / "celery"), "--workdir", "backend", "-A", "fathom", "worker", "--loglevel", "INFO",
-             "--concurrency", "1"],
-        )  # fmt: skip
+        stack.start_worker()
         stack.start(
             "alerts-worker",
             [str(VENV_BIN / "celery"), "--workdir", "backend", "-A", "fathom", "worker", "-Q", "alerts", "-n",

@@ -144,9 +144,9 @@ class PathFigureTests(MetricsTests):
         assert value(samples, "fathom_path_rtt_median_seconds", **path) == pytest.approx(row["rtt_median_ms"] / 1000)
         assert value(samples, "fathom_path_rtt_min_seconds", **path) == pytest.approx(0.0079)
         assert value(samples, "fathom_path_loss_ratio", **path) == pytest.approx(row["loss_fraction"])
-        assert value(samples, "fathom_path_throughput_bits_per_second", **path) == pytest.approx(row["rate_bps"])
-        ceiling = value(samples, "fathom_path_ceiling_bits_per_second", **path, limit=row["diagnosis"])
-        assert ceiling == pytest.approx(row["ceiling_bps"])
+        assert value(samples, "fathom_path_throughput_bytes_per_second", **path) == pytest.approx(row["rate_bps"] / 8)
+        ceiling = value(samples, "fathom_path_ceiling_bytes_per_second", **path, limit=row["diagnosis"])
+        assert ceiling == pytest.approx(row["ceiling_bps"] / 8)
         assert value(samples, "fathom_path_throughput_ceiling_ratio", **path) == pytest.approx(
             row["rate_bps"] / row["ceiling_bps"]
         )
@@ -181,7 +181,7 @@ class PathFigureTests(MetricsTests):
         analyze_recent(now=NOW)
         with CaptureQueriesContext(connection) as more:
             samples = parsed(self.scrape(client).content.decode())
-        assert sum(1 for name, _ in samples if name == "fathom_path_throughput_bits_per_second") == 6
+        assert sum(1 for name, _ in samples if name == "fathom_path_throughput_bytes_per_second") == 6
         assert len(more.captured_queries) == len(few.captured_queries)
 
 

@@ -1,0 +1,44 @@
+"""deploy/prometheus/: the rules a NOC's Prometheus loads pass promtool's checks and its unit
+tests (fathom-rules.test.yml), and every metric they name is one /metrics serves."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from metrics.exposition import ScrapeCollector
+from metrics.services import Scrape
+
+RULES = Path(__file__).resolve().parents[3] / "deploy" / "prometheus"
+PROMTOOL = shutil.which("promtool")
+needs_promtool = pytest.mark.skipif(PROMTOOL is None, reason="promtool (Debian's prometheus) is not installed")
+
+
+def promtool(*args: str) -> str:
+    assert PROMTOOL is not None
+    run = subprocess.run([PROMTOOL, *args], cwd=RULES, capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return run.stdout
+
+
+@needs_promtool
+def test_the_rules_pass_promtools_check() -> None:
+    assert "SUCCESS" in promtool("check", "rules", "fathom-rules.yml")
+
+
+@needs_promtool
+def test_the_rules_pass_their_unit_tests() -> None:
+    assert "SUCCESS" in promtool("test", "rules", "fathom-rules.test.yml")
+
+
+def test_every_metric_the_rules_name_is_served() -> None:
+    empty = Scrape(at=datetime.now(UTC), paths=[], meshes=[], agents=[], outbox={}, queues={}, own={})
+    families = list(ScrapeCollector(empty).collect())
+    served = {family.name + ("_total" if family.type == "counter" else "") for family in families}
+    named = set(re.findall(r"\bfathom_[a-z_]+", (RULES / "fathom-rules.yml").read_text()))
+    assert named <= served, named - served
