@@ -55,7 +55,7 @@ suite_ruff() {
   return 1
 }
 suite_mypy() {
-  (cd backend && "$VENV/bin/mypy" . ../contract/codegen.py) && (cd tests && "$VENV/bin/mypy" --config-file mypy.ini system lab compose interop fakes packages)
+  (cd backend && "$VENV/bin/mypy" . ../contract/codegen.py) && (cd tests && "$VENV/bin/mypy" --config-file mypy.ini system lab compose interop fakes packages grafana)
 }
 suite_migrations() { cd backend && "$VENV/bin/python" manage.py makemigrations --check --dry-run; }
 suite_openapi() { make -s openapi-check; }
@@ -93,8 +93,10 @@ suite_frontend() {
     npm test --silent
 }
 # The browser specs (tests/browser), type-checked and linted; the system suites run them.
+# And the Grafana dashboard against Grafana's published model (tests/grafana/check_dashboard.py).
 suite_browser-lint() {
   cd tests && npx tsc -p tsconfig.json && npx eslint --max-warnings 0 browser || return 1
+  "$VENV/bin/python" grafana/check_dashboard.py || return 1
   echo "$(find browser -name '*.ts' | wc -l) files type-checked and linted"
 }
 # The agent, the lab tool and the UI bundle, built once before anything runs them (a rebuild

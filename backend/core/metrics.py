@@ -42,6 +42,9 @@ class Family:
     help: str
     labels: tuple[str, ...] = ()
     buckets: tuple[float, ...] = ()  # a histogram's upper bounds, +Inf implied
+    # Label values known here; the exposition adds those other apps own (test types, channel
+    # kinds) and shows every combination from zero, so rate() has a series before the first event.
+    values: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 RESULTS_INGESTED = Family("results_ingested", FamilyKind.COUNTER, "Results stored, by test type.", ("kind",))
@@ -50,6 +53,7 @@ BATCHES_REFUSED = Family(
     FamilyKind.COUNTER,
     "Result batches refused whole (nothing stored), by reason: schema, content (times, peers) or plan.",
     ("reason",),
+    values=(("reason", ("schema", "content", "plan")),),
 )
 INGEST_DELAY = Family(
     "ingest_delay_seconds",
@@ -62,6 +66,7 @@ ALERT_DELIVERIES = Family(
     FamilyKind.COUNTER,
     "Alert delivery attempts, by channel kind and outcome (sent, retrying, failed).",
     ("channel_kind", "outcome"),
+    values=(("outcome", ("sent", "retrying", "failed")),),
 )
 PERFSONAR_SYNCS = Family(
     "perfsonar_syncs",
@@ -69,6 +74,7 @@ PERFSONAR_SYNCS = Family(
     "Syncs of Fathom's tasks with the perfSONAR nodes, by outcome (ok, errors: some call failed, cut_short:"
     " the deadline left work for the next sync, skipped: another sync held the lock).",
     ("outcome",),
+    values=(("outcome", ("ok", "errors", "cut_short", "skipped")),),
 )
 ANALYSIS_PASS_SECONDS = Family("analysis_pass_seconds", FamilyKind.GAUGE, "Duration of the newest analysis pass.")
 ANALYSIS_PASS_END = Family(

@@ -9,6 +9,7 @@ per second, ratios.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Iterable, Iterator
 from datetime import datetime
@@ -16,8 +17,11 @@ from datetime import datetime
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
+from alerts.choices import ChannelKind
+from analysis.choices import FindingMetric
 from core import metrics
 from inventory.choices import AgentStatus
+from measurements.choices import TestType
 from metrics.services import PathFigures, Scrape
 
 PREFIX = "fathom_"
@@ -72,7 +76,9 @@ def path_families(paths: list[PathFigures]) -> Iterator[Metric]:
     members = _gauge(
         "path_ecmp_members", "RTT modes (ECMP members) of the flow sweep whose modes stand now.", PATH_LABELS
     )
-    findings = _gauge("path_open_findings", "Open findings of the path, by metric.", [*PATH_LABELS, "metric"])
+    findings = _gauge(
+        "path_open_findings", "Open findings of the path, by metric (0 for each without).", [*PATH_LABELS, "metric"]
+    )
     for path in paths:
         labels = [path.source, path.destination, path.family]
         for stat, value in zip(rtt, path.rtt_ms, strict=True):
@@ -91,8 +97,8 @@ def path_families(paths: list[PathFigures]) -> Iterator[Metric]:
             ratio.add_metric(labels, fraction)
         if path.ecmp_members is not None:
             members.add_metric(labels, path.ecmp_members)
-        for metric, number in sorted(path.open_findings.items()):
-            findings.add_metric([*labels, metric], number)
+        for metric in FindingMetric.values:
+            findings.add_metric([*labels, metric], path.open_findings.get(metric, 0))
     yield from (*rtt.values(), loss, rate, ceiling, ratio, measured, members, findings)
 
 
@@ -138,8 +144,13 @@ def own_families(scrape: Scrape) -> Iterator[Metric]:
     yield from stored_families(scrape.own or {})
 
 
+# Label values other apps own, for the counters shown from zero (core.metrics.Family.values).
+KNOWN_VALUES = {"kind": tuple(TestType.values), "channel_kind": tuple(ChannelKind.values)}
+
+
 def stored_families(fields: dict[str, float]) -> Iterator[Metric]:
-    """core.metrics' families, each declared even before its first value."""
+    """core.metrics' families, each declared even before its first value, and counters whose
+    label values are all known shown from zero."""
     for family in metrics.FAMILIES:
         mine = {name: value for name, value in fields.items() if name.split(metrics.SEPARATOR, 1)[0] == family.name}
         if family.kind is metrics.FamilyKind.HISTOGRAM:
@@ -150,9 +161,21 @@ def stored_families(fields: dict[str, float]) -> Iterator[Metric]:
             made = CounterMetricFamily(PREFIX + family.name, family.help, labels=list(family.labels))
         else:
             made = GaugeMetricFamily(PREFIX + family.name, family.help, labels=list(family.labels))
-        for name, value in sorted(mine.items()):
-            made.add_metric(_label_values(family, name), value)
+        series = {tuple(_label_values(family, name)): value for name, value in mine.items()}
+        for labels in _known_combinations(family):
+            series.setdefault(labels, 0.0)
+        for labels, value in sorted(series.items()):
+            made.add_metric(list(labels), value)
         yield made
+
+
+def _known_combinations(family: metrics.Family) -> list[tuple[str, ...]]:
+    if family.kind is not metrics.FamilyKind.COUNTER or not family.labels:
+        return []
+    known = dict(family.values) | {label: KNOWN_VALUES[label] for label in family.labels if label in KNOWN_VALUES}
+    if set(known) != set(family.labels):
+        return []
+    return list(itertools.product(*(known[label] for label in family.labels)))
 
 
 def _histogram(family: metrics.Family, fields: dict[str, float]) -> Metric:

@@ -6,6 +6,9 @@ analysis pass while `up` stays 1, until it is back."""
 
 from __future__ import annotations
 
+import contextlib
+import json
+import re
 import shutil
 import subprocess
 import time
@@ -16,7 +19,7 @@ from typing import Any
 import pytest
 import requests
 
-from .conftest import ARTIFACTS, Stack, free_port, stop_process, wait_for
+from .conftest import ARTIFACTS, ROOT, Stack, free_port, stop_process, wait_for
 from .lab_agents import apply_meshes
 
 PROMETHEUS = shutil.which("prometheus")
@@ -24,18 +27,23 @@ PROMTOOL = shutil.which("promtool")
 pytestmark = pytest.mark.skipif(PROMETHEUS is None, reason="Debian's prometheus package is not installed")
 
 PING = {"name": "ping", "test_type": "ping", "interval_s": 10, "spec": {"count": 5, "interval_s": 0.2}}
+# The dashboard's ECMP panel wants the path's standing modes.
+SWEEP = {"name": "sweep", "test_type": "flowsweep", "interval_s": 20,
+         "spec": {"flows": 16, "samples_per_flow": 10, "interval_ms": 5}}  # fmt: skip
+DASHBOARD = ROOT / "deploy" / "grafana" / "fathom.json"
 
 
 def mesh(receiver_port: int) -> dict[str, Any]:
-    """sys-a -> sys-b: each agent's iperf3 server has a port of its own here, so one way."""
+    """sys-a -> sys-b: each agent's iperf3 server has a port of its own here, so one way; paced
+    to 100 Mbit/s, as loopback at full speed takes both cores from the lab lane's emulator."""
     throughput = {"name": "tput", "test_type": "throughput", "interval_s": 60, "slip_s": 0,
-                  "spec": {"duration_s": 2, "port": receiver_port}}  # fmt: skip
+                  "spec": {"duration_s": 2, "port": receiver_port, "bitrate_bps": 100_000_000}}  # fmt: skip
     return {
         "name": "prometheus",
         "kind": "disjoint",
         "unidirectional": True,
         "members": [{"agent": "sys-a", "side": "a"}, {"agent": "sys-b", "side": "b"}],
-        "tests": [PING, throughput],
+        "tests": [PING, SWEEP, throughput],
     }
 
 
@@ -217,6 +225,41 @@ def test_a_stopped_worker_shows_as_a_queue_and_a_stale_pass_until_it_is_back(pro
         ),
         120,
     )
+
+
+def dashboard_queries() -> list[tuple[str, str]]:
+    """(where, PromQL) of every panel target and query variable of the Grafana dashboard, with
+    its variables set to this test's path: label_values(selector, label) becomes its selector."""
+    dashboard = json.loads(DASHBOARD.read_text())
+    queries = [
+        (f"panel {panel['title']!r} {target['refId']}", target["expr"])
+        for panel in dashboard["panels"]
+        for target in panel.get("targets", [])
+    ]
+    for variable in dashboard["templating"]["list"]:
+        if variable["type"] == "query":
+            selector = re.fullmatch(r"label_values\((.*), (\w+)\)", variable["query"]["query"])
+            assert selector, variable
+            queries.append((f"variable {variable['name']}", selector.group(1)))
+    values = {"$mesh": "prometheus", "$source": "sys-a", "$destination": "sys-b", "$__rate_interval": "1m"}
+    for name, value in values.items():
+        queries = [(where, query.replace(name, value)) for where, query in queries]
+    return queries
+
+
+def test_every_dashboard_query_returns_data(prometheus: Prometheus) -> None:
+    """Grafana cannot run here; its dashboard's PromQL can (tests/grafana/check_dashboard.py
+    holds the JSON to Grafana's model)."""
+    queries = dashboard_queries()
+    assert len(queries) >= 20
+
+    def empty() -> list[str]:
+        return [f"{where}: {query}" for where, query in queries if not prometheus.query(query)]
+
+    # The flow sweeps' standing modes come a pass after the first sweep; the rest is there.
+    with contextlib.suppress(AssertionError):  # the assert says which came back empty
+        wait_for("data for every query of the dashboard", lambda: not empty(), 90, 3)
+    assert not (missing := empty()), missing
 
 
 def test_a_scrape_without_the_token_is_refused(prometheus: Prometheus) -> None:

@@ -153,6 +153,7 @@ class PathFigureTests(MetricsTests):
         assert value(samples, "fathom_path_ecmp_members", **path) == 2
         assert value(samples, "fathom_path_open_findings", **path, metric="rtt") == 1
         assert value(samples, "fathom_path_open_findings", **path, metric="throughput") == 1
+        assert value(samples, "fathom_path_open_findings", **path, metric="loss") == 0
         assert value(samples, "fathom_path_mesh_info", **path, mesh="default") == 1
 
     def test_an_ipv6_destination_is_its_own_family(self) -> None:
@@ -203,6 +204,14 @@ class OwnFigureTests(MetricsTests):
         names = {family.name for family in text_string_to_metric_families(self.scrape().content.decode())}
         assert {f"fathom_{family.name}" for family in metrics.FAMILIES} <= names
         assert {"fathom_alert_outbox", "fathom_celery_queue_length", "fathom_agent_up"} <= names
+
+    def test_counters_with_known_labels_start_from_zero(self) -> None:
+        """So that rate() and a dashboard's panels have a series before the first event."""
+        samples = self.samples()
+        assert value(samples, "fathom_batches_refused_total", reason="plan") == 0
+        assert value(samples, "fathom_alert_deliveries_total", channel_kind="email", outcome="retrying") == 0
+        assert value(samples, "fathom_results_ingested_total", kind="trace") == 0
+        assert value(samples, "fathom_perfsonar_syncs_total", outcome="cut_short") == 0
 
     def test_a_label_a_family_does_not_take_is_a_bug_not_a_series(self) -> None:
         with pytest.raises(ValueError, match="takes labels"):

@@ -42,3 +42,14 @@ def test_every_metric_the_rules_name_is_served() -> None:
     served = {family.name + ("_total" if family.type == "counter" else "") for family in families}
     named = set(re.findall(r"\bfathom_[a-z_]+", (RULES / "fathom-rules.yml").read_text()))
     assert named <= served, named - served
+
+
+@needs_promtool
+def test_the_compose_profiles_prometheus_config_passes_promtools_check(tmp_path: Path) -> None:
+    """deploy/prometheus/compose.yml with its mounts (docker-compose.yml's profile grafana)
+    where promtool can read them."""
+    (tmp_path / "fathom-rules.yml").write_text((RULES / "fathom-rules.yml").read_text())
+    (tmp_path / "fathom.token").write_text("fpt_a-read-scope-token\n")
+    config = tmp_path / "prometheus.yml"
+    config.write_text((RULES / "compose.yml").read_text().replace("/etc/prometheus/", f"{tmp_path}/"))
+    assert "SUCCESS" in promtool("check", "config", str(config))
