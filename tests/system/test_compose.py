@@ -18,6 +18,7 @@ COMPOSE = ROOT / "docker-compose.yml"
 ENV_EXAMPLE = ROOT / "deploy" / ".env.example"
 AGENT_ENV_EXAMPLE = ROOT / "deploy" / "agent.env.example"
 BACKEND_SERVICES = ("web", "worker", "alerts", "beat")
+GRAFANA_PROFILE = ("prometheus", "grafana")
 SERVER_SECRETS = ("FATHOM_SECRET_KEY", "POSTGRES_PASSWORD", "REDIS_PASSWORD", "FATHOM_EMAIL_PASSWORD")
 
 
@@ -43,7 +44,19 @@ def documented_variables() -> set[str]:
 
 
 def test_compose_has_every_service(compose: dict[str, Any]) -> None:
-    assert set(compose["services"]) == {"proxy", "timescaledb", "redis", "web", "worker", "alerts", "beat", "agent"}
+    assert set(compose["services"]) == {
+        "proxy",
+        "timescaledb",
+        "redis",
+        "web",
+        "worker",
+        "alerts",
+        "beat",
+        "agent",
+    } | set(GRAFANA_PROFILE)
+    # Prometheus and Grafana (docs/metrics.md) start only with `--profile grafana`.
+    for name in GRAFANA_PROFILE:
+        assert compose["services"][name]["profiles"] == ["grafana"], name
     assert "timescale/timescaledb:" in compose["services"]["timescaledb"]["image"]
     for name in BACKEND_SERVICES:
         service = compose["services"][name]
@@ -99,7 +112,9 @@ def test_every_backend_setting_is_documented() -> None:
 def test_only_the_tls_proxy_is_published(compose: dict[str, Any]) -> None:
     services = compose["services"]
     published = {name for name, service in services.items() if service.get("ports")}
-    assert published == {"proxy"}
+    # The grafana profile's Grafana answers on the host's loopback alone.
+    assert published == {"proxy", "grafana"}
+    assert all(default_of(port).startswith("127.0.0.1:") for port in services["grafana"]["ports"])
     assert [port.split(":")[-1] for port in services["proxy"]["ports"]] == ["80", "443"]
     assert "./deploy/Caddyfile:/etc/caddy/Caddyfile:ro" in [default_of(v) for v in services["proxy"]["volumes"]]
     caddyfile = (ROOT / "deploy" / "Caddyfile").read_text()

@@ -49,7 +49,8 @@ def test_the_compose_profiles_prometheus_config_passes_promtools_check(tmp_path:
     """deploy/prometheus/compose.yml with its mounts (docker-compose.yml's profile grafana)
     where promtool can read them."""
     (tmp_path / "fathom-rules.yml").write_text((RULES / "fathom-rules.yml").read_text())
-    (tmp_path / "fathom.token").write_text("fpt_a-read-scope-token\n")
+    (tmp_path / "token").mkdir()
+    (tmp_path / "token" / "fathom.token").write_text("fpt_a-read-scope-token\n")
     config = tmp_path / "prometheus.yml"
     config.write_text((RULES / "compose.yml").read_text().replace("/etc/prometheus/", f"{tmp_path}/"))
     assert "SUCCESS" in promtool("check", "config", str(config))
