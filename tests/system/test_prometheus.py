@@ -37,7 +37,7 @@ def mesh(receiver_port: int) -> dict[str, Any]:
     """sys-a -> sys-b: each agent's iperf3 server has a port of its own here, so one way; paced
     to 100 Mbit/s, as loopback at full speed takes both cores from the lab lane's emulator."""
     throughput = {"name": "tput", "test_type": "throughput", "interval_s": 60, "slip_s": 0,
-                  "spec": {"duration_s": 2, "port": receiver_port, "bitrate_bps": 100_000_000}}  # fmt: skip
+                  "spec": {"duration_s": 2, "port": receiver_port, "fq_rate_bps": 100_000_000}}  # fmt: skip
     return {
         "name": "prometheus",
         "kind": "disjoint",
