@@ -172,12 +172,14 @@ func (s *stamps) first(within time.Duration) (time.Time, bool) {
 
 // A ping due while its peer is in an exclusive test waits until just after it; one whose
 // interval leaves no room after the window runs on time (the server then leaves it out).
+// "No room" is a 1 s interval against a clear start 2 s out: with 2 s, whether the run fits
+// turned on how late the scheduler read the clock (over 100 ms in a loaded CI run).
 func TestARunWaitsForThePeersExclusiveTestWhereItsIntervalAllows(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		intervalS int
 		moved     bool
-	}{{"room before the next run", 3600, true}, {"no room", 2, false}} {
+	}{{"room before the next run", 3600, true}, {"no room", 1, false}} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
 			defer cancel()
@@ -195,7 +197,7 @@ func TestARunWaitsForThePeersExclusiveTestWhereItsIntervalAllows(t *testing.T) {
 				t.Fatal("the ping never ran")
 			}
 			afterWindow := !ran.Before(window.EndAt.Add(LoadGuard))
-			if afterWindow != c.moved || (!c.moved && ran.Sub(began) > 500*time.Millisecond) {
+			if afterWindow != c.moved || (!c.moved && ran.Sub(began) > 1500*time.Millisecond) {
 				t.Fatalf("ran %s after the start (window ends at %s, guard %s); want moved=%v",
 					ran.Sub(began), window.EndAt.Sub(began), LoadGuard, c.moved)
 			}
