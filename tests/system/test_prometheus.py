@@ -106,8 +106,8 @@ def prometheus(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterat
     )  # fmt: skip
     scraper = Prometheus(stack, f"http://127.0.0.1:{port}", token)
     receiver = next(agent for agent in stack.agents if agent.name == "sys-b")
-    apply_meshes(stack, tmp, [mesh(receiver.iperf3_port)])
-    try:
+    try:  # Prometheus stops whatever fails from here (a refused mesh left it running once)
+        apply_meshes(stack, tmp, [mesh(receiver.iperf3_port)])
         wait_for("Prometheus scraping Fathom", scraper.target_up, 60)
         ids = dict(stack.query("SELECT name, id::text FROM inventory_agent"))
         wait_for(
@@ -129,9 +129,9 @@ def prometheus(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterat
         )
         yield scraper
     finally:
-        apply_meshes(stack, tmp, [{"name": "prometheus", "enabled": False}])
         stop_process(process)
         log.close()
+        apply_meshes(stack, tmp, [{"name": "prometheus", "enabled": False}])
 
 
 def paths_list_row(stack: Stack, source: str, destination: str) -> dict[str, Any]:
