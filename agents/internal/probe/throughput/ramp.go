@@ -30,12 +30,14 @@ func (p *Prober) ramp(ctx context.Context, spec Spec, address string, auth *plan
 	for i, rate := range spec.RampBps {
 		outcome, err := p.once(ctx, spec.step(rate), address, auth)
 		for _, pause := range reopenPauses {
-			if i == 0 || !refused(err) || ctx.Err() != nil {
+			if i == 0 || !stillClosing(err) || ctx.Err() != nil {
 				break
 			}
-			// iperf3's server closes its listening socket after each test and opens it again;
-			// a step that came back faster than it reopened was refused. Connecting again a
-			// moment later costs milliseconds of the slot, not a 30 s timeout.
+			// iperf3's server ends a test after its client has gone: it closes its listening
+			// socket and opens it again, and until it has reset the test it answers a new
+			// client "busy". A step that came back faster than that was refused or turned
+			// away by the server's end of our own previous step; connecting again a moment
+			// later costs milliseconds of the slot, not a failed ramp.
 			select {
 			case <-ctx.Done():
 			case <-time.After(pause):
@@ -50,14 +52,16 @@ func (p *Prober) ramp(ctx context.Context, spec Spec, address string, auth *plan
 	return combineRamp(spec, steps), nil
 }
 
-// reopenPauses are the waits before connecting again to a server that refused a step after
-// the first: the previous step's test had just closed its listening socket.
-var reopenPauses = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond}
+// reopenPauses are the waits before connecting again to a server that refused or turned
+// away a step after the first: it was still ending the previous step's test.
+var reopenPauses = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond, time.Second}
 
-// refused is whether err is iperf3's refusal to connect (nothing listening on the port).
-func refused(err error) bool {
+// stillClosing is whether err is what a server still ending the previous test answers:
+// a refused connection (its listening socket closed) or "busy" (the test not yet reset).
+// The first step is never retried: there is no previous test of ours to end.
+func stillClosing(err error) bool {
 	var runErr *RunError
-	return errors.As(err, &runErr) && runErr.Class == "refused"
+	return errors.As(err, &runErr) && (runErr.Class == "refused" || runErr.Class == "busy")
 }
 
 // step is one ramp step's spec: a UDP run at rate, finely paced and omitting nothing, with

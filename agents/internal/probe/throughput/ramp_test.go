@@ -382,34 +382,42 @@ func TestRampAgainstARealIperf3Server(t *testing.T) {
 	checkAgainstContract(t, res)
 }
 
-// iperf3's server reopens its listening socket after each test: a step that comes back
-// sooner is refused and connects again a moment later. A server that keeps refusing fails
-// the step after the pauses; a refused first step is not retried (nothing is listening).
-func TestARampStepRefusedWhileTheServerReopensConnectsAgain(t *testing.T) {
-	refusal := `echo '{"error": "unable to connect to server: Connection refused"}'; exit 1`
-	marker := filepath.Join(t.TempDir(), "refused-once")
-	binary, calls := fakeIperf3(t, map[int64]string{5e6: "iperf3-3.12-udp-omit1-5M.json"},
-		`if [ -e `+marker+` ]; then exec cat `+testdataPath(t, "iperf3-3.12-udp-omit1-10M.json")+`; fi; touch `+marker+`; `+refusal)
-	res := New(binary).Run(testContext(t, 20*time.Second), loopbackTest(rampTest(`[5000000, 10000000]`)), "")
-	if res.Status != result.StatusOK || len(res.Throughput.Ramp) != 2 {
-		t.Fatalf("%s %q %+v", res.Status, res.Error, res.Throughput)
+// iperf3's server reopens its listening socket after each test and answers "busy" until it
+// has reset it: a step that comes back sooner is refused or turned away and connects again
+// a moment later. A server that keeps refusing fails the step after the pauses; a refused
+// first step is not retried (nothing is listening, or another client's test runs).
+func TestARampStepTurnedAwayWhileTheServerEndsTheLastStepConnectsAgain(t *testing.T) {
+	answers := map[string]string{
+		"refused": `echo '{"error": "unable to connect to server: Connection refused"}'; exit 1`,
+		"busy":    `echo '{"error": "the server is busy running a test. try again later"}'; exit 1`,
 	}
-	if data, _ := os.ReadFile(calls); string(data) != "5000000\n10000000\n10000000\n" {
-		t.Fatalf("iperf3 ran for %q", data)
-	}
+	for class, answer := range answers {
+		t.Run(class, func(t *testing.T) {
+			marker := filepath.Join(t.TempDir(), "turned-away-once")
+			binary, calls := fakeIperf3(t, map[int64]string{5e6: "iperf3-3.12-udp-omit1-5M.json"},
+				`if [ -e `+marker+` ]; then exec cat `+testdataPath(t, "iperf3-3.12-udp-omit1-10M.json")+`; fi; touch `+marker+`; `+answer)
+			res := New(binary).Run(testContext(t, 20*time.Second), loopbackTest(rampTest(`[5000000, 10000000]`)), "")
+			if res.Status != result.StatusOK || len(res.Throughput.Ramp) != 2 {
+				t.Fatalf("%s %q %+v", res.Status, res.Error, res.Throughput)
+			}
+			if data, _ := os.ReadFile(calls); string(data) != "5000000\n10000000\n10000000\n" {
+				t.Fatalf("iperf3 ran for %q", data)
+			}
 
-	binary, calls = fakeIperf3(t, map[int64]string{5e6: "iperf3-3.12-udp-omit1-5M.json"}, refusal)
-	res = New(binary).Run(testContext(t, 20*time.Second), loopbackTest(rampTest(`[5000000, 10000000]`)), "")
-	if res.Status != result.StatusFailed || res.Error != "ramp step 2 of 2 (10 Mbit/s): iperf3 refused: unable to connect to server: Connection refused" {
-		t.Fatalf("%s %q", res.Status, res.Error)
-	}
-	if data, _ := os.ReadFile(calls); strings.Count(string(data), "10000000\n") != 1+len(reopenPauses) {
-		t.Fatalf("iperf3 ran for %q", data)
-	}
+			binary, calls = fakeIperf3(t, map[int64]string{5e6: "iperf3-3.12-udp-omit1-5M.json"}, answer)
+			res = New(binary).Run(testContext(t, 20*time.Second), loopbackTest(rampTest(`[5000000, 10000000]`)), "")
+			if res.Status != result.StatusFailed || !strings.HasPrefix(res.Error, "ramp step 2 of 2 (10 Mbit/s): iperf3 "+class+": ") {
+				t.Fatalf("%s %q", res.Status, res.Error)
+			}
+			if data, _ := os.ReadFile(calls); strings.Count(string(data), "10000000\n") != 1+len(reopenPauses) {
+				t.Fatalf("iperf3 ran for %q", data)
+			}
 
-	res = New(binary).Run(testContext(t, 20*time.Second), loopbackTest(rampTest(`[1000000, 5000000]`)), "")
-	if data, _ := os.ReadFile(calls); res.Status != result.StatusFailed || strings.Count(string(data), "1000000\n") != 1 {
-		t.Fatalf("%s %q; iperf3 ran for %q", res.Status, res.Error, data)
+			res = New(binary).Run(testContext(t, 20*time.Second), loopbackTest(rampTest(`[1000000, 5000000]`)), "")
+			if data, _ := os.ReadFile(calls); res.Status != result.StatusFailed || strings.Count(string(data), "1000000\n") != 1 {
+				t.Fatalf("%s %q; iperf3 ran for %q", res.Status, res.Error, data)
+			}
+		})
 	}
 }
 
