@@ -26,6 +26,7 @@ from fathom.bench_load_model import (
     WORKER_LOG,
 )
 from fathom.bench_load_sim import Load
+from metrics.services import queue_lengths
 
 
 def percentile(values: list[float], fraction: float) -> float:
@@ -36,7 +37,7 @@ def percentile(values: list[float], fraction: float) -> float:
 def queued_tasks() -> int:
     broker = urlsplit(os.environ["FATHOM_REDIS_URL"])
     client = redis.Redis.from_url(urlunsplit(broker._replace(path=f"/{REDIS_BENCH_DB}")))
-    return sum(int(client.llen(queue)) for queue in ("celery", "alerts"))
+    return sum(queue_lengths(client).values())
 
 
 WIDTHS = (52, 16, 10, 5)

@@ -13,6 +13,7 @@ from datetime import datetime
 from django.db import connection
 from django.db.models import Count
 from django.utils import timezone
+from redis import Redis
 from redis.exceptions import RedisError
 
 from alerts.choices import DeliveryStatus
@@ -156,13 +157,19 @@ def _outbox() -> dict[str, int]:
 
 def _queues() -> dict[str, int] | None:
     try:
-        pipe = shared_redis().pipeline(transaction=False)
-        for queue in CELERY_QUEUES:
-            for suffix in PRIORITY_SUFFIXES:
-                pipe.llen(queue + suffix)
-        lengths = pipe.execute()
+        return queue_lengths(shared_redis())
     except RedisError:
         return None
+
+
+def queue_lengths(client: Redis) -> dict[str, int]:
+    """The tasks waiting in each Celery queue of the broker `client` reaches, over every
+    priority (the Redis transport keeps a list per priority step)."""
+    pipe = client.pipeline(transaction=False)
+    for queue in CELERY_QUEUES:
+        for suffix in PRIORITY_SUFFIXES:
+            pipe.llen(queue + suffix)
+    lengths = pipe.execute()
     steps = len(PRIORITY_SUFFIXES)
     return {queue: sum(lengths[index * steps : (index + 1) * steps]) for index, queue in enumerate(CELERY_QUEUES)}
 

@@ -12,7 +12,6 @@ from typing import Any
 from unittest import mock
 
 import pytest
-import redis
 from django.db import connection
 from django.test import override_settings
 from django.test.utils import CaptureQueriesContext
@@ -26,6 +25,7 @@ from analysis.models import Finding
 from analysis.services.run_analyses import analyze_recent
 from analysis.tests.services.fixtures import MIB, T0, facts, flow_sweep, pings, snapshot, throughput_run
 from core import metrics
+from core.shared_redis import shared_redis
 from fathom.testing import FathomTestCase, load_example
 from history.backfill import mark_range
 from history.refresh import refresh
@@ -218,14 +218,16 @@ class OwnFigureTests(MetricsTests):
             metrics.count(metrics.RESULTS_INGESTED, reason="nope")
 
     def test_a_redis_that_does_not_answer_is_reported_not_a_failed_scrape(self) -> None:
-        dead = redis.Redis(host="127.0.0.1", port=1, socket_connect_timeout=0.5)
-        with (
-            mock.patch("core.metrics.shared_redis", return_value=dead),
-            mock.patch("metrics.services.shared_redis", return_value=dead),
-        ):
-            metrics.count(metrics.RESULTS_INGESTED, kind="ping")  # dropped with a warning, not raised
-            samples = self.samples()
+        # The one client every counter and queue length goes through, pointed at a dead port.
+        shared_redis.cache_clear()
+        try:
+            with override_settings(REDIS_URL="redis://127.0.0.1:1/0"):
+                metrics.count(metrics.RESULTS_INGESTED, kind="ping")  # dropped with a warning, not raised
+                samples = self.samples()
+        finally:
+            shared_redis.cache_clear()
         assert value(samples, "fathom_metrics_store_up") == 0
+        assert "fathom_celery_queue_length" not in {name for name, _labels in samples}
 
 
 @pytest.mark.skipif(shutil.which("promtool") is None, reason="promtool (Debian's prometheus) is not installed")
