@@ -40,8 +40,11 @@ BASELINE_S = 100  # 10 s RTT windows: the CUSUM needs six before it judges
 DELAY_BEFORE_MS, DELAY_AFTER_MS = 20, 25  # one way: the round trip grows by 10 ms
 # A ramp every minute's slot at most, climbing 6x a ramp until one loses: a few minutes.
 RAMP_WAIT_S = 420
-# A streams probe needs three single-stream runs first, then takes the next slot a ramp left.
-PROBE_WAIT_S = 300
+# A streams probe needs three analysed single-stream runs first (the ramp took a slot that
+# would have been one), then the first TCP slot past the planning lead; a probe that measured
+# nothing is tried in the next slot, up to three (analysis/services/marked_slots.py). Runs
+# every minute: 3 singles + 3 tries + the lead + an analysis pass, with a slot to spare.
+PROBE_WAIT_S = 540
 
 
 def link_name(prefix: str, link: str) -> str:
@@ -302,6 +305,19 @@ def slot_history(stack: Stack, ids: dict[str, str], key: str) -> str:
         f"{key} slot {start:%H:%M:%S} {state} {marked} x{streams} run {run} {why}"
         for start, state, why, marked, streams, run in slots
     ]
+    singles = stack.query(
+        "SELECT started_at, streams, rate_bps, ceiling_bps FROM analysis_runanalysis"
+        " WHERE source_id = %s AND destination_id = %s ORDER BY started_at",
+        ids["tigo"],
+        ids["jive"],
+    )
+    lines += [
+        f"analysed run {start:%H:%M:%S} x{streams} {(rate or 0) / 1e6:.2f} of {(ceiling or 0) / 1e6:.1f} Mbit/s"
+        for start, streams, rate, ceiling in singles
+    ]
+    worker = log_path("worker")
+    planned = [line for line in worker.read_text().splitlines() if "tigo -> jive" in line] if worker.exists() else []
+    lines += [f"worker: {line}" for line in planned[-10:]]
     for name in ("tigo", "jive"):
         log = log_path(f"agent-{name}")
         failures = [line for line in log.read_text().splitlines() if "level=WARN" in line] if log.exists() else []
