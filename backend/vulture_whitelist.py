@@ -94,6 +94,10 @@ AlertsConfig  # unused class (alerts/apps.py:4)
 EMAIL  # unused variable (alerts/choices.py:63)
 SLACK  # unused variable (alerts/choices.py:64)
 WEBHOOK  # unused variable (alerts/choices.py:65)
+PAGERDUTY  # a channel kind, by its value
+OPSGENIE  # a channel kind, by its value
+TEAMS  # a channel kind, by its value
+ALERTMANAGER  # a channel kind, by its value
 ALERT_PENDING  # unused variable (alerts/choices.py:97)
 REOPENED  # unused variable (alerts/choices.py:104)
 Command  # unused class (alerts/management/commands/ensure_alert_channel.py:14)

@@ -63,6 +63,10 @@ class ChannelKind(models.TextChoices):
     EMAIL = "email", "Email"
     SLACK = "slack", "Slack"
     WEBHOOK = "webhook", "Webhook"
+    PAGERDUTY = "pagerduty", "PagerDuty"
+    OPSGENIE = "opsgenie", "Opsgenie"
+    TEAMS = "teams", "Microsoft Teams"
+    ALERTMANAGER = "alertmanager", "Alertmanager"
 
 
 class NotificationKind(models.TextChoices):
@@ -71,6 +75,8 @@ class NotificationKind(models.TextChoices):
     REPEAT = "repeat", "Repeat"
     RESOLVED = "resolved", "Resolved"
     TEST = "test", "Test"
+    # Sent only to channels whose service has an acknowledgement of its own.
+    ACKNOWLEDGED = "acknowledged", "Acknowledged"
 
 
 class DeliveryStatus(models.TextChoices):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import email
 import email.policy
+import json
 import os
 import signal
 import socket
@@ -14,6 +15,7 @@ import time
 from email.message import EmailMessage
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+from urllib.parse import unquote
 
 import requests
 from aiosmtpd.controller import Controller
@@ -27,6 +29,7 @@ class HttpReceiver:
 
     def __init__(self) -> None:
         self.posts: list[tuple[float, dict[str, str], bytes]] = []
+        self.paths: list[str] = []  # each post's path and query, in the order of posts
         self.delay_s = 0.0
         # Set for the webhook channel: each post is verified as it arrives, as a real
         # receiver does (a signature's timestamp is accepted for 5 minutes only, so checking
@@ -40,6 +43,7 @@ class HttpReceiver:
             def do_POST(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
                 headers = {k.lower(): v for k, v in self.headers.items()}
+                receiver.paths.append(self.path)
                 receiver.posts.append((time.time(), headers, body))
                 if receiver.verifier is not None:
                     try:
@@ -149,3 +153,65 @@ def remove_channels_and_restart_worker(
     for key in keys:
         stack.env.pop(key, None)
     restart_alerts_worker(stack, original)
+
+
+# The paging services' channels, each to a receiver of its own. Keys in the services' shapes.
+SERVICE_KINDS = ("pagerduty", "opsgenie", "teams", "alertmanager")
+PAGERDUTY_KEY = "e93facc04764012d7bfb002500d5d1a6"
+OPSGENIE_KEY = "eb243592-faa2-4ba2-a551-1afdf565c889"
+HEADLINES = {"firing": "New incident", "update": "Incident updated", "repeat": "Still open", "resolved": "Resolved"}
+
+
+class ServiceReceivers:
+    """A receiver for each paging service's channel, and what each got about an incident."""
+
+    def __init__(self) -> None:
+        self.receivers = {kind: HttpReceiver() for kind in SERVICE_KINDS}
+
+    def channels(self) -> list[tuple[str, str, dict[str, Any]]]:
+        """(name, kind, config) of a channel to each receiver."""
+        url = {kind: receiver.url for kind, receiver in self.receivers.items()}
+        return [
+            ("drill-pagerduty", "pagerduty", {"routing_key": PAGERDUTY_KEY, "url": url["pagerduty"] + "v2/enqueue"}),
+            ("drill-opsgenie", "opsgenie", {"api_key": OPSGENIE_KEY, "url": url["opsgenie"]}),
+            ("drill-teams", "teams", {"url": url["teams"] + "workflows/drill"}),
+            ("drill-alertmanager", "alertmanager", {"url": url["alertmanager"]}),
+        ]
+
+    def counts(self, incident_id: int, kind: str) -> tuple[int, ...]:
+        """Messages of `kind` about the incident that each service got, in SERVICE_KINDS order."""
+        return tuple(
+            sum(_is_message(service, path, json.loads(body), incident_id, kind) for path, (_, _, body) in zip(
+                receiver.paths, receiver.posts, strict=True))
+            for service, receiver in self.receivers.items()
+        )  # fmt: skip
+
+    def shutdown(self) -> None:
+        for receiver in self.receivers.values():
+            receiver.server.shutdown()
+
+
+def _is_message(service: str, path: str, body: Any, incident_id: int, kind: str) -> bool:
+    """Whether one post to a service's receiver is the incident's message of `kind`."""
+    ours = f":incident:{incident_id}"
+    if service == "pagerduty":
+        if not str(body.get("dedup_key", "")).endswith(ours):
+            return False
+        if kind == "resolved":
+            return bool(body["event_action"] == "resolve")
+        headline = body.get("payload", {}).get("custom_details", {}).get("headline")
+        return bool(body["event_action"] == "trigger" and headline == HEADLINES[kind])
+    if service == "opsgenie":
+        if path.rstrip("/").endswith("/v2/alerts"):  # a create: the first message
+            return kind == "firing" and str(body.get("alias", "")).endswith(ours)
+        action = {"resolved": "close", "acknowledged": "acknowledge"}.get(kind, "notes")
+        alias = unquote(path.split("?")[0]).split("/v2/alerts/")[-1].rsplit("/", 1)
+        matches = alias[0].endswith(ours) and alias[-1] == action
+        return matches and (
+            kind in ("resolved", "acknowledged") or str(body.get("note", "")).startswith(HEADLINES[kind])
+        )
+    if service == "teams":
+        texts = [block.get("text", "") for block in body["attachments"][0]["content"]["body"]]
+        return texts[0] == HEADLINES.get(kind) and any(text.startswith(f"Incident #{incident_id} ·") for text in texts)
+    alerts = [alert for alert in body if alert["labels"].get("fathom_incident") == str(incident_id)]
+    return bool(alerts) and all(alert["annotations"].get("message") == HEADLINES.get(kind) for alert in alerts)

@@ -2,8 +2,9 @@
 
 Real agents in the lab's namespaces measure three disjoint paths of deploy/lab/scenarios/
 findings-drill.yaml, a lab shared with the findings lab (findings_drill_lab.py); the server
-analyses what lands; the alerts worker delivers to a real SMTP server (aiosmtpd), a
-Slack-like and a webhook receiver in this process. The drill adds 10 ms to ra <-> rb and to
+analyses what lands; the alerts worker delivers to a real SMTP server (aiosmtpd) and to
+receivers in this process for every other channel kind: Slack, a signed webhook, PagerDuty,
+Opsgenie, Teams and Alertmanager (each post read as that service reads it). The drill adds 10 ms to ra <-> rb and to
 qa <-> qb (under a silence from the start) and cuts ta -> tb by 40%, then clears them. Needs
 root. The outages that need no emulator (the alerts worker killed in the middle of a
 delivery, an agent stopping) are tests/system/test_alert_outages.py, on loopback.
@@ -24,8 +25,10 @@ from lab.lab import Lab
 from standardwebhooks import Webhook
 
 from .alert_receivers import (
+    SERVICE_KINDS,
     HttpReceiver,
     Mailbox,
+    ServiceReceivers,
     mail_kind,
     remove_channels_and_restart_worker,
     restart_alerts_worker,
@@ -48,6 +51,9 @@ RATE, CUT_RATE = 100, 60
 BASELINE_FLOOR = 0.8
 DELAY, SLOW_DELAY = 10, 20  # one-way ms on the rtt link: +10 ms each way is +20 ms of RTT
 MESH_MATCHER = [{"name": "mesh", "op": "=~", "value": "drill-.*"}]
+# What each channel got of one message: email, Slack, webhook, then the paging services.
+CHANNEL_KINDS = ("email", "slack", "webhook", *SERVICE_KINDS)
+EVERY, NONE = (1,) * len(CHANNEL_KINDS), (0,) * len(CHANNEL_KINDS)
 
 
 @dataclass
@@ -66,6 +72,7 @@ class Drill:
     mail: Mailbox
     slack: HttpReceiver
     hook: HttpReceiver
+    services: ServiceReceivers
     rows: list[Row] = field(default_factory=list)
 
     def row(self, case: str, seen: str, expected: str, ok: bool) -> None:
@@ -94,8 +101,9 @@ class Drill:
         assert not self.hook.refused, f"webhooks failed verification on arrival: {self.hook.refused}"
         return list(self.hook.verified)
 
-    def received(self, incident_id: int, kind: str) -> tuple[int, int, int]:
-        """Emails, Slack posts and webhooks (distinct webhook-ids) about one incident of one kind."""
+    def received(self, incident_id: int, kind: str) -> tuple[int, ...]:
+        """Messages of one kind about one incident that each channel got, in CHANNEL_KINDS
+        order (webhooks: distinct webhook-ids)."""
         tag = f"[Fathom #{incident_id}]"
         mails = [m for m in self.mail.messages if str(m["Subject"]).startswith(tag) and mail_kind(m) == kind]
         slack = [
@@ -106,7 +114,7 @@ class Drill:
             for e in self.hook_events()
             if e["data"]["incident_id"] == incident_id and e["data"]["kind"] == kind
         }
-        return len(mails), len(slack), len(hooks)
+        return (len(mails), len(slack), len(hooks), *self.services.counts(incident_id, kind))
 
     def deliveries_of(self, incident_id: int) -> list[dict[str, Any]]:
         deliveries: list[dict[str, Any]] = self.detail(incident_id)["deliveries"]
@@ -166,10 +174,10 @@ def case_regressions(drill: Drill, ids: dict[str, str]) -> list[int]:
     def two_sent_and_one_silenced() -> bool:
         incidents = open_drill_incidents(drill)
         silenced = [row for row in incidents if drill.silenced(row["id"])]
-        sent = [row for row in incidents if drill.received(row["id"], "firing") == (1, 1, 1)]
+        sent = [row for row in incidents if drill.received(row["id"], "firing") == EVERY]
         return len(sent) >= 2 and len(silenced) >= 1
 
-    wait_for("two incidents sent by email, Slack and webhook, a third silenced", two_sent_and_one_silenced, 300, 3)
+    wait_for("two incidents sent by every channel kind, a third silenced", two_sent_and_one_silenced, 300, 3)
     time.sleep(9)  # three more ticks: another incident or a second message would show now
     incidents = open_drill_incidents(drill)
     silenced = [row for row in incidents if drill.silenced(row["id"])]
@@ -178,16 +186,16 @@ def case_regressions(drill: Drill, ids: dict[str, str]) -> list[int]:
     titles = "; ".join(f"#{row['id']} {row['title']}" for row in paged)
     drill.row(
         "+10 ms on ra<->rb, -40% on ta->tb",
-        f"{len(paged)} incidents ({titles}); email/Slack/webhook per incident {sorted(counts.values())}",
-        "2 incidents, (1, 1, 1) each",
-        len(paged) == 2 and all(count == (1, 1, 1) for count in counts.values()),
+        f"{len(paged)} incidents ({titles}); {'/'.join(CHANNEL_KINDS)} per incident {sorted(counts.values())}",
+        f"2 incidents, {EVERY} each",
+        len(paged) == 2 and all(count == EVERY for count in counts.values()),
     )
     quiet = [(row["id"], len(drill.deliveries_of(row["id"])), drill.received(row["id"], "firing")) for row in silenced]
     drill.row(
         "+10 ms on qa<->qb under a silence",
         f"incidents (id, deliveries, received) {quiet}",
         "1 incident, 0 deliveries, nothing received",
-        len(quiet) == 1 and quiet[0][1:] == (0, (0, 0, 0)),
+        len(quiet) == 1 and quiet[0][1:] == (0, NONE),
     )
     for row in paged:
         seen = stack.browser_check(
@@ -205,7 +213,7 @@ def case_cleared(drill: Drill, incident_ids: list[int]) -> None:
 
     def all_resolved() -> bool:
         details = [drill.detail(i) for i in incident_ids]
-        sent = all(drill.received(i, "resolved") == (1, 1, 1) for i in paged)
+        sent = all(drill.received(i, "resolved") == EVERY for i in paged)
         return sent and all(detail["status"] == "resolved" for detail in details)
 
     wait_for("every incident resolved, a resolved message for each one paged", all_resolved, 480, interval_s=5)
@@ -213,9 +221,9 @@ def case_cleared(drill: Drill, incident_ids: list[int]) -> None:
     counts = {i: drill.received(i, "resolved") for i in incident_ids}
     drill.row(
         "all cleared",
-        f"resolved email/Slack/webhook per incident {counts}",
-        "(1, 1, 1) each paged one, (0, 0, 0) the silenced one",
-        all(count == ((1, 1, 1) if i in paged else (0, 0, 0)) for i, count in counts.items()),
+        f"resolved {'/'.join(CHANNEL_KINDS)} per incident {counts}",
+        f"{EVERY} each paged one, {NONE} the silenced one",
+        all(count == (EVERY if i in paged else NONE) for i, count in counts.items()),
     )
 
 
@@ -230,7 +238,7 @@ def report(rows: list[Row]) -> str:
 @pytest.fixture(scope="module")
 def drill(stack: Stack, findings_drill_lab: FindingsDrillLab) -> Iterator[Drill]:
     lab, ids = findings_drill_lab.lab, findings_drill_lab.ids
-    mail, slack, hook = Mailbox(), HttpReceiver(), HttpReceiver()
+    mail, slack, hook, services = Mailbox(), HttpReceiver(), HttpReceiver(), ServiceReceivers()
     keys = ("FATHOM_EMAIL_HOST", "FATHOM_EMAIL_PORT")
     original = {key: stack.env[key] for key in keys if key in stack.env}
     restart_alerts_worker(stack, {"FATHOM_EMAIL_HOST": "127.0.0.1", "FATHOM_EMAIL_PORT": str(mail.port)})
@@ -240,6 +248,7 @@ def drill(stack: Stack, findings_drill_lab: FindingsDrillLab) -> Iterator[Drill]
         ("drill-mail", "email", {"to": ["noc@fathom.invalid"]}),
         ("drill-slack", "slack", {"url": slack.url}),
         ("drill-hook", "webhook", {"url": hook.url}),
+        *services.channels(),
     ):
         body = {"name": name, "kind": kind, "config": config, "matchers": MESH_MATCHER}
         made = http.post(f"{stack.url}/api/v1/alerts/channels/", json=body, timeout=10)
@@ -257,7 +266,7 @@ def drill(stack: Stack, findings_drill_lab: FindingsDrillLab) -> Iterator[Drill]
         http.patch(f"{stack.url}/api/v1/alerts/rules/{rules[name]['id']}/", json=patch, timeout=10)
     try:
         hook.verifier = Webhook(channels[2]["secret"])
-        run = Drill(stack, lab, http, mail, slack, hook)
+        run = Drill(stack, lab, http, mail, slack, hook, services)
         silence = silence_quiet_pair(run)
         try:
             case_cleared(run, case_regressions(run, ids))
@@ -272,6 +281,7 @@ def drill(stack: Stack, findings_drill_lab: FindingsDrillLab) -> Iterator[Drill]
         mail.controller.stop()
         for receiver in (slack, hook):
             receiver.server.shutdown()
+        services.shutdown()
 
 
 def test_the_alert_drill(drill: Drill) -> None:

@@ -140,22 +140,6 @@ class SilenceSerializer(serializers.ModelSerializer[Silence]):
         return attrs
 
 
-def mask(url: str) -> str:
-    """A webhook URL is a secret (anyone holding a Slack one can post): show its host and
-    port only, never the user and password a URL can carry."""
-    from urllib.parse import urlsplit
-
-    parts = urlsplit(url)
-    host = parts.hostname or ""
-    if ":" in host:
-        host = f"[{host}]"
-    try:
-        port = f":{parts.port}" if parts.port is not None else ""
-    except ValueError:
-        port = ""
-    return f"{parts.scheme}://{host}{port}/…"
-
-
 class ChannelSerializer(serializers.ModelSerializer[Channel]):
     config = serializers.JSONField(write_only=True)
     target = serializers.SerializerMethodField()
@@ -184,9 +168,7 @@ class ChannelSerializer(serializers.ModelSerializer[Channel]):
         return held if held is not None and held > timezone.now() else None
 
     def get_target(self, channel: Channel) -> str:
-        if channel.kind == "email":
-            return ", ".join(channel.config.get("to", []))
-        return mask(channel.config.get("url", ""))
+        return TRANSPORTS[channel.kind].target(channel.config)
 
     def validate_matchers(self, value: Any) -> list[dict[str, str]]:
         return _clean_matchers(value)
@@ -196,13 +178,20 @@ class ChannelSerializer(serializers.ModelSerializer[Channel]):
         rotate = bool(attrs.pop("rotate_secret", False))
         if rotate and kind != "webhook":
             raise serializers.ValidationError({"rotate_secret": "only a webhook channel has a signing secret"})
-        kept = self.instance.config.get("secret") if self.instance is not None and kind == "webhook" else None
+        transport = TRANSPORTS.get(str(kind))
+        if transport is None:
+            raise serializers.ValidationError({"kind": f"no channel kind {kind!r}"})
+        kept: dict[str, Any] = {}
+        if self.instance is not None and self.instance.kind == kind:
+            kept = {key: self.instance.config[key] for key in transport.secret_keys if self.instance.config.get(key)}
+        if rotate:
+            kept.pop("secret", None)
         if "config" in attrs or self.instance is None:
             raw = attrs.get("config")
-            # An edit that leaves the secret out keeps it: a new one nobody was shown would fail
-            # every receiver's signature check.
-            if kept and not rotate and isinstance(raw, dict) and not raw.get("secret"):
-                raw = {**raw, "secret": kept}
+            # An edit that leaves a secret out keeps it: nobody is shown a secret again, and a
+            # new webhook secret nobody was shown would fail every receiver's signature check.
+            if kept and isinstance(raw, dict):
+                raw = {**raw, **{key: value for key, value in kept.items() if not raw.get(key)}}
             try:
                 attrs["config"] = TRANSPORTS[str(kind)].clean_config(raw)
             except ConfigError as exc:

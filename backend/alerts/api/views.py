@@ -32,6 +32,7 @@ from alerts.choices import AlertState, DeliveryStatus, IncidentStatus, Notificat
 from alerts.models import Alert, Channel, Delivery, Incident, Rule, Silence
 from alerts.services import delivery as outbox
 from alerts.services import evaluate, messages
+from alerts.tasks import deliver
 from audit.api.mixins import AuditedWrites
 from audit.choices import AuditAction, AuditObject
 from audit.services import Actor, record
@@ -108,9 +109,11 @@ class IncidentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets
         params.is_valid(raise_exception=True)
         incident = self.get_object()
         try:
-            verb(incident, request.user, params.validated_data["comment"], timezone.now())
+            queued = verb(incident, request.user, params.validated_data["comment"], timezone.now())
         except evaluate.IncidentStateError as exc:
             raise ValidationError({"status": str(exc)}) from exc
+        for delivery_id in queued or []:  # committed: the worker sends them
+            deliver.delay(delivery_id)
         fresh = _counted(Incident.objects.filter(pk=incident.pk)).get()
         return Response(IncidentSerializer(fresh).data)
 

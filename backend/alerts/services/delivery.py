@@ -140,11 +140,16 @@ def _record_failure(delivery: Delivery, channel: Channel, exc: TransportError, t
             Delivery.objects.filter(pk=delivery.pk).update(
                 status=DeliveryStatus.FAILED, last_error=message, sending_since=None
             )
-            if delivery.kind != "test":
+            if delivery.kind != "test" and not exc.message_only:
                 Channel.objects.filter(pk=channel.pk).update(
                     enabled=False, disabled_reason=f"{now:%Y-%m-%d %H:%M} UTC: {message}"[:2000]
                 )
-            log.warning("channel %s: permanent failure: %s", channel.name, message)
+            log.warning(
+                "channel %s: %s: %s",
+                channel.name,
+                "the receiver refused this message" if exc.message_only else "permanent failure",
+                message,
+            )
             return Outcome("failed")
         if delivery.kind == "test" or delivery.attempts >= len(BACKOFF_S):
             Delivery.objects.filter(pk=delivery.pk).update(

@@ -21,6 +21,7 @@ from alerts.services.advice import advice_for
 from alerts.services.conditions import Condition, evaluate_conditions, load_world
 from alerts.services.localisation import Localisation, PathFacts, localise, shared_router
 from alerts.silences import is_active, silencing
+from alerts.transports import TRANSPORTS
 from analysis.services.coinciding import what_else_changed
 from inventory.models import Agent
 
@@ -362,7 +363,9 @@ def evaluate(now: datetime) -> Tick:
     return tick
 
 
-def acknowledge(incident: Incident, user: Any, comment: str, now: datetime) -> None:
+def acknowledge(incident: Incident, user: Any, comment: str, now: datetime) -> list[int]:
+    """Acknowledges an open incident; returns the deliveries that tell the services with an
+    acknowledgement of their own (to send once committed)."""
     with transaction.atomic():
         _serialize_with_actions()
         incident = Incident.objects.select_for_update().get(pk=incident.pk)
@@ -373,6 +376,31 @@ def acknowledge(incident: Incident, user: Any, comment: str, now: datetime) -> N
         incident.save()
         _event(incident, EventKind.ACKNOWLEDGED, f"Acknowledged: {comment}" if comment else "Acknowledged", now,
                actor=user.get_username())  # fmt: skip
+        return _tell_acknowledgement(incident, now)
+
+
+def _tell_acknowledgement(incident: Incident, now: datetime) -> list[int]:
+    """An acknowledgement for each enabled channel that paged this incident through a service
+    with an acknowledgement of its own (PagerDuty, Opsgenie), so its on-call stops escalating."""
+    kinds = [kind for kind, transport in TRANSPORTS.items() if transport.follows_acknowledgements]
+    paged = Delivery.objects.filter(incident=incident).values("channel_id")
+    channels = list(Channel.objects.filter(enabled=True, kind__in=kinds, pk__in=paged))
+    if not channels:
+        return []
+    incident.sequence += 1
+    incident.save(update_fields=["sequence"])
+    alerts = list(incident.alerts.select_related("rule"))
+    message = messages.build(incident, NotificationKind.ACKNOWLEDGED, alerts, list(incident.notified_firing), now)
+    rows = [
+        Delivery.objects.create(
+            incident=incident, channel=channel, sequence=incident.sequence, kind=NotificationKind.ACKNOWLEDGED,
+            message=message, next_attempt_at=now,
+        )
+        for channel in channels
+    ]  # fmt: skip
+    names = ", ".join(channel.name for channel in channels)
+    _event(incident, EventKind.NOTIFIED, f"Acknowledged (message {incident.sequence}) to {names}", now)
+    return [row.pk for row in rows]
 
 
 def resolve(incident: Incident, user: Any, comment: str, now: datetime) -> None:

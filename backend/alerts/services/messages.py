@@ -19,6 +19,7 @@ HEADLINES = {
     NotificationKind.REPEAT: "Still open",
     NotificationKind.RESOLVED: "Resolved",
     NotificationKind.TEST: "Test message",
+    NotificationKind.ACKNOWLEDGED: "Acknowledged",
 }
 
 

@@ -10,6 +10,9 @@ from analysis.models import Finding
 from inventory.models import Agent
 
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
+# Keys in the shapes the services issue (none is real).
+PAGERDUTY_KEY = "e93facc04764012d7bfb002500d5d1a6"
+OPSGENIE_KEY = "eb243592-faa2-4ba2-a551-1afdf565c889"
 
 
 def finding(source: Agent, destination: Agent, metric: str = "throughput", at: datetime = T0, **extra: Any) -> Finding:
@@ -29,6 +32,10 @@ def channel(kind: str = "webhook", name: str | None = None, **config: Any) -> Ch
         "webhook": {"url": "http://127.0.0.1:9/hook", "secret": "whsec_" + "QUFB" * 11},
         "slack": {"url": "http://127.0.0.1:9/slack"},
         "email": {"to": ["noc@example.org"]},
+        "pagerduty": {"routing_key": PAGERDUTY_KEY, "url": "http://127.0.0.1:9/v2/enqueue"},
+        "opsgenie": {"api_key": OPSGENIE_KEY, "url": "http://127.0.0.1:9"},
+        "teams": {"url": "http://127.0.0.1:9/workflows/1"},
+        "alertmanager": {"url": "http://127.0.0.1:9"},
     }
     return Channel.objects.create(name=name or kind, kind=kind, config={**defaults[kind], **config})
 

@@ -1,10 +1,12 @@
 """What every channel transport is: validate its config, send one frozen message. One module
-per transport; adding PagerDuty or Teams is one more module and one line in the registry."""
+per transport and one line in the registry (transports/__init__.py)."""
 
 from __future__ import annotations
 
 import email.utils
+import json
 import math
+import re
 import socket
 import time
 import urllib.error
@@ -34,9 +36,13 @@ class TransportError(Exception):
         retry_after_s: float | None = None,
         status_code: int | None = None,
         response: str = "",
+        message_only: bool = False,
     ) -> None:
         super().__init__(message)
         self.permanent = permanent
+        # The receiver refused this one message for good (a body it cannot take, an alert it
+        # no longer knows): the delivery fails, the channel stays enabled for the next.
+        self.message_only = message_only
         self.retry_after_s = retry_after_s
         self.status_code = status_code
         self.response = response[:RESPONSE_KEEP]
@@ -56,6 +62,16 @@ class Transport:
     kind: ClassVar[str]
     # The least time between two messages to one channel (Slack: one per second per webhook).
     min_interval_s: ClassVar[float] = 0.0
+    # Config keys that are secrets: never shown, and kept when an edit leaves them out.
+    secret_keys: ClassVar[tuple[str, ...]] = ()
+    # Whether the service has an acknowledgement of its own that Fathom's is sent on to, so
+    # the person it paged stops being paged (PagerDuty, Opsgenie).
+    follows_acknowledgements: ClassVar[bool] = False
+
+    @classmethod
+    def target(cls, config: dict[str, Any]) -> str:
+        """Where the channel sends, as anyone may see it: no secret, no URL path."""
+        return mask(str(config.get("url", "")))
 
     def __init__(self, config: dict[str, Any]) -> None:
         self.config = config
@@ -97,6 +113,66 @@ def clean_url(raw: Any) -> str:
         # its path or the webhook's signing secret.
         raise ConfigError("url must not carry a user or password")
     return raw
+
+
+def mask(url: str) -> str:
+    """A webhook URL is a secret (anyone holding a Slack one can post): its scheme, host and
+    port only, never the path, user or password a URL can carry."""
+    parts = urlsplit(url)
+    host = parts.hostname or ""
+    if ":" in host:
+        host = f"[{host}]"
+    try:
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:
+        port = ""
+    return f"{parts.scheme}://{host}{port}/…"
+
+
+def clean_secret(raw: Any, name: str, pattern: str, shape: str) -> str:
+    """A service's key, held to the shape the service issues, so a pasted URL or a key with a
+    stray space fails when it is saved, not at the first incident."""
+    if not isinstance(raw, str) or not re.fullmatch(pattern, raw):
+        raise ConfigError(f"{name} must be {shape}")
+    return raw
+
+
+def cut(text: str, limit: int) -> str:
+    """text within a service's limit, marked where it was cut."""
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def incident_key(message: dict[str, Any], key: str) -> str:
+    """One incident's identity at a service that deduplicates (PagerDuty's dedup_key,
+    Opsgenie's alias, Alertmanager's labels): every message of the incident names the same
+    alert there, and two Fathoms sending to one service never meet (the key carries the
+    host of the incident's URL). A test message has one of its own."""
+    if message.get("incident_id") is None:
+        return f"fathom-test-{key}"
+    return f"fathom:{instance_of(message)}:incident:{message['incident_id']}"
+
+
+def instance_of(message: dict[str, Any]) -> str:
+    """Which Fathom sent the message: the host (and port) of its URLs."""
+    return urlsplit(str(message["url"])).netloc
+
+
+def post_json(
+    url: str,
+    payload: Any,
+    headers: dict[str, str] | None = None,
+    *,
+    permanent_codes: set[int],
+    rejected_codes: frozenset[int] = frozenset(),
+) -> tuple[int, str]:
+    """post() of a JSON body; a code in rejected_codes fails this message only."""
+    body = json.dumps(payload, separators=(",", ":")).encode()
+    try:
+        return post(url, body, {"Content-Type": "application/json", **(headers or {})}, permanent_codes=permanent_codes)
+    except TransportError as exc:
+        if exc.status_code in rejected_codes:
+            exc.permanent, exc.message_only = True, True
+        raise
 
 
 def _host(url: str) -> str:

@@ -79,6 +79,10 @@ class EmailTransport(Transport):
     kind = "email"
 
     @classmethod
+    def target(cls, config: dict[str, Any]) -> str:
+        return ", ".join(config.get("to", []))
+
+    @classmethod
     def clean_config(cls, raw: Any) -> dict[str, Any]:
         config = require_object(raw, {"to"}, {"to"})
         to = config["to"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from alerts.transports.base import Sent, Transport, TransportError, clean_url, post, require_object
+from alerts.transports.base import Sent, Transport, TransportError, clean_url, cut, post, require_object
 
 HEADER_MAX = 150
 SECTION_MAX = 3000
@@ -28,10 +28,6 @@ EMOJI = {
 
 def escape(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-
-
-def cut(text: str, limit: int) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _plain(text: str, limit: int) -> dict[str, Any]:

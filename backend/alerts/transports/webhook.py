@@ -48,6 +48,7 @@ def body_of(message: dict[str, Any]) -> bytes:
 
 class WebhookTransport(Transport):
     kind = "webhook"
+    secret_keys = ("secret",)
 
     @classmethod
     def clean_config(cls, raw: Any) -> dict[str, Any]:

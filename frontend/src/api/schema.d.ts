@@ -1587,9 +1587,13 @@ export interface components {
          * @description * `email` - Email
          *     * `slack` - Slack
          *     * `webhook` - Webhook
+         *     * `pagerduty` - PagerDuty
+         *     * `opsgenie` - Opsgenie
+         *     * `teams` - Microsoft Teams
+         *     * `alertmanager` - Alertmanager
          * @enum {string}
          */
-        ChannelKindEnum: "email" | "slack" | "webhook";
+        ChannelKindEnum: "email" | "slack" | "webhook" | "pagerduty" | "opsgenie" | "teams" | "alertmanager";
         ChannelRequest: {
             name: string;
             kind: components["schemas"]["ChannelKindEnum"];
@@ -2654,9 +2658,10 @@ export interface components {
          *     * `repeat` - Repeat
          *     * `resolved` - Resolved
          *     * `test` - Test
+         *     * `acknowledged` - Acknowledged
          * @enum {string}
          */
-        NotificationKindEnum: "firing" | "update" | "repeat" | "resolved" | "test";
+        NotificationKindEnum: "firing" | "update" | "repeat" | "resolved" | "test" | "acknowledged";
         /** @enum {unknown} */
         NullEnum: null;
         /** @description Refuses unknown keys instead of silently dropping them: a typo is an error. */

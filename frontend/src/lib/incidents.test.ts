@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import type { IncidentAlert } from "../api/alertQueries";
-import { alertWindow, channelConfig, matcherText, pathLink, silenceFor } from "./incidents";
+import { alertWindow, CHANNEL_FORMS, channelConfig, matcherText, pathLink, silenceFor, type ChannelKind } from "./incidents";
 
 function alert(labels: Record<string, unknown>): IncidentAlert {
   return {
@@ -50,6 +50,24 @@ describe("channelConfig", () => {
     expect(channelConfig("slack", " https://hooks.slack.com/services/T/B/X ")).toEqual({
       url: "https://hooks.slack.com/services/T/B/X",
     });
+  });
+
+  it("puts a service's key where the server takes it, and an address only when given", () => {
+    expect(channelConfig("pagerduty", "", " e93facc04764012d7bfb002500d5d1a6 ")).toEqual({
+      routing_key: "e93facc04764012d7bfb002500d5d1a6",
+    });
+    expect(channelConfig("opsgenie", "https://api.eu.opsgenie.com", "k")).toEqual({
+      api_key: "k",
+      url: "https://api.eu.opsgenie.com",
+    });
+    expect(channelConfig("alertmanager", "http://am:9093", "")).toEqual({ url: "http://am:9093" });
+    expect(channelConfig("alertmanager", "http://am:9093", "t0ken")).toEqual({ url: "http://am:9093", bearer_token: "t0ken" });
+    expect(channelConfig("teams", "https://prod.workflows.example/x")).toEqual({ url: "https://prod.workflows.example/x" });
+  });
+
+  it("has a form for every kind the server knows", () => {
+    const kinds: ChannelKind[] = ["email", "slack", "webhook", "pagerduty", "opsgenie", "teams", "alertmanager"];
+    expect(Object.keys(CHANNEL_FORMS).sort()).toEqual([...kinds].sort());
   });
 });
 

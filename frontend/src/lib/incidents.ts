@@ -54,14 +54,59 @@ export function pathLink(alert: IncidentAlert): string | null {
   return ends === null ? null : `/paths/${ends.source}/${ends.destination}`;
 }
 
-export type ChannelKind = "email" | "slack" | "webhook";
+/** The server's channel kinds: a form below for each (a kind added there fails tsc here). */
+export type ChannelKind = Schemas["ChannelKindEnum"];
 
 /** A channel's config from what the form asks: addresses for email, a URL otherwise. */
-export function channelConfig(kind: ChannelKind, target: string): Record<string, unknown> {
-  if (kind === "email") {
-    return { to: target.split(/[\s,;]+/).filter((address) => address !== "") };
+/** What the channel form asks of each kind: where it sends and, for a service, its key. */
+export interface ChannelForm {
+  label: string;
+  target: { label: string; hint: string; optional: boolean };
+  secret: { label: string; hint: string; optional: boolean } | null;
+}
+
+export const CHANNEL_FORMS: Record<ChannelKind, ChannelForm> = {
+  email: { label: "email", target: { label: "Sends to", hint: "noc@example.org, oncall@example.org", optional: false }, secret: null },
+  slack: { label: "Slack", target: { label: "Webhook URL", hint: "https://hooks.slack.com/services/…", optional: false }, secret: null },
+  webhook: { label: "webhook", target: { label: "URL", hint: "https://tickets.example.org/fathom", optional: false }, secret: null },
+  pagerduty: {
+    label: "PagerDuty",
+    target: { label: "Events API URL", hint: "https://events.pagerduty.com/v2/enqueue (the default)", optional: true },
+    secret: { label: "Integration key", hint: "32 characters, from the service's Events API v2 integration", optional: false },
+  },
+  opsgenie: {
+    label: "Opsgenie",
+    target: { label: "API URL", hint: "https://api.opsgenie.com (the default; EU: https://api.eu.opsgenie.com)", optional: true },
+    secret: { label: "API key", hint: "an API integration's key", optional: false },
+  },
+  teams: {
+    label: "Microsoft Teams",
+    target: { label: "Workflow URL", hint: "the URL of a Teams workflow that posts webhook requests", optional: false },
+    secret: null,
+  },
+  alertmanager: {
+    label: "Alertmanager",
+    target: { label: "Alertmanager URL", hint: "http://alertmanager.example.org:9093", optional: false },
+    secret: { label: "Bearer token", hint: "only behind a proxy that asks for one", optional: true },
+  },
+};
+
+/** A channel's config as the server takes it, from the form's two fields. */
+export function channelConfig(kind: ChannelKind, target: string, secret = ""): Record<string, unknown> {
+  const url = target.trim();
+  const key = secret.trim();
+  switch (kind) {
+    case "email":
+      return { to: target.split(/[\s,;]+/).filter((address) => address !== "") };
+    case "pagerduty":
+      return { routing_key: key, ...(url === "" ? {} : { url }) };
+    case "opsgenie":
+      return { api_key: key, ...(url === "" ? {} : { url }) };
+    case "alertmanager":
+      return { url, ...(key === "" ? {} : { bearer_token: key }) };
+    default:
+      return { url };
   }
-  return { url: target.trim() };
 }
 
 /** The two ends of a path alert (agent ids), or null for an agent alert. */

@@ -1,21 +1,40 @@
-import { screen } from "@testing-library/react";
+import { fireEvent, screen, waitFor } from "@testing-library/react";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
 import type { components } from "../api/schema";
 import type { Role } from "../lib/roles";
-import { mockApi } from "../test/mockApi";
+import { mockApi, reply, type MockRequest } from "../test/mockApi";
 import { meAs, renderWithProviders, sessionRoutes } from "../test/render";
 import { AlertSettingsPage } from "./AlertSettingsPage";
 
-function renderAs(role: Role, channels: components["schemas"]["Channel"][] = []) {
+function renderAs(role: Role, channels: components["schemas"]["Channel"][] = [], posted: MockRequest[] = []) {
   mockApi({
     ...sessionRoutes(role),
     "/api/v1/alerts/rules/": [],
     "/api/v1/alerts/silences/": [],
+    "POST /api/v1/alerts/channels/": (request: MockRequest) => {
+      posted.push(request);
+      return reply(201, { ...channel, kind: "pagerduty", target: "PagerDuty service …d1a6", secret: null });
+    },
     "/api/v1/alerts/channels/": channels,
   });
   renderWithProviders(<AlertSettingsPage />, "/alerts/settings", meAs(role));
 }
+
+const channel: components["schemas"]["Channel"] = {
+  id: 1,
+  name: "noc-hook",
+  kind: "webhook",
+  target: "https://hooks.example.net/…",
+  matchers: [],
+  send_resolved: true,
+  enabled: true,
+  disabled_reason: "",
+  last_error: "",
+  last_success_at: null,
+  held_until: null,
+  created_at: "2026-12-01T08:00:00Z",
+};
 
 describe("AlertSettingsPage by role", () => {
   afterEach(() => {
@@ -65,5 +84,28 @@ describe("AlertSettingsPage by role", () => {
       },
     ]);
     expect(await screen.findByText(/held until 2026-12-03 13:05.*HTTP 429: slow down/)).toBeDefined();
+  });
+
+  it("asks a paging service for its key, hidden, and sends it where the server takes it", async () => {
+    const posted: MockRequest[] = [];
+    renderAs("admin", [], posted);
+    fireEvent.change(await screen.findByLabelText("Kind"), { target: { value: "pagerduty" } });
+    const key = screen.getByLabelText("Integration key");
+    expect(key.getAttribute("type")).toBe("password");
+    expect(screen.getByLabelText("Events API URL").getAttribute("placeholder")).toMatch(/events\.pagerduty\.com/);
+    fireEvent.change(screen.getByLabelText("Channel name"), { target: { value: "noc-pd" } });
+    fireEvent.change(key, { target: { value: "e93facc04764012d7bfb002500d5d1a6" } });
+    fireEvent.click(screen.getByRole("button", { name: "Add channel" }));
+    await waitFor(() => {
+      expect(posted).toHaveLength(1);
+    });
+    expect(posted[0]?.body).toEqual({
+      name: "noc-pd",
+      kind: "pagerduty",
+      config: { routing_key: "e93facc04764012d7bfb002500d5d1a6" },
+    });
+    fireEvent.change(screen.getByLabelText("Kind"), { target: { value: "teams" } });
+    expect(screen.queryByLabelText("Integration key")).toBeNull();
+    expect(screen.getByLabelText("Workflow URL")).toBeDefined();
   });
 });

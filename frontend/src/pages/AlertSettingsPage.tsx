@@ -19,7 +19,7 @@ import { Panel } from "../components/Panel";
 import { LoadError, Loading } from "../components/QueryState";
 import { conditionText, ruleLabel } from "../lib/alertRules";
 import { formatDuration, formatUtc } from "../lib/format";
-import { channelConfig, matcherText, type ChannelKind } from "../lib/incidents";
+import { CHANNEL_FORMS, channelConfig, matcherText, type ChannelKind } from "../lib/incidents";
 import { useCan } from "../lib/roles";
 
 type Comparison = Schemas["ComparisonEnum"];
@@ -308,23 +308,19 @@ function TestOutcome({ delivery }: { delivery: Delivery }) {
   );
 }
 
-const TARGET_HINT: Record<ChannelKind, string> = {
-  email: "noc@example.org, oncall@example.org",
-  slack: "https://hooks.slack.com/services/…",
-  webhook: "https://tickets.example.org/fathom",
-};
-
 function NewChannel() {
   const [kind, setKind] = useState<ChannelKind>("email");
   const [name, setName] = useState("");
   const [target, setTarget] = useState("");
+  const [secret, setSecret] = useState("");
   const create = useCreateChannel();
+  const form = CHANNEL_FORMS[kind];
   return (
     <form
       className="inline-form"
       onSubmit={(event) => {
         event.preventDefault();
-        create.mutate({ name, kind, config: channelConfig(kind, target) });
+        create.mutate({ name, kind, config: channelConfig(kind, target, secret) });
       }}
     >
       <select
@@ -334,9 +330,11 @@ function NewChannel() {
           setKind(event.target.value as ChannelKind);
         }}
       >
-        <option value="email">email</option>
-        <option value="slack">Slack</option>
-        <option value="webhook">webhook</option>
+        {Object.entries(CHANNEL_FORMS).map(([value, { label }]) => (
+          <option key={value} value={value}>
+            {label}
+          </option>
+        ))}
       </select>{" "}
       <input
         aria-label="Channel name"
@@ -346,11 +344,27 @@ function NewChannel() {
           setName(event.target.value);
         }}
       />{" "}
+      {form.secret !== null && (
+        <>
+          <input
+            aria-label={form.secret.label}
+            type="password"
+            autoComplete="off"
+            value={secret}
+            placeholder={`${form.secret.label}${form.secret.optional ? " (optional)" : ""}`}
+            title={form.secret.hint}
+            onChange={(event) => {
+              setSecret(event.target.value);
+            }}
+          />{" "}
+        </>
+      )}
       <input
-        aria-label="Sends to"
+        aria-label={form.target.label}
         className="wide"
         value={target}
-        placeholder={TARGET_HINT[kind]}
+        placeholder={form.target.hint}
+        title={form.target.optional ? `${form.target.label} (optional)` : form.target.label}
         onChange={(event) => {
           setTarget(event.target.value);
         }}
@@ -410,7 +424,7 @@ function ChannelTable({ channels, canEdit }: { channels: Channel[]; canEdit: boo
         {channels.map((channel) => (
           <tr key={channel.id}>
             <td>
-              {channel.name} ({channel.kind})
+              {channel.name} ({CHANNEL_FORMS[channel.kind].label})
             </td>
             <td>{channel.target}</td>
             <td>{channel.matchers === undefined || channel.matchers.length === 0 ? "every incident" : matcherText(channel.matchers)}</td>
