@@ -10,6 +10,7 @@ import tempfile
 import threading
 from collections import defaultdict
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -94,7 +95,14 @@ class SimAgent:
 
     @property
     def header(self) -> dict[str, str]:
-        return {"Authorization": f"Agent {self.agent.pk}:{self.credential}", "Content-Type": "application/json"}
+        """As the Go agent's client sends: its credential, its clock and its spool."""
+        sent = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        return {
+            "Authorization": f"Agent {self.agent.pk}:{self.credential}",
+            "Content-Type": "application/json",
+            "Fathom-Agent-Time": sent,
+            "Fathom-Spool": f"results={len(self.pending)}, bytes={sum(len(str(r)) for r in self.pending)}",
+        }
 
 
 @dataclass

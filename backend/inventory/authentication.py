@@ -8,11 +8,13 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.utils import timezone
 from rest_framework import exceptions, permissions
 from rest_framework.authentication import BaseAuthentication, get_authorization_header
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
+from inventory.agent_state import read_state
 from inventory.models import Agent
 from inventory.services import authenticate_agent, touch_last_seen
 
@@ -50,7 +52,8 @@ class AgentAuthentication(BaseAuthentication):
             raise exceptions.AuthenticationFailed(
                 "unknown agent, wrong credential, or a revoked or decommissioned agent"
             )
-        touch_last_seen(agent)
+        now = timezone.now()
+        touch_last_seen(agent, now, read_state(request.META, now, agent.name))
         return AgentPrincipal(agent), agent
 
     def authenticate_header(self, request: Request) -> str:

@@ -34,6 +34,11 @@ class Agent(models.Model):
     agent_version = models.CharField(max_length=64, blank=True)
     host_facts = models.JSONField(null=True, blank=True)
     host_facts_at = models.DateTimeField(null=True, blank=True)
+    # What the agent said of itself when last seen (inventory/agent_state.py); null where it
+    # did not say. Its clock less the server's, and what waited in its spool.
+    clock_offset_s = models.FloatField(null=True, blank=True)
+    spool_results = models.IntegerField(null=True, blank=True)
+    spool_bytes = models.BigIntegerField(null=True, blank=True)
 
     class Meta:
         ordering = ["name"]

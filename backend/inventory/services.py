@@ -18,6 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from inventory.addresses import AddressError, agent_address
+from inventory.agent_state import AgentState
 from inventory.choices import AgentKind, TokenState
 from inventory.models import Agent, EnrollmentToken, HostFactsSnapshot
 
@@ -201,11 +202,15 @@ def authenticate_agent(agent_id: str, secret: str) -> Agent | None:
     return agent
 
 
-def touch_last_seen(agent: Agent, now: datetime | None = None) -> None:
+def touch_last_seen(agent: Agent, now: datetime | None = None, state: AgentState | None = None) -> None:
+    """When the agent was last seen and what it last said of itself (its clock, its spool),
+    written at most every LAST_SEEN_RESOLUTION_S."""
     now = now or timezone.now()
     if agent.last_seen_at is None or (now - agent.last_seen_at).total_seconds() >= LAST_SEEN_RESOLUTION_S:
-        Agent.objects.filter(pk=agent.pk).update(last_seen_at=now)
-        agent.last_seen_at = now
+        update: dict[str, Any] = {"last_seen_at": now, **(state.fields() if state is not None else {})}
+        Agent.objects.filter(pk=agent.pk).update(**update)
+        for field, value in update.items():
+            setattr(agent, field, value)
 
 
 def revoke_agent(agent: Agent) -> bool:

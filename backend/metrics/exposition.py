@@ -119,6 +119,13 @@ def agent_families(scrape: Scrape) -> Iterator[Metric]:
     info = _gauge(
         "agent_info", "The agent's kind, version and status (always 1).", ["agent", "kind", "version", "status"]
     )
+    offset = _gauge(
+        "agent_clock_offset_seconds",
+        "The agent's clock less the server's when last seen (less the request's one-way delay).",
+        ["agent"],
+    )
+    spooled = _gauge("agent_spool_results", "Results waiting in the agent's spool when last seen.", ["agent"])
+    spooled_bytes = _gauge("agent_spool_bytes", "The bytes the agent's spooled results take.", ["agent"])
     for agent in scrape.agents:
         if agent.status in (AgentStatus.REVOKED, AgentStatus.DECOMMISSIONED):
             continue  # gone for good: no series to alert on
@@ -126,7 +133,13 @@ def agent_families(scrape: Scrape) -> Iterator[Metric]:
         if agent.last_seen_age_s is not None:
             age.add_metric([agent.name], agent.last_seen_age_s)
         info.add_metric([agent.name, agent.kind, agent.version, agent.status], 1)
-    yield from (up, age, info)
+        # Only what the agent said: an older agent, or a perfSONAR node, has no series.
+        if agent.clock_offset_s is not None:
+            offset.add_metric([agent.name], agent.clock_offset_s)
+        if agent.spool_results is not None and agent.spool_bytes is not None:
+            spooled.add_metric([agent.name], agent.spool_results)
+            spooled_bytes.add_metric([agent.name], agent.spool_bytes)
+    yield from (up, age, info, offset, spooled, spooled_bytes)
 
 
 def own_families(scrape: Scrape) -> Iterator[Metric]:

@@ -70,6 +70,9 @@ class AgentFigures:
     version: str
     status: str
     last_seen_age_s: float | None
+    clock_offset_s: float | None
+    spool_results: int | None
+    spool_bytes: int | None
 
 
 @dataclass(frozen=True)
@@ -143,7 +146,10 @@ def _mesh_pairs(agents: dict[str, Agent]) -> list[tuple[str, str, str, str]]:
 
 def _agent(agent: Agent, now: datetime) -> AgentFigures:
     age = (now - agent.last_seen_at).total_seconds() if agent.last_seen_at else None
-    return AgentFigures(agent.name, agent.kind, agent.agent_version, agent.status(now), age)
+    return AgentFigures(
+        agent.name, agent.kind, agent.agent_version, agent.status(now), age,
+        agent.clock_offset_s, agent.spool_results, agent.spool_bytes,
+    )  # fmt: skip
 
 
 def _outbox() -> dict[str, int]:

@@ -194,6 +194,16 @@ def test_promtool_lints_a_scrape_of_real_data(prometheus: Prometheus) -> None:
     assert prometheus.value('count(fathom_agent_up{agent=~"sys-a|sys-b"})') == 2
     assert (prometheus.value('sum(fathom_results_ingested_total{kind="ping"})') or 0) > 0
 
+    # The agents' own headers, end to end: a clock on this machine's (within the request's
+    # delay) and a spool the uploads keep near empty, as the API records them.
+    offset = prometheus.value('fathom_agent_clock_offset_seconds{agent="sys-a"}')
+    spooled = prometheus.value('fathom_agent_spool_results{agent="sys-a"}')
+    assert offset is not None and abs(offset) < 1.0, offset
+    assert spooled is not None and 0 <= spooled < 100, spooled
+    agents = prometheus.stack.session().get(f"{prometheus.stack.url}/api/v1/agents/", timeout=10).json()
+    sys_a = next(agent for agent in agents if agent["name"] == "sys-a")
+    assert sys_a["spool_bytes"] is not None and abs(sys_a["clock_offset_s"]) < 1.0, sys_a
+
 
 def test_a_stopped_worker_shows_as_a_queue_and_a_stale_pass_until_it_is_back(prometheus: Prometheus) -> None:
     stack = prometheus.stack

@@ -69,6 +69,9 @@ func New(cfg config.Config, client *api.Client, version string, clk clock.Clock,
 	if err != nil {
 		return nil, err
 	}
+	if client != nil { // nil in tests that never reach the server
+		client.Backlog = sp.Backlog
+	}
 	a := &Agent{
 		cfg: cfg, client: client, clock: clk, log: log, probes: Probes(cfg), spool: sp, version: version,
 		cache: plan.Cache{Path: filepath.Join(cfg.StateDir, "plan.json")},

@@ -51,6 +51,18 @@ func IsStatus(err error, status int) bool {
 	return errors.As(err, &apiErr) && apiErr.Status == status
 }
 
+// Headers on every authenticated request, read by the server for the agent's metrics
+// (docs/api.md): the agent's wall clock as it sends, from which the server reads how far
+// the agent's clock is from its own (result timestamps and one-way figures rest on it), and
+// what waits in its spool ("results=12, bytes=48211").
+const (
+	HeaderAgentTime = "Fathom-Agent-Time"
+	HeaderSpool     = "Fathom-Spool"
+)
+
+// AgentTimeLayout is HeaderAgentTime's: RFC 3339 in UTC, to the microsecond.
+const AgentTimeLayout = "2006-01-02T15:04:05.000000Z07:00"
+
 // Client talks to one server. HTTP is a field so tests can point it at httptest servers.
 type Client struct {
 	BaseURL    *url.URL
@@ -58,6 +70,9 @@ type Client struct {
 	Credential string
 	UserAgent  string
 	HTTP       *http.Client
+	// Backlog, when set, says what waits in the spool (HeaderSpool); a failed read leaves
+	// the header out.
+	Backlog func() (results int, bytes int64, err error)
 }
 
 // CheckServerURL refuses plain HTTP except to loopback, or when explicitly allowed (a lab
@@ -114,6 +129,12 @@ func (c *Client) do(ctx context.Context, method, path string, body any, header h
 	}
 	if auth {
 		req.Header.Set("Authorization", "Agent "+c.AgentID+":"+c.Credential)
+		if c.Backlog != nil {
+			if results, size, err := c.Backlog(); err == nil {
+				req.Header.Set(HeaderSpool, fmt.Sprintf("results=%d, bytes=%d", results, size))
+			}
+		}
+		req.Header.Set(HeaderAgentTime, time.Now().UTC().Format(AgentTimeLayout))
 	}
 	resp, err := c.HTTP.Do(req)
 	if err != nil {

@@ -3,6 +3,7 @@ package api
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -63,6 +64,32 @@ func TestRequestsCarryTheAgentCredential(t *testing.T) {
 	body, etag, notModified, err := c.Plan(context.Background(), "")
 	if err != nil || notModified || etag != `"v2"` || string(body) != `{"schema_version":1}` {
 		t.Fatalf("plan %q %q %v %v", body, etag, notModified, err)
+	}
+}
+
+// Every authenticated request says the agent's time as it sent and what its spool holds; a
+// spool that cannot be read leaves its header out rather than guessing.
+func TestRequestsCarryTheAgentsClockAndSpool(t *testing.T) {
+	var seen http.Header
+	c := client(t, func(w http.ResponseWriter, r *http.Request) {
+		seen = r.Header.Clone()
+		_, _ = io.WriteString(w, `{"schema_version":1}`)
+	})
+	c.Backlog = func() (int, int64, error) { return 12, 48211, nil }
+	before := time.Now()
+	if _, _, _, err := c.Plan(context.Background(), ""); err != nil {
+		t.Fatal(err)
+	}
+	sent, err := time.Parse(AgentTimeLayout, seen.Get(HeaderAgentTime))
+	if err != nil || sent.Before(before.Add(-time.Microsecond)) || sent.After(time.Now()) || sent.Location() != time.UTC {
+		t.Fatalf("%s %q: %v", HeaderAgentTime, seen.Get(HeaderAgentTime), err)
+	}
+	if got := seen.Get(HeaderSpool); got != "results=12, bytes=48211" {
+		t.Fatalf("%s %q", HeaderSpool, got)
+	}
+	c.Backlog = func() (int, int64, error) { return 0, 0, errors.New("no spool directory") }
+	if _, _, _, err := c.Plan(context.Background(), ""); err != nil || seen.Get(HeaderSpool) != "" || seen.Get(HeaderAgentTime) == "" {
+		t.Fatalf("unreadable spool: %v %v", err, seen)
 	}
 }
 

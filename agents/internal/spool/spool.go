@@ -255,6 +255,24 @@ func (s *Spool) Counts() (pending, rejected int) {
 	return count(s.pendingDir()), count(s.rejectedDir())
 }
 
+// Backlog is what waits to be uploaded: the pending results and the bytes they take.
+func (s *Spool) Backlog() (results int, bytes int64, err error) {
+	files, err := os.ReadDir(s.pendingDir())
+	if err != nil {
+		return 0, 0, fmt.Errorf("spool: %w", err)
+	}
+	for _, f := range files {
+		if f.IsDir() || !strings.HasSuffix(f.Name(), ".json") {
+			continue // a result still being written is not waiting yet
+		}
+		if info, err := f.Info(); err == nil {
+			results++
+			bytes += info.Size()
+		}
+	}
+	return results, bytes, nil
+}
+
 func dirBytes(dir string) (int64, error) {
 	files, err := os.ReadDir(dir)
 	if err != nil {

@@ -61,6 +61,40 @@ func TestPutPendingDoneRoundTrip(t *testing.T) {
 	}
 }
 
+// The backlog is the pending results alone: not the rejected ones, not a result still
+// being written.
+func TestBacklogCountsWhatWaitsToBeUploaded(t *testing.T) {
+	s, err := Open(t.TempDir(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if results, size, err := s.Backlog(); err != nil || results != 0 || size != 0 {
+		t.Fatalf("empty: %d %d %v", results, size, err)
+	}
+	for _, name := range []string{"a", "b", "c"} {
+		if err := s.Put(sample(name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Reject([]string{id("c")}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(s.pendingDir(), ".tmp-123"), []byte("half"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	one, _ := os.Stat(filepath.Join(s.pendingDir(), id("a")+".json"))
+	two, _ := os.Stat(filepath.Join(s.pendingDir(), id("b")+".json"))
+	if results, size, err := s.Backlog(); err != nil || results != 2 || size != one.Size()+two.Size() {
+		t.Fatalf("backlog %d %d %v", results, size, err)
+	}
+	if err := os.RemoveAll(s.dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := s.Backlog(); err == nil {
+		t.Fatal("a spool directory that is gone must be an error, not an empty spool")
+	}
+}
+
 func TestFullSpoolRefusesNewResultsAndKeepsOldOnes(t *testing.T) {
 	s, _ := Open(t.TempDir(), 600)
 	if err := s.Put(sample("first")); err != nil {

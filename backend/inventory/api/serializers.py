@@ -182,7 +182,16 @@ class AgentSerializer(serializers.ModelSerializer[Agent]):
             "agent_version",
             "host_facts",
             "host_facts_at",
+            "clock_offset_s",
+            "spool_results",
+            "spool_bytes",
         ]
+        extra_kwargs = {
+            "clock_offset_s": {"help_text": "the agent's clock less the server's when last seen (less the request's "
+                               "one-way delay); null when the agent did not say"},
+            "spool_results": {"help_text": "results waiting in the agent's spool when last seen"},
+            "spool_bytes": {"help_text": "the bytes those results take on the agent's disk"},
+        }  # fmt: skip
 
     @extend_schema_field(ChoiceSerializer)
     def get_status(self, agent: Agent) -> dict[str, str]:

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, timedelta
 from typing import Any
 
 from django.utils import timezone
@@ -59,6 +59,41 @@ class AgentAuthTests(FathomTestCase):
         self.agent_client(self.athens, self.athens_credential).get("/api/v1/agent/plan/")
         self.athens.refresh_from_db()
         assert self.athens.last_seen_at is not None
+
+
+class AgentStateTests(FathomTestCase):
+    """Fathom-Agent-Time and Fathom-Spool, as the Go client sends them (agents/internal/api)."""
+
+    def plan(self, headers: dict[str, str] | None = None) -> int:
+        """The plan fetched with these request headers."""
+        client = self.agent_client(self.athens, self.athens_credential)
+        status: int = client.get("/api/v1/agent/plan/", headers=headers or {}).status_code
+        Agent.objects.filter(pk=self.athens.pk).update(last_seen_at=None)  # the next request writes again
+        self.athens.refresh_from_db()
+        return status
+
+    def test_the_clock_offset_and_spool_are_read_from_every_request(self) -> None:
+        ahead = (timezone.now() + timedelta(seconds=42)).astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+        assert self.plan({"Fathom-Agent-Time": ahead, "Fathom-Spool": "results=12, bytes=48211"}) == 200
+        assert self.athens.clock_offset_s is not None and 41.0 < self.athens.clock_offset_s <= 42.0
+        assert (self.athens.spool_results, self.athens.spool_bytes) == (12, 48211)
+        listed = self.user_client(self.outsider).get(f"/api/v1/agents/{self.athens.pk}/").json()
+        assert listed["spool_results"] == 12 and 41.0 < listed["clock_offset_s"] <= 42.0
+        # An agent that no longer says (an older one put back) has nothing shown, not stale figures.
+        assert self.plan() == 200
+        said: tuple[Any, ...] = (self.athens.clock_offset_s, self.athens.spool_results, self.athens.spool_bytes)
+        assert said == (None, None, None)
+
+    def test_malformed_headers_are_left_out_and_the_request_still_served(self) -> None:
+        for time_header, spool_header in (
+            ("yesterday", "results=12"),
+            ("2026-12-04T10:00:00", "results=-1, bytes=3"),  # no zone: not a moment
+            ("1999-01-01T00:00:00Z", "results=1, bytes=2, extra=3"),  # over a year off: broken
+            ("2026-13-40T99:00:00Z", "results=" + "9" * 40 + ", bytes=1"),
+            ("\x00", "bytes=1, results=1"),
+        ):
+            assert self.plan({"Fathom-Agent-Time": time_header, "Fathom-Spool": spool_header}) == 200
+            assert (self.athens.clock_offset_s, self.athens.spool_results) == (None, None), (time_header, spool_header)
 
 
 class HostFactsTests(FathomTestCase):

@@ -171,6 +171,17 @@ class PathFigureTests(MetricsTests):
         assert value(samples, "fathom_agent_last_seen_age_seconds", agent="athens") == pytest.approx(30)
         assert value(samples, "fathom_agent_info", agent="athens", kind="fathom", version="1.2.3", status="online") == 1
 
+    def test_an_agents_clock_and_spool_are_what_it_last_said(self) -> None:
+        self.athens.last_seen_at = NOW - timedelta(seconds=30)
+        self.athens.clock_offset_s, self.athens.spool_results, self.athens.spool_bytes = -2.5, 340, 1_200_000
+        self.athens.save()
+        samples = self.samples()
+        assert value(samples, "fathom_agent_clock_offset_seconds", agent="athens") == -2.5
+        assert value(samples, "fathom_agent_spool_results", agent="athens") == 340
+        assert value(samples, "fathom_agent_spool_bytes", agent="athens") == 1_200_000
+        # frankfurt said nothing of itself: no series, rather than a zero that reads as "fine".
+        assert value(samples, "fathom_agent_spool_results", agent="frankfurt") is None
+
     def test_the_number_of_queries_does_not_grow_with_paths(self) -> None:
         client = self.user_client(self.outsider)
         with CaptureQueriesContext(connection) as few:

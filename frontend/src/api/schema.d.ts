@@ -1304,6 +1304,18 @@ export interface components {
             host_facts?: unknown;
             /** Format: date-time */
             host_facts_at?: string | null;
+            /**
+             * Format: double
+             * @description the agent's clock less the server's when last seen (less the request's one-way delay); null when the agent did not say
+             */
+            clock_offset_s?: number | null;
+            /** @description results waiting in the agent's spool when last seen */
+            spool_results?: number | null;
+            /**
+             * Format: int64
+             * @description the bytes those results take on the agent's disk
+             */
+            spool_bytes?: number | null;
         };
         /**
          * @description * `fathom` - Fathom agent

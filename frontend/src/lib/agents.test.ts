@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import type { Agent } from "../api/queries";
-import { agentCounts, agentsInOrder, isDecommissioned } from "./agents";
+import { agentCounts, agentsInOrder, agentWarnings, isDecommissioned } from "./agents";
 
 function agent(name: string, status: string, extra: Partial<Agent> = {}): Agent {
   return {
@@ -39,5 +39,21 @@ describe("isDecommissioned", () => {
     expect(isDecommissioned(agent("a", "decommissioned"))).toBe(true);
     expect(isDecommissioned(agent("a", "offline", { decommissioned_at: "2025-01-01T00:00:00Z" }))).toBe(true);
     expect(isDecommissioned(agent("a", "offline", { decommissioned_at: null }))).toBe(false);
+  });
+});
+
+describe("agentWarnings", () => {
+  it("flags a clock a second or more off and a spool that is not draining", () => {
+    expect(agentWarnings(agent("a", "online", { clock_offset_s: -2.54, spool_results: 340, spool_bytes: 1_258_291 }))).toEqual([
+      "clock 2.5 s behind the server's",
+      "340 results (1.20 MiB) waiting to upload",
+    ]);
+    expect(agentWarnings(agent("b", "online", { clock_offset_s: 0.004, spool_results: 3, spool_bytes: 9000 }))).toEqual([]);
+    expect(agentWarnings(agent("c", "online", { clock_offset_s: 1.2 }))).toEqual(["clock 1.2 s ahead of the server's"]);
+  });
+
+  it("says nothing of what an agent did not report, nor of a retired one", () => {
+    expect(agentWarnings(agent("d", "online"))).toEqual([]);
+    expect(agentWarnings(agent("e", "revoked", { revoked_at: "2026-01-01T00:00:00Z", clock_offset_s: 9 }))).toEqual([]);
   });
 });

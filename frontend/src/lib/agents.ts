@@ -1,5 +1,6 @@
 // Agent states as the Agents page groups them: the server's status value, plus decommissioning.
 import type { Agent } from "../api/queries";
+import { formatBytes } from "./format";
 
 /** Decommissioned agents keep their results but take no part any more. */
 export function isDecommissioned(agent: Agent): boolean {
@@ -52,4 +53,26 @@ export function agentsInOrder(agents: readonly Agent[], showDecommissioned: bool
         Number(isDecommissioned(a)) - Number(isDecommissioned(b)) ||
         a.name.localeCompare(b.name),
     );
+}
+
+/** A clock further than this from the server's stamps results wrong (docs/metrics.md). */
+export const CLOCK_WARN_S = 1;
+/** A spool this full is more than the few results between two uploads. */
+export const SPOOL_WARN_RESULTS = 100;
+
+/** What an agent last said of itself that a NOC should look at: a clock off, a full spool. */
+export function agentWarnings(agent: Agent): string[] {
+  if (isDecommissioned(agent) || isRevoked(agent)) {
+    return [];
+  }
+  const warnings: string[] = [];
+  const offset = agent.clock_offset_s ?? null;
+  if (offset !== null && Math.abs(offset) >= CLOCK_WARN_S) {
+    warnings.push(`clock ${Math.abs(offset).toFixed(1)} s ${offset > 0 ? "ahead of" : "behind"} the server's`);
+  }
+  const spooled = agent.spool_results ?? null;
+  if (spooled !== null && spooled >= SPOOL_WARN_RESULTS) {
+    warnings.push(`${spooled.toLocaleString("en")} results (${formatBytes(agent.spool_bytes ?? 0)}) waiting to upload`);
+  }
+  return warnings;
 }

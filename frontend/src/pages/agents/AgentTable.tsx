@@ -11,7 +11,7 @@ import type { Agent, Choice } from "../../api/queries";
 import { ConfirmButton } from "../../components/ConfirmButton";
 import { FieldError, FormError } from "../../components/FormErrors";
 import { ChoiceBadge, StatusBadge } from "../../components/StatusBadge";
-import { isDecommissioned, isOffline, isRevoked } from "../../lib/agents";
+import { agentWarnings, isDecommissioned, isOffline, isRevoked } from "../../lib/agents";
 import { ENROLMENT_EXPIRIES } from "../../lib/expiry";
 import { formatAgo, formatUtc } from "../../lib/format";
 import { splitErrors } from "../../lib/formErrors";
@@ -172,6 +172,11 @@ function AgentRow({
         </td>
         <td className={offline ? "nowrap flag" : "nowrap"} title={formatUtc(agent.last_seen_at)}>
           {formatAgo(agent.last_seen_at)}
+          {agentWarnings(agent).map((warning) => (
+            <div key={warning} className="flag">
+              {warning}
+            </div>
+          ))}
         </td>
         <td className="version">{agent.agent_version === undefined || agent.agent_version === "" ? "–" : agent.agent_version}</td>
         <td>
