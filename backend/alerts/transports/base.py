@@ -96,6 +96,13 @@ def require_object(raw: Any, allowed: set[str], required: set[str]) -> dict[str,
     return dict(raw)
 
 
+def url_config(raw: Any) -> dict[str, Any]:
+    """The config of a transport that is its URL alone (Slack, Teams)."""
+    config = require_object(raw, {"url"}, {"url"})
+    config["url"] = clean_url(config["url"])
+    return config
+
+
 def clean_url(raw: Any) -> str:
     if not isinstance(raw, str) or not raw or len(raw) > 2000:
         raise ConfigError("url must be a string of at most 2000 characters")

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from alerts.transports.base import Sent, Transport, TransportError, clean_url, cut, post, require_object
+from alerts.transports.base import Sent, Transport, TransportError, cut, post, url_config
 
 HEADER_MAX = 150
 SECTION_MAX = 3000
@@ -90,9 +90,7 @@ class SlackTransport(Transport):
 
     @classmethod
     def clean_config(cls, raw: Any) -> dict[str, Any]:
-        config = require_object(raw, {"url"}, {"url"})
-        config["url"] = clean_url(config["url"])
-        return config
+        return url_config(raw)
 
     def send(self, message: dict[str, Any], key: str) -> Sent:
         body = json.dumps(blocks(message)).encode()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from alerts.transports.base import Sent, Transport, clean_url, cut, post_json, require_object
+from alerts.transports.base import Sent, Transport, cut, post_json, url_config
 
 CARD_VERSION = "1.4"
 CARD_MAX_BYTES = 28 * 1024
@@ -81,9 +81,7 @@ class TeamsTransport(Transport):
 
     @classmethod
     def clean_config(cls, raw: Any) -> dict[str, Any]:
-        config = require_object(raw, {"url"}, {"url"})
-        config["url"] = clean_url(config["url"])
-        return config
+        return url_config(raw)
 
     def send(self, message: dict[str, Any], key: str) -> Sent:
         status, text = post_json(

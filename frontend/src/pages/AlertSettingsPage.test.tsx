@@ -67,22 +67,7 @@ describe("AlertSettingsPage by role", () => {
   });
 
   it("shows a channel held by its receiver's Retry-After, and until when", async () => {
-    renderAs("viewer", [
-      {
-        id: 1,
-        name: "noc-hook",
-        kind: "webhook",
-        target: "https://hooks.example.net/…",
-        matchers: [],
-        send_resolved: true,
-        enabled: true,
-        disabled_reason: "",
-        last_error: "HTTP 429: slow down",
-        last_success_at: null,
-        held_until: "2026-12-03T13:05:00Z",
-        created_at: "2026-12-01T08:00:00Z",
-      },
-    ]);
+    renderAs("viewer", [{ ...channel, last_error: "HTTP 429: slow down", held_until: "2026-12-03T13:05:00Z" }]);
     expect(await screen.findByText(/held until 2026-12-03 13:05.*HTTP 429: slow down/)).toBeDefined();
   });
 
