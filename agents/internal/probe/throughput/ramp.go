@@ -30,14 +30,15 @@ func (p *Prober) ramp(ctx context.Context, spec Spec, address string, auth *plan
 	for i, rate := range spec.RampBps {
 		outcome, err := p.once(ctx, spec.step(rate), address, auth)
 		for _, pause := range reopenPauses {
-			if i == 0 || !stillClosing(err) || ctx.Err() != nil {
+			if i == 0 || !stillClosing(err, outcome) || ctx.Err() != nil {
 				break
 			}
 			// iperf3's server ends a test after its client has gone: it closes its listening
 			// socket and opens it again, and until it has reset the test it answers a new
-			// client "busy". A step that came back faster than that was refused or turned
-			// away by the server's end of our own previous step; connecting again a moment
-			// later costs milliseconds of the slot, not a failed ramp.
+			// client "busy". A step that came back faster than that was refused, turned away,
+			// or reset with the old socket's backlog (accepted by the kernel, never by
+			// iperf3) by the server's end of our own previous step; connecting again a
+			// moment later costs milliseconds of the slot, not a failed ramp.
 			select {
 			case <-ctx.Done():
 			case <-time.After(pause):
@@ -57,11 +58,18 @@ func (p *Prober) ramp(ctx context.Context, spec Spec, address string, auth *plan
 var reopenPauses = []time.Duration{50 * time.Millisecond, 200 * time.Millisecond, 500 * time.Millisecond, time.Second}
 
 // stillClosing is whether err is what a server still ending the previous test answers:
-// a refused connection (its listening socket closed) or "busy" (the test not yet reset).
-// The first step is never retried: there is no previous test of ours to end.
-func stillClosing(err error) bool {
+// a refused connection (its listening socket closed), "busy" (the test not yet reset), or
+// a connection reset before the test began (the closed socket's backlog: CI of
+// 2026-12-04, "ramp step 4 of 5: unable to receive control message: Connection reset by
+// peer", twice on a 310 ms path). A reset after intervals were measured is a server that
+// died mid-test, not one still closing. The first step is never retried: there is no
+// previous test of ours to end.
+func stillClosing(err error, outcome result.Throughput) bool {
 	var runErr *RunError
-	return errors.As(err, &runErr) && (runErr.Class == "refused" || runErr.Class == "busy")
+	if !errors.As(err, &runErr) {
+		return false
+	}
+	return runErr.Class == "refused" || runErr.Class == "busy" || (runErr.Class == "peer gone" && len(outcome.Intervals) == 0)
 }
 
 // step is one ramp step's spec: a UDP run at rate, finely paced and omitting nothing, with

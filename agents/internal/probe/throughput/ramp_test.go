@@ -293,7 +293,9 @@ func TestARampStepThatFailsEndsTheRampKeepingTheStepsBefore(t *testing.T) {
 		len(o.Intervals) != 6 || o.Ramp[1].StartedS != 2.999938 || len(o.Options.RampBps) != 4 {
 		t.Fatalf("the finished steps were not kept: %+v", o)
 	}
-	if data, _ := os.ReadFile(calls); string(data) != "5000000\n10000000\n120000000\n" {
+	// A reset before the step began may be the server still ending step 2: tried again after
+	// each pause, then the ramp ends there.
+	if data, _ := os.ReadFile(calls); string(data) != "5000000\n10000000\n"+strings.Repeat("120000000\n", 1+len(reopenPauses)) {
 		t.Fatalf("iperf3 ran for %q", data)
 	}
 	checkAgainstContract(t, res)
@@ -388,8 +390,9 @@ func TestRampAgainstARealIperf3Server(t *testing.T) {
 // first step is not retried (nothing is listening, or another client's test runs).
 func TestARampStepTurnedAwayWhileTheServerEndsTheLastStepConnectsAgain(t *testing.T) {
 	answers := map[string]string{
-		"refused": `echo '{"error": "unable to connect to server: Connection refused"}'; exit 1`,
-		"busy":    `echo '{"error": "the server is busy running a test. try again later"}'; exit 1`,
+		"refused":   `echo '{"error": "unable to connect to server: Connection refused"}'; exit 1`,
+		"busy":      `echo '{"error": "the server is busy running a test. try again later"}'; exit 1`,
+		"peer gone": `echo '{"error": "unable to receive control message: Connection reset by peer"}'; exit 1`,
 	}
 	for class, answer := range answers {
 		t.Run(class, func(t *testing.T) {
@@ -418,6 +421,20 @@ func TestARampStepTurnedAwayWhileTheServerEndsTheLastStepConnectsAgain(t *testin
 				t.Fatalf("%s %q; iperf3 ran for %q", res.Status, res.Error, data)
 			}
 		})
+	}
+}
+
+// A server that dies in the middle of a step (its reset after intervals were measured) is
+// not still closing: the step fails at once.
+func TestARampStepWhoseServerDiedMidTestIsNotRetried(t *testing.T) {
+	binary, calls := fakeIperf3(t, map[int64]string{5e6: "iperf3-3.12-udp-omit1-5M.json"},
+		`cat `+testdataPath(t, "iperf3-3.12-udp-server-killed.json")+`; exit 1`)
+	res := New(binary).Run(testContext(t, 20*time.Second), loopbackTest(rampTest(`[5000000, 10000000]`)), "")
+	if res.Status != result.StatusFailed || !strings.HasPrefix(res.Error, "ramp step 2 of 2 (10 Mbit/s): iperf3 peer gone") {
+		t.Fatalf("%s %q", res.Status, res.Error)
+	}
+	if data, _ := os.ReadFile(calls); strings.Count(string(data), "10000000\n") != 1 {
+		t.Fatalf("iperf3 ran for %q", data)
 	}
 }
 
