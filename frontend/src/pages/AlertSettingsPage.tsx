@@ -339,7 +339,7 @@ function NewChannel() {
       <input
         aria-label="Channel name"
         value={name}
-        placeholder="noc-mail"
+        placeholder={`noc-${kind}`}
         onChange={(event) => {
           setName(event.target.value);
         }}

@@ -173,7 +173,7 @@ function AgentRow({
         <td className={offline ? "nowrap flag" : "nowrap"} title={formatUtc(agent.last_seen_at)}>
           {formatAgo(agent.last_seen_at)}
           {agentWarnings(agent).map((warning) => (
-            <div key={warning} className="flag">
+            <div key={warning} className="flag agent-warning">
               {warning}
             </div>
           ))}
