@@ -65,14 +65,12 @@ def _create(alias: str, message: dict[str, Any]) -> dict[str, Any]:
 
 
 def _note(message: dict[str, Any]) -> dict[str, Any]:
-    who = (
-        f" by {message['acknowledged_by']}"
-        if message["kind"] == "acknowledged" and message.get("acknowledged_by")
-        else ""
-    )
+    # The person who acknowledged speaks for the acknowledgement only; Fathom for the rest.
+    person = message.get("acknowledged_by") if message["kind"] == "acknowledged" else None
+    who = f" by {person}" if person else ""
     head = f"{message['headline']}{who}" + (f" ({message['changes']})" if message["changes"] else "")
     return {
-        "user": cut(message.get("acknowledged_by") or SOURCE, 100),
+        "user": cut(person or SOURCE, 100),
         "source": SOURCE,
         "note": cut(f"{head}\n\n{text_body(message)}", NOTE_MAX),
     }
