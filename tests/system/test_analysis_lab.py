@@ -320,7 +320,8 @@ def slot_history(stack: Stack, ids: dict[str, str], key: str) -> str:
     lines += [f"worker: {line}" for line in planned[-10:]]
     for name in ("tigo", "jive"):
         log = log_path(f"agent-{name}")
-        failures = [line for line in log.read_text().splitlines() if "level=WARN" in line] if log.exists() else []
+        lines = log.read_text().splitlines() if log.exists() else []
+        failures = [line for line in lines if "level=WARN" in line or "level=ERROR" in line]
         lines += [f"{name}: {line}" for line in failures[-10:]]
     return "\n".join(lines or [f"no {key} slot was planned"])
 

@@ -593,3 +593,38 @@ func checkFinite(t *testing.T, values ...*float64) {
 		}
 	}
 }
+
+// iperf3 restarting its clock after the omitted seconds can print an interval per stream
+// that ends before it starts: it is left out, and the run is kept with the rest.
+func TestParseLeavesOutAnIntervalThatEndsBeforeItStarts(t *testing.T) {
+	var doc map[string]any
+	if err := json.Unmarshal(load(t, "iperf3-3.12-tcp-parallel3.json"), &doc); err != nil {
+		t.Fatal(err)
+	}
+	intervals := doc["intervals"].([]any)
+	before := 0
+	for _, iv := range intervals {
+		before += len(iv.(map[string]any)["streams"].([]any))
+	}
+	// The second reporting interval as a loaded iperf3 3.12 printed it at the omit boundary.
+	quirk := intervals[1].(map[string]any)["streams"].([]any)
+	for _, s := range quirk {
+		s.(map[string]any)["start"], s.(map[string]any)["end"] = 1.000445, 1.000213
+	}
+	raw, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o, err := Parse(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(o.Intervals) != before-len(quirk) {
+		t.Fatalf("%d intervals kept of %d, %d backwards", len(o.Intervals), before, len(quirk))
+	}
+	for _, iv := range o.Intervals {
+		if iv.EndS < iv.StartS {
+			t.Fatalf("kept %+v", iv)
+		}
+	}
+}
