@@ -12,8 +12,10 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
 from datetime import datetime
 
+from prometheus_client import generate_latest
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily, Metric
 from prometheus_client.registry import Collector, CollectorRegistry
 
@@ -28,20 +30,21 @@ PREFIX = "fathom_"
 PATH_LABELS = ["source", "destination", "family"]
 
 
-def registry(scrape: Scrape) -> CollectorRegistry:
-    """A registry holding this one scrape (a new one per request: nothing outlives it)."""
-    held = CollectorRegistry(auto_describe=False)
+def render(scrape: Scrape) -> bytes:
+    """The whole exposition: the paths' families written here, the rest by prometheus_client."""
+    paths = write_text([*path_families(scrape.paths), mesh_info(scrape.meshes)])
+    held = CollectorRegistry(auto_describe=False)  # a new one per request: nothing outlives it
     held.register(ScrapeCollector(scrape))
-    return held
+    return paths.encode() + generate_latest(held)
 
 
 class ScrapeCollector(Collector):
+    """The agents' and Fathom's own families: few rows, in prometheus_client's types."""
+
     def __init__(self, scrape: Scrape) -> None:
         self.scrape = scrape
 
     def collect(self) -> Iterable[Metric]:
-        yield from path_families(self.scrape.paths)
-        yield mesh_info(self.scrape.meshes)
         yield from agent_families(self.scrape)
         yield from own_families(self.scrape)
 
@@ -50,67 +53,108 @@ def _gauge(name: str, documentation: str, labels: list[str]) -> GaugeMetricFamil
     return GaugeMetricFamily(PREFIX + name, documentation, labels=labels)
 
 
-def path_families(paths: list[PathFigures]) -> Iterator[Metric]:
-    rtt = {
-        stat: _gauge(f"path_rtt_{stat}_seconds", f"RTT {what} of the path's last hour of pings.", PATH_LABELS)
-        for stat, what in (
-            ("min", "minimum"),
-            ("median", "median (of the minutes' medians)"),
-            ("p90", "90th percentile (median of the minutes')"),
-        )
-    }
-    loss = _gauge("path_loss_ratio", "Pings lost of those sent in the path's last hour.", PATH_LABELS)
+@dataclass(frozen=True)
+class TextFamily:
+    """A family written straight to text. The paths' families have a row per path and
+    finding metric (tens of thousands at 500 agents), and prometheus_client's per-sample
+    label checks and escaping took most of a scrape's second (bench-load, 2026-12-04): a
+    path's labels are escaped once here, and every row reuses them."""
+
+    name: str
+    documentation: str
+    labels: tuple[str, ...]
+    rows: list[tuple[str, float]]  # (the row's label set as written, its value)
+    type: str = "gauge"
+
+
+def label_set(names: Iterable[str], values: Iterable[str]) -> str:
+    """`{a="x",b="y"}` with the values escaped as the text format asks."""
+    pairs = (f'{name}="{_escape(value)}"' for name, value in zip(names, values, strict=True))
+    return "{" + ",".join(pairs) + "}"
+
+
+def _escape(value: str) -> str:
+    return value.replace("\\", "\\\\").replace("\n", "\\n").replace('"', '\\"')
+
+
+def _number(value: float) -> str:
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "+Inf" if value > 0 else "-Inf"
+    return repr(float(value))
+
+
+def write_text(families: Iterable[TextFamily]) -> str:
+    """The families in Prometheus's text format 0.0.4."""
+    out: list[str] = []
+    for family in families:
+        name = PREFIX + family.name
+        documentation = family.documentation.replace("\\", "\\\\").replace("\n", "\\n")
+        out.append(f"# HELP {name} {documentation}\n# TYPE {name} {family.type}\n")
+        out.extend(f"{name}{labels} {_number(value)}\n" for labels, value in family.rows)
+    return "".join(out)
+
+
+def path_families(paths: list[PathFigures]) -> list[TextFamily]:
+    def family(name: str, documentation: str, extra: tuple[str, ...] = ()) -> TextFamily:
+        return TextFamily(name, documentation, (*PATH_LABELS, *extra), [])
+
+    rtt = [
+        family("path_rtt_min_seconds", "RTT minimum of the path's last hour of pings."),
+        family("path_rtt_median_seconds", "RTT median (of the minutes' medians) of the path's last hour of pings."),
+        family(
+            "path_rtt_p90_seconds", "RTT 90th percentile (median of the minutes') of the path's last hour of pings."
+        ),
+    ]
+    loss = family("path_loss_ratio", "Pings lost of those sent in the path's last hour.")
     # Bytes, Prometheus's base unit (promtool's lint): x 8 for the bit/s a NOC reads.
-    rate = _gauge(
+    rate = family(
         "path_throughput_bytes_per_second",
         "Steady rate of the path's newest analysed throughput run of the last month (x 8: bit/s).",
-        PATH_LABELS,
     )
-    ceiling = _gauge(
+    ceiling = family(
         "path_ceiling_bytes_per_second",
         "The ceiling that binds that run (x 8: bit/s), labelled with what limits it (the run's diagnosis).",
-        [*PATH_LABELS, "limit"],
+        ("limit",),
     )
-    ratio = _gauge("path_throughput_ceiling_ratio", "That run's rate over its binding ceiling.", PATH_LABELS)
-    measured = _gauge("path_throughput_timestamp_seconds", "When that run started (Unix time): its age.", PATH_LABELS)
-    members = _gauge(
-        "path_ecmp_members", "RTT modes (ECMP members) of the flow sweep whose modes stand now.", PATH_LABELS
-    )
-    findings = _gauge(
-        "path_open_findings", "Open findings of the path, by metric (0 for each without).", [*PATH_LABELS, "metric"]
-    )
+    ratio = family("path_throughput_ceiling_ratio", "That run's rate over its binding ceiling.")
+    measured = family("path_throughput_timestamp_seconds", "When that run started (Unix time): its age.")
+    members = family("path_ecmp_members", "RTT modes (ECMP members) of the flow sweep whose modes stand now.")
+    findings = family("path_open_findings", "Open findings of the path, by metric (0 for each without).", ("metric",))
     for path in paths:
-        labels = [path.source, path.destination, path.family]
+        pairs = label_set(PATH_LABELS, (path.source, path.destination, path.family))
+        labels, inner = pairs, pairs[1:-1]
         for stat, value in zip(rtt, path.rtt_ms, strict=True):
             if value is not None:
-                rtt[stat].add_metric(labels, value / 1000)
-        if path.state.loss_fraction is not None:
-            loss.add_metric(labels, path.state.loss_fraction)
+                stat.rows.append((labels, value / 1000))
         state = path.state
+        if state.loss_fraction is not None:
+            loss.rows.append((labels, state.loss_fraction))
         if state.rate_bps is not None:
-            rate.add_metric(labels, state.rate_bps / 8)
+            rate.rows.append((labels, state.rate_bps / 8))
             if state.measured_at is not None:
-                measured.add_metric(labels, _unix(state.measured_at))
+                measured.rows.append((labels, _unix(state.measured_at)))
         if state.ceiling_bps:
-            ceiling.add_metric([*labels, state.diagnosis or "unknown"], state.ceiling_bps / 8)
+            limit = _escape(state.diagnosis or "unknown")
+            ceiling.rows.append((f'{{{inner},limit="{limit}"}}', state.ceiling_bps / 8))
         if (fraction := state.fraction_of_ceiling) is not None:
-            ratio.add_metric(labels, fraction)
+            ratio.rows.append((labels, fraction))
         if path.ecmp_members is not None:
-            members.add_metric(labels, path.ecmp_members)
+            members.rows.append((labels, path.ecmp_members))
         for metric in FindingMetric.values:
-            findings.add_metric([*labels, metric], path.open_findings.get(metric, 0))
-    yield from (*rtt.values(), loss, rate, ceiling, ratio, measured, members, findings)
+            findings.rows.append((f'{{{inner},metric="{metric}"}}', path.open_findings.get(metric, 0)))
+    return [*rtt, loss, rate, ceiling, ratio, measured, members, findings]
 
 
-def mesh_info(pairs: list[tuple[str, str, str, str]]) -> Metric:
-    info = _gauge(
+def mesh_info(pairs: list[tuple[str, str, str, str]]) -> TextFamily:
+    labels = ("mesh", *PATH_LABELS)
+    return TextFamily(
         "path_mesh_info",
         "1 for each mesh a path is planned in: join on source, destination and family for a mesh's paths.",
-        ["mesh", *PATH_LABELS],
+        labels,
+        [(label_set(labels, pair), 1) for pair in pairs],
     )
-    for mesh, source, destination, family in pairs:
-        info.add_metric([mesh, source, destination, family], 1)
-    return info
 
 
 def agent_families(scrape: Scrape) -> Iterator[Metric]:

@@ -8,7 +8,7 @@ from ipaddress import ip_address
 from typing import Any, NoReturn
 
 from django.conf import settings
-from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
+from prometheus_client import CONTENT_TYPE_PLAIN_0_0_4
 from rest_framework import exceptions, permissions
 from rest_framework.renderers import BaseRenderer
 from rest_framework.request import Request
@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from accounts.login_guard import client_address
 from core.roles import Role, has_role
-from metrics.exposition import registry
+from metrics.exposition import render
 from metrics.services import scrape
 
 
@@ -60,5 +60,5 @@ class MetricsView(APIView):
         raise exceptions.PermissionDenied(MayScrape.message)
 
     def get(self, request: Request) -> Response:
-        body = generate_latest(registry(scrape()))
+        body = render(scrape())
         return Response(body, content_type=CONTENT_TYPE_PLAIN_0_0_4)  # what every Prometheus 2 reads

@@ -4,6 +4,7 @@ lint of the exposition."""
 
 from __future__ import annotations
 
+import math
 import shutil
 import subprocess
 import uuid
@@ -31,6 +32,7 @@ from history.backfill import mark_range
 from history.refresh import refresh
 from inventory.models import Agent
 from measurements.models import PathLatestRun, Run
+from metrics.exposition import TextFamily, label_set, write_text
 
 NOW = T0 + timedelta(minutes=5)
 URL = "/metrics"
@@ -249,3 +251,29 @@ class PromtoolTests(MetricsTests):
         text = self.scrape().content
         lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True, timeout=30)
         assert lint.returncode == 0, lint.stdout.decode() + lint.stderr.decode()
+
+
+def test_the_fast_writer_escapes_and_spells_numbers_as_the_text_format_asks() -> None:
+    family = TextFamily(
+        "x_ratio",
+        "A help with a back\\slash\nand a newline.",
+        ("source",),
+        [
+            (label_set(["source"], ['a"b\\c\nd']), 0.5),
+            (label_set(["source"], ["inf"]), math.inf),
+            (label_set(["source"], ["nan"]), math.nan),
+            (label_set(["source"], ["int"]), 3),
+        ],
+    )
+    text = write_text([family])
+    assert text.splitlines() == [
+        "# HELP fathom_x_ratio A help with a back\\\\slash\\nand a newline.",
+        "# TYPE fathom_x_ratio gauge",
+        'fathom_x_ratio{source="a\\"b\\\\c\\nd"} 0.5',
+        'fathom_x_ratio{source="inf"} +Inf',
+        'fathom_x_ratio{source="nan"} NaN',
+        'fathom_x_ratio{source="int"} 3.0',
+    ]
+    # prometheus_client's own parser reads back what was written.
+    (parsed,) = text_string_to_metric_families(text)
+    assert parsed.samples[0].labels["source"] == 'a"b\\c\nd'
