@@ -14,7 +14,6 @@ from rest_framework.authentication import BaseAuthentication, get_authorization_
 from rest_framework.request import Request
 from rest_framework.views import APIView
 
-from inventory.agent_state import read_state
 from inventory.models import Agent
 from inventory.services import authenticate_agent, touch_last_seen
 
@@ -52,8 +51,7 @@ class AgentAuthentication(BaseAuthentication):
             raise exceptions.AuthenticationFailed(
                 "unknown agent, wrong credential, or a revoked or decommissioned agent"
             )
-        now = timezone.now()
-        touch_last_seen(agent, now, read_state(request.META, now, agent.name))
+        touch_last_seen(agent, timezone.now(), request.META)
         return AgentPrincipal(agent), agent
 
     def authenticate_header(self, request: Request) -> str:

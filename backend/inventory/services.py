@@ -18,7 +18,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from inventory.addresses import AddressError, agent_address
-from inventory.agent_state import AgentState
+from inventory.agent_state import read_state
 from inventory.choices import AgentKind, TokenState
 from inventory.models import Agent, EnrollmentToken, HostFactsSnapshot
 
@@ -202,12 +202,14 @@ def authenticate_agent(agent_id: str, secret: str) -> Agent | None:
     return agent
 
 
-def touch_last_seen(agent: Agent, now: datetime | None = None, state: AgentState | None = None) -> None:
-    """When the agent was last seen and what it last said of itself (its clock, its spool),
-    written at most every LAST_SEEN_RESOLUTION_S."""
+def touch_last_seen(agent: Agent, now: datetime | None = None, meta: dict[str, Any] | None = None) -> None:
+    """When the agent was last seen and what its request's headers (`meta`) say of it (its
+    clock, its spool), written at most every LAST_SEEN_RESOLUTION_S: the headers are read
+    only then, not on every request."""
     now = now or timezone.now()
     if agent.last_seen_at is None or (now - agent.last_seen_at).total_seconds() >= LAST_SEEN_RESOLUTION_S:
-        update: dict[str, Any] = {"last_seen_at": now, **(state.fields() if state is not None else {})}
+        said = read_state(meta, now, agent.name).fields() if meta is not None else {}
+        update: dict[str, Any] = {"last_seen_at": now, **said}
         Agent.objects.filter(pk=agent.pk).update(**update)
         for field, value in update.items():
             setattr(agent, field, value)

@@ -62,7 +62,6 @@ class TextFamily:
 
     name: str
     documentation: str
-    labels: tuple[str, ...]
     rows: list[tuple[str, float]]  # (the row's label set as written, its value)
     type: str = "gauge"
 
@@ -97,8 +96,8 @@ def write_text(families: Iterable[TextFamily]) -> str:
 
 
 def path_families(paths: list[PathFigures]) -> list[TextFamily]:
-    def family(name: str, documentation: str, extra: tuple[str, ...] = ()) -> TextFamily:
-        return TextFamily(name, documentation, (*PATH_LABELS, *extra), [])
+    def family(name: str, documentation: str) -> TextFamily:
+        return TextFamily(name, documentation, [])
 
     rtt = [
         family("path_rtt_min_seconds", "RTT minimum of the path's last hour of pings."),
@@ -116,12 +115,11 @@ def path_families(paths: list[PathFigures]) -> list[TextFamily]:
     ceiling = family(
         "path_ceiling_bytes_per_second",
         "The ceiling that binds that run (x 8: bit/s), labelled with what limits it (the run's diagnosis).",
-        ("limit",),
     )
     ratio = family("path_throughput_ceiling_ratio", "That run's rate over its binding ceiling.")
     measured = family("path_throughput_timestamp_seconds", "When that run started (Unix time): its age.")
     members = family("path_ecmp_members", "RTT modes (ECMP members) of the flow sweep whose modes stand now.")
-    findings = family("path_open_findings", "Open findings of the path, by metric (0 for each without).", ("metric",))
+    findings = family("path_open_findings", "Open findings of the path, by metric (0 for each without).")
     for path in paths:
         pairs = label_set(PATH_LABELS, (path.source, path.destination, path.family))
         labels, inner = pairs, pairs[1:-1]
@@ -152,7 +150,6 @@ def mesh_info(pairs: list[tuple[str, str, str, str]]) -> TextFamily:
     return TextFamily(
         "path_mesh_info",
         "1 for each mesh a path is planned in: join on source, destination and family for a mesh's paths.",
-        labels,
         [(label_set(labels, pair), 1) for pair in pairs],
     )
 

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/fathom-net/fathom/agents/internal/result"
@@ -71,8 +72,29 @@ type Client struct {
 	UserAgent  string
 	HTTP       *http.Client
 	// Backlog, when set, says what waits in the spool (HeaderSpool); a failed read leaves
-	// the header out.
+	// the header out. It reads the spool's directory, so it is asked at most every
+	// backlogEvery, not before each of the uploads that drain a long backlog.
 	Backlog func() (results int, bytes int64, err error)
+
+	backlogMu   sync.Mutex
+	backlogAt   time.Time
+	backlogHead string // "" after a failed read
+}
+
+// backlogEvery is how stale the spool header may be: the server records it every 5 s.
+const backlogEvery = 5 * time.Second
+
+// spoolHeader is HeaderSpool's value, read again once backlogEvery has passed.
+func (c *Client) spoolHeader() string {
+	c.backlogMu.Lock()
+	defer c.backlogMu.Unlock()
+	if now := time.Now(); c.backlogAt.IsZero() || now.Sub(c.backlogAt) >= backlogEvery {
+		c.backlogAt, c.backlogHead = now, ""
+		if results, size, err := c.Backlog(); err == nil {
+			c.backlogHead = fmt.Sprintf("results=%d, bytes=%d", results, size)
+		}
+	}
+	return c.backlogHead
 }
 
 // CheckServerURL refuses plain HTTP except to loopback, or when explicitly allowed (a lab
@@ -130,8 +152,8 @@ func (c *Client) do(ctx context.Context, method, path string, body any, header h
 	if auth {
 		req.Header.Set("Authorization", "Agent "+c.AgentID+":"+c.Credential)
 		if c.Backlog != nil {
-			if results, size, err := c.Backlog(); err == nil {
-				req.Header.Set(HeaderSpool, fmt.Sprintf("results=%d, bytes=%d", results, size))
+			if head := c.spoolHeader(); head != "" {
+				req.Header.Set(HeaderSpool, head)
 			}
 		}
 		req.Header.Set(HeaderAgentTime, time.Now().UTC().Format(AgentTimeLayout))

@@ -87,7 +87,12 @@ func TestRequestsCarryTheAgentsClockAndSpool(t *testing.T) {
 	if got := seen.Get(HeaderSpool); got != "results=12, bytes=48211" {
 		t.Fatalf("%s %q", HeaderSpool, got)
 	}
+	// Read once per backlogEvery: the next request reuses it.
 	c.Backlog = func() (int, int64, error) { return 0, 0, errors.New("no spool directory") }
+	if _, _, _, err := c.Plan(context.Background(), ""); err != nil || seen.Get(HeaderSpool) != "results=12, bytes=48211" {
+		t.Fatalf("within %v: %v %q", backlogEvery, err, seen.Get(HeaderSpool))
+	}
+	c.backlogAt = time.Now().Add(-backlogEvery)
 	if _, _, _, err := c.Plan(context.Background(), ""); err != nil || seen.Get(HeaderSpool) != "" || seen.Get(HeaderAgentTime) == "" {
 		t.Fatalf("unreadable spool: %v %v", err, seen)
 	}

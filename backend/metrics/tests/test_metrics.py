@@ -257,7 +257,6 @@ def test_the_fast_writer_escapes_and_spells_numbers_as_the_text_format_asks() ->
     family = TextFamily(
         "x_ratio",
         "A help with a back\\slash\nand a newline.",
-        ("source",),
         [
             (label_set(["source"], ['a"b\\c\nd']), 0.5),
             (label_set(["source"], ["inf"]), math.inf),
