@@ -236,12 +236,30 @@ func TestResponderCompletesTCPHandshakes(t *testing.T) {
 	conn.Close()
 }
 
-func TestResponderWaitsForItsPortAndStopsWithTheAgent(t *testing.T) {
-	holder, err := net.ListenPacket("udp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+// heldPort is a port this test holds on both UDP and TCP, as the responder takes both: a
+// UDP port alone left its TCP twin to whatever else ran (CI of 2026-12-04: the responder
+// never took a port whose TCP side another process's connection held).
+func heldPort(t *testing.T) (int, func()) {
+	t.Helper()
+	for range 50 {
+		udp, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		port := udp.LocalAddr().(*net.UDPAddr).Port
+		tcp, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err != nil {
+			udp.Close()
+			continue
+		}
+		return port, func() { udp.Close(); tcp.Close() }
 	}
-	port := holder.LocalAddr().(*net.UDPAddr).Port
+	t.Fatal("no port free on both UDP and TCP")
+	return 0, nil
+}
+
+func TestResponderWaitsForItsPortAndStopsWithTheAgent(t *testing.T) {
+	port, release := heldPort(t)
 	started := make(chan net.Addr, 1)
 	r := New(port, "127.0.0.1", slog.New(slog.NewTextHandler(io.Discard, nil)))
 	r.MinBackoff, r.MaxBackoff = 20*time.Millisecond, 50*time.Millisecond
@@ -254,7 +272,7 @@ func TestResponderWaitsForItsPortAndStopsWithTheAgent(t *testing.T) {
 		t.Fatal("started on a port another socket holds")
 	case <-time.After(100 * time.Millisecond):
 	}
-	holder.Close()
+	release()
 	select {
 	case a := <-started:
 		if a.(*net.UDPAddr).Port != port {
