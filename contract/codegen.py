@@ -29,6 +29,7 @@ SCHEMAS = (
     "test-options/throughput.v1.schema.json",
     "test-options/flowsweep.v1.schema.json",
     "test-options/trace.v1.schema.json",
+    "test-options/latency.v1.schema.json",
     "host-facts.v1.schema.json",
 )
 HEADER = """\

@@ -22,11 +22,13 @@ export interface Plan {
   iperf3_windows?: Iperf3Window[];
   /** exclusive slots of the next hour or two that load this agent or the peer of one of its background tests: the agent moves a background run that would overlap one on its path to just after it, where the test's interval allows; absent from servers older than own-load planning */
   loaded_windows?: LoadedWindow[];
+  /** who may send TWAMP-light test packets to this agent's reflector: the agents (and perfSONAR nodes) whose latency tests measure against it, until valid_until; absent from servers older than the latency test */
+  twamp_peers?: TwampPeer[];
 }
 
 /** A test kind; each has its options schema in test-options/<kind>.v1.schema.json. */
-export const testKindValues = ["ping", "throughput", "flowsweep", "trace"] as const;
-export type TestKind = "ping" | "throughput" | "flowsweep" | "trace";
+export const testKindValues = ["ping", "throughput", "flowsweep", "trace", "latency"] as const;
+export type TestKind = "ping" | "throughput" | "flowsweep" | "trace" | "latency";
 
 export interface Peer {
   /** null for a target without an agent */
@@ -93,6 +95,13 @@ export interface Iperf3Auth {
   password: string;
   /** the peer's iperf3_public_key */
   public_key: string;
+}
+
+export interface TwampPeer {
+  /** the peer's address as planned: an IP literal, or a host name the agent resolves */
+  address: string;
+  /** the reflector port its latency test sends to */
+  port: number;
 }
 
 // --- test-options/ping.v1.schema.json
@@ -181,6 +190,24 @@ export interface TraceOptions {
   readonly src_port_base?: number;
 }
 
+// --- test-options/latency.v1.schema.json
+
+/** Options of a latency test: continuous one-way delay and loss by TWAMP-light (RFC 5357 Appendix I, unauthenticated test packets), reported once per interval of the test. Defaults follow perfSONAR's latencybg: 10 packets a second. */
+export interface LatencyOptions {
+  /** seconds between packets (0.1: 10 packets a second) */
+  packet_interval_s: number;
+  /** how long an answer may take before its packet counts as lost; the sender stops this long before the interval ends */
+  packet_timeout_s: number;
+  /** UDP payload bytes of each packet, both ways (41: the reflector's unauthenticated header, the smallest both directions carry) */
+  size_bytes: number;
+  /** DSCP of the test packets (0: best effort) */
+  dscp: number;
+  /** the reflector's UDP port (862: RFC 8545's TWAMP-Test port, where devices and Fathom agents answer) */
+  port: number;
+  /** seconds each result covers; the test runs back to back at this interval */
+  report_interval_s: number;
+}
+
 // --- host-facts.v1.schema.json
 
 /** What an agent reports about its host (POST /api/v1/agent/host-facts/): what the ceiling math needs to know (interfaces, the TCP buffer and congestion-control sysctls, iperf3). Reported before the agent's first run and whenever it changes. */
@@ -218,6 +245,7 @@ export interface TestOptionsByKind {
   throughput: ThroughputOptions;
   flowsweep: FlowsweepOptions;
   trace: TraceOptions;
+  latency: LatencyOptions;
 }
 
 /** Each test kind's options schema, for forms: defaults, bounds, descriptions. */
@@ -505,6 +533,58 @@ export const testOptionsSchemas = {
         "default": 31000,
         "readOnly": true,
         "description": "flow 0's source port, flow i uses src_port_base + i; below Linux's ephemeral range so no other socket holds it"
+      }
+    }
+  },
+  "latency": {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "$id": "https://fathom.invalid/contract/test-options/latency.v1.schema.json",
+    "title": "LatencyOptions",
+    "description": "Options of a latency test: continuous one-way delay and loss by TWAMP-light (RFC 5357 Appendix I, unauthenticated test packets), reported once per interval of the test. Defaults follow perfSONAR's latencybg: 10 packets a second.",
+    "type": "object",
+    "additionalProperties": false,
+    "properties": {
+      "packet_interval_s": {
+        "type": "number",
+        "minimum": 0.01,
+        "maximum": 1,
+        "default": 0.1,
+        "description": "seconds between packets (0.1: 10 packets a second)"
+      },
+      "packet_timeout_s": {
+        "type": "number",
+        "minimum": 0.1,
+        "maximum": 10,
+        "default": 2,
+        "description": "how long an answer may take before its packet counts as lost; the sender stops this long before the interval ends"
+      },
+      "size_bytes": {
+        "type": "integer",
+        "minimum": 41,
+        "maximum": 1472,
+        "default": 41,
+        "description": "UDP payload bytes of each packet, both ways (41: the reflector's unauthenticated header, the smallest both directions carry)"
+      },
+      "dscp": {
+        "type": "integer",
+        "minimum": 0,
+        "maximum": 63,
+        "default": 0,
+        "description": "DSCP of the test packets (0: best effort)"
+      },
+      "port": {
+        "type": "integer",
+        "minimum": 1,
+        "maximum": 65535,
+        "default": 862,
+        "description": "the reflector's UDP port (862: RFC 8545's TWAMP-Test port, where devices and Fathom agents answer)"
+      },
+      "report_interval_s": {
+        "type": "integer",
+        "minimum": 10,
+        "maximum": 3600,
+        "default": 60,
+        "description": "seconds each result covers; the test runs back to back at this interval"
       }
     }
   }
