@@ -17,11 +17,14 @@ RUN apt-get update && apt-get install -y --no-install-recommends \
       iperf3 iputils-ping traceroute scamper ca-certificates libcap2-bin \
     && rm -rf /var/lib/apt/lists/* \
     # ping falls back to a raw socket where ICMP datagram sockets are not allowed: the one
-    # privilege a probe needs, given to ping alone (the agent itself uses none).
+    # privilege a probe needs, given to ping alone.
     && setcap cap_net_raw+ep /usr/bin/ping \
     && useradd --system --uid 10001 --home-dir /var/lib/fathom-agent fathom \
     && mkdir -p /var/lib/fathom-agent && chown fathom:fathom /var/lib/fathom-agent
 COPY --from=build /src/agents/bin/fathom-agent /usr/local/bin/fathom-agent
+# The TWAMP-light reflector answers peers' latency tests on UDP 862 (TWAMP's port, below
+# 1024): the agent's one privilege, as a file capability for an unprivileged user.
+RUN setcap cap_net_bind_service+ep /usr/local/bin/fathom-agent
 COPY deploy/agent-entrypoint.sh /usr/local/bin/agent-entrypoint.sh
 USER fathom
 VOLUME /var/lib/fathom-agent

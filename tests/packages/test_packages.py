@@ -84,13 +84,14 @@ def test_the_binary_reports_the_package_version(packages: Path, tmp_path: Path) 
     assert is_static(tmp_path / "usr/bin/fathom-agent"), "the agent must be a static binary"
 
 
-def test_the_unit_runs_as_the_package_user_with_only_raw_sockets(packages: Path, tmp_path: Path) -> None:
+def test_the_unit_runs_as_the_package_user_with_raw_sockets_and_port_862_only(packages: Path, tmp_path: Path) -> None:
     run("dpkg-deb", "-x", deb(packages, "amd64"), tmp_path)
     unit = (tmp_path / "usr/lib/systemd/system/fathom-agent.service").read_text()
     settings = dict(line.split("=", 1) for line in unit.splitlines() if "=" in line and not line.startswith("#"))
     assert settings["User"] == settings["Group"] == "fathom-agent"
     assert settings["ExecStart"] == "/usr/bin/fathom-agent-start"
-    assert settings["AmbientCapabilities"] == settings["CapabilityBoundingSet"] == "CAP_NET_RAW"
+    # ping's raw sockets and the TWAMP-light reflector's port 862, nothing more.
+    assert settings["AmbientCapabilities"] == settings["CapabilityBoundingSet"] == "CAP_NET_RAW CAP_NET_BIND_SERVICE"
     assert settings["ProtectSystem"] == "strict"
     assert settings["NoNewPrivileges"] == "yes"
     assert settings["StateDirectory"] == "fathom-agent"

@@ -142,8 +142,9 @@ def test_every_container_is_unprivileged(compose: dict[str, Any]) -> None:
         assert services[name]["cap_drop"] == ["ALL"], name
     for name in BACKEND_SERVICES:
         assert "no-new-privileges:true" in services[name]["security_opt"], name
-    # The agent keeps NET_RAW for ping's file capability, and nothing else.
-    assert services["agent"]["cap_add"] == ["NET_RAW"]
+    # The agent keeps NET_RAW for ping's file capability and NET_BIND_SERVICE for its own (the
+    # TWAMP-light reflector's port 862), and nothing else.
+    assert services["agent"]["cap_add"] == ["NET_RAW", "NET_BIND_SERVICE"]
     assert services["proxy"]["cap_add"] == ["NET_BIND_SERVICE"]
     for dockerfile in ("backend.Dockerfile", "agent.Dockerfile"):
         text = (ROOT / "deploy" / dockerfile).read_text()

@@ -1,6 +1,6 @@
 // Package agent wires the running agent together: plan polling, the scheduler and probes,
-// the spool and uploader, host facts, the iperf3 server and echo responder peers test
-// against, and the iperf3 windows perfSONAR nodes test against.
+// the spool and uploader, host facts, the iperf3 server, echo responder and TWAMP-light
+// reflector peers test against, and the iperf3 windows perfSONAR nodes test against.
 package agent
 
 import (
@@ -16,15 +16,18 @@ import (
 	"github.com/fathom-net/fathom/agents/internal/clock"
 	"github.com/fathom-net/fathom/agents/internal/config"
 	"github.com/fathom-net/fathom/agents/internal/echo"
+	"github.com/fathom-net/fathom/agents/internal/hostclock"
 	"github.com/fathom-net/fathom/agents/internal/iperfserver"
 	"github.com/fathom-net/fathom/agents/internal/iperfwindow"
 	"github.com/fathom-net/fathom/agents/internal/plan"
 	"github.com/fathom-net/fathom/agents/internal/probe"
 	"github.com/fathom-net/fathom/agents/internal/probe/flowsweep"
 	"github.com/fathom-net/fathom/agents/internal/probe/hostfacts"
+	"github.com/fathom-net/fathom/agents/internal/probe/latency"
 	"github.com/fathom-net/fathom/agents/internal/probe/ping"
 	"github.com/fathom-net/fathom/agents/internal/probe/throughput"
 	"github.com/fathom-net/fathom/agents/internal/probe/trace"
+	"github.com/fathom-net/fathom/agents/internal/reflector"
 	"github.com/fathom-net/fathom/agents/internal/result"
 	"github.com/fathom-net/fathom/agents/internal/schedule"
 	"github.com/fathom-net/fathom/agents/internal/spool"
@@ -40,6 +43,7 @@ func Probes(cfg config.Config) probe.Registry {
 		throughput.TestType: throughput.New(cfg.Iperf3.Binary),
 		flowsweep.TestType:  flowsweep.New(),
 		trace.TestType:      trace.New(cfg.Trace.Binary),
+		latency.TestType:    latency.New(hostclock.For(cfg.Twamp.ClockShared)),
 	}
 }
 
@@ -60,6 +64,8 @@ type Agent struct {
 	iperfAuth *iperfserver.Auth
 	// windows is nil when perfSONAR nodes may not test against this agent.
 	windows *iperfwindow.Opener
+	// reflector is nil when the TWAMP-light reflector is off.
+	reflector *reflector.Service
 }
 
 // New prepares an agent; nothing runs until Run. clk times its waits (clock.Real but in a
@@ -98,7 +104,18 @@ func New(cfg config.Config, client *api.Client, version string, clk clock.Clock,
 		if cfg.Echo.Enabled {
 			reserved = append(reserved, cfg.Echo.Port)
 		}
+		if cfg.Twamp.Enabled { // a window's iperf3 takes its port on UDP too
+			reserved = append(reserved, cfg.Twamp.Port)
+		}
 		a.windows = iperfwindow.New(cfg.Iperf3.Binary, cfg.Iperf3.Bind, reserved, log.With("component", "iperf3-window"))
+	}
+	if cfg.Twamp.Enabled {
+		a.reflector = reflector.New(cfg.Twamp.Port, cfg.Twamp.Bind, cfg.Twamp.Rate, hostclock.For(cfg.Twamp.ClockShared),
+			log.With("component", "twamp"))
+	}
+	if cfg.Twamp.ClockShared {
+		log.Warn("twamp.clock_shared: this host's clock is declared synchronized to 1 µs whatever NTP says; only a lab whose hosts share one kernel may",
+			"component", "twamp")
 	}
 	a.uploader = upload.New(sp, client, cfg.Upload.BatchSize, log.With("component", "upload"), a.uploadInterval)
 	a.uploader.Clock = clk
@@ -176,6 +193,10 @@ func (a *Agent) Run(ctx context.Context) error {
 		responder := echo.New(a.cfg.Echo.Port, a.cfg.Echo.Bind, a.log.With("component", "echo"))
 		wg.Add(1)
 		go func() { defer wg.Done(); responder.Run(ctx) }()
+	}
+	if a.reflector != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); a.reflector.Run(ctx) }()
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); a.uploader.Run(ctx) }()
@@ -259,6 +280,9 @@ func (a *Agent) refreshPlan(ctx context.Context, sched *schedulers, etag string)
 			if a.iperfAuth != nil {
 				_ = a.iperfAuth.WriteUsers(nil) // an expired plan's slots are over
 			}
+			if a.reflector != nil {
+				a.reflector.Admit(nil) // and its latency tests
+			}
 			etag = ""
 		}
 	}
@@ -276,6 +300,9 @@ func (a *Agent) adopt(sched *schedulers, p *plan.Plan, source string) {
 			a.log.Error("iperf3 server's clients not updated: peers' slots will be refused", "error", err)
 		}
 	}
+	if a.reflector != nil {
+		a.reflector.Admit(p.TwampPeers)
+	}
 	sched.Apply(p)
 	if a.windows != nil {
 		a.windows.Apply(p.Iperf3Windows)
@@ -286,6 +313,26 @@ func (a *Agent) adopt(sched *schedulers, p *plan.Plan, source string) {
 		if a.windows == nil && len(p.Iperf3Windows) > 0 {
 			a.log.Warn("the plan has perfSONAR nodes test against this agent, but iperf3.enabled or iperf3.perfsonar_windows is off: their runs will fail",
 				"iperf3_windows", len(p.Iperf3Windows))
+		}
+		a.checkTwampPeers(p.TwampPeers)
+	}
+}
+
+// checkTwampPeers warns when the plan's latency tests against this agent cannot be answered:
+// the reflector is off, or they send to another port than it listens on.
+func (a *Agent) checkTwampPeers(peers []plan.TwampPeer) {
+	if len(peers) == 0 {
+		return
+	}
+	if a.reflector == nil {
+		a.log.Warn("the plan has peers measure latency against this agent, but twamp.enabled is off: they will lose every packet",
+			"twamp_peers", len(peers))
+		return
+	}
+	for _, peer := range peers {
+		if peer.Port != a.cfg.Twamp.Port {
+			a.log.Warn("a planned peer's latency test sends to another port than the reflector listens on: it will lose every packet",
+				"peer", peer.Address, "port", peer.Port, "twamp.port", a.cfg.Twamp.Port)
 		}
 	}
 }

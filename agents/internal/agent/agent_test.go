@@ -12,8 +12,10 @@ import (
 	"github.com/fathom-net/fathom/agents/internal/clock"
 	"github.com/fathom-net/fathom/agents/internal/config"
 	"github.com/fathom-net/fathom/agents/internal/contract"
+	"github.com/fathom-net/fathom/agents/internal/hostclock"
 	"github.com/fathom-net/fathom/agents/internal/plan"
 	"github.com/fathom-net/fathom/agents/internal/probe/flowsweep"
+	"github.com/fathom-net/fathom/agents/internal/probe/latency"
 	"github.com/fathom-net/fathom/agents/internal/probe/ping"
 	"github.com/fathom-net/fathom/agents/internal/probe/throughput"
 	"github.com/fathom-net/fathom/agents/internal/probe/trace"
@@ -24,7 +26,7 @@ func TestEveryProbeTypeIsRegisteredWithItsConfiguredBinary(t *testing.T) {
 	cfg := config.Defaults()
 	cfg.Ping.Binary, cfg.Iperf3.Binary, cfg.Trace.Binary = "/opt/ping", "/opt/iperf3", "/opt/traceroute"
 	probes := Probes(cfg)
-	if len(probes) != 4 {
+	if len(probes) != 5 {
 		t.Fatalf("%d probes", len(probes))
 	}
 	if p, ok := probes[ping.TestType].(*ping.Prober); !ok || p.Binary != "/opt/ping" {
@@ -38,6 +40,14 @@ func TestEveryProbeTypeIsRegisteredWithItsConfiguredBinary(t *testing.T) {
 	}
 	if _, ok := probes[flowsweep.TestType].(*flowsweep.Prober); !ok {
 		t.Errorf("flowsweep: %#v", probes[flowsweep.TestType])
+	}
+	if p, ok := probes[latency.TestType].(*latency.Prober); !ok || p.Clock == nil {
+		t.Errorf("latency: %#v", probes[latency.TestType])
+	}
+	// The lab's shared clock reaches the packets' error estimate.
+	cfg.Twamp.ClockShared = true
+	if state, err := Probes(cfg)[latency.TestType].(*latency.Prober).Clock(); err != nil || state != hostclock.Shared {
+		t.Errorf("clock_shared: %+v %v", state, err)
 	}
 }
 
@@ -53,6 +63,8 @@ func TestPingsAndSweepsTellHowLongTheyLast(t *testing.T) {
 		{flowsweep.TestType, `{}`, 4200 * time.Millisecond}, // 160 probes 20 ms apart, then 1 s
 		{ping.TestType, `{"count": "many"}`, 0},             // unreadable: the scheduler's default
 		{trace.TestType, `{}`, 0},
+		{latency.TestType, `{}`, time.Minute}, // a run fills its report interval
+		{latency.TestType, `{"report_interval_s": 600}`, 10 * time.Minute},
 	} {
 		test := plan.Test{ID: "t", Type: c.kind, IntervalS: 300, Spec: json.RawMessage(c.spec)}
 		if got := probes.Lasts(test); got != c.want {

@@ -7,6 +7,7 @@ import (
 	"github.com/fathom-net/fathom/agents/internal/config"
 	"github.com/fathom-net/fathom/agents/internal/contract"
 	"github.com/fathom-net/fathom/agents/internal/probe/flowsweep"
+	"github.com/fathom-net/fathom/agents/internal/probe/latency"
 	"github.com/fathom-net/fathom/agents/internal/probe/ping"
 	"github.com/fathom-net/fathom/agents/internal/probe/throughput"
 	"github.com/fathom-net/fathom/agents/internal/probe/trace"
@@ -31,6 +32,7 @@ func TestEveryProbesOptionsMatchTheContract(t *testing.T) {
 		throughput.TestType: {throughput.DefaultSpec(), decodeWith(throughput.DecodeSpec)},
 		flowsweep.TestType:  {flowsweep.DefaultSpec(), decodeWith(flowsweep.DecodeSpec)},
 		trace.TestType:      {trace.DefaultSpec(), decodeWith(trace.DecodeSpec)},
+		latency.TestType:    {latency.DefaultSpec(), decodeWith(latency.DecodeSpec)},
 	}
 	for kind := range Probes(config.Defaults()) {
 		probe, ok := probes[kind]

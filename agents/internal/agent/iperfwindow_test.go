@@ -45,7 +45,7 @@ func TestThePlansIperf3WindowsAreOpened(t *testing.T) {
 	}
 
 	a := newAgent(func(*config.Config) {})
-	if a.windows == nil || !slices.Equal(a.windows.Reserved, []int{5201, 5202}) || a.windows.Bind != "127.0.0.1" {
+	if a.windows == nil || !slices.Equal(a.windows.Reserved, []int{5201, 5202, 862}) || a.windows.Bind != "127.0.0.1" {
 		t.Fatalf("opener %+v", a.windows)
 	}
 	a.windows.Lead = 0

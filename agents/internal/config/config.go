@@ -7,6 +7,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -23,6 +24,7 @@ type Config struct {
 	PlanPollIntervalS int    `yaml:"plan_poll_interval_s"`
 	Iperf3            Iperf3 `yaml:"iperf3"`
 	Echo              Echo   `yaml:"echo"`
+	Twamp             Twamp  `yaml:"twamp"`
 	Ping              Ping   `yaml:"ping"`
 	Trace             Trace  `yaml:"trace"`
 	Spool             Spool  `yaml:"spool"`
@@ -47,6 +49,21 @@ type Echo struct {
 	Enabled bool   `yaml:"enabled"`
 	Port    int    `yaml:"port"`
 	Bind    string `yaml:"bind"`
+}
+
+// Twamp configures the TWAMP-light reflector peers' latency tests send to, and the clock
+// this host's TWAMP packets declare.
+type Twamp struct {
+	Enabled bool   `yaml:"enabled"`
+	Port    int    `yaml:"port"`
+	Bind    string `yaml:"bind"`
+	// Rate is the answers a second to one sender: the fastest plannable test sends 100.
+	Rate float64 `yaml:"rate"`
+	// ClockShared declares this host's clock synchronized to 1 µs, whatever NTP says: only
+	// for the lab, whose agents are network namespaces of one kernel and read one clock.
+	// Never on real hosts: their one-way delays would pass for exact between clocks that
+	// disagree.
+	ClockShared bool `yaml:"clock_shared"`
 }
 
 // Ping configures the ping probe.
@@ -82,6 +99,7 @@ func Defaults() Config {
 		PlanPollIntervalS: 30,
 		Iperf3:            Iperf3{Enabled: true, Binary: "iperf3", Port: 5201, PerfsonarWindows: true},
 		Echo:              Echo{Enabled: true, Port: 5202},
+		Twamp:             Twamp{Enabled: true, Port: 862, Rate: 100},
 		Ping:              Ping{Binary: "ping"},
 		Trace:             Trace{Binary: "traceroute"},
 		Spool:             Spool{MaxBytes: 256 << 20},
@@ -105,6 +123,14 @@ func (c Config) Validate() error {
 		return fmt.Errorf("echo.port: %d out of range 1..65535", c.Echo.Port)
 	case c.Echo.Enabled && c.Iperf3.Enabled && c.Echo.Port == c.Iperf3.Port:
 		return fmt.Errorf("echo.port: %d is iperf3.port too (the responder also listens on TCP)", c.Echo.Port)
+	case c.Twamp.Enabled && (c.Twamp.Port < 1 || c.Twamp.Port > 65535):
+		return fmt.Errorf("twamp.port: %d out of range 1..65535", c.Twamp.Port)
+	case c.Twamp.Enabled && c.Echo.Enabled && c.Twamp.Port == c.Echo.Port:
+		return fmt.Errorf("twamp.port: %d is echo.port too (both listen on UDP)", c.Twamp.Port)
+	case c.Twamp.Enabled && c.Iperf3.Enabled && c.Twamp.Port == c.Iperf3.Port:
+		return fmt.Errorf("twamp.port: %d is iperf3.port too (iperf3's UDP tests take its port on UDP)", c.Twamp.Port)
+	case c.Twamp.Enabled && (math.IsNaN(c.Twamp.Rate) || c.Twamp.Rate < 1 || c.Twamp.Rate > 10000):
+		return fmt.Errorf("twamp.rate: %g out of range 1..10000 answers a second per sender", c.Twamp.Rate)
 	case c.Ping.Binary == "":
 		return errors.New("ping.binary: must be set")
 	case c.Trace.Binary == "":
@@ -162,6 +188,11 @@ var Env = map[string]string{
 	"FATHOM_ECHO_PORT":                "echo.port",
 	"FATHOM_ECHO_BIND":                "echo.bind",
 	"FATHOM_ECHO_ENABLED":             "echo.enabled",
+	"FATHOM_TWAMP_ENABLED":            "twamp.enabled",
+	"FATHOM_TWAMP_PORT":               "twamp.port",
+	"FATHOM_TWAMP_BIND":               "twamp.bind",
+	"FATHOM_TWAMP_RATE":               "twamp.rate",
+	"FATHOM_TWAMP_CLOCK_SHARED":       "twamp.clock_shared",
 	"FATHOM_LOG_LEVEL":                "log.level",
 	"FATHOM_LOG_FORMAT":               "log.format",
 }
@@ -173,6 +204,16 @@ func setters(c *Config) map[string]func(string) error {
 			n, err := strconv.Atoi(v)
 			if err != nil {
 				return fmt.Errorf("%q is not a whole number", v)
+			}
+			*p = n
+			return nil
+		}
+	}
+	decimal := func(p *float64) func(string) error {
+		return func(v string) error {
+			n, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return fmt.Errorf("%q is not a number", v)
 			}
 			*p = n
 			return nil
@@ -200,6 +241,11 @@ func setters(c *Config) map[string]func(string) error {
 		"echo.port":                num(&c.Echo.Port),
 		"echo.bind":                str(&c.Echo.Bind),
 		"echo.enabled":             boolean(&c.Echo.Enabled),
+		"twamp.enabled":            boolean(&c.Twamp.Enabled),
+		"twamp.port":               num(&c.Twamp.Port),
+		"twamp.bind":               str(&c.Twamp.Bind),
+		"twamp.rate":               decimal(&c.Twamp.Rate),
+		"twamp.clock_shared":       boolean(&c.Twamp.ClockShared),
 		"log.level":                str(&c.Log.Level),
 		"log.format":               str(&c.Log.Format),
 	}
@@ -218,6 +264,11 @@ var flagNames = map[string]string{
 	"echo-port":                "echo.port",
 	"echo-bind":                "echo.bind",
 	"echo-enabled":             "echo.enabled",
+	"twamp-enabled":            "twamp.enabled",
+	"twamp-port":               "twamp.port",
+	"twamp-bind":               "twamp.bind",
+	"twamp-rate":               "twamp.rate",
+	"twamp-clock-shared":       "twamp.clock_shared",
 	"log.level":                "log.level",
 	"log.format":               "log.format",
 }

@@ -87,6 +87,15 @@ func TestBadConfigurationsNameTheProblem(t *testing.T) {
 		"echo on iperf3":    {args: []string{"--echo-port", "5201"}, want: "echo.port: 5201 is iperf3.port too"},
 		"echo env bool":     {env: map[string]string{"FATHOM_ECHO_ENABLED": "sometimes"}, want: "FATHOM_ECHO_ENABLED (echo.enabled)"},
 		"empty trace":       {file: "trace:\n  binary: \"\"\n", want: "trace.binary"},
+		"twamp port":        {file: "twamp:\n  port: 65536\n", want: "twamp.port: 65536 out of range"},
+		"twamp on echo":     {args: []string{"--twamp-port", "5202"}, want: "twamp.port: 5202 is echo.port too"},
+		"twamp on iperf3":   {env: map[string]string{"FATHOM_TWAMP_PORT": "5201"}, want: "twamp.port: 5201 is iperf3.port too"},
+		"twamp rate zero":   {file: "twamp:\n  rate: 0\n", want: "twamp.rate: 0 out of range"},
+		"twamp rate huge":   {args: []string{"--twamp-rate", "20000"}, want: "twamp.rate: 20000 out of range"},
+		"twamp rate NaN":    {env: map[string]string{"FATHOM_TWAMP_RATE": "NaN"}, want: "twamp.rate: NaN out of range"},
+		"twamp rate word":   {env: map[string]string{"FATHOM_TWAMP_RATE": "fast"}, want: "FATHOM_TWAMP_RATE (twamp.rate)"},
+		"twamp shared bool": {env: map[string]string{"FATHOM_TWAMP_CLOCK_SHARED": "yes"}, want: "FATHOM_TWAMP_CLOCK_SHARED (twamp.clock_shared)"},
+		"twamp unknown key": {file: "twamp:\n  clock: shared\n", want: "field clock not found"},
 	}
 	for name, tc := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -115,6 +124,36 @@ func TestEchoResponderSettings(t *testing.T) {
 	}
 	// A disabled responder's port is not checked, nor its clash with iperf3's.
 	if _, _, err := Load([]string{"--echo-enabled", "false", "--echo-port", "5201"}, noEnv); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestTwampReflectorSettings(t *testing.T) {
+	cfg, _, err := Load(nil, noEnv)
+	want := Twamp{Enabled: true, Port: 862, Bind: "", Rate: 100, ClockShared: false}
+	if err != nil || cfg.Twamp != want {
+		t.Fatalf("defaults %+v %v", cfg.Twamp, err)
+	}
+	path := write(t, "twamp:\n  port: 8620\n  bind: 198.18.1.2\n  rate: 50\n")
+	env := map[string]string{"FATHOM_TWAMP_PORT": "8621", "FATHOM_TWAMP_RATE": "12.5", "FATHOM_TWAMP_CLOCK_SHARED": "true"}
+	cfg, _, err = Load([]string{"--config", path, "--twamp-bind", "198.18.1.3", "--twamp-port", "8622"}, func(k string) string { return env[k] })
+	want = Twamp{Enabled: true, Port: 8622, Bind: "198.18.1.3", Rate: 12.5, ClockShared: true}
+	if err != nil || cfg.Twamp != want {
+		t.Fatalf("file < env < flags: %+v %v", cfg.Twamp, err)
+	}
+	cfg, _, err = Load([]string{"--twamp-enabled", "false", "--twamp-clock-shared", "true"}, noEnv)
+	if err != nil || cfg.Twamp.Enabled || !cfg.Twamp.ClockShared {
+		t.Fatalf("flags %+v %v", cfg.Twamp, err)
+	}
+	// A disabled reflector's port and rate are not checked, nor its clash with the others'.
+	if _, _, err := Load([]string{"--twamp-enabled", "false", "--twamp-port", "5202", "--twamp-rate", "0"}, noEnv); err != nil {
+		t.Fatal(err)
+	}
+	// Nor a clash with a disabled echo responder's or iperf3 server's port.
+	if _, _, err := Load([]string{"--echo-enabled", "false", "--twamp-port", "5202"}, noEnv); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Load([]string{"--iperf3-enabled", "false", "--twamp-port", "5201"}, noEnv); err != nil {
 		t.Fatal(err)
 	}
 }

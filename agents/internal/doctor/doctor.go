@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fathom-net/fathom/agents/internal/hostclock"
 )
 
 // Verdict is a check's outcome.
@@ -46,6 +48,8 @@ type Host struct {
 	LocalAddr func(ctx context.Context, remote string) (net.IP, error) // the source address towards remote
 	MTUOf     func(ip net.IP) (string, int, error)                     // the interface holding ip, its MTU
 	Listen    func(address string) (io.Closer, error)
+	// ClockState is the kernel's NTP state of this host's clock.
+	ClockState hostclock.Reader
 }
 
 // Options are what the report is judged against.
@@ -73,6 +77,7 @@ func Check(ctx context.Context, host Host, opts Options) []Result {
 		iperf3Port(host, opts.Iperf3Port),
 		buffers(host, opts),
 		clock(ctx, host, opts.Server),
+		clockSync(host),
 		mtu(ctx, host, opts.Server),
 	}
 }
@@ -247,6 +252,23 @@ func clock(ctx context.Context, host Host, server string) Result {
 		return Result{name, Fail, detail + ": synchronise it (chrony or systemd-timesyncd); results would carry wrong times"}
 	}
 	return Result{name, OK, detail}
+}
+
+// clockSync is whether an NTP daemon keeps this host's clock synchronized, as the kernel
+// says: one-way latency is only as exact as the two ends' clocks agree, and the results
+// carry the error each declares.
+func clockSync(host Host) Result {
+	const name = "clock sync"
+	state, err := host.ClockState()
+	if err != nil {
+		return Result{name, Skip, fmt.Sprintf("cannot read the kernel's clock state: %v", err)}
+	}
+	detail := fmt.Sprintf("maximum error %s", state.MaxError)
+	if !state.Synchronized {
+		return Result{name, Warn, "not synchronized (" + detail + "): one-way latency to and from this host is off by the clocks' " +
+			"difference; run chrony or systemd-timesyncd"}
+	}
+	return Result{name, OK, "synchronized by NTP, " + detail}
 }
 
 // mtu names the interface the server is reached through and its MTU.

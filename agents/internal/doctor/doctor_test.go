@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fathom-net/fathom/agents/internal/hostclock"
 )
 
 const iperf312 = `iperf 3.12 (cJSON 1.7.15)
@@ -61,6 +63,9 @@ func healthy(outputs map[string]string) Host {
 		LocalAddr: func(context.Context, string) (net.IP, error) { return net.ParseIP("192.0.2.10"), nil },
 		MTUOf:     func(net.IP) (string, int, error) { return "eth0", 9000, nil },
 		Listen:    func(string) (io.Closer, error) { return closer{}, nil },
+		ClockState: func() (hostclock.State, error) {
+			return hostclock.State{Synchronized: true, MaxError: 1250 * time.Microsecond}, nil
+		},
 	}
 }
 
@@ -97,7 +102,7 @@ func TestAHealthyHostPassesEveryCheck(t *testing.T) {
 	}
 	var out bytes.Buffer
 	Write(&out, results)
-	if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); len(lines) != 7 ||
+	if lines := strings.Split(strings.TrimSpace(out.String()), "\n"); len(lines) != 8 ||
 		!strings.HasPrefix(lines[0], "ok    iperf3       3.12 with authentication") {
 		t.Fatalf("report:\n%s", out.String())
 	}
@@ -158,6 +163,24 @@ func TestAPortInUseAndATinyMTUWarn(t *testing.T) {
 	}
 	if !strings.Contains(found["mtu"].Detail, "tun0 (192.0.2.10) has MTU 1000") {
 		t.Fatal(found["mtu"].Detail)
+	}
+}
+
+func TestAnUnsynchronizedClockWarns(t *testing.T) {
+	host := healthy(nil)
+	if got := byCheck(Check(context.Background(), host, options(t)))["clock sync"]; got.Detail != "synchronized by NTP, maximum error 1.25ms" {
+		t.Errorf("%+v", got)
+	}
+	host.ClockState = func() (hostclock.State, error) { return hostclock.State{MaxError: 16 * time.Second}, nil }
+	got := byCheck(Check(context.Background(), host, options(t)))["clock sync"]
+	if got.Verdict != Warn || !strings.Contains(got.Detail, "not synchronized (maximum error 16s)") || !strings.Contains(got.Detail, "chrony") {
+		t.Errorf("%+v", got)
+	}
+	host.ClockState = func() (hostclock.State, error) {
+		return hostclock.Unknown, errors.New("adjtimex: operation not permitted")
+	}
+	if got := byCheck(Check(context.Background(), host, options(t)))["clock sync"]; got.Verdict != Skip {
+		t.Errorf("%+v", got)
 	}
 }
 

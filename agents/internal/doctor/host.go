@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"time"
+
+	"github.com/fathom-net/fathom/agents/internal/hostclock"
 )
 
 // commandTimeout bounds each tool the checks run (ping waits 2 s for its echo).
@@ -32,6 +34,7 @@ func RealHost() Host {
 		Listen: func(address string) (io.Closer, error) {
 			return net.Listen("tcp", address)
 		},
+		ClockState: hostclock.Read,
 	}
 }
 

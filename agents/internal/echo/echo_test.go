@@ -9,7 +9,6 @@ import (
 	"net"
 	"net/netip"
 	"strconv"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -363,44 +362,5 @@ func TestResponderOnAllAddressesAnswersFromTheAddressAsked(t *testing.T) {
 				t.Fatalf("no reply from %v (%x: %+v %v)", server, got, p, err)
 			}
 		})
-	}
-}
-
-// The control messages the responder builds read back as the address they name.
-func TestPacketInformationRoundTrips(t *testing.T) {
-	from4 := netip.MustParseAddrPort("127.0.0.1:40000")
-	from6 := netip.MustParseAddrPort("[2001:db8::1]:40000")
-	for _, tc := range []struct {
-		local netip.Addr
-		from  netip.AddrPort
-	}{
-		{netip.MustParseAddr("192.0.2.7"), from4},
-		{netip.MustParseAddr("192.0.2.7"), netip.AddrPortFrom(netip.AddrFrom16(from4.Addr().As16()), 40000)},
-		{netip.MustParseAddr("2001:db8::7"), from6},
-	} {
-		want := syscall.CmsgSpace(syscall.SizeofInet6Pktinfo)
-		if tc.local.Is4() {
-			want = syscall.CmsgSpace(syscall.SizeofInet4Pktinfo)
-		}
-		if oob := appendSendFrom([]byte{0xee}, tc.local); len(oob) != 1+want || oob[0] != 0xee {
-			t.Errorf("%v: %d bytes after one", tc.local, len(oob))
-		}
-		oob := appendSendFrom(nil, tc.local)
-		if got, ok := arrivedOn(oob, tc.from); !ok || got != tc.local {
-			t.Errorf("%v from %v: read back %v %v", tc.local, tc.from, got, ok)
-		}
-	}
-	// An IPv4 request on a dual-stack socket given only IPV6_RECVPKTINFO: the mapped address.
-	mapped := appendSendFrom(nil, netip.MustParseAddr("::ffff:192.0.2.7"))
-	if got, ok := arrivedOn(mapped, from4); !ok || got != netip.MustParseAddr("192.0.2.7") {
-		t.Errorf("mapped: %v %v", got, ok)
-	}
-	for name, oob := range map[string][]byte{"none": nil, "garbage": {1, 2, 3}} {
-		if got, ok := arrivedOn(oob, from4); ok {
-			t.Errorf("%s: %v", name, got)
-		}
-	}
-	if _, ok := arrivedOn(appendSendFrom(nil, netip.MustParseAddr("192.0.2.7")), from6); ok {
-		t.Error("an IPv6 request answered from an IPv4 address")
 	}
 }

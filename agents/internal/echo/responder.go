@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/fathom-net/fathom/agents/internal/pktinfo"
 )
 
 // Responder answers peers' flow-sweep probes on one port: UDP echo requests, and TCP
@@ -65,7 +67,7 @@ func (r *Responder) Run(ctx context.Context) {
 func (r *Responder) serve(ctx context.Context) error {
 	address := net.JoinHostPort(r.Bind, strconv.Itoa(r.Port))
 	var lc net.ListenConfig
-	udp, err := (&net.ListenConfig{Control: pktinfoBeforeBind}).ListenPacket(ctx, "udp", address)
+	udp, err := (&net.ListenConfig{Control: pktinfo.BeforeBind}).ListenPacket(ctx, "udp", address)
 	if err != nil {
 		return err
 	}
@@ -102,9 +104,9 @@ func (r *Responder) ServeUDP(conn *net.UDPConn) error {
 	buf := make([]byte, MaxLen+1)
 	// Listening on all addresses, the reply leaves from the address the request came to.
 	var oob, replyOOB []byte
-	if enablePktinfo(conn) {
-		oob = make([]byte, pktinfoSpace)
-		replyOOB = make([]byte, 0, pktinfoSpace)
+	if pktinfo.Enable(conn) {
+		oob = make([]byte, pktinfo.Space)
+		replyOOB = make([]byte, 0, pktinfo.Space)
 	}
 	failures := 0
 	for {
@@ -127,8 +129,8 @@ func (r *Responder) ServeUDP(conn *net.UDPConn) error {
 			!total.allow(netip.Addr{}) {
 			continue
 		}
-		if local, ok := arrivedOn(oob[:oobn], from); oobn > 0 && ok {
-			_, _, _ = conn.WriteMsgUDPAddrPort(buf[:n], appendSendFrom(replyOOB[:0], local), from)
+		if local, ok := pktinfo.ArrivedOn(oob[:oobn], from); oobn > 0 && ok {
+			_, _, _ = conn.WriteMsgUDPAddrPort(buf[:n], pktinfo.AppendSendFrom(replyOOB[:0], local), from)
 			continue
 		}
 		_, _ = conn.WriteToUDPAddrPort(buf[:n], from)

@@ -76,6 +76,13 @@ func (w LoadedWindow) Loads(agentID string) bool {
 	return false
 }
 
+// TwampPeer is a sender this agent's TWAMP-light reflector answers: an agent (or perfSONAR
+// node) whose latency test measures against it. Port is where that test sends.
+type TwampPeer struct {
+	Address string `json:"address"`
+	Port    int    `json:"port"`
+}
+
 // Slot is one exclusive run (throughput) the server planned for this agent at a fixed time,
 // so that no agent ever takes part in two at once.
 type Slot struct {
@@ -111,6 +118,8 @@ type Plan struct {
 	Iperf3Windows []Iperf3Window `json:"iperf3_windows"`
 	// LoadedWindows are the exclusive tests on this agent or its peers (absent from older servers).
 	LoadedWindows []LoadedWindow `json:"loaded_windows"`
+	// TwampPeers are who may send to this agent's reflector (absent from older servers).
+	TwampPeers []TwampPeer `json:"twamp_peers"`
 }
 
 // ErrExpired is returned for a plan past its valid_until.
@@ -158,6 +167,11 @@ func Decode(data []byte) (*Plan, error) {
 	for i, w := range p.LoadedWindows {
 		if w.StartAt.IsZero() || !w.EndAt.After(w.StartAt) || len(w.AgentIDs) < 1 || len(w.AgentIDs) > 2 {
 			return nil, fmt.Errorf("plan loaded window %d: start_at, a later end_at and one or two agent_ids are required", i)
+		}
+	}
+	for i, peer := range p.TwampPeers {
+		if peer.Address == "" || peer.Port < 1 || peer.Port > 65535 {
+			return nil, fmt.Errorf("plan twamp peer %d: an address and a port of 1..65535 are required", i)
 		}
 	}
 	return &p, nil

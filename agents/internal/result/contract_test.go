@@ -18,11 +18,14 @@ import (
 
 	"github.com/fathom-net/fathom/agents/internal/contract"
 	"github.com/fathom-net/fathom/agents/internal/echo"
+	"github.com/fathom-net/fathom/agents/internal/hostclock"
 	"github.com/fathom-net/fathom/agents/internal/plan"
 	"github.com/fathom-net/fathom/agents/internal/probe/flowsweep"
+	"github.com/fathom-net/fathom/agents/internal/probe/latency"
 	"github.com/fathom-net/fathom/agents/internal/probe/ping"
 	"github.com/fathom-net/fathom/agents/internal/probe/throughput"
 	"github.com/fathom-net/fathom/agents/internal/probe/trace"
+	"github.com/fathom-net/fathom/agents/internal/reflector"
 	"github.com/fathom-net/fathom/agents/internal/result"
 )
 
@@ -198,6 +201,77 @@ func TestProbeResultsFromRealOutputsFitTheSchema(t *testing.T) {
 			check(t, name, flowsweep.New().Run(ctx, test, "v"))
 		}
 	})
+}
+
+// The latency section as the prober makes it from real sessions against the agent's own
+// reflector on loopback: answered, refused by admission (all lost), and failed for want of
+// a reflector; an example's section decodes into the Go types unchanged.
+func TestLatencyResultsFromRealSessionsFitTheSchema(t *testing.T) {
+	schema := compileSchema(t)
+	service := reflector.New(0, "127.0.0.1", 1000, hostclock.For(true), slog.New(slog.NewTextHandler(io.Discard, nil)))
+	ready := make(chan net.Addr, 1)
+	service.Ready = func(a net.Addr) { ready <- a }
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { service.Run(ctx); close(done) }()
+	defer func() { cancel(); <-done }()
+	var port int
+	select {
+	case a := <-ready:
+		port = a.(*net.UDPAddr).Port
+	case <-time.After(10 * time.Second):
+		t.Fatal("the reflector did not start")
+	}
+	closed, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closedPort := closed.LocalAddr().(*net.UDPAddr).Port
+	closed.Close()
+
+	prober := latency.New(hostclock.For(false)) // this host's real clock, whatever its state
+	for _, c := range []struct {
+		name    string
+		planned string
+		port    int
+	}{
+		{"answered", "127.0.0.1", port},
+		{"not a planned peer", "198.51.100.7", port},
+		{"no reflector", "127.0.0.1", closedPort},
+	} {
+		service.Admit([]plan.TwampPeer{{Address: c.planned, Port: port}})
+		spec := latency.Spec{PacketIntervalS: 0.05, PacketTimeoutS: 0.3, SizeBytes: 41, DSCP: 46, Port: c.port, ReportIntervalS: 1}
+		started := time.Now()
+		section, err := prober.Measure(ctx, spec, "127.0.0.1", started.Add(time.Second))
+		r := result.New(latency.TestType, "latency:x", "v", "127.0.0.1", "0b7e4c1d-2f3a-4b5c-8d9e-0a1b2c3d4e5f", started)
+		r.EndedAt = time.Now().UTC()
+		if err != nil {
+			r.Fail(err.Error())
+		} else {
+			r.Latency = section
+		}
+		if (c.name == "no reflector") != (r.Status == result.StatusFailed) {
+			t.Fatalf("%s: %s %q", c.name, r.Status, r.Error)
+		}
+		encoded, _ := json.Marshal(result.Batch{SchemaVersion: result.SchemaVersion, Results: []result.Result{r}})
+		if err := validate(t, schema, encoded); err != nil {
+			t.Fatalf("%s: %v\n%s", c.name, err, encoded)
+		}
+	}
+
+	data, err := os.ReadFile(filepath.Join(contract.Dir(t), "examples", "result-batch", "valid", "latency-one-way-loss.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var batch result.Batch
+	if err := json.Unmarshal(data, &batch); err != nil {
+		t.Fatal(err)
+	}
+	l := batch.Results[0].Latency
+	if l == nil || l.Sent != l.Answered+l.Forward.Lost+l.Backward.Lost || *l.Forward.Hops != 3 || *l.Backward.Delay.P99Ms != 5.288 ||
+		batch.Results[1].Latency.ReflectorClock != nil || batch.Results[1].Latency.Forward.ReorderedFraction != nil {
+		t.Fatalf("the latency example decodes as %+v", l)
+	}
 }
 
 // A ramp adds ramp_bps to the options and a ramp to the section; an ordinary run's result

@@ -46,6 +46,7 @@ type Result struct {
 	Throughput *Throughput `json:"throughput,omitempty"`
 	FlowSweep  *FlowSweep  `json:"flowsweep,omitempty"`
 	Trace      *Trace      `json:"trace,omitempty"`
+	Latency    *Latency    `json:"latency,omitempty"`
 }
 
 // Ping is the outcome of one ping run: one sample per packet sent plus one per duplicate.
@@ -107,5 +108,5 @@ func (r *Result) Miss(reason string) {
 }
 
 func (r *Result) clearOutcome() {
-	r.Ping, r.Throughput, r.FlowSweep, r.Trace = nil, nil, nil, nil
+	r.Ping, r.Throughput, r.FlowSweep, r.Trace, r.Latency = nil, nil, nil, nil, nil
 }

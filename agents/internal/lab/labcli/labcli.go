@@ -46,7 +46,7 @@ The agent's own measurements, in the current namespace (run them with exec):
   fathom-lab probe hostfacts                   the host facts the agent reports (JSON)
   fathom-lab probe KIND --target ADDR [--spec JSON] [--peer-id UUID] [--test-id ID]
                    [--raw-out FILE]            run the agent's prober once and print its result
-                                               (JSON); KIND: ping flowsweep trace throughput;
+                                               (JSON); KIND: ping flowsweep trace throughput latency;
                                                --raw-out (throughput): also keep iperf3's -J output
   fathom-lab responder [--listen ADDR] [--port N]
                                                the agent's echo responder (port 5202) until

@@ -29,6 +29,7 @@ import (
 	"github.com/fathom-net/fathom/agents/internal/plan"
 	"github.com/fathom-net/fathom/agents/internal/probe/flowsweep"
 	"github.com/fathom-net/fathom/agents/internal/probe/hostfacts"
+	"github.com/fathom-net/fathom/agents/internal/probe/latency"
 	"github.com/fathom-net/fathom/agents/internal/probe/ping"
 	"github.com/fathom-net/fathom/agents/internal/probe/throughput"
 	"github.com/fathom-net/fathom/agents/internal/probe/trace"
@@ -66,6 +67,7 @@ var specDecoders = map[string]func(json.RawMessage) error{
 	flowsweep.TestType:  func(raw json.RawMessage) error { _, err := flowsweep.DecodeSpec(raw); return err },
 	trace.TestType:      func(raw json.RawMessage) error { _, err := trace.DecodeSpec(raw); return err },
 	throughput.TestType: func(raw json.RawMessage) error { _, err := throughput.DecodeSpec(raw); return err },
+	latency.TestType:    func(raw json.RawMessage) error { _, err := latency.DecodeSpec(raw); return err },
 }
 
 func writeJSON(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) }
@@ -73,6 +75,9 @@ func writeJSON(w io.Writer, v any) error { return json.NewEncoder(w).Encode(v) }
 // probeCmd is `probe hostfacts` and `probe KIND --target ADDR ...`.
 func probeCmd(args []string, stdout, _ io.Writer) error {
 	cfg := config.Defaults()
+	// The lab's hosts are namespaces of one kernel: their latency packets declare its clock
+	// as the one both ends read.
+	cfg.Twamp.ClockShared = true
 	registry := agent.Probes(cfg)
 	kinds := []string{"hostfacts"}
 	for kind := range registry {

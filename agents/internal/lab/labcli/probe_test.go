@@ -23,7 +23,8 @@ func TestProbeVerbsRefuseBadCommandLinesWithExit2(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"probe"}, "probe needs a kind: flowsweep, hostfacts, ping, throughput, trace"},
+		{[]string{"probe"}, "probe needs a kind: flowsweep, hostfacts, latency, ping, throughput, trace"},
+		{[]string{"probe", "latency", "--target", "127.0.0.1", "--spec", `{"report_interval_s": 5}`}, "invalid --spec: report_interval_s 5 out of range"},
 		{[]string{"probe", "iperf3", "--target", "127.0.0.1"}, `unknown kind "iperf3"`},
 		{[]string{"probe", "ping"}, "--target ADDR is required"},
 		{[]string{"probe", "ping", "--target", "127.0.0.1", "--spec", "{count: 3}"}, "--spec is not JSON"},

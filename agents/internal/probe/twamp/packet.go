@@ -30,9 +30,16 @@ const SenderHeaderSize = 14
 // sender TTL (1).
 const ReflectorHeaderSize = 41
 
-// MaxPacketSize bounds what either side sends or reads: a UDP payload that fits a 1500-byte
-// MTU over IPv6 without fragments.
-const MaxPacketSize = 1452
+// reflectorMinSize is a Session-Reflector packet up to its Sender Error Estimate: some
+// reflectors (Nokia's twampy among them) end their answers there, without the MBZ and
+// Sender TTL that RFC 5357 places after it. Such an answer still carries every timestamp;
+// only the forward hop count is unknown.
+const reflectorMinSize = 38
+
+// MaxPacketSize bounds what either side sends or reads: the largest UDP payload a 1500-byte
+// MTU carries over IPv4 without fragments, the latency test's largest size_bytes. Over IPv6
+// (40 bytes of header, not 20) the sender's kernel fragments packets above 1452 bytes.
+const MaxPacketSize = 1472
 
 // ntpEpochOffset is the seconds from 1900-01-01 (NTP's era 0) to 1970-01-01 (Unix).
 const ntpEpochOffset = 2208988800
@@ -170,10 +177,15 @@ func (p ReflectorPacket) Marshal(size int) ([]byte, error) {
 }
 
 // ParseReflectorPacket reads a Session-Reflector packet; its MBZ fields and padding are
-// ignored (RFC 5357 asks the sender of a packet to zero them, not its receiver to check).
+// ignored (RFC 5357 asks the sender of a packet to zero them, not its receiver to check), and
+// an answer cut after the Sender Error Estimate is read with its Sender TTL unknown (0).
 func ParseReflectorPacket(buf []byte) (ReflectorPacket, error) {
-	if len(buf) < ReflectorHeaderSize {
+	if len(buf) < reflectorMinSize {
 		return ReflectorPacket{}, fmt.Errorf("%w: %d of %d bytes", ErrShort, len(buf), ReflectorHeaderSize)
+	}
+	ttl := uint8(0) // unknown, as a TTL that could not be read
+	if len(buf) >= ReflectorHeaderSize {
+		ttl = buf[40]
 	}
 	return ReflectorPacket{
 		Seq:         binary.BigEndian.Uint32(buf[0:4]),
@@ -183,6 +195,6 @@ func ParseReflectorPacket(buf []byte) (ReflectorPacket, error) {
 		SenderSeq:   binary.BigEndian.Uint32(buf[24:28]),
 		SenderSent:  Timestamp(binary.BigEndian.Uint64(buf[28:36])),
 		SenderError: ErrorEstimate(binary.BigEndian.Uint16(buf[36:38])),
-		SenderTTL:   buf[40],
+		SenderTTL:   ttl,
 	}, nil
 }

@@ -122,8 +122,8 @@ func TestMalformedPacketsAreRefusedClearly(t *testing.T) {
 	if _, err := ParseSenderPacket(make([]byte, 13)); !errors.Is(err, ErrShort) {
 		t.Fatalf("13 bytes: %v", err)
 	}
-	if _, err := ParseReflectorPacket(make([]byte, 40)); !errors.Is(err, ErrShort) {
-		t.Fatalf("40 bytes: %v", err)
+	if _, err := ParseReflectorPacket(make([]byte, 37)); !errors.Is(err, ErrShort) {
+		t.Fatalf("37 bytes: %v", err)
 	}
 	if _, err := (SenderPacket{}).Marshal(13); err == nil {
 		t.Fatal("a sender packet under its header")
@@ -135,5 +135,11 @@ func TestMalformedPacketsAreRefusedClearly(t *testing.T) {
 	raw := bytes.Repeat([]byte{0xFF}, ReflectorHeaderSize)
 	if parsed, err := ParseReflectorPacket(raw); err != nil || parsed.SenderTTL != 0xFF {
 		t.Fatalf("%+v %v", parsed, err)
+	}
+	// An answer cut after the Sender Error Estimate, as twampy's reflector sends: every
+	// timestamp read, the TTL unknown.
+	cut, _ := ReflectorPacket{Seq: 3, SenderSeq: 9, SenderSent: 77, SenderTTL: 250}.Marshal(ReflectorHeaderSize)
+	if parsed, err := ParseReflectorPacket(cut[:38]); err != nil || parsed.SenderSeq != 9 || parsed.SenderSent != 77 || parsed.SenderTTL != 0 {
+		t.Fatalf("38 bytes: %+v %v", parsed, err)
 	}
 }

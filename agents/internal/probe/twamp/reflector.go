@@ -9,6 +9,8 @@ import (
 	"net/netip"
 	"syscall"
 	"time"
+
+	"github.com/fathom-net/fathom/agents/internal/pktinfo"
 )
 
 // Reflector answers TWAMP-light test packets, from the peers Admit allows only (the agent's
@@ -17,13 +19,19 @@ import (
 type Reflector struct {
 	Conn  *net.UDPConn
 	Admit func(netip.Addr) bool
-	Error ErrorEstimate // this host's clock, as its answers declare it
-	Rate  float64       // packets a second per sending address and port
+	// Error is this host's clock as each answer declares it, read at each answer: a
+	// reflector runs for months, and its clock's synchronization comes and goes. Nil
+	// declares UnknownClock.
+	Error func() ErrorEstimate
+	Rate  float64 // packets a second per sending address and port
 	Burst float64
 	Log   *slog.Logger
 	// Now is the clock the timestamps come from (tests); time.Now when nil.
 	Now func() time.Time
 }
+
+// UnknownClock is an unsynchronized clock whose error nobody knows: the largest estimate.
+const UnknownClock = ErrorEstimate(maxScale<<8 | 0xff)
 
 // A session is one sender address and port; its state ends after sessionIdle.
 const sessionIdle = time.Minute
@@ -37,24 +45,6 @@ type session struct {
 // Counts is what a reflector did with what it read, for its log and tests.
 type Counts struct {
 	Answered, Refused, Limited, Malformed int
-}
-
-// EnableTTL asks the kernel for each datagram's TTL (IPv4) or hop limit (IPv6), which the
-// reflector returns as Sender TTL: the sender reads the hops its packet crossed from it.
-func EnableTTL(conn *net.UDPConn) error {
-	raw, err := conn.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var setErr error
-	err = raw.Control(func(fd uintptr) {
-		v4 := syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, syscall.IP_RECVTTL, 1)
-		v6 := syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IPV6, syscall.IPV6_RECVHOPLIMIT, 1)
-		if v4 != nil && v6 != nil {
-			setErr = errors.Join(v4, v6)
-		}
-	})
-	return errors.Join(err, setErr)
 }
 
 // receivedTTL is the TTL or hop limit in a datagram's control messages, 0 when absent.
@@ -73,17 +63,29 @@ func receivedTTL(oob []byte) uint8 {
 	return 0
 }
 
-// Serve answers until ctx ends or the connection fails; it returns what it counted.
+// Serve answers until ctx ends or the connection fails; it returns what it counted. Its
+// answers leave with TTL 255 (RFC 5357), so the sender reads the hops back from their TTL,
+// and, on a socket listening on all addresses, from the address each packet was sent to.
 func (r *Reflector) Serve(ctx context.Context) (Counts, error) {
 	now := r.Now
 	if now == nil {
 		now = time.Now
 	}
+	clock := r.Error
+	if clock == nil {
+		clock = func() ErrorEstimate { return UnknownClock }
+	}
+	var counts Counts
+	if err := errors.Join(EnableTTL(r.Conn), sendWithTTL255(r.Conn)); err != nil {
+		return counts, err
+	}
+	answerFrom := pktinfo.Enable(r.Conn)
 	stop := context.AfterFunc(ctx, func() { _ = r.Conn.SetReadDeadline(time.Now()) })
 	defer stop()
 	sessions := map[netip.AddrPort]*session{}
-	var counts Counts
-	buf, oob := make([]byte, MaxPacketSize+1), make([]byte, 128)
+	// Room for the TTL and both kinds of packet information (a dual-stack socket's IPv4).
+	buf, oob := make([]byte, MaxPacketSize+1), make([]byte, 128+pktinfo.Space)
+	replyOOB := make([]byte, 0, pktinfo.Space)
 	lastSweep := now()
 	for {
 		n, oobn, _, from, err := r.Conn.ReadMsgUDPAddrPort(buf, oob)
@@ -126,7 +128,7 @@ func (r *Reflector) Serve(ctx context.Context) (Counts, error) {
 		}
 		s.tokens--
 		answer := ReflectorPacket{
-			Seq: s.next, Error: r.Error, Received: TimestampOf(received),
+			Seq: s.next, Error: clock(), Received: TimestampOf(received),
 			SenderSeq: packet.Seq, SenderSent: packet.Sent, SenderError: packet.Error,
 			SenderTTL: receivedTTL(oob[:oobn]),
 		}
@@ -137,7 +139,12 @@ func (r *Reflector) Serve(ctx context.Context) (Counts, error) {
 			counts.Malformed++
 			continue
 		}
-		if _, err := r.Conn.WriteToUDPAddrPort(out, from); err != nil {
+		if local, ok := pktinfo.ArrivedOn(oob[:oobn], from); answerFrom && ok {
+			_, _, err = r.Conn.WriteMsgUDPAddrPort(out, pktinfo.AppendSendFrom(replyOOB[:0], local), from)
+		} else {
+			_, err = r.Conn.WriteToUDPAddrPort(out, from)
+		}
+		if err != nil {
 			if r.Log != nil {
 				r.Log.Warn("twamp reflector: answer not sent", "peer", from, "error", err)
 			}

@@ -19,6 +19,10 @@ type Session struct {
 	Size     int
 	Linger   time.Duration
 	Error    ErrorEstimate
+	// Until, when set, is when the session must be over: no packet leaves later than Linger
+	// before it, so a sender that falls behind its ticks (a loaded host) sends fewer packets
+	// rather than overrunning the interval its result covers.
+	Until time.Time
 	// Now is the clock the timestamps come from (tests); time.Now when nil.
 	Now func() time.Time
 }
@@ -60,6 +64,11 @@ type Outcome struct {
 	// on the way there: a tail the sender cannot tell apart.
 	ForwardLost  int
 	BackwardLost int
+	// Unreachable counts the errors the socket reported for ICMP messages about the
+	// session's packets (port, host or network unreachable); UnreachableErr is the last.
+	// With no answer at all they say why: no reflector listens, or no route leads there.
+	Unreachable    int
+	UnreachableErr error
 }
 
 // Measure runs the session on conn, connected to the reflector, until it is done or ctx
@@ -87,12 +96,21 @@ func (s Session) Measure(ctx context.Context, conn *net.UDPConn) (Outcome, error
 	defer ticker.Stop()
 	for seq := 0; seq < s.Count && ctx.Err() == nil; seq++ {
 		at := now()
+		if !s.Until.IsZero() && at.Add(s.Linger).After(s.Until) {
+			break
+		}
 		packet, _ := SenderPacket{Seq: uint32(seq), Sent: TimestampOf(at), Error: s.Error}.Marshal(s.Size)
 		sent.set(seq, at) // before the packet leaves: collect reads it once an answer names seq
-		if _, err := conn.Write(packet); err != nil && !errors.Is(err, syscall.ECONNREFUSED) {
-			_ = conn.SetReadDeadline(time.Now())
-			<-answers
-			return Outcome{}, fmt.Errorf("twamp: sending packet %d: %w", seq, err)
+		if _, err := conn.Write(packet); err != nil {
+			if !unreachable(err) {
+				_ = conn.SetReadDeadline(time.Now())
+				<-answers
+				return Outcome{}, fmt.Errorf("twamp: sending packet %d: %w", seq, err)
+			}
+			// The error is an earlier packet's, and this one is dropped with it: it
+			// counts as sent and lost on the way there, as the path lost it.
+			out.Unreachable++
+			out.UnreachableErr = err
 		}
 		out.Sent++
 		if seq < s.Count-1 {
@@ -109,8 +127,20 @@ func (s Session) Measure(ctx context.Context, conn *net.UDPConn) (Outcome, error
 	_ = conn.SetReadDeadline(time.Now().Add(linger))
 	collected := <-answers
 	collected.Sent = out.Sent
+	collected.Unreachable += out.Unreachable
+	if out.UnreachableErr != nil {
+		collected.UnreachableErr = out.UnreachableErr
+	}
 	collected.lose()
 	return collected, nil
+}
+
+// unreachable is an error a connected UDP socket reports for an ICMP message about an
+// earlier packet, or a route that is missing for now: the packets concerned are lost, and
+// the session goes on.
+func unreachable(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EHOSTUNREACH) ||
+		errors.Is(err, syscall.ENETUNREACH)
 }
 
 // collect reads answers until the connection's read deadline passes.
@@ -126,7 +156,9 @@ func (s Session) collect(conn *net.UDPConn, sent *sendTimes, now func() time.Tim
 			if errors.As(err, &netErr) && netErr.Timeout() {
 				return out
 			}
-			if errors.Is(err, syscall.ECONNREFUSED) { // no reflector yet: an ICMP answer
+			if unreachable(err) {
+				out.Unreachable++
+				out.UnreachableErr = err
 				continue
 			}
 			return out
@@ -176,30 +208,18 @@ func (t *sendTimes) get(seq uint32) (time.Time, bool) {
 }
 
 // lose counts the losses each way from the reflector's numbering.
-func (o *Outcome) lose() {
+func (o *Outcome) lose() { o.ForwardLost, o.BackwardLost = Losses(o.Sent, o.Replies) }
+
+// Losses splits what did not come back of sent packets into the two directions by the
+// reflector's numbering (see Outcome), so that sent = len(replies) + forward + backward;
+// replies are distinct packets of the sent ones.
+func Losses(sent int, replies []Reply) (forward, backward int) {
 	reached := 0
-	for _, r := range o.Replies {
+	for _, r := range replies {
 		reached = max(reached, int(r.ReflectorSeq)+1)
 	}
-	reached = min(reached, o.Sent) // a reflector that numbers wrongly cannot make packets up
-	o.BackwardLost = max(0, reached-len(o.Replies))
-	o.ForwardLost = o.Sent - reached
-}
-
-// sendWithTTL255 makes the session's packets leave with the highest TTL (hop limit), so the
-// reflector's Sender TTL says how many hops they crossed.
-func sendWithTTL255(conn *net.UDPConn) error {
-	raw, err := conn.SyscallConn()
-	if err != nil {
-		return err
-	}
-	var setErr error
-	err = raw.Control(func(fd uintptr) {
-		v4 := syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IP, syscall.IP_TTL, 255)
-		v6 := syscall.SetsockoptInt(int(fd), syscall.IPPROTO_IPV6, syscall.IPV6_UNICAST_HOPS, 255)
-		if v4 != nil && v6 != nil {
-			setErr = errors.Join(v4, v6)
-		}
-	})
-	return errors.Join(err, setErr)
+	// A reflector that numbers wrongly (or restarted its count) can neither make packets up
+	// nor have had fewer than came back.
+	reached = min(max(reached, len(replies)), sent)
+	return sent - reached, reached - len(replies)
 }

@@ -2,8 +2,11 @@ package twamp
 
 import (
 	"context"
+	"errors"
 	"net"
 	"net/netip"
+	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -12,14 +15,18 @@ import (
 // and a function that stops it and returns what it counted.
 func reflectorOn(t *testing.T, admit func(netip.Addr) bool, rate, burst float64) (netip.AddrPort, func() Counts) {
 	t.Helper()
-	conn, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	return reflectorListening(t, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, admit, rate, burst)
+}
+
+// reflectorListening is reflectorOn at any address: all of them when listen's IP is nil.
+func reflectorListening(t *testing.T, listen *net.UDPAddr, admit func(netip.Addr) bool, rate, burst float64) (netip.AddrPort, func() Counts) {
+	t.Helper()
+	conn, err := Listen(context.Background(), listen.String())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := EnableTTL(conn); err != nil {
-		t.Fatal(err)
-	}
-	r := &Reflector{Conn: conn, Admit: admit, Error: NewErrorEstimate(true, time.Millisecond), Rate: rate, Burst: burst}
+	synced := func() ErrorEstimate { return NewErrorEstimate(true, time.Millisecond) }
+	r := &Reflector{Conn: conn, Admit: admit, Error: synced, Rate: rate, Burst: burst}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan Counts, 1)
 	go func() {
@@ -71,7 +78,8 @@ func TestASessionOnLoopbackMeasuresBothWaysAndLosesNothing(t *testing.T) {
 			(r.Forward()+r.Backward()-r.RoundTrip()).Abs() > time.Microsecond {
 			t.Errorf("reply %d: forward %v back %v round trip %v", i, r.Forward(), r.Backward(), r.RoundTrip())
 		}
-		if r.SenderTTL != 255 || r.ReplyTTL != 64 && r.ReplyTTL != 255 || !r.ReflectorErr.Synced() {
+		// Both ends send with TTL 255, and loopback is no hop.
+		if r.SenderTTL != 255 || r.ReplyTTL != 255 || !r.ReflectorErr.Synced() {
 			t.Errorf("reply %d: ttl %d back %d, error estimate %#04x", i, r.SenderTTL, r.ReplyTTL, uint16(r.ReflectorErr))
 		}
 	}
@@ -136,6 +144,73 @@ func TestLossesAreToldApartByTheReflectorsNumbers(t *testing.T) {
 	wild.lose()
 	if wild.ForwardLost != 0 || wild.BackwardLost != 1 {
 		t.Fatalf("%+v", wild)
+	}
+	// One that restarted its count (0-4, then 0-2) answered at least what came back: the
+	// losses never add up to more than was sent.
+	restarted := Outcome{Sent: 10, Replies: []Reply{reply(0, 0), reply(1, 1), reply(2, 2), reply(3, 3), reply(4, 4),
+		reply(5, 0), reply(6, 1), reply(7, 2)}}
+	restarted.lose()
+	if restarted.ForwardLost != 2 || restarted.BackwardLost != 0 {
+		t.Fatalf("%+v", restarted)
+	}
+}
+
+func TestASessionToNoReflectorSaysThePortIsUnreachable(t *testing.T) {
+	closed, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := closed.LocalAddr().(*net.UDPAddr).AddrPort()
+	closed.Close()
+	out, err := Session{Count: 5, Interval: 5 * time.Millisecond, Size: 41, Linger: 200 * time.Millisecond}.Measure(context.Background(), dial(t, at))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Loopback answers each packet with a port unreachable: the session goes on, all lost.
+	if out.Sent != 5 || len(out.Replies) != 0 || out.ForwardLost != 5 || out.Unreachable == 0 ||
+		!errors.Is(out.UnreachableErr, syscall.ECONNREFUSED) {
+		t.Fatalf("%+v", out)
+	}
+}
+
+func TestASessionEndsByItsUntilWhateverItsCount(t *testing.T) {
+	at, stop := reflectorOn(t, everyone, 1000, 1000)
+	defer stop()
+	// A clock 10 ms further at each reading: the session's own pace cannot matter.
+	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	var readings atomic.Int64
+	fake := func() time.Time { return start.Add(time.Duration(readings.Add(1)) * 10 * time.Millisecond) }
+	session := Session{Count: 100, Interval: time.Millisecond, Size: 41, Linger: 50 * time.Millisecond,
+		Until: start.Add(200 * time.Millisecond), Now: fake}
+	out, err := session.Measure(context.Background(), dial(t, at))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At most 15 readings before the last send may lie 50 ms before 200 ms.
+	if out.Sent < 1 || out.Sent > 15 || out.Sent != len(out.Replies)+out.ForwardLost+out.BackwardLost {
+		t.Fatalf("sent %d of 100 by its end: %+v", out.Sent, out)
+	}
+}
+
+// A reflector listening on all addresses answers from the address each packet was sent to:
+// the sender's connected socket drops an answer from any other. On Linux loopback every
+// 127/8 address is local, and an answer left to routing would leave from 127.0.0.1.
+func TestAReflectorOnAllAddressesAnswersFromTheAddressAsked(t *testing.T) {
+	at, stop := reflectorListening(t, &net.UDPAddr{}, everyone, 1000, 100)
+	defer stop()
+	asked := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.5"), at.Port())
+	conn, err := net.DialUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)}, net.UDPAddrFromAddrPort(asked))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	out, err := Session{Count: 3, Interval: time.Millisecond, Size: 41, Linger: time.Second}.Measure(context.Background(), conn)
+	if err != nil || len(out.Replies) != 3 {
+		t.Fatalf("%+v %v", out, err)
+	}
+	// A dual-stack socket reads the IPv4 packets' TTL too.
+	if out.Replies[0].SenderTTL != 255 || out.Replies[0].ReplyTTL != 255 {
+		t.Fatalf("%+v", out.Replies[0])
 	}
 }
 

@@ -1,4 +1,10 @@
-package echo
+// Package pktinfo lets a UDP server listening on all addresses answer from the address
+// each request was sent to. Left to routing, the kernel may pick another of the host's
+// addresses, and a prober's connected socket drops such a reply, recording loss where there
+// was none. The kernel tells the address a datagram arrived on (IP_PKTINFO,
+// IPV6_RECVPKTINFO) and takes the address to send from the same way. The echo responder and
+// the TWAMP-light reflector both answer this way.
+package pktinfo
 
 import (
 	"encoding/binary"
@@ -7,20 +13,14 @@ import (
 	"syscall"
 )
 
-// A responder listening on all addresses must answer from the address each request was
-// sent to: left to routing, the kernel may pick another of the host's addresses, and a
-// prober's connected socket drops such a reply, recording loss where there was none. The
-// kernel tells the address a datagram arrived on (IP_PKTINFO, IPV6_RECVPKTINFO) and takes
-// the address to send from the same way.
-
-// pktinfoSpace is room for both kinds of packet information: a dual-stack socket given
+// Space is room for both kinds of packet information: a dual-stack socket given
 // both options gets both for an IPv4 request.
-var pktinfoSpace = syscall.CmsgSpace(syscall.SizeofInet4Pktinfo) + syscall.CmsgSpace(syscall.SizeofInet6Pktinfo)
+var Space = syscall.CmsgSpace(syscall.SizeofInet4Pktinfo) + syscall.CmsgSpace(syscall.SizeofInet6Pktinfo)
 
-// enablePktinfo asks the kernel for the local address of each datagram arriving on conn,
+// Enable asks the kernel for the local address of each datagram arriving on conn,
 // when conn listens on all addresses (one bound to an address replies from it anyway). It
 // reports whether any datagram will carry it.
-func enablePktinfo(conn *net.UDPConn) bool {
+func Enable(conn *net.UDPConn) bool {
 	local, ok := conn.LocalAddr().(*net.UDPAddr)
 	if !ok || !local.IP.IsUnspecified() {
 		return false
@@ -34,9 +34,9 @@ func enablePktinfo(conn *net.UDPConn) bool {
 	return enabled
 }
 
-// pktinfoBeforeBind is a net.ListenConfig Control for UDP: it sets the options before the
+// BeforeBind is a net.ListenConfig Control for UDP: it sets the options before the
 // socket is bound, so that not even the first requests arrive without the information.
-func pktinfoBeforeBind(_, address string, c syscall.RawConn) error {
+func BeforeBind(_, address string, c syscall.RawConn) error {
 	if host, _, err := net.SplitHostPort(address); err == nil {
 		if ip := net.ParseIP(host); host == "" || ip != nil && ip.IsUnspecified() {
 			_ = c.Control(func(fd uintptr) { setPktinfo(fd) })
@@ -65,9 +65,9 @@ func setPktinfo(fd uintptr) bool {
 	return enabled
 }
 
-// arrivedOn returns the local address a datagram from from arrived on, from its control
+// ArrivedOn returns the local address a datagram from from arrived on, from its control
 // messages; false when they do not say.
-func arrivedOn(oob []byte, from netip.AddrPort) (netip.Addr, bool) {
+func ArrivedOn(oob []byte, from netip.AddrPort) (netip.Addr, bool) {
 	msgs, err := syscall.ParseSocketControlMessage(oob)
 	if err != nil {
 		return netip.Addr{}, false
@@ -95,11 +95,11 @@ func arrivedOn(oob []byte, from netip.AddrPort) (netip.Addr, bool) {
 	return v6, v6.IsValid() && !v6.IsUnspecified() && !v6.Is4In6()
 }
 
-// appendSendFrom appends to oob a control message that sends a datagram from local: an
+// AppendSendFrom appends to oob a control message that sends a datagram from local: an
 // IPv4 address as IP_PKTINFO's spec_dst (also to an IPv4-mapped destination on a
 // dual-stack socket), an IPv6 one as IPV6_PKTINFO's address. The interface is left to
 // routing (index 0), as for any reply.
-func appendSendFrom(oob []byte, local netip.Addr) []byte {
+func AppendSendFrom(oob []byte, local netip.Addr) []byte {
 	if local.Is4() {
 		return appendCmsg(oob, syscall.IPPROTO_IP, syscall.IP_PKTINFO,
 			&syscall.Inet4Pktinfo{Spec_dst: local.As4()})
