@@ -47,6 +47,9 @@ class FindingMetric(models.TextChoices):
     LOSS = "loss", "Loss"
     ROUTE = "route", "Route"
     ECMP = "ecmp", "ECMP members"
+    # A latency test's, per direction: a finding's source -> destination is the direction.
+    ONE_WAY_DELAY = "one_way_delay", "One-way delay"
+    ONE_WAY_LOSS = "one_way_loss", "One-way loss"
 
 
 class FindingState(models.TextChoices):

@@ -7,6 +7,7 @@ deploy/.env.example (a test checks that).
 
 from __future__ import annotations
 
+import math
 import os
 from ipaddress import IPv4Network, IPv6Network, ip_network
 from urllib.parse import unquote, urlsplit
@@ -50,6 +51,23 @@ def env_int(name: str, default: int, minimum: int | None = None, maximum: int | 
         raise ImproperlyConfigured(f"{name} must be at least {minimum}, got {number}")
     if maximum is not None and number > maximum:
         raise ImproperlyConfigured(f"{name} must be at most {maximum}, got {number}")
+    return number
+
+
+def env_float(name: str, default: float, minimum: float | None = None, maximum: float | None = None) -> float:
+    value = os.environ.get(name)
+    if value is None or value.strip() == "":
+        return default
+    try:
+        number = float(value)
+    except ValueError as exc:
+        raise ImproperlyConfigured(f"{name} must be a number, got {value!r}") from exc
+    if not math.isfinite(number):
+        raise ImproperlyConfigured(f"{name} must be a finite number, got {value!r}")
+    if minimum is not None and number < minimum:
+        raise ImproperlyConfigured(f"{name} must be at least {minimum:g}, got {number:g}")
+    if maximum is not None and number > maximum:
+        raise ImproperlyConfigured(f"{name} must be at most {maximum:g}, got {number:g}")
     return number
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from core.env import database_from_url, env_bool, env_int, env_list, env_networks, env_str
+from core.env import database_from_url, env_bool, env_float, env_int, env_list, env_networks, env_str
 from core.secret_key import secret_key
 
 BACKEND_DIR = Path(__file__).resolve().parent.parent
@@ -258,6 +258,9 @@ SLOT_RESULT_GRACE_S = env_int("FATHOM_SLOT_RESULT_GRACE_S", 900, minimum=60)
 # many seconds, standardised against the baseline before them.
 ANALYSIS_RTT_WINDOW_S = env_int("FATHOM_ANALYSIS_RTT_WINDOW_S", 300, minimum=5, maximum=3600)
 ANALYSIS_RTT_BASELINE_S = env_int("FATHOM_ANALYSIS_RTT_BASELINE_S", 86400, minimum=60, maximum=30 * 86400)
+# One-way delays of a latency test are trusted where both hosts' clocks say they are
+# synchronised and their declared errors sum to at most this (ms); round trips always are.
+LATENCY_CLOCK_ERROR_LIMIT_MS = env_float("FATHOM_LATENCY_CLOCK_ERROR_LIMIT_MS", 0.5, minimum=0, maximum=1000)
 # A run is analysed this long after it ended: agents upload every 10 s, so by then the
 # other agent's pings and sweeps from before the run have landed and a recompute finds the
 # same inputs.

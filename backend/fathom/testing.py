@@ -14,6 +14,7 @@ from alerts.defaults import ensure_default_rules
 from core import contract
 from inventory.models import Agent
 from inventory.services import create_enrollment_token, digest, enroll_agent, new_secret
+from meshes.models import Mesh, MeshTest
 from meshes.services.defaults import ensure_default_mesh
 
 CONTRACT_EXAMPLES = contract.EXAMPLES_DIR / "result-batch"
@@ -27,6 +28,16 @@ EXAMPLES_RECORDED_AT = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
 def load_example(relative: str) -> Any:
     return json.loads((CONTRACT_EXAMPLES / relative).read_text())
+
+
+def add_latency_mesh(spec: dict[str, Any] | None = None) -> Mesh:
+    """A mesh of every agent with a latency test (the default mesh has none: a continuous
+    test is not every install's choice), so agents may report latency results."""
+    spec = spec or {}
+    mesh = Mesh.objects.create(name="latency", all_agents=True)
+    interval_s = spec.get("report_interval_s", 60)
+    MeshTest.objects.create(mesh=mesh, name="latency", test_type="latency", spec=spec, interval_s=interval_s)
+    return mesh
 
 
 class FathomTestCase(APITestCase):

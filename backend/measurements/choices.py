@@ -10,10 +10,12 @@ class TestType(models.TextChoices):
     THROUGHPUT = "throughput", "Throughput"
     FLOWSWEEP = "flowsweep", "Flow sweep"
     TRACE = "trace", "Trace"
+    LATENCY = "latency", "Latency"
 
 
 # Throughput tests hold both agents exclusively (pScheduler's "exclusive" class); the others
-# are background tests that run alongside anything.
+# are background tests that run alongside anything, latency's continuous TWAMP-light session
+# too (what it measured under an exclusive test's load is flagged, as pings are).
 EXCLUSIVE_TEST_TYPES = frozenset({TestType.THROUGHPUT})
 
 

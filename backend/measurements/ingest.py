@@ -139,7 +139,13 @@ def semantic_errors(
             elif revoked:
                 errors.append(BatchError(f"{where}/peer_id", f"peer agent {peer_id} is revoked"))
         for kind in REGISTRY.values():
-            if (section := result.get(kind.section)) is not None:
+            if (section := result.get(kind.section)) is None:
+                continue
+            if kind.section != result["test_type"]:
+                # Its rows would be stored under a run of another kind.
+                message = f"a result of test_type {result['test_type']!r} carries no {kind.section} section"
+                errors.append(BatchError(f"{where}/{kind.section}", message))
+            else:
                 errors.extend(kind.errors(f"{where}/{kind.section}", section))
     return errors
 
@@ -257,7 +263,13 @@ def _sample_rows(kind: KindIngest, agent: Agent, results: list[dict[str, Any]]) 
         if (section := result.get(kind.section)) is None:
             continue
         destination_id = uuid.UUID(result["peer_id"]) if result.get("peer_id") else None
-        keys = RunKeys(uuid.UUID(result["id"]), agent.pk, destination_id, timestamp(result["started_at"]))
+        keys = RunKeys(
+            uuid.UUID(result["id"]),
+            agent.pk,
+            destination_id,
+            timestamp(result["started_at"]),
+            timestamp(result["ended_at"]),
+        )
         yield from kind.rows(keys, section)
 
 

@@ -154,6 +154,65 @@ class TracePath(models.Model):
         return f"run {self.run_id} flow {self.flow}: {self.fingerprint}"
 
 
+class LatencyInterval(models.Model):
+    """One interval of a TWAMP-light session (a latency run): loss, delay and clocks each way.
+
+    Forward is source to destination (the sender to the reflector), backward the answers' way
+    back. Delays are null when nothing was answered; one-way delays are only as right as the
+    two clocks, whose synchronisation and declared error are kept beside them. A one-way-only
+    test (OWAMP) has every backward and round-trip column null, `answered` being what arrived
+    and the reflector's clock the receiver's.
+    """
+
+    pk = models.CompositePrimaryKey("run_id", "time")
+    time = models.DateTimeField()  # the run's start
+    ended_at = models.DateTimeField()
+    run_id = models.UUIDField()
+    source_id = models.UUIDField()
+    destination_id = models.UUIDField(null=True, blank=True)
+    sent = models.IntegerField()
+    answered = models.IntegerField()
+    duplicates = models.IntegerField()
+    malformed = models.IntegerField()
+    forward_lost = models.IntegerField()
+    forward_reordered_fraction = models.FloatField(null=True, blank=True)
+    forward_min_ms = models.FloatField(null=True, blank=True)
+    forward_p50_ms = models.FloatField(null=True, blank=True)
+    forward_p90_ms = models.FloatField(null=True, blank=True)
+    forward_p99_ms = models.FloatField(null=True, blank=True)
+    forward_max_ms = models.FloatField(null=True, blank=True)
+    forward_ipdv_ms = models.FloatField(null=True, blank=True)
+    forward_hops = models.SmallIntegerField(null=True, blank=True)
+    backward_lost = models.IntegerField(null=True, blank=True)
+    backward_reordered_fraction = models.FloatField(null=True, blank=True)
+    backward_min_ms = models.FloatField(null=True, blank=True)
+    backward_p50_ms = models.FloatField(null=True, blank=True)
+    backward_p90_ms = models.FloatField(null=True, blank=True)
+    backward_p99_ms = models.FloatField(null=True, blank=True)
+    backward_max_ms = models.FloatField(null=True, blank=True)
+    backward_ipdv_ms = models.FloatField(null=True, blank=True)
+    backward_hops = models.SmallIntegerField(null=True, blank=True)
+    round_trip_min_ms = models.FloatField(null=True, blank=True)
+    round_trip_p50_ms = models.FloatField(null=True, blank=True)
+    round_trip_p90_ms = models.FloatField(null=True, blank=True)
+    round_trip_p99_ms = models.FloatField(null=True, blank=True)
+    round_trip_max_ms = models.FloatField(null=True, blank=True)
+    sender_synchronized = models.BooleanField()
+    sender_error_ms = models.FloatField()
+    # Null when no answer came back to declare the reflector's clock.
+    reflector_synchronized = models.BooleanField(null=True, blank=True)
+    reflector_error_ms = models.FloatField(null=True, blank=True)
+    # Overlapped one of Fathom's own throughput tests on either host (set at ingest by
+    # analysis.services.own_load, as for pings): left out of the baselines.
+    own_load = models.BooleanField(default=False, db_default=False)
+
+    class Meta:
+        indexes = [models.Index(fields=["source_id", "destination_id", "-time"], name="latencyinterval_path_time")]
+
+    def __str__(self) -> str:
+        return f"run {self.run_id}: {self.answered}/{self.sent} answered"
+
+
 class PathLatestRun(models.Model):
     """The newest run per source, destination and test type (kept by ingest)."""
 

@@ -110,3 +110,100 @@ def known_paths() -> list[PathEntry]:
 def default_range(end: datetime | None, start: datetime | None, now: datetime) -> tuple[datetime, datetime]:
     end = end or now
     return (start or end - timedelta(hours=24)), end
+
+
+@dataclass(frozen=True)
+class LatencyPoint:
+    """One time bucket of a path's latency intervals (see latency_series)."""
+
+    time: datetime
+    sent: int
+    answered: int
+    forward_lost: int
+    backward_lost: int | None  # None: only one-way-only intervals (OWAMP), which have no way back
+    # The packets that entered the backward direction (reached the reflector) in intervals that have one.
+    backward_sent: int | None
+    forward_min_ms: float | None
+    forward_p50_ms: float | None
+    forward_p90_ms: float | None
+    forward_p99_ms: float | None
+    forward_max_ms: float | None
+    backward_min_ms: float | None
+    backward_p50_ms: float | None
+    backward_p90_ms: float | None
+    backward_p99_ms: float | None
+    backward_max_ms: float | None
+    round_trip_min_ms: float | None
+    round_trip_p50_ms: float | None
+    round_trip_p99_ms: float | None
+    clock_error_ms: float | None
+    one_way_trusted: bool
+    loaded: bool
+
+    @property
+    def forward_loss_fraction(self) -> float | None:
+        return loss_fraction(self.forward_lost, self.sent)
+
+    @property
+    def backward_loss_fraction(self) -> float | None:
+        if self.backward_lost is None or self.backward_sent is None:
+            return None
+        return loss_fraction(self.backward_lost, self.backward_sent)
+
+
+def _median(column: str) -> str:
+    return f"percentile_cont(0.5) WITHIN GROUP (ORDER BY {column})"
+
+
+# An interval without an answer has no delay and no reflector clock: it neither makes nor
+# breaks the trust in the bucket's one-way delays.
+LATENCY_SQL = f"""
+SELECT time_bucket(make_interval(secs => %(width)s), time) AS bucket,
+       sum(sent), sum(answered), sum(forward_lost), sum(backward_lost),
+       sum(sent - forward_lost) FILTER (WHERE backward_lost IS NOT NULL),
+       min(forward_min_ms), {_median("forward_p50_ms")}, {_median("forward_p90_ms")},
+       {_median("forward_p99_ms")}, max(forward_max_ms),
+       min(backward_min_ms), {_median("backward_p50_ms")}, {_median("backward_p90_ms")},
+       {_median("backward_p99_ms")}, max(backward_max_ms),
+       min(round_trip_min_ms), {_median("round_trip_p50_ms")}, {_median("round_trip_p99_ms")},
+       max(sender_error_ms + reflector_error_ms),
+       coalesce(bool_and(sender_synchronized AND reflector_synchronized
+                         AND sender_error_ms + reflector_error_ms <= %(limit)s) FILTER (WHERE answered > 0), false),
+       bool_or(own_load)
+FROM measurements_latencyinterval
+WHERE source_id = %(source)s AND destination_id = %(destination)s AND time >= %(start)s AND time < %(end)s
+GROUP BY bucket
+ORDER BY bucket
+"""  # noqa: S608 (composed of constants, no input)
+
+
+def latency_series(
+    source: uuid.UUID, destination: uuid.UUID, start: datetime, end: datetime, max_points: int, clock_limit_ms: float
+) -> tuple[int, list[LatencyPoint]]:
+    """One path's latency intervals (the sessions `source` ran towards `destination`: forward
+    is source to destination) in at most max_points time buckets, each interval in the bucket
+    of its start.
+
+    Counts are summed (backward loss over the packets that reached the reflector, in the
+    intervals that have a way back: a one-way-only test has none), minima and maxima are the
+    buckets' extremes, and a percentile is the median of the intervals' own percentiles: the
+    packets themselves are not stored, and the intervals are of equal length, so this stays
+    close to the percentile of all of them. A
+    bucket's clock error is its largest (sender + reflector) declared error; its one-way
+    delays are trusted when every interval with an answer had both clocks synchronised and
+    that error at most clock_limit_ms. `loaded`: an interval of the bucket overlapped one of
+    Fathom's own throughput tests on either host (flagged at ingest, as pings are).
+    """
+    width = bucket_width_s(start, end, max_points)
+    params: dict[str, Any] = {
+        "width": width,
+        "source": source,
+        "destination": destination,
+        "start": start,
+        "end": end,
+        "limit": clock_limit_ms,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(LATENCY_SQL, params)
+        rows = cursor.fetchall()
+    return width, [LatencyPoint(*row) for row in rows]

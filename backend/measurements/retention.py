@@ -15,6 +15,7 @@ HYPERTABLES = (
     "measurements_throughputinterval",
     "measurements_flowsample",
     "measurements_tracepath",
+    "measurements_latencyinterval",
 )
 
 

@@ -86,6 +86,11 @@ class MeshTestSerializer(serializers.ModelSerializer[MeshTest]):
             raise serializers.ValidationError({"spec": error.errors}) from error
         if attrs.get("slip_s", 0) > attrs["interval_s"]:
             raise serializers.ValidationError({"slip_s": "must not exceed interval_s"})
+        if test_type == TestType.LATENCY and attrs["interval_s"] != spec["report_interval_s"]:
+            # A latency test runs back to back: its interval is the length of each result.
+            length = spec["report_interval_s"]
+            message = f"a latency test runs back to back: must equal spec.report_interval_s ({length})"
+            raise serializers.ValidationError({"interval_s": message})
         if test_type in EXCLUSIVE_TEST_TYPES and reserved_seconds(spec, None) > attrs["interval_s"]:
             held = reserved_seconds(spec, None)
             raise serializers.ValidationError({"interval_s": f"a run holds both agents for {held} s, more than this"})

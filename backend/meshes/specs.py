@@ -123,6 +123,13 @@ def normalize_spec(test_type: str, spec: Any) -> dict[str, Any]:
             )
     if test_type == TestType.FLOWSWEEP and normalized["protocol"] == "tcp" and not normalized["port"]:
         errors["port"] = "a TCP flow sweep needs the port of a listening service on the peer"
+    if (
+        test_type == TestType.LATENCY
+        and not errors
+        and normalized["packet_timeout_s"] >= normalized["report_interval_s"]
+    ):
+        # The sender stops packet_timeout_s before each interval ends, to wait for the last answers.
+        errors["packet_timeout_s"] = "must be shorter than report_interval_s, or no packet is sent"
     if errors:
         raise SpecError(errors)
     return normalized

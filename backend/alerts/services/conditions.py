@@ -106,9 +106,9 @@ def finding_figures(finding: Finding) -> dict[str, str]:
     b, c, m = finding.baseline, finding.current, finding.magnitude
     if finding.metric == "throughput":
         return {"before": rate_text(b), "now": rate_text(c), "change": f"{m:+.0%}"}
-    if finding.metric == "rtt":
+    if finding.metric in ("rtt", "one_way_delay"):
         return {"before": f"{b:.1f} ms", "now": f"{c:.1f} ms", "change": f"{m:+.1f} ms"}
-    if finding.metric == "loss":
+    if finding.metric in ("loss", "one_way_loss"):
         return {"before": f"{b:.2%}", "now": f"{c:.2%}", "change": f"{m:+.2f} pp"}
     return {"before": f"{b:g}", "now": f"{c:g}", "change": f"{m:+g} {finding.unit}".strip()}
 
@@ -138,9 +138,8 @@ def finding_conditions(rules: Sequence[Rule], world: World) -> Iterable[Conditio
                 "detected_at": f"{finding.detected_at:%Y-%m-%d %H:%M:%S} UTC",
                 "detail": finding.evidence,
             }
-            yield Condition(
-                rule, full, finding_summary(finding, labels["path"]), (src, dst), finding.magnitude, evidence, finding
-            )
+            summary = finding_summary(finding, labels["path"], (labels["source"], labels["destination"]))
+            yield Condition(rule, full, summary, (src, dst), finding.magnitude, evidence, finding)
 
 
 def agent_down_conditions(rules: Sequence[Rule], world: World) -> Iterable[Condition]:

@@ -107,7 +107,8 @@ def what_else_changed(finding: Finding) -> list[Coincidence]:
 
 
 def _coincidence(other: Finding, relation: ChangeRelation, note: str) -> Coincidence:
-    sentence = finding_summary(other, f"{other.source.name} → {other.destination.name}")
+    ends = (other.source.name, other.destination.name)
+    sentence = finding_summary(other, f"{ends[0]} → {ends[1]}", ends)
     if other.metric == FindingMetric.ROUTE and (hops := new_hops(other)):
         sentence += f", through {_listed(hops)}"
     if note:

@@ -11,9 +11,15 @@ from core.units import rate_text
 from measurements.models import TracePath
 
 
-def finding_summary(finding: Finding, path: str) -> str:
-    """One line a NOC reads in a subject: metric, direction, size, path."""
+def finding_summary(finding: Finding, path: str, ends: tuple[str, str] | None = None) -> str:
+    """One line a NOC reads in a subject: metric, direction, size, path. A one-way finding
+    names its direction with the path's `ends` (source and destination names) where given."""
     m, word = finding.magnitude, finding.direction
+    way = f"from {ends[0]} to {ends[1]}" if ends else f"on {path}"
+    if finding.metric == "one_way_delay":
+        return f"One-way delay {word} {abs(m):.1f} ms {way} ({finding.baseline:.1f} to {finding.current:.1f} ms)"
+    if finding.metric == "one_way_loss":
+        return f"Loss {word} {abs(m):.2f} pp {way} ({finding.baseline:.2%} to {finding.current:.2%}, one way)"
     if finding.metric == "throughput":
         before, now = rate_text(finding.baseline), rate_text(finding.current)
         return f"Throughput {word} {abs(m) * 100:.0f}% on {path} ({before} to {now})"

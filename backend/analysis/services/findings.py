@@ -1,8 +1,8 @@
 """Regressions against the database: every rule run over a path's stored history, and the
 findings of the path made to match what the rules found.
 
-Reads the throughput series (stored run analyses), ping windows and trace fingerprints of one
-path, runs the pure rules of analysis.changes, and stores their incidents as findings under
+Reads the throughput series (stored run analyses), ping windows, latency windows and trace
+fingerprints of one path, runs the pure rules of analysis.changes, and stores their incidents as findings under
 the path's lock: a recompute over the same data changes nothing, an episode whose start
 estimate moved updates its finding, and at most one finding per path and metric is open.
 """
@@ -92,6 +92,62 @@ def rtt_windows(source: Agent, destination: Agent, start: datetime, end: datetim
     ]
 
 
+# One direction of latency sessions in the windows of the RTT rules: the path a -> b is the
+# forward direction of a's sessions towards b, or the backward direction of b's towards a.
+# Loss leaves out the intervals Fathom's own throughput tests loaded (own_load.py); delay
+# leaves those out too, and every interval whose clocks do not allow a one-way figure. A
+# one-way-only session (OWAMP) has no backward direction to read.
+ONE_WAY_WINDOWS_SQL = """
+SELECT time_bucket(make_interval(secs => %(width)s), time) AS bucket,
+       sum({sent}) FILTER (WHERE NOT own_load),
+       sum({lost}) FILTER (WHERE NOT own_load),
+       min({direction}_min_ms) FILTER (WHERE {trusted}),
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY {direction}_p50_ms) FILTER (WHERE {trusted}),
+       percentile_cont(0.5) WITHIN GROUP (ORDER BY {direction}_p90_ms) FILTER (WHERE {trusted})
+FROM measurements_latencyinterval
+WHERE source_id = %(source)s AND destination_id = %(destination)s AND time >= %(start)s AND time < %(end)s
+  AND {lost} IS NOT NULL
+GROUP BY bucket
+ORDER BY bucket
+"""
+TRUSTED = """NOT own_load AND answered > 0 AND sender_synchronized AND reflector_synchronized
+             AND sender_error_ms + reflector_error_ms <= %(clock_limit)s"""
+ONE_WAY_SQL = {
+    "forward": ONE_WAY_WINDOWS_SQL.format(sent="sent", lost="forward_lost", direction="forward", trusted=TRUSTED),
+    # Of what reached the far end: answers are lost only of the packets the reflector got.
+    "backward": ONE_WAY_WINDOWS_SQL.format(
+        sent="sent - forward_lost", lost="backward_lost", direction="backward", trusted=TRUSTED
+    ),
+}
+
+
+def one_way_windows(
+    source: Agent, destination: Agent, start: datetime, end: datetime
+) -> tuple[list[RttWindow], list[RttWindow]]:
+    """The delay and loss windows of the direction source -> destination (complete windows
+    only, as rtt_windows): from source's latency sessions towards destination, or where it ran
+    none in the range, from destination's sessions back (their backward direction)."""
+    width = settings.ANALYSIS_RTT_WINDOW_S
+    start = datetime.fromtimestamp(-(-start.timestamp() // width) * width, tz=start.tzinfo)
+    params: dict[str, Any] = {
+        "width": width, "start": start, "end": end, "clock_limit": settings.LATENCY_CLOCK_ERROR_LIMIT_MS,
+    }  # fmt: skip
+    rows: list[tuple[Any, ...]] = []
+    with connection.cursor() as cursor:
+        for direction, (a, b) in (("forward", (source, destination)), ("backward", (destination, source))):
+            cursor.execute(ONE_WAY_SQL[direction], {**params, "source": a.pk, "destination": b.pk})
+            rows = cursor.fetchall()
+            if rows:
+                break
+    step = timedelta(seconds=width)
+    windows = [
+        RttWindow(start=bucket, end=bucket + step, sent=sent or 0, lost=lost or 0, min_ms=low, p50_ms=p50, p90_ms=p90)
+        for bucket, sent, lost, low, p50, p90 in rows
+        if bucket + step <= end
+    ]
+    return [window for window in windows if window.min_ms is not None], [window for window in windows if window.sent]
+
+
 def trace_route_sets(source: Agent, destination: Agent, since: datetime) -> list[tuple[datetime, frozenset[str]]]:
     """Per trace run, the fingerprints of the flows that reached the destination."""
     rows = TracePath.objects.filter(
@@ -123,6 +179,13 @@ def path_episodes(
             episodes[FindingMetric.RTT] = rtt_cusum(judged, baseline_s=settings.ANALYSIS_RTT_BASELINE_S)
         if FindingMetric.LOSS in metrics:
             episodes[FindingMetric.LOSS] = loss_rule(windows, baseline_s=settings.ANALYSIS_RTT_BASELINE_S)
+    if metrics & {FindingMetric.ONE_WAY_DELAY, FindingMetric.ONE_WAY_LOSS}:
+        baseline = timedelta(seconds=settings.ANALYSIS_RTT_BASELINE_S)
+        delays, losses = one_way_windows(source, destination, now - 2 * baseline, now)
+        if FindingMetric.ONE_WAY_DELAY in metrics:
+            episodes[FindingMetric.ONE_WAY_DELAY] = rtt_cusum(delays, baseline_s=settings.ANALYSIS_RTT_BASELINE_S)
+        if FindingMetric.ONE_WAY_LOSS in metrics:
+            episodes[FindingMetric.ONE_WAY_LOSS] = loss_rule(losses, baseline_s=settings.ANALYSIS_RTT_BASELINE_S)
     if FindingMetric.ROUTE in metrics:
         episodes[FindingMetric.ROUTE] = route_changes(trace_route_sets(source, destination, now - TRACE_HISTORY))
     if FindingMetric.ECMP in metrics:
@@ -223,6 +286,8 @@ REGRESSION_DIRECTION = {
     FindingMetric.THROUGHPUT: Direction.DOWN,
     FindingMetric.RTT: Direction.UP,
     FindingMetric.LOSS: Direction.UP,
+    FindingMetric.ONE_WAY_DELAY: Direction.UP,
+    FindingMetric.ONE_WAY_LOSS: Direction.UP,
 }
 
 # ECMP rules measure different things: a member's RTT, a member count, a share of flows.
@@ -234,6 +299,8 @@ UNITS = {
     FindingMetric.LOSS: "pp",
     FindingMetric.ROUTE: "paths",
     FindingMetric.ECMP: "members",
+    FindingMetric.ONE_WAY_DELAY: "ms",
+    FindingMetric.ONE_WAY_LOSS: "pp",
 }
 
 

@@ -13,11 +13,17 @@ iperf3, cleared 30 s later when the run landed). Every exclusive slot that may h
 (planned, measured, failed or missed; not one the planner found no time for) covers its
 reserved time, margins included.
 
+A latency interval (a minute of a TWAMP-light session, by default) is judged whole: one that
+overlaps a busy span of either agent is loaded, since its percentiles and loss mix the test's
+queue in. The agent cannot move a session that runs back to back out of a loaded window, so
+the server flags it instead.
+
 SQL pieces (constants: composing them takes no input) for a query with the parameters a, b
 (the path's two agents, either direction), start and end; the same rule in Python
 (busy_spans, overlaps_busy) for callers that judge whole runs they have already read, such as
-the alerts' RTT and loss thresholds; and mark_own_load, which flags the ping samples the rule
-leaves out as they are stored, so the rollups' percentile bands and loss leave them out too.
+the alerts' RTT and loss thresholds; and mark_own_load, which flags the ping samples and
+latency intervals the rule leaves out as they are stored, so the rollups' percentile bands
+and loss, and the latency baselines, leave them out too.
 """
 
 from __future__ import annotations
@@ -37,7 +43,7 @@ from history.marks import Mark, mark
 from history.models import Kind
 from measurements.choices import TestType
 from measurements.kinds.base import timestamp
-from measurements.models import Run
+from measurements.models import LatencyInterval, Run
 from meshes.choices import SlotState
 from meshes.models import Slot
 
@@ -129,9 +135,21 @@ WITH flagged AS (
 )
 SELECT DISTINCT source_id, destination_id, time_bucket(%(width)s, time) FROM flagged WHERE destination_id IS NOT NULL
 """
+# Latency intervals stored before a throughput run that no slot announced, on a path of either
+# of its agents, that overlap it. An interval starts at most its longest length (the options'
+# report_interval_s) before the run it overlaps, which bounds the chunks read.
+MARK_EARLIER_LATENCY_SQL = """
+UPDATE measurements_latencyinterval l SET own_load = true
+FROM unnest(%(a)s::uuid[], %(b)s::uuid[], %(starts)s::timestamptz[], %(ends)s::timestamptz[])
+     AS t(a, b, start_at, end_at)
+WHERE (l.source_id IN (t.a, t.b) OR l.destination_id IN (t.a, t.b))
+  AND l.time < t.end_at AND l.ended_at > t.start_at
+  AND l.time >= %(lo)s AND l.time < %(hi)s AND NOT l.own_load
+"""
 # Around a batch's samples when asking for the spans that cover them: a span starting at the
 # last sample's very instant is still found.
 SPAN_MARGIN = timedelta(seconds=1)
+MAX_LATENCY_INTERVAL = timedelta(hours=1)
 
 
 def mark_own_load(agent_id: uuid.UUID, results: list[dict[str, Any]]) -> None:
@@ -140,7 +158,10 @@ def mark_own_load(agent_id: uuid.UUID, results: list[dict[str, Any]]) -> None:
     overlapped. In ingest's transaction, after the rows and before the commit: the rollups
     never see them unflagged."""
     _mark_pings(agent_id, [result for result in results if result["test_type"] == TestType.PING])
-    _mark_earlier_pings(agent_id, [result for result in results if result["test_type"] == TestType.THROUGHPUT])
+    _mark_latency(agent_id, [result for result in results if result.get("latency") is not None])
+    throughput = [result for result in results if result["test_type"] == TestType.THROUGHPUT]
+    _mark_earlier_pings(agent_id, throughput)
+    _mark_earlier_latency(agent_id, throughput)
 
 
 def _span(result: dict[str, Any]) -> Span:
@@ -183,3 +204,37 @@ def _mark_earlier_pings(agent_id: uuid.UUID, runs: list[dict[str, Any]]) -> None
         cursor.execute(MARK_EARLIER_PINGS_SQL, params)
         minutes = cursor.fetchall()
     mark(MINUTE, (Mark(Kind.RTT, source, destination, bucket) for source, destination, bucket in minutes))
+
+
+def _mark_latency(agent_id: uuid.UUID, sessions: list[dict[str, Any]]) -> None:
+    """Flags the batch's latency intervals that overlap a busy span of either agent."""
+    if not sessions:
+        return
+    spans = [_span(result) for result in sessions]
+    busy = busy_spans(min(start for start, _ in spans) - SPAN_MARGIN, max(end for _, end in spans) + SPAN_MARGIN)
+    loaded = [
+        (uuid.UUID(result["id"]), start)
+        for result, (start, end) in zip(sessions, spans, strict=True)
+        if overlaps_busy(busy, [agent_id, uuid.UUID(result["peer_id"]) if result.get("peer_id") else None], start, end)
+    ]
+    if loaded:
+        # Each interval's run and time: the hypertable reads only the chunks of those times.
+        LatencyInterval.objects.filter(
+            run_id__in=[run for run, _ in loaded], time__in=sorted({time for _, time in loaded})
+        ).update(own_load=True)
+
+
+def _mark_earlier_latency(agent_id: uuid.UUID, runs: list[dict[str, Any]]) -> None:
+    if not runs:
+        return
+    spans = [_span(result) for result in runs]
+    params: dict[str, Any] = {
+        "a": [agent_id] * len(runs),
+        "b": [uuid.UUID(result["peer_id"]) if result.get("peer_id") else agent_id for result in runs],
+        "starts": [start for start, _ in spans],
+        "ends": [end for _, end in spans],
+        "lo": min(start for start, _ in spans) - MAX_LATENCY_INTERVAL,
+        "hi": max(end for _, end in spans),
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(MARK_EARLIER_LATENCY_SQL, params)

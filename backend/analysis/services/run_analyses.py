@@ -208,7 +208,11 @@ METRICS_OF_TEST: dict[str, frozenset[FindingMetric]] = {
     TestType.THROUGHPUT: frozenset({FindingMetric.THROUGHPUT}),
     TestType.FLOWSWEEP: frozenset({FindingMetric.ECMP, FindingMetric.RTT}),
     TestType.TRACE: frozenset({FindingMetric.ROUTE}),
+    # A session measures both directions: its path's and the reverse path's (recently_received_metrics).
+    TestType.LATENCY: frozenset({FindingMetric.ONE_WAY_DELAY, FindingMetric.ONE_WAY_LOSS}),
 }
+# Test types read in the RTT rules' windows: new data changes what they find only once a window closes.
+WINDOWED_TESTS = frozenset({TestType.PING, TestType.LATENCY})
 
 
 # A ping stamped received this long before the last pass's moment may have committed after
@@ -233,7 +237,8 @@ def recently_received_metrics(
     The RTT and loss rules read complete windows only, so pings re-run them only when a
     window closed after `judged_until` (default: `since`), or when a ping not yet seen began
     before the newest window boundary (late data into a closed window). Pings that all fall
-    in the window still filling would find what the rules found before.
+    in the window still filling would find what the rules found before. The one-way rules
+    read latency intervals in the same windows, alike, for the session's path and its reverse.
     """
     judged_until = judged_until or since
     width = settings.ANALYSIS_RTT_WINDOW_S
@@ -248,11 +253,13 @@ def recently_received_metrics(
     )
     found: dict[PathKey, set[FindingMetric]] = defaultdict(set)
     for source_id, destination_id, test_type, first_unseen in rows:
-        if test_type == TestType.PING:
+        if test_type in WINDOWED_TESTS:
             late = first_unseen is not None and first_unseen < boundary
             if not (boundary > judged_until or late):
                 continue
         found[(source_id, destination_id)] |= METRICS_OF_TEST.get(test_type, ALL_METRICS)
+        if test_type == TestType.LATENCY:  # its backward direction is the reverse path's
+            found[(destination_id, source_id)] |= METRICS_OF_TEST[test_type]
     return found
 
 

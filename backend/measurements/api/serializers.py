@@ -71,6 +71,53 @@ class RttSeriesSerializer(serializers.Serializer[Any]):
     points = RttPointSerializer(many=True)
 
 
+class PathLatencyPointSerializer(serializers.Serializer[Any]):
+    time = serializers.DateTimeField(help_text="the bucket's start")
+    sent = serializers.IntegerField(help_text="test packets sent")
+    answered = serializers.IntegerField()
+    forward_lost = serializers.IntegerField(help_text="lost from source to destination")
+    backward_lost = serializers.IntegerField(
+        allow_null=True, help_text="answers lost from destination to source; null: one-way-only tests (OWAMP)"
+    )
+    forward_loss_fraction = serializers.FloatField(allow_null=True, help_text="forward_lost / sent")
+    backward_loss_fraction = serializers.FloatField(
+        allow_null=True,
+        help_text="backward_lost / (sent - forward_lost): of the packets that reached the destination",
+    )
+    forward_min_ms = serializers.FloatField(allow_null=True, help_text="one-way delay, source to destination")
+    forward_p50_ms = serializers.FloatField(allow_null=True, help_text="the median of the intervals' medians")
+    forward_p90_ms = serializers.FloatField(allow_null=True)
+    forward_p99_ms = serializers.FloatField(allow_null=True)
+    forward_max_ms = serializers.FloatField(allow_null=True)
+    backward_min_ms = serializers.FloatField(allow_null=True, help_text="one-way delay, destination to source")
+    backward_p50_ms = serializers.FloatField(allow_null=True)
+    backward_p90_ms = serializers.FloatField(allow_null=True)
+    backward_p99_ms = serializers.FloatField(allow_null=True)
+    backward_max_ms = serializers.FloatField(allow_null=True)
+    round_trip_min_ms = serializers.FloatField(allow_null=True, help_text="without the reflector's own time")
+    round_trip_p50_ms = serializers.FloatField(allow_null=True)
+    round_trip_p99_ms = serializers.FloatField(allow_null=True)
+    clock_error_ms = serializers.FloatField(
+        allow_null=True, help_text="the largest sender + reflector declared clock error; null: nothing answered"
+    )
+    one_way_trusted = serializers.BooleanField(
+        help_text="every interval with an answer had both clocks synchronised and clock_error_ms within the limit"
+    )
+    loaded = serializers.BooleanField(
+        help_text="an interval overlapped one of Fathom's own throughput tests on either host: no baseline"
+    )
+
+
+class PathLatencySeriesSerializer(serializers.Serializer[Any]):
+    source = AgentRefSerializer()  # type: ignore[assignment]
+    destination = AgentRefSerializer()
+    start = serializers.DateTimeField()
+    end = serializers.DateTimeField()
+    bucket_s = serializers.IntegerField()
+    clock_error_limit_ms = serializers.FloatField(help_text="FATHOM_LATENCY_CLOCK_ERROR_LIMIT_MS")
+    points = PathLatencyPointSerializer(many=True)
+
+
 class RunQuerySerializer(StrictSerializer):
     source = serializers.UUIDField()  # type: ignore[assignment]
     destination = serializers.UUIDField()

@@ -3,6 +3,7 @@ from __future__ import annotations
 from dataclasses import asdict
 from datetime import timedelta
 
+from django.conf import settings
 from django.utils import timezone
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import status
@@ -18,6 +19,7 @@ from measurements import ingest, paths, routes
 from measurements.api.serializers import (
     IngestResponseSerializer,
     InvalidBatchSerializer,
+    PathLatencySeriesSerializer,
     PathRoutesSerializer,
     PathSerializer,
     RouteQuerySerializer,
@@ -117,6 +119,63 @@ class PathRttView(APIView):
             ],
         }
         return Response(RttSeriesSerializer(body).data)
+
+
+class PathLatencyView(APIView):
+    """One-way delay and loss each way of one path (its source's latency sessions towards its
+    destination), in time buckets (at most max_points), with whether the clocks allow trusting
+    the one-way delays and whether Fathom's own throughput tests loaded either host."""
+
+    @extend_schema(parameters=[RttQuerySerializer], responses={200: PathLatencySeriesSerializer})
+    def get(self, request: Request) -> Response:
+        query = RttQuerySerializer(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        source, destination = path_agents(params)
+        start, end = paths.default_range(params.get("end"), params.get("start"), timezone.now())
+        if start >= end:
+            raise ValidationError({"start": ["start must be before end"]})
+        limit_ms = settings.LATENCY_CLOCK_ERROR_LIMIT_MS
+        width, points = paths.latency_series(
+            params["source"], params["destination"], start, end, params["max_points"], limit_ms
+        )
+        body = {
+            "source": agent_ref(source),
+            "destination": agent_ref(destination),
+            "start": start,
+            "end": end,
+            "bucket_s": width,
+            "clock_error_limit_ms": limit_ms,
+            "points": [
+                {
+                    "time": point.time,
+                    "sent": point.sent,
+                    "answered": point.answered,
+                    "forward_lost": point.forward_lost,
+                    "backward_lost": point.backward_lost,
+                    "forward_loss_fraction": point.forward_loss_fraction,
+                    "backward_loss_fraction": point.backward_loss_fraction,
+                    "forward_min_ms": point.forward_min_ms,
+                    "forward_p50_ms": point.forward_p50_ms,
+                    "forward_p90_ms": point.forward_p90_ms,
+                    "forward_p99_ms": point.forward_p99_ms,
+                    "forward_max_ms": point.forward_max_ms,
+                    "backward_min_ms": point.backward_min_ms,
+                    "backward_p50_ms": point.backward_p50_ms,
+                    "backward_p90_ms": point.backward_p90_ms,
+                    "backward_p99_ms": point.backward_p99_ms,
+                    "backward_max_ms": point.backward_max_ms,
+                    "round_trip_min_ms": point.round_trip_min_ms,
+                    "round_trip_p50_ms": point.round_trip_p50_ms,
+                    "round_trip_p99_ms": point.round_trip_p99_ms,
+                    "clock_error_ms": point.clock_error_ms,
+                    "one_way_trusted": point.one_way_trusted,
+                    "loaded": point.loaded,
+                }
+                for point in points
+            ],
+        }
+        return Response(PathLatencySeriesSerializer(body).data)
 
 
 class PathRunsView(APIView):

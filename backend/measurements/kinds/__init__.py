@@ -6,9 +6,9 @@ here (and its schema in contract/, which the registry is tested against).
 
 from __future__ import annotations
 
-from measurements.kinds import flowsweep, ping, throughput, trace
+from measurements.kinds import flowsweep, latency, ping, throughput, trace
 from measurements.kinds.base import KindIngest
 
 REGISTRY: dict[str, KindIngest] = {
-    kind.section: kind for kind in (ping.INGEST, throughput.INGEST, flowsweep.INGEST, trace.INGEST)
+    kind.section: kind for kind in (ping.INGEST, throughput.INGEST, flowsweep.INGEST, trace.INGEST, latency.INGEST)
 }

@@ -29,6 +29,7 @@ class RunKeys:
     source_id: uuid.UUID
     destination_id: uuid.UUID | None
     started_at: datetime
+    ended_at: datetime
 
 
 @dataclass(frozen=True)

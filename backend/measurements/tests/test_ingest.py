@@ -6,7 +6,7 @@ import uuid
 from typing import Any
 
 from core import contract
-from fathom.testing import CONTRACT_EXAMPLES, EXAMPLE_PEER_ID, FathomTestCase, load_example
+from fathom.testing import CONTRACT_EXAMPLES, EXAMPLE_PEER_ID, FathomTestCase, add_latency_mesh, load_example
 from inventory.services import revoke_agent
 from measurements.models import FlowSample, PathLatestRun, PingSample, Run, ThroughputInterval, TracePath
 from measurements.signals import results_received
@@ -26,6 +26,11 @@ def invalid_examples() -> list[tuple[str, Any]]:
 
 class IngestContractTests(FathomTestCase):
     """The shared contract examples: the Go agent's tests validate the very same files."""
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()
+        add_latency_mesh()
 
     def test_every_valid_example_is_stored(self) -> None:
         client = self.agent_client(self.athens, self.athens_credential)

@@ -67,71 +67,90 @@ def active_agents() -> list[Agent]:
 
 
 def mesh_pairs(
-    mesh: Mesh, agents: dict[Any, Agent], source: Agent | None = None
+    mesh: Mesh, agents: dict[Any, Agent], source: Agent | None = None, destination: Agent | None = None
 ) -> Iterator[tuple[Agent, Agent | None, str]]:
     """The directed (source, destination, target) pairs of a mesh among active agents,
-    optionally only those from one source (an agent's plan must not cost the whole mesh)."""
+    optionally only those from one source or to one destination agent (an agent's plan must
+    not cost the whole mesh)."""
     if mesh.all_agents:
         members: list[tuple[Agent, str]] = [(agent, MemberSide.A) for agent in agents.values()]
     else:
         members = [(agents[m.agent_id], m.side) for m in mesh.members.all() if m.agent_id in agents]
-    return member_pairs(mesh.kind, mesh.unidirectional, mesh.targets, members, source)
+    return member_pairs(mesh.kind, mesh.unidirectional, mesh.targets, members, source, destination)
 
 
 def member_pairs(
-    kind: str, unidirectional: bool, targets: list[str], members: list[tuple[Agent, str]], source: Agent | None = None
+    kind: str,
+    unidirectional: bool,
+    targets: list[str],
+    members: list[tuple[Agent, str]],
+    source: Agent | None = None,
+    destination: Agent | None = None,
 ) -> Iterator[tuple[Agent, Agent | None, str]]:
     """The directed (source, destination, target) pairs of a group of (agent, side) members:
     every ordered pair of a mesh, A to B (and back) of a disjoint mesh, each member to each
-    target of a list; optionally only those from one source."""
+    target of a list; optionally only those from one source, or to one destination agent."""
 
     def wanted(agent: Agent) -> bool:
         return source is None or agent.pk == source.pk
+
+    def towards(agent: Agent) -> bool:
+        return destination is None or agent.pk == destination.pk
 
     if kind == MeshKind.MESH:
         for src, _ in members:
             if wanted(src):
                 for dst, _ in members:
-                    if src.pk != dst.pk:
+                    if src.pk != dst.pk and towards(dst):
                         yield src, dst, dst.address
     elif kind == MeshKind.DISJOINT:
         a_side = [agent for agent, side in members if side == MemberSide.A]
         b_side = [agent for agent, side in members if side == MemberSide.B]
         for a in a_side:
             for b in b_side:
-                if wanted(a):
+                if wanted(a) and towards(b):
                     yield a, b, b.address
-                if not unidirectional and wanted(b):
+                if not unidirectional and wanted(b) and towards(a):
                     yield b, a, a.address
-    else:  # list: every member to every external target
+    elif destination is None:  # list: every member to every external target
         for src, _ in members:
             if wanted(src):
                 for target in targets:
                     yield src, None, str(target)
 
 
-def mesh_paths(source: Agent | None = None, exclusive: bool | None = None) -> list[Path]:
-    """Every enabled test's paths, optionally only one source's, or only (non-)exclusive tests.
+def mesh_paths(
+    source: Agent | None = None,
+    exclusive: bool | None = None,
+    destination: Agent | None = None,
+    test_type: str | None = None,
+) -> list[Path]:
+    """Every enabled test's paths, optionally only one source's or one destination agent's,
+    only (non-)exclusive tests, or only tests of one type.
 
-    One source's paths (its plan, checking its results: every poll and upload) read only the
+    One agent's paths (its plan, checking its results: every poll and upload) read only the
     meshes it is in and their members, not the whole fleet.
     """
     query = MeshTest.objects.filter(enabled=True, mesh__enabled=True).select_related("mesh")
     if exclusive is not None:
         type_filter = Q(test_type__in=EXCLUSIVE_TEST_TYPES)
         query = query.filter(type_filter if exclusive else ~type_filter)
-    if source is not None:
-        its_meshes = MeshMember.objects.filter(agent=source).values("mesh_id")
-        query = query.filter(Q(mesh__all_agents=True) | Q(mesh_id__in=its_meshes))
+    if test_type is not None:
+        query = query.filter(test_type=test_type)
+    for agent in (source, destination):
+        if agent is not None:
+            its_meshes = MeshMember.objects.filter(agent=agent).values("mesh_id")
+            query = query.filter(Q(mesh__all_agents=True) | Q(mesh_id__in=its_meshes))
     tests = list(query.prefetch_related("mesh__members").order_by("mesh__name", "name"))
-    if source is None or any(test.mesh.all_agents for test in tests):
+    if (source is None and destination is None) or any(test.mesh.all_agents for test in tests):
         agents = {agent.pk: agent for agent in active_agents()}
     else:
         members = {member.agent_id for test in tests for member in test.mesh.members.all()}
         agents = {agent.pk: agent for agent in Agent.objects.filter(pk__in=members, revoked_at__isnull=True)}
     paths: list[Path] = []
     for test in tests:
-        paths.extend(Path(test, src, dst, target) for src, dst, target in mesh_pairs(test.mesh, agents, source))
+        pairs = mesh_pairs(test.mesh, agents, source, destination)
+        paths.extend(Path(test, src, dst, target) for src, dst, target in pairs)
     return paths
 
 

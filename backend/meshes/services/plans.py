@@ -1,5 +1,13 @@
 """Each agent's plan: its background tests, its exclusive slots, who may use its iperf3 server
-and when perfSONAR nodes' tests meet it; versioned so an unchanged plan is a 304."""
+and TWAMP reflector, and when perfSONAR nodes' tests meet it; versioned so an unchanged plan
+is a 304.
+
+A latency test is planned like a ping: each directed path of its mesh (both ways in a mesh or
+a two-way disjoint mesh) is a session its source runs towards the destination, whose plan
+lists the source among its TWAMP peers. One session measures both directions, so a path
+between two agents of a mesh is measured by two sessions, one from each end, as it is pinged
+from each end; a one-way disjoint mesh measures each pair once.
+"""
 
 from __future__ import annotations
 
@@ -89,6 +97,15 @@ class LoadedWindow:
 
 
 @dataclass(frozen=True)
+class TwampPeer:
+    """An agent (or perfSONAR node) whose latency test sends to this agent's TWAMP-light
+    reflector, on `port`."""
+
+    address: str
+    port: int
+
+
+@dataclass(frozen=True)
 class Plan:
     agent_id: str
     version: str
@@ -99,6 +116,7 @@ class Plan:
     iperf3_users: list[Iperf3User] = field(default_factory=list)
     iperf3_windows: list[Iperf3Window] = field(default_factory=list)
     loaded_windows: list[LoadedWindow] = field(default_factory=list)
+    twamp_peers: list[TwampPeer] = field(default_factory=list)
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -114,23 +132,40 @@ class Plan:
             "iperf3_users": [asdict(user) for user in self.iperf3_users],
             "iperf3_windows": [asdict(window) for window in self.iperf3_windows],
             "loaded_windows": [asdict(window) for window in self.loaded_windows],
+            "twamp_peers": [asdict(peer) for peer in self.twamp_peers],
         }
 
 
+# Tests that need a Fathom agent's own responder at the far end: a flow sweep its echo
+# responder, a latency test its TWAMP-light reflector (a perfSONAR node's twampd answers only
+# sessions set up over TWAMP-Control).
+NEEDS_FATHOM_PEER = frozenset({TestType.FLOWSWEEP, TestType.LATENCY})
+
+
 def background_tests(agent: Agent) -> list[PlannedTest]:
-    """The agent's periodic tests. A flow sweep needs Fathom's echo responder at the far end,
-    so none runs towards a perfSONAR node."""
-    return [
-        PlannedTest(
-            id=path.test_id,
-            type=path.test.test_type,
-            interval_s=path.test.interval_s,
-            peer=path.peer,
-            spec=normalize_spec(path.test.test_type, path.test.spec),
+    """The agent's periodic tests; none that needs Fathom's responder towards a perfSONAR node.
+    A latency test runs back to back, one result each report_interval_s."""
+    tests = []
+    for path in mesh_paths(source=agent, exclusive=False):
+        if path.test.test_type in NEEDS_FATHOM_PEER and is_node(path.destination):
+            continue
+        spec = normalize_spec(path.test.test_type, path.test.spec)
+        interval_s = spec["report_interval_s"] if path.test.test_type == TestType.LATENCY else path.test.interval_s
+        tests.append(
+            PlannedTest(id=path.test_id, type=path.test.test_type, interval_s=interval_s, peer=path.peer, spec=spec)
         )
-        for path in mesh_paths(source=agent, exclusive=False)
-        if not (path.test.test_type == TestType.FLOWSWEEP and is_node(path.destination))
-    ]
+    return tests
+
+
+def twamp_peers(agent: Agent) -> list[TwampPeer]:
+    """Who may send to this agent's TWAMP-light reflector: the source of every latency test
+    towards it, agent or perfSONAR node (whose tests the perfsonar app leads), at the port its
+    test sends to."""
+    peers = {
+        TwampPeer(path.source.address, int(normalize_spec(TestType.LATENCY, path.test.spec)["port"]))
+        for path in mesh_paths(destination=agent, test_type=TestType.LATENCY)
+    }
+    return sorted(peers, key=lambda peer: (peer.address, peer.port))
 
 
 def planned_slots(agent: Agent, now: datetime, until: datetime) -> list[PlannedSlot]:
@@ -247,9 +282,10 @@ def plan_version(
     users: list[Iperf3User],
     windows: list[Iperf3Window] | None = None,
     loaded: list[LoadedWindow] | None = None,
+    twamp: list[TwampPeer] | None = None,
 ) -> str:
-    """Stable while tests, slots, iperf3 users and windows are unchanged, so an unchanged
-    plan is a 304."""
+    """Stable while tests, slots, iperf3 users, windows and TWAMP peers are unchanged, so an
+    unchanged plan is a 304."""
     content: dict[str, Any] = {
         "tests": [asdict(test) for test in tests],
         "slots": [asdict(slot) for slot in planned],
@@ -259,6 +295,8 @@ def plan_version(
         content["iperf3_windows"] = [asdict(window) for window in windows]
     if loaded:  # likewise: a plan with no exclusive test near it keeps its version
         content["loaded_windows"] = [asdict(window) for window in loaded]
+    if twamp:  # likewise: a plan without latency tests towards the agent keeps its version
+        content["twamp_peers"] = [asdict(peer) for peer in twamp]
     canonical = json.dumps(content, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(canonical.encode()).hexdigest()[:32]
 
@@ -271,9 +309,10 @@ def build_plan(agent: Agent, now: datetime | None = None) -> Plan:
     users = iperf3_users(agent, now, valid_until)
     windows = iperf3_windows(agent, now, valid_until)
     loaded = loaded_windows(agent, tests, now, valid_until)
+    twamp = twamp_peers(agent)
     return Plan(
         agent_id=str(agent.pk),
-        version=plan_version(tests, planned, users, windows, loaded),
+        version=plan_version(tests, planned, users, windows, loaded, twamp),
         generated_at=now,
         valid_until=valid_until,
         tests=tests,
@@ -281,4 +320,5 @@ def build_plan(agent: Agent, now: datetime | None = None) -> Plan:
         iperf3_users=users,
         iperf3_windows=windows,
         loaded_windows=loaded,
+        twamp_peers=twamp,
     )

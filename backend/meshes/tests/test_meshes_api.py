@@ -67,6 +67,11 @@ class MeshApiTests(FathomTestCase):
             (throughput_mesh(targets=["not a host!"]), "neither an IP address"),
             (throughput_mesh(kind="disjoint", all_agents=True, members=[]), "disjoint"),
             (throughput_mesh(tests=[tput | {"test_type": "owamp"}]), "owamp"),
+            # A latency test runs back to back: its interval is each result's length.
+            (
+                throughput_mesh(tests=[{"name": "owd", "test_type": "latency", "interval_s": 300}]),
+                "must equal spec.report_interval_s (60)",
+            ),
             (
                 throughput_mesh(
                     tests=[
@@ -86,6 +91,16 @@ class MeshApiTests(FathomTestCase):
             assert reply.status_code == 400, (expected, reply.content)
             assert expected in reply.content.decode(), (expected, reply.content)
         assert Mesh.objects.count() == meshes_before and Slot.objects.count() == slots_before
+
+    def test_a_latency_test_may_measure_to_agents_and_list_targets(self) -> None:
+        owd = {"name": "owd", "test_type": "latency", "interval_s": 30, "spec": {"report_interval_s": 30}}
+        client = self.user_client(self.operator)
+        reply = client.post(MESHES_URL, throughput_mesh(tests=[owd]), format="json")
+        assert reply.status_code == 201, reply.content
+        # A device's TWAMP-light reflector (RFC 8545's port 862) answers as an agent's does.
+        routers = throughput_mesh(name="routers", kind="list", targets=["198.18.9.9"], tests=[owd])
+        assert client.post(MESHES_URL, routers, format="json").status_code == 201
+        assert Slot.objects.filter(mesh_test__test_type="latency").count() == 0  # a background test
 
     def test_only_operators_change_meshes_and_only_users_read_them(self) -> None:
         assert self.client.get(MESHES_URL).status_code == 403

@@ -1,15 +1,17 @@
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from django.test import override_settings
 from django.utils import timezone
 
 from core import contract
 from fathom.testing import FathomTestCase
+from inventory.choices import AgentKind
 from inventory.models import Agent
 from inventory.services import revoke_agent
-from meshes.models import Mesh, Slot
+from meshes.models import Mesh, MeshMember, MeshTest, Slot
 from meshes.services.slot_planning import plan_exclusive_slots
 
 PLAN_URL = "/api/v1/agent/plan/"
@@ -113,3 +115,75 @@ class PlanTests(FathomTestCase):
         assert client.get(PLAN_URL, HTTP_IF_NONE_MATCH=reply["ETag"]).status_code == 304
         slot(geneva, self.frankfurt, 900)
         assert client.get(PLAN_URL, HTTP_IF_NONE_MATCH=reply["ETag"]).status_code == 200
+
+
+class LatencyPlanTests(FathomTestCase):
+    """A latency test is planned like a ping (each directed path from its source); the plan of
+    the path's destination admits the source to its TWAMP-light reflector."""
+
+    def latency_mesh(self, name: str, **fields: object) -> Mesh:
+        mesh = Mesh.objects.create(name=name, **fields)
+        MeshTest.objects.create(
+            mesh=mesh, name="owd", test_type="latency", spec={"port": 8620, "report_interval_s": 30}, interval_s=30
+        )
+        return mesh
+
+    def plan(self, agent: Agent, credential: str) -> dict[str, Any]:
+        reply = self.agent_client(agent, credential).get(PLAN_URL)
+        assert reply.status_code == 200
+        plan: dict[str, Any] = reply.json()
+        assert not list(contract.validator("plan.v1.schema.json").iter_errors(plan))
+        return plan
+
+    def test_each_end_runs_a_session_and_admits_the_other(self) -> None:
+        self.latency_mesh("owd", all_agents=True)
+        plan = self.plan(self.athens, self.athens_credential)
+        [test] = [test for test in plan["tests"] if test["type"] == "latency"]
+        assert test == {
+            "id": f"owd/owd:{self.frankfurt.pk}",
+            "type": "latency",
+            "interval_s": 30,  # back to back: one result each report_interval_s
+            "peer": {"id": str(self.frankfurt.pk), "name": "frankfurt", "address": "198.18.2.1"},
+            "spec": {
+                "packet_interval_s": 0.1, "packet_timeout_s": 2, "size_bytes": 41, "dscp": 0, "port": 8620,
+                "report_interval_s": 30,
+            },
+        }  # fmt: skip
+        assert plan["twamp_peers"] == [{"address": "198.18.2.1", "port": 8620}]
+        assert self.plan(self.frankfurt, self.frankfurt_credential)["twamp_peers"] == [
+            {"address": "198.18.1.1", "port": 8620}
+        ]
+
+    def test_a_one_way_mesh_plans_one_session_and_only_its_destination_admits(self) -> None:
+        client = self.agent_client(self.athens, self.athens_credential)
+        before = client.get(PLAN_URL)
+        assert before.json()["twamp_peers"] == []
+        mesh = self.latency_mesh("owd", kind="disjoint", unidirectional=True)
+        MeshMember.objects.create(mesh=mesh, agent=self.frankfurt, side="a")
+        MeshMember.objects.create(mesh=mesh, agent=self.athens, side="b")
+        # athens runs nothing new, but its reflector admits frankfurt: a new plan.
+        after = client.get(PLAN_URL, HTTP_IF_NONE_MATCH=before["ETag"])
+        assert after.status_code == 200 and after["ETag"] != before["ETag"]
+        assert after.json()["tests"] == before.json()["tests"]
+        assert after.json()["twamp_peers"] == [{"address": "198.18.2.1", "port": 8620}]
+        frankfurt = self.plan(self.frankfurt, self.frankfurt_credential)
+        assert [test["peer"]["name"] for test in frankfurt["tests"] if test["type"] == "latency"] == ["athens"]
+        assert frankfurt["twamp_peers"] == []
+        # The port it sends to is the one admitted.
+        MeshTest.objects.filter(mesh=mesh).update(spec={"report_interval_s": 30})
+        again = client.get(PLAN_URL, HTTP_IF_NONE_MATCH=after["ETag"])
+        assert again.status_code == 200 and again.json()["twamp_peers"] == [{"address": "198.18.2.1", "port": 862}]
+        mesh.delete()
+        assert client.get(PLAN_URL)["ETag"] == before["ETag"]
+
+    def test_no_session_runs_towards_a_perfsonar_node_but_a_nodes_test_is_admitted(self) -> None:
+        self.latency_mesh("owd", all_agents=True)
+        self.enroll("geneva", "198.18.3.1")
+        Agent.objects.filter(pk=self.frankfurt.pk).update(kind=AgentKind.PERFSONAR)
+        plan = self.plan(self.athens, self.athens_credential)
+        # A node's twampd answers only sessions set up over TWAMP-Control.
+        assert [test["peer"]["name"] for test in plan["tests"] if test["type"] == "latency"] == ["geneva"]
+        assert plan["twamp_peers"] == [
+            {"address": "198.18.2.1", "port": 8620},
+            {"address": "198.18.3.1", "port": 8620},
+        ]

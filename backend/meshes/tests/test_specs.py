@@ -80,6 +80,8 @@ def test_every_bound_and_enum_value_of_the_contract_holds(kind: str) -> None:
         ("trace", {"wait_s": float("nan")}, "wait_s", "must be a number"),
         ("trace", {"src_port_base": 40000}, "src_port_base", "is set by the server"),
         ("trace", {"hops": 3}, "hops", "unknown option for a trace test"),
+        ("latency", {"packet_timeout_s": 10, "report_interval_s": 10}, "packet_timeout_s", "shorter than report"),
+        ("latency", {"size_bytes": 40}, "size_bytes", "must be between 41 and 1472"),
     ],
 )
 def test_bad_options_get_a_field_level_message(kind: str, spec: dict[str, Any], field: str, message: str) -> None:

@@ -901,6 +901,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/paths/latency/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description One-way delay and loss each way of one path (its source's latency sessions towards its
+         *     destination), in time buckets (at most max_points), with whether the clocks allow trusting
+         *     the one-way delays and whether Fathom's own throughput tests loaded either host.
+         */
+        get: operations["paths_latency_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/paths/routes/": {
         parameters: {
             query?: never;
@@ -1278,6 +1299,15 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        AddressClass: {
+            name: string;
+            /** @description "address-classes.<name>" */
+            element: string;
+            /** @description the template addresses (names) the class selects */
+            selected: string[];
+            /** @description what Fathom could not evaluate as pSConfig would, and what follows */
+            notes: string[];
+        };
         Advice: {
             kind: string;
             where: string;
@@ -2804,6 +2834,92 @@ export interface components {
             /** @description e.g. "capacity (9 of 11 runs)" */
             summary: string;
         };
+        PathLatencyPoint: {
+            /**
+             * Format: date-time
+             * @description the bucket's start
+             */
+            time: string;
+            /** @description test packets sent */
+            sent: number;
+            answered: number;
+            /** @description lost from source to destination */
+            forward_lost: number;
+            /** @description answers lost from destination to source; null: one-way-only tests (OWAMP) */
+            backward_lost: number | null;
+            /**
+             * Format: double
+             * @description forward_lost / sent
+             */
+            forward_loss_fraction: number | null;
+            /**
+             * Format: double
+             * @description backward_lost / (sent - forward_lost): of the packets that reached the destination
+             */
+            backward_loss_fraction: number | null;
+            /**
+             * Format: double
+             * @description one-way delay, source to destination
+             */
+            forward_min_ms: number | null;
+            /**
+             * Format: double
+             * @description the median of the intervals' medians
+             */
+            forward_p50_ms: number | null;
+            /** Format: double */
+            forward_p90_ms: number | null;
+            /** Format: double */
+            forward_p99_ms: number | null;
+            /** Format: double */
+            forward_max_ms: number | null;
+            /**
+             * Format: double
+             * @description one-way delay, destination to source
+             */
+            backward_min_ms: number | null;
+            /** Format: double */
+            backward_p50_ms: number | null;
+            /** Format: double */
+            backward_p90_ms: number | null;
+            /** Format: double */
+            backward_p99_ms: number | null;
+            /** Format: double */
+            backward_max_ms: number | null;
+            /**
+             * Format: double
+             * @description without the reflector's own time
+             */
+            round_trip_min_ms: number | null;
+            /** Format: double */
+            round_trip_p50_ms: number | null;
+            /** Format: double */
+            round_trip_p99_ms: number | null;
+            /**
+             * Format: double
+             * @description the largest sender + reflector declared clock error; null: nothing answered
+             */
+            clock_error_ms: number | null;
+            /** @description every interval with an answer had both clocks synchronised and clock_error_ms within the limit */
+            one_way_trusted: boolean;
+            /** @description an interval overlapped one of Fathom's own throughput tests on either host: no baseline */
+            loaded: boolean;
+        };
+        PathLatencySeries: {
+            source: components["schemas"]["AgentRef"];
+            destination: components["schemas"]["AgentRef"];
+            /** Format: date-time */
+            start: string;
+            /** Format: date-time */
+            end: string;
+            bucket_s: number;
+            /**
+             * Format: double
+             * @description FATHOM_LATENCY_CLOCK_ERROR_LIMIT_MS
+             */
+            clock_error_limit_ms: number;
+            points: components["schemas"]["PathLatencyPoint"][];
+        };
         PathList: {
             /**
              * Format: date-time
@@ -3044,6 +3160,8 @@ export interface components {
             nodes: components["schemas"]["ImportedNode"][];
             /** @description every element that did not map, with why */
             unmapped: components["schemas"]["Unmapped"][];
+            /** @description what each address class selects */
+            address_classes: components["schemas"]["AddressClass"][];
         };
         /**
          * @description * `same_path` - On this path
@@ -3626,9 +3744,10 @@ export interface components {
          *     * `throughput` - Throughput
          *     * `flowsweep` - Flow sweep
          *     * `trace` - Trace
+         *     * `latency` - Latency
          * @enum {string}
          */
-        TestTypeEnum: "ping" | "throughput" | "flowsweep" | "trace";
+        TestTypeEnum: "ping" | "throughput" | "flowsweep" | "trace" | "latency";
         /** @description What the fast throughput rule's drop rests on. */
         ThroughputFastEvidence: {
             baseline_points: number;
@@ -4650,8 +4769,10 @@ export interface operations {
                  *     * `loss` - Loss
                  *     * `route` - Route
                  *     * `ecmp` - ECMP members
+                 *     * `one_way_delay` - One-way delay
+                 *     * `one_way_loss` - One-way loss
                  */
-                metric?: "throughput" | "rtt" | "loss" | "route" | "ecmp";
+                metric?: "throughput" | "rtt" | "loss" | "route" | "ecmp" | "one_way_delay" | "one_way_loss";
                 /** @description findings still open at or cleared after this */
                 since?: string;
                 source?: string;
@@ -5437,6 +5558,31 @@ export interface operations {
             };
         };
     };
+    paths_latency_retrieve: {
+        parameters: {
+            query: {
+                destination: string;
+                end?: string;
+                max_points?: number;
+                source: string;
+                start?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PathLatencySeries"];
+                };
+            };
+        };
+    };
     paths_routes_retrieve: {
         parameters: {
             query: {
@@ -6096,8 +6242,9 @@ export interface operations {
                  *     * `throughput` - Throughput
                  *     * `flowsweep` - Flow sweep
                  *     * `trace` - Trace
+                 *     * `latency` - Latency
                  */
-                test_type?: "ping" | "throughput" | "flowsweep" | "trace";
+                test_type?: "ping" | "throughput" | "flowsweep" | "trace" | "latency";
             };
             header?: never;
             path?: never;
