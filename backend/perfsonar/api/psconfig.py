@@ -68,11 +68,23 @@ class UnmappedSerializer(serializers.Serializer[Any]):
     reason = serializers.CharField()
 
 
+class AddressClassSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField()
+    element = serializers.CharField(help_text='"address-classes.<name>"')
+    selected = serializers.ListField(
+        child=serializers.CharField(), help_text="the template addresses (names) the class selects"
+    )
+    notes = serializers.ListField(
+        child=serializers.CharField(), help_text="what Fathom could not evaluate as pSConfig would, and what follows"
+    )
+
+
 class PsconfigReportSerializer(serializers.Serializer[Any]):
     dry_run = serializers.BooleanField()
     meshes = ImportedMeshSerializer(many=True)
     nodes = ImportedNodeSerializer(many=True)
     unmapped = UnmappedSerializer(many=True, help_text="every element that did not map, with why")
+    address_classes = AddressClassSerializer(many=True, help_text="what each address class selects")
 
 
 class PsconfigImportView(APIView):

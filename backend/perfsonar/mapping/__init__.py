@@ -5,9 +5,10 @@ from the node's API (run_from_record); both become a PsRun (runs.py). to_result 
 turns a PsRun, placed by the caller in a mesh (Placement, placement.py: which Fathom test,
 which peer, which slot), into one item of contract/result-batch.v1, so that ingest, ceilings,
 findings, charts and alerts treat it like an agent's upload; each kind's part comes from its
-own module: throughput.py, rtt.py (Fathom's ping), trace.py. The result's id is derived from
-the run's task and run UUIDs (result_id), so a run pushed and then polled, or pushed twice,
-is one result. kinds.py says which pScheduler tests are Fathom kinds and why the rest are not.
+own module: throughput.py, rtt.py (Fathom's ping), trace.py, latency.py (latencybg and
+latency, one way). The result's id is derived from the run's task and run UUIDs
+(result_id), so a run pushed and then polled, or pushed twice, is one result. kinds.py says
+which pScheduler tests are Fathom kinds and why the rest are not.
 
 Nothing here touches the database. Input that cannot be mapped (a missing or mistyped field,
 an absurd size, a test Fathom has no kind for) raises MappingError (fields.py, with the

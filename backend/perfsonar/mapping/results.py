@@ -1,15 +1,17 @@
 """to_result: a placed pScheduler run as one item of contract/result-batch.v1. It checks the
 run against its placement, decides the result's status from the run's state, and hands a
-successful run's merged result to its kind's module (throughput, rtt, trace)."""
+successful run's merged result to its kind's module (throughput, rtt, trace, latency)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import datetime
 from typing import Any
 
 from perfsonar.choices import RUN_FAILED, RUN_NEVER_STARTED, RUN_UNDERWAY, RunOutcome
 from perfsonar.mapping.fields import as_boolean, as_text, as_uuid, clip, fail, optional_text, required, utc_text
 from perfsonar.mapping.kinds import KIND_OF_TEST, TEST_OF_KIND, no_kind_reason
+from perfsonar.mapping.latency import session_start, to_latency
 from perfsonar.mapping.placement import Placement
 from perfsonar.mapping.rtt import to_ping
 from perfsonar.mapping.runs import PsRun, result_id
@@ -17,20 +19,26 @@ from perfsonar.mapping.throughput import to_throughput
 from perfsonar.mapping.trace import to_trace
 
 MAX_ERROR_LENGTH = 2000  # the contract's bound on a result's error
+LATENCYBG_RUN = (
+    "a latencybg task's long run carries no result of its own; each result powstream reports is a run of its own"
+)
 
 # The kind's part of an ok result (result["ping"], ...), from the run's merged result.
 _SECTION_OF_KIND: dict[str, Callable[[PsRun, dict[str, Any], Placement], dict[str, Any]]] = {
     "throughput": to_throughput,
     "ping": to_ping,
     "trace": to_trace,
+    "latency": to_latency,
 }
+# When an ok result's measurement began, where the run's start does not say it.
+_START_OF_KIND: dict[str, Callable[[PsRun, dict[str, Any]], datetime]] = {"latency": session_start}
 
 
 def _kind(run: PsRun, placement: Placement) -> str:
     if placement.test_type not in TEST_OF_KIND:
         fail(
             "placement/test_type",
-            f"{placement.test_type!r} is not a Fathom kind pScheduler can run (ping, throughput, trace)",
+            f"{placement.test_type!r} is not a Fathom kind pScheduler can run ({', '.join(TEST_OF_KIND)})",
         )
     if not run.test_type:
         return placement.test_type
@@ -48,6 +56,8 @@ def _outcome(run: PsRun, placement: Placement) -> tuple[str, str]:
     # The archiver may read a run whose merged result is in before its state moves on.
     if run.state == RunOutcome.FINISHED or (run.state in RUN_UNDERWAY and result is not None):
         if result is None:
+            if run.test_type == "latencybg":
+                fail("result", f"missing from a {run.state} run: {LATENCYBG_RUN}")
             fail("result", f"missing from a {run.state} run")
         if as_boolean(required(result, "succeeded", "result"), "result/succeeded"):
             return "ok", ""
@@ -91,4 +101,6 @@ def to_result(run: PsRun, placement: Placement) -> dict[str, Any]:
     if status == "ok":
         assert run.result is not None  # _outcome found it
         result[kind] = _SECTION_OF_KIND[kind](run, run.result, placement)
+        if kind in _START_OF_KIND:
+            result["started_at"] = utc_text(_START_OF_KIND[kind](run, result[kind]))
     return result

@@ -37,6 +37,8 @@ class ImportReport:
     meshes: list[dict[str, Any]]
     nodes: list[dict[str, Any]]
     unmapped: list[dict[str, str]]
+    # What each address class selected: {name, element, selected (address names), notes}.
+    address_classes: list[dict[str, Any]]
 
     def as_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -79,6 +81,15 @@ def apply_plan(plan: ImportPlan, actor: Actor, dry_run: bool) -> ImportReport:
             for node in nodes
         ],
         unmapped=unmapped,
+        address_classes=[
+            {
+                "name": evaluation.name,
+                "element": f"address-classes.{evaluation.name}",
+                "selected": list(evaluation.selected),
+                "notes": list(evaluation.notes),
+            }
+            for evaluation in plan.address_classes
+        ],
     )
 
 

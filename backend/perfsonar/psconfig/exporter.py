@@ -2,10 +2,11 @@
 Fathom to import.
 
 The template holds one group (the mesh's members; a list mesh is its members to its targets,
-as a one-way disjoint group), one task per test with its schedule, and one http archive that
-puts every run's record to Fathom's receiver. The archive carries no secret: the receiver
-knows a node by its own archive token, which each node adds with a transform when it
-subscribes (see the template's `_meta.fathom`). Fathom's own details ride in `_meta.fathom`
+as a one-way disjoint group), one task per test with its schedule (a latency test is a
+latencybg task, which runs without one: its packet count sets how often it reports), and
+one http archive that puts every run's record to Fathom's receiver. The archive carries no
+secret: the receiver knows a node by its own archive token, which each node adds with a
+transform when it subscribes (see the template's `_meta.fathom`). Fathom's own details ride in `_meta.fathom`
 (perfSONAR ignores `_meta`): each test's exact spec, and tests pScheduler has no equivalent
 of, so importing the export gives back the same mesh.
 """
@@ -32,8 +33,17 @@ ARCHIVE_NAME = "fathom"
 PAIR = {"source": "{% address[0] %}", "dest": "{% address[1] %}"}
 # Where pScheduler reaches each end: the address's pscheduler-address, else its address.
 NODES = {"source-node": "{% pscheduler_address[0] %}", "dest-node": "{% pscheduler_address[1] %}"}
-# Keys each pScheduler test takes for its ends (rtt and trace have one participant).
-NODE_KEYS = {"throughput": ("source-node", "dest-node"), "rtt": ("source-node",), "trace": ("source-node",)}
+# Keys each pScheduler test takes for its ends (rtt, trace and latencybg have one participant;
+# latencybg's far end needs only owampd).
+NODE_KEYS = {
+    "throughput": ("source-node", "dest-node"),
+    "rtt": ("source-node",),
+    "trace": ("source-node",),
+    "latencybg": ("source-node",),
+}
+# Tests pScheduler runs without pause, a result every so many packets: their tasks have no
+# schedule (pSConfig's own latencybg examples have none), the spec sets the interval.
+UNSCHEDULED = frozenset({"latencybg"})
 TARGET_PREFIX = "target:"
 
 
@@ -114,11 +124,15 @@ def _schedule(test: MeshTest) -> dict[str, Any]:
     return schedule
 
 
+def _scheduled(test: MeshTest) -> bool:
+    return kinds.TEST_OF_KIND[test.test_type] not in UNSCHEDULED
+
+
 def _task(mesh: Mesh, test: MeshTest) -> dict[str, Any]:
     task: dict[str, Any] = {
         "group": mesh.name,
         "test": test.name,
-        "schedule": test.name,
+        **({"schedule": test.name} if _scheduled(test) else {}),
         "archives": [ARCHIVE_NAME],
         "tools": [FATHOM_TOOL[test.test_type]],
         "reference": {
@@ -213,7 +227,7 @@ def export_mesh(mesh: Mesh) -> dict[str, Any]:
         "addresses": addresses,
         "groups": {mesh.name: group},
         "tests": {test.name: _test(test) for test in exported},
-        "schedules": {test.name: _schedule(test) for test in exported},
+        "schedules": {test.name: _schedule(test) for test in exported if _scheduled(test)},
         "archives": {ARCHIVE_NAME: archive()},
         "tasks": {test.name: _task(mesh, test) for test in exported},
     }

@@ -3,9 +3,11 @@ was reported as not mapped; which agent an address is."""
 
 from __future__ import annotations
 
+import ipaddress
 from dataclasses import dataclass, field
 from typing import Any
 
+from perfsonar.psconfig.address_classes import AddressClasses, ClassEvaluation
 from perfsonar.psconfig.import_model import (
     KnownAgent,
     Unmapped,
@@ -23,6 +25,7 @@ class PlannerBase:
     unmapped: list[Unmapped] = field(default_factory=list)
     mapped: set[str] = field(default_factory=set)
     _reported: set[tuple[str, str]] = field(default_factory=set)
+    _classes: AddressClasses | None = None
 
     def report(self, element: str, reason: str) -> None:
         if (element, reason) not in self._reported:
@@ -51,3 +54,23 @@ class PlannerBase:
 
     def address_of(self, name: str) -> str:
         return str(self.section("addresses")[name]["address"])
+
+    def ip_of(self, name: str) -> str | None:
+        """The address's IP: as written, else that of the Fathom agent it is; None for a host
+        name Fathom knows no IP of (pSConfig would resolve it in DNS)."""
+        candidates = [self.address_of(name)]
+        agent = self.resolve(name)
+        if agent is not None:
+            candidates.append(agent.address)
+        for candidate in candidates:
+            try:
+                return str(ipaddress.ip_address(candidate))
+            except ValueError:
+                continue
+        return None
+
+    def address_class(self, name: str) -> ClassEvaluation:
+        """What a class selects from the template's addresses, evaluated once."""
+        if self._classes is None:
+            self._classes = AddressClasses(self.template, self.ip_of)
+        return self._classes.evaluate(name)

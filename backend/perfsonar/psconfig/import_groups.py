@@ -16,7 +16,6 @@ from perfsonar.mapping import kinds
 from perfsonar.psconfig.import_model import (
     ADDRESS_KEYS_NOT_MAPPED,
     MATCHED,
-    NOT_MAPPED_SECTIONS,
     REGISTER,
     UNKNOWN,
     MappedTask,
@@ -89,9 +88,7 @@ class GroupMapper(TaskMapper):
             self.report(f"groups.{group_name}.default-address-label", ADDRESS_KEYS_NOT_MAPPED["labels"])
         for index, selector in enumerate(group.get(key, [])):
             if "class" in selector:
-                self.report(
-                    f"{where}[{index}]", f"address class {selector['class']}: {NOT_MAPPED_SECTIONS['address-classes']}"
-                )
+                self.select_class(f"{where}[{index}]", selector, chosen)
                 continue
             name = selector["name"]
             if selector.get("disabled"):
@@ -105,6 +102,20 @@ class GroupMapper(TaskMapper):
             if not self.address_disabled(name) and name not in chosen:
                 chosen.append(name)
         return chosen
+
+    def select_class(self, where: str, selector: dict[str, Any], chosen: list[str]) -> None:
+        """Adds the enabled addresses a class selects, as pSConfig expands {"class": NAME}."""
+        name = selector["class"]
+        if selector.get("disabled"):
+            self.report(where, f"address class {name} is disabled in this group: left out")
+            return
+        self.mapped.add(f"address-classes.{name}")
+        selected = self.address_class(name).selected
+        if not selected:
+            self.report(where, f"address class {name} selects no address (see address-classes.{name})")
+        for address in selected:
+            if not self.address_disabled(address) and address not in chosen:
+                chosen.append(address)
 
     def report_same_host(self, group_name: str, group: dict[str, Any], names: list[str]) -> None:
         if group.get("excludes-self", "host") != "host":

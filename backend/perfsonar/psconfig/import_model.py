@@ -9,6 +9,7 @@ from typing import Any
 
 from measurements.choices import TestType
 from meshes.documents import HOSTNAME
+from perfsonar.psconfig.address_classes import ClassEvaluation
 
 NAME_PATTERN = re.compile(r"^[a-zA-Z0-9:._\-]+$")  # pSConfig's NameType
 
@@ -16,19 +17,27 @@ NAME_PATTERN = re.compile(r"^[a-zA-Z0-9:._\-]+$")  # pSConfig's NameType
 MATCHED, REGISTER, UNKNOWN = "matched", "register", "unknown"
 
 
-# The tool Fathom runs for each kind: a task that asks only for others is reported.
-FATHOM_TOOL: dict[str, str] = {TestType.THROUGHPUT: "iperf3", TestType.PING: "ping", TestType.TRACE: "traceroute"}
+# The tool Fathom runs for each kind (for latency, the one its exported latencybg tasks ask
+# for): a task that asks only for others is reported.
+FATHOM_TOOL: dict[str, str] = {
+    TestType.THROUGHPUT: "iperf3",
+    TestType.PING: "ping",
+    TestType.TRACE: "traceroute",
+    TestType.LATENCY: "powstream",
+}
+# Tools whose measurement Fathom's own stands for, where that is more than FATHOM_TOOL's: a
+# latency task may ask for owping or twping (halfping only halves a round trip).
+ACCEPTED_TOOLS: dict[str, set[str]] = {TestType.LATENCY: {"powstream", "owping", "twping"}}
 
 
 # Display hints of perfSONAR's Grafana; Fathom shows the test's own name instead.
 UNDERSTOOD_REFERENCE_KEYS = frozenset({"fathom", "display-task-name", "display-task-group"})
 
 
-SECTIONS = ("addresses", "groups", "tests", "schedules", "tasks", "archives", "hosts")
+SECTIONS = ("addresses", "groups", "tests", "schedules", "tasks", "archives", "hosts", "address-classes")
 
 
 NOT_MAPPED_SECTIONS = {
-    "address-classes": "address classes select hosts by rules Fathom does not evaluate",
     "subtasks": "subtasks are not mapped: Fathom runs each test on its own schedule",
     "contexts": "contexts (network namespaces and the like) are not mapped: Fathom tests from each host's own stack",
 }
@@ -39,7 +48,7 @@ ADDRESS_KEYS_NOT_MAPPED = {
     "remote-addresses": "per-peer addresses are not used: Fathom tests the host at its address",
     "lead-bind-address": "Fathom does not bind a lead address",
     "contexts": "contexts are not mapped: Fathom tests from the host's own stack",
-    "tags": "tags are not kept",
+    "tags": "tags are not kept (they select addresses into address classes, at import)",
 }
 
 
@@ -124,6 +133,8 @@ class ImportPlan:
     unmapped: list[Unmapped]
     # Every element that maps ("addresses.a", "groups.g", "tasks.t", ...).
     mapped: set[str]
+    # What each address class selects, in the template's order.
+    address_classes: list[ClassEvaluation]
 
 
 def fathom_meta(element: dict[str, Any]) -> dict[str, Any]:

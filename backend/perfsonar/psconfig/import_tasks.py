@@ -15,6 +15,7 @@ from perfsonar.mapping import kinds
 from perfsonar.psconfig import spec_map
 from perfsonar.psconfig.import_base import PlannerBase
 from perfsonar.psconfig.import_model import (
+    ACCEPTED_TOOLS,
     FATHOM_TOOL,
     NOT_MAPPED_SECTIONS,
     UNDERSTOOD_REFERENCE_KEYS,
@@ -66,10 +67,16 @@ class TaskMapper(PlannerBase):
             return None
         targets, dest_is_element = ends
         spec = self.spec(kind, task["test"], test)
+        if spec is not None and kind == TestType.LATENCY:
+            spec = self.latency_interval(element, schedule_name, test["type"], spec)
         if spec is None:
             self.report(element, f"Fathom cannot run its test {task['test']} (see tests.{task['test']})")
             return None
-        interval_s, slip_s = self.schedule(element, schedule_name, kind)
+        if kind == TestType.LATENCY:
+            # A latency test runs back to back: its interval is each result's length.
+            interval_s, slip_s = normalize_spec(kind, spec)["report_interval_s"], 0
+        else:
+            interval_s, slip_s = self.schedule(element, schedule_name, kind)
         self.report_task_keys(element, task, kind)
         enabled = not task.get("disabled", False)
         exported_enabled = fathom_meta(task).get("enabled")
@@ -151,17 +158,21 @@ class TaskMapper(PlannerBase):
     def spec(self, kind: str, test_name: str, test: dict[str, Any]) -> dict[str, Any] | None:
         element = f"tests.{test_name}"
         pscheduler_spec = dict(test["spec"])
+        options = {option.pscheduler_key for option in spec_map.MAPPED[kind]}
         for key in list(pscheduler_spec):
             if key in spec_map.ENDPOINT_KEYS:
                 continue
             found = [variable.text for _, variable in variables_in(pscheduler_spec[key], key)]
             if found:
-                self.report(
-                    f"{element}.spec.{key}",
-                    f"holds template variable {{% {found[0]} %}}, which Fathom does not evaluate: its default is used",
+                # A key Fathom has no option for says why (latencybg's "flip": "{% flip %}").
+                reason = (
+                    f"holds template variable {{% {found[0]} %}}, which Fathom does not evaluate: its default is used"
+                    if key in options
+                    else spec_map.unmapped_reason(kind, key, pscheduler_spec[key])
                 )
+                self.report(f"{element}.spec.{key}", reason)
                 del pscheduler_spec[key]
-        imported = spec_map.spec_from_pscheduler(kind, pscheduler_spec)
+        imported = spec_map.spec_from_pscheduler(kind, pscheduler_spec, test["type"])
         for key, reason in imported.unmapped.items():
             self.report(f"{element}.spec.{key}", reason)
         if imported.errors:
@@ -188,6 +199,40 @@ class TaskMapper(PlannerBase):
         except SpecError:
             return spec
         return merged
+
+    def latency_interval(
+        self, element: str, name: str | None, test_type: str, spec: dict[str, Any]
+    ) -> dict[str, Any] | None:
+        """The spec with its report interval: latencybg's comes from its packet count (in the
+        spec already), and its task's schedule is not used; a latency (owping) task runs once
+        per repeat of its schedule, which becomes the report interval (60 s without one)."""
+        low, high = (int(bound) for bound in spec_map.LATENCY_BOUNDS["report_interval_s"])
+        schedule = self.section("schedules").get(name, {}) if name else {}
+        if test_type == "latencybg":
+            if name:
+                self.report(
+                    f"{element}.schedule",
+                    "latencybg runs without pause and reports every packet-count packets, as Fathom's latency "
+                    "test reports every report_interval_s: the task's schedule is not used",
+                )
+            return spec
+        if "repeat" in schedule:
+            repeat_s = self.seconds(f"schedules.{name}.repeat", schedule["repeat"], low, high)
+            spec = {**spec, "report_interval_s": repeat_s}
+        else:
+            default = normalize_spec(TestType.LATENCY, {})["report_interval_s"]
+            where = f"schedules.{name}.repeat" if name else f"{element}.schedule"
+            self.report(where, f"no repeat: Fathom's latency test runs back to back, a result every {default} s")
+        unused = [key for key in ("start", "until", "max-runs", "slip") if key in schedule]
+        if unused:
+            reason = f"schedule {name}'s {', '.join(unused)} not used: Fathom's latency test runs back to back"
+            self.report(f"{element}.schedule", reason)
+        try:
+            normalize_spec(TestType.LATENCY, spec)
+        except SpecError as error:
+            self.report(element, "; ".join(f"{field}: {message}" for field, message in error.errors.items()))
+            return None
+        return spec
 
     def schedule(self, element: str, name: str | None, kind: str) -> tuple[int, int]:
         default = next(test for test in DEFAULT_TESTS if test.test_type == kind)
@@ -234,7 +279,7 @@ class TaskMapper(PlannerBase):
 
     def report_task_keys(self, element: str, task: dict[str, Any], kind: str) -> None:
         tools = task.get("tools")
-        if tools and FATHOM_TOOL[kind] not in tools:
+        if tools and not set(tools) & ACCEPTED_TOOLS.get(kind, {FATHOM_TOOL[kind]}):
             self.report(
                 f"{element}.tools", f"Fathom runs {kind} tests with {FATHOM_TOOL[kind]}, not {', '.join(tools)}"
             )

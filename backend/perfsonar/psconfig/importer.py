@@ -1,5 +1,6 @@
 """A pSConfig template as Fathom meshes: which agents and perfSONAR nodes its addresses are,
-one mesh per group, one test per task, and every element that did not map, with why.
+one mesh per group, one test per task, what each address class selects, and every element
+that did not map, with why.
 
 Pure: the template and the known agents in, an ImportPlan out; apply.py writes it. The
 template is refused as a whole (TemplateError, nothing planned) when pSConfig itself would
@@ -49,8 +50,12 @@ class _Planner(GroupMapper):
         self.report_archives()
         tasks = [task for name, spec in self.section("tasks").items() if (task := self.task(name, spec)) is not None]
         meshes, nodes = self.meshes(tasks)
+        classes = [self.address_class(name) for name in self.section("address-classes")]
+        for evaluation in classes:
+            for note in evaluation.notes:
+                self.report(f"address-classes.{evaluation.name}", note)
         self.report_unused()
-        return ImportPlan(meshes, nodes, self.unmapped, self.mapped)
+        return ImportPlan(meshes, nodes, self.unmapped, self.mapped, classes)
 
     def report_sections(self) -> None:
         for url in self.template.get("includes", []):
@@ -62,7 +67,7 @@ class _Planner(GroupMapper):
             if host.get("archives"):
                 self.report(f"hosts.{name}.archives", "Fathom keeps the results of the tests it runs itself")
             if host.get("tags"):
-                self.report(f"hosts.{name}.tags", "tags are not kept")
+                self.report(f"hosts.{name}.tags", ADDRESS_KEYS_NOT_MAPPED["tags"])
         for name, spec in self.section("addresses").items():
             for key, reason in ADDRESS_KEYS_NOT_MAPPED.items():
                 if spec.get(key):
@@ -84,7 +89,7 @@ class _Planner(GroupMapper):
 
     def report_unused(self) -> None:
         reported = {entry.element for entry in self.unmapped}
-        for section in ("addresses", "groups", "tests", "schedules"):
+        for section in ("addresses", "groups", "tests", "schedules", "address-classes"):
             for name in self.section(section):
                 element = f"{section}.{name}"
                 if element not in self.mapped and element not in reported:
@@ -93,6 +98,7 @@ class _Planner(GroupMapper):
                         "groups": "no task uses this group",
                         "tests": "used by no task that maps to a Fathom test",
                         "schedules": "used by no task that maps to a Fathom test",
+                        "address-classes": "selects the addresses of no group that became a Fathom mesh",
                     }[section]
                     if section == "tests" and self.section("tests")[name]["type"] not in kinds.KIND_OF_TEST:
                         reason = self.no_kind_reason(self.section("tests")[name]["type"])
@@ -110,14 +116,16 @@ def structural_errors(template: dict[str, Any]) -> list[str]:
     ]
     errors += unknown_variables(template)
     addresses = template.get("addresses", {})
+    classes = template.get("address-classes", {})
     for group_name, group in template.get("groups", {}).items():
         for key in ("addresses", "a-addresses", "b-addresses"):
             for index, selector in enumerate(group.get(key, [])):
-                if "name" in selector and selector["name"] not in addresses:
-                    errors.append(
-                        f"groups.{group_name}.{key}[{index}]: names address {selector['name']}, "
-                        "which the template does not define"
-                    )
+                for ref, defined, what in (("name", addresses, "address"), ("class", classes, "address class")):
+                    if ref in selector and selector[ref] not in defined:
+                        errors.append(
+                            f"groups.{group_name}.{key}[{index}]: names {what} {selector[ref]}, "
+                            "which the template does not define"
+                        )
     return errors
 
 

@@ -545,14 +545,21 @@ MALFORMED = [
         "archive-rtt.json",
         _set("test/type", "latencybg"),
         "ping",
-        "test/type: pScheduler's latencybg test has no Fathom test kind; one-way latency needs OWAMP",
+        "test/type: a pScheduler latencybg run cannot be a Fathom ping result",
+    ),
+    (
+        "archive-rtt.json",
+        _set("test/type", "idle"),
+        "ping",
+        "test/type: pScheduler's idle test has no Fathom test kind",
     ),
     ("archive-rtt.json", _set("test/type", "mtu"), "ping", "test/type: pScheduler's mtu test has no Fathom test kind"),
     (
         "archive-rtt.json",
         _set("test/type", "dns"),
         "ping",
-        "test/type: pScheduler's 'dns' test has no Fathom test kind; Fathom maps rtt, throughput and trace",
+        "test/type: pScheduler's 'dns' test has no Fathom test kind; Fathom maps rtt, throughput, trace, latencybg"
+        " and latency",
     ),
     ("archive-rtt.json", _set("test/spec", "count=5"), "ping", "test/spec: not an object (a string)"),
     ("archive-rtt.json", _set("tool", 3), "ping", "tool: not a string (a number)"),

@@ -118,7 +118,9 @@ class ImportTests(FathomTestCase):
         template = load_file(FIXTURES / "psconfig-example-2-testbed.json")
         report = import_template(template, ACTOR, dry_run=True, register_unknown=True)
         assert {mesh["action"] for mesh in report.meshes} == {"create"}
-        assert len(report.meshes) == 7 and {node["action"] for node in report.nodes} == {"register"}
+        # Seven throughput and trace groups, and the testbed's latencybg hosts as a latency mesh.
+        assert len(report.meshes) == 8 and {node["action"] for node in report.nodes} == {"register"}
+        assert {test["test_type"] for mesh in report.meshes for test in mesh["tests"]} >= {"latency"}
         assert counts() == before
 
     def test_unknown_hosts_are_registered_as_nodes_when_asked(self) -> None:

@@ -31,13 +31,15 @@ class CommandTests(FathomTestCase):
         assert "mesh example-group-mesh (mesh, from group example-group-mesh): create" in output
         assert "test example-task-throughput: throughput every 14400 s, slip 14400 s" in output
         assert "host host-a.perfsonar.net (host-a.perfsonar.net): register host-a.perfsonar.net" in output
-        assert "  tests.example-test-latencybg: pScheduler's latencybg test has no Fathom test kind" in output
+        assert "test example-task-latencybg: latency every 60 s, slip 0 s" in output
+        assert "  tests.example-test-latencybg.spec.packet-padding: not given: OWAMP then sends" in output
         assert not Mesh.objects.filter(name="example-group-mesh").exists()
 
     def test_json_output_is_the_api_report(self) -> None:
         output = self.run_command("import_psconfig", str(FIXTURES / "psconfig-example-4-snmp.json"), "--json")
         report = json.loads(output)
-        assert set(report) == {"dry_run", "meshes", "nodes", "unmapped"} and report["meshes"] == []
+        assert set(report) == {"dry_run", "meshes", "nodes", "unmapped", "address_classes"}
+        assert report["meshes"] == [] and report["address_classes"] == []
 
     def test_an_invalid_template_exits_non_zero_and_writes_nothing(self) -> None:
         with tempfile.TemporaryDirectory() as folder:

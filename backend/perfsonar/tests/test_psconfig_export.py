@@ -56,6 +56,19 @@ MESHES: dict[str, dict[str, Any]] = {
                 "slip_s": 60,
             },
             {"name": "sweep", "test_type": "flowsweep", "spec": {"flows": 8}, "interval_s": 900},
+            {
+                "name": "owd",
+                "test_type": "latency",
+                "spec": {
+                    "packet_interval_s": 0.05,
+                    "packet_timeout_s": 2.5,
+                    "size_bytes": 100,
+                    "dscp": 46,
+                    "port": 8620,
+                    "report_interval_s": 30,
+                },
+                "interval_s": 30,
+            },
         ],
     },
     "oneway": {
@@ -129,7 +142,7 @@ class ExportTests(FathomTestCase):
 
     def test_tests_become_pscheduler_tests_and_fathom_only_ones_ride_in_meta(self) -> None:
         template = export_mesh(self.meshes["full"])
-        assert set(template["tasks"]) == {"tput", "udp", "ping", "ping-fast", "trace"}
+        assert set(template["tasks"]) == {"tput", "udp", "ping", "ping-fast", "trace", "owd"}
         assert template["tests"]["tput"]["type"] == "throughput"
         assert template["tests"]["tput"]["spec"] == {
             "source": "{% address[0] %}",
@@ -146,6 +159,23 @@ class ExportTests(FathomTestCase):
         assert template["schedules"]["ping"] == {"repeat": "PT5M"}
         [sweep] = template["groups"]["full"]["_meta"]["fathom"]["tests"]
         assert sweep["name"] == "sweep" and sweep["test_type"] == "flowsweep"
+
+    def test_a_latency_test_is_a_latencybg_task_without_a_schedule(self) -> None:
+        template = export_mesh(self.meshes["full"])
+        owd = template["tests"]["owd"]
+        assert owd["type"] == "latencybg" and owd["_meta"]["fathom"]["test_type"] == "latency"
+        assert owd["spec"] == {
+            "source": "{% address[0] %}",
+            "dest": "{% address[1] %}",
+            "source-node": "{% pscheduler_address[0] %}",
+            "packet-interval": 0.05,
+            "packet-timeout": 3,  # whole seconds, rounded up
+            "packet-padding": 86,  # 100 bytes less OWAMP's 14-byte header
+            "ip-tos": 46,  # a DSCP: owping and powstream pass it to -D
+        }  # 600 packets every 0.05 s (powstream's count, unwritten) report every 30 s
+        # powstream runs without pause, reporting every packet-count packets: no schedule.
+        assert "schedule" not in template["tasks"]["owd"] and "owd" not in template["schedules"]
+        assert template["tasks"]["owd"]["tools"] == ["powstream"]
 
     def test_hosts_say_where_their_pscheduler_is(self) -> None:
         addresses = export_mesh(self.meshes["full"])["addresses"]

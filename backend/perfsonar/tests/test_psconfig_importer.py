@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from perfsonar.psconfig.address_classes import ClassEvaluation
 from perfsonar.psconfig.import_model import ImportPlan, KnownAgent
 from perfsonar.psconfig.importer import plan_import
 from perfsonar.psconfig.template import load_file
@@ -76,7 +77,7 @@ def test_simple_example_becomes_one_mesh_of_registered_nodes() -> None:
     assert {node.action for node in plan.nodes} == {"register"}
     assert plan.nodes[0].api_url == "https://host-a.perfsonar.net/pscheduler"
     tests = {test.name: test for test in mesh.tests}
-    assert set(tests) == {"example-task-throughput", "example-task-trace"}
+    assert set(tests) == {"example-task-throughput", "example-task-trace", "example-task-latencybg"}
     throughput = tests["example-task-throughput"]
     assert (throughput.test_type, throughput.spec, throughput.interval_s, throughput.slip_s) == (
         "throughput",
@@ -85,9 +86,11 @@ def test_simple_example_becomes_one_mesh_of_registered_nodes() -> None:
         4 * 3600,
     )
     assert tests["example-task-trace"].interval_s == 600
+    # latencybg is Fathom's latency: powstream's 600 packets every 0.1 s report every 60 s.
+    latency = tests["example-task-latencybg"]
+    assert (latency.test_type, latency.spec, latency.interval_s, latency.slip_s) == ("latency", {}, 60, 0)
     why = reasons(plan)
-    assert "one-way latency needs OWAMP" in why["tests.example-test-latencybg"]
-    assert "does not map" in why["tasks.example-task-latencybg"]
+    assert "14-byte packets" in why["tests.example-test-latencybg.spec.packet-padding"]
     assert "archive not used" in why["archives.example-archive-central"]
 
 
@@ -245,9 +248,12 @@ def test_what_fathom_cannot_map_faithfully_is_reported() -> None:
     template["tasks"]["ping-mesh"].update(
         {"priority": 3, "subtasks": ["st"], "reference": {"display-task-name": "x", "ticket": 1}}
     )
-    why = reasons(plan_import(template, [ATHENS, PS_NODE]))
+    plan = plan_import(template, [ATHENS, PS_NODE])
+    why = reasons(plan)
     assert "not fetched" in why["includes"]
-    assert "address classes" in why["address-classes.all"] and "address classes" in why["groups.g.addresses[2]"]
+    # A class without filters selects every address, as in pSConfig; c has no agent.
+    assert plan.address_classes == [ClassEvaluation("all", ("a", "b", "c"))]
+    assert "groups.g.addresses[2]" not in why and "no Fathom agent" in why["addresses.c"]
     assert "contexts" in why["contexts.ns"] and "subtasks" in why["subtasks.st"]
     assert "tests every pair" in why["groups.g.excludes"]
     assert "does not evaluate" in why["tests.ping.spec.ttl"]
@@ -291,3 +297,38 @@ def test_the_plan_does_not_change_the_template() -> None:
     before = copy.deepcopy(template)
     plan_import(template, [], register_unknown=True)
     assert template == before
+
+
+def test_latencybg_tasks_import_as_latency_tests_saying_what_does_not_map() -> None:
+    plan = plan_import(load_file(FIXTURES / "psconfig-example-2-testbed.json"), [], register_unknown=True)
+    tests = {test.name: test for mesh in plan.meshes for test in mesh.tests if test.test_type == "latency"}
+    assert set(tests) == {"latencybg-v4", "latencybg-v6"} and not tests["latencybg-v6"].enabled
+    # 600 packets every 0.1 s, a 10 s timeout; powstream reports once a minute: the interval.
+    v4 = tests["latencybg-v4"]
+    assert (v4.spec, v4.interval_s, v4.slip_s) == ({"packet_timeout_s": 10, "packet_interval_s": 0.1}, 60, 0)
+    why = reasons(plan)
+    assert "0 bytes of padding make 14-byte packets" in why["tests.latencybg_test_v4.spec.packet-padding"]
+    assert "histogram" in why["tests.latencybg_test_v4.spec.bucket-width"]
+    assert "IP version" in why["tests.latencybg_test_v4.spec.ip-version"]
+    skeleton = reasons(plan_import(load_file(FIXTURES / "psconfig-skeleton.json"), [], register_unknown=True))
+    assert "always sends from its source" in skeleton["tests.example_test_latencybg.spec.flip"]
+
+
+def test_an_owping_task_reports_every_repeat_of_its_schedule() -> None:
+    template = pair_template()
+    template["tests"]["owd"] = {
+        "type": "latency",
+        "spec": {"source": "{% address[0] %}", "dest": "{% address[1] %}", "packet-count": 100, "packet-padding": 27},
+    }
+    template["tasks"]["owd"] = {"group": "g", "test": "owd", "schedule": "5m", "tools": ["owping"]}
+    plan = plan_import(template, [ATHENS, PS_NODE])
+    [owd] = [test for test in plan.meshes[0].tests if test.name == "owd"]
+    assert (owd.test_type, owd.spec, owd.interval_s, owd.slip_s) == (
+        "latency",
+        {"size_bytes": 41, "report_interval_s": 300},
+        300,
+        0,
+    )
+    why = reasons(plan)
+    assert "not a set number of packets" in why["tests.owd.spec.packet-count"]
+    assert "schedule 5m's slip not used" in why["tasks.owd.schedule"] and "tasks.owd.tools" not in why

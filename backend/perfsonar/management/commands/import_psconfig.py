@@ -69,6 +69,8 @@ def report_lines(report: ImportReport) -> list[str]:
         lines.append(
             f"host {node['element'].removeprefix('addresses.')} ({node['address']}): {node['action']} {node['name']}"
         )
+    for evaluation in report.address_classes:
+        lines.append(f"address class {evaluation['name']}: selects {', '.join(evaluation['selected']) or 'nothing'}")
     if report.unmapped:
         lines.append("not mapped:")
         lines += [f"  {entry['element']}: {entry['reason']}" for entry in report.unmapped]
