@@ -6,12 +6,15 @@
 // one x axis.
 // With the path's timeline (lib/timelineTraces.ts) the throughput row also shows every run and
 // its ceilings, the RTT row the ECMP modes, and two rows join: changes (tuning, iperf3,
-// findings) on top and the modes' share of flows above loss.
+// findings) on top and the modes' share of flows above loss. With a latency test, one-way delay
+// and loss each way (lib/latencyTraces.ts) join at the bottom.
 import type { Data, Layout, LayoutAxis, Shape } from "plotly.js";
 
 import type { Schemas } from "../api/client";
+import type { PathLatency } from "../api/latencyQueries";
 import type { Choices, Finding } from "../api/queries";
 import type { PathTimeline } from "../api/timelineQueries";
+import { latencyDirections, latencyTraces } from "./latencyTraces";
 import { gapTimes, rttTraces, withGaps } from "./rttTraces";
 import { ceilingTraces, changeLines, eventTraces, hasEcmpModes, modeTraces, runTraces } from "./timelineTraces";
 
@@ -39,6 +42,8 @@ const ROWS = {
   rtt: { axis: "y3", weight: 0.35 },
   share: { axis: "y6", weight: 0.1 },
   loss: { axis: "y4", weight: 0.13 },
+  oneWay: { axis: "y7", weight: 0.3 },
+  oneWayLoss: { axis: "y8", weight: 0.12 },
 } as const;
 type Row = keyof typeof ROWS;
 const ROW_GAP = 0.04;
@@ -188,6 +193,7 @@ export function historyFigure(
   findings: readonly Finding[],
   timeline: PathTimeline | null = null,
   choices?: Choices,
+  latency: PathLatency | null = null,
 ): { data: Data[]; layout: Partial<Layout> } {
   const forward = `${history.source.name} → ${history.destination.name}`;
   const reverse = `${history.destination.name} → ${history.source.name}`;
@@ -203,7 +209,13 @@ export function historyFigure(
   if (timeline !== null && hasEcmpModes(timeline.forward.sweeps)) {
     rows.push("share");
   }
+  const latencyPoints = latency?.points ?? [];
+  if (latencyPoints.length > 0) {
+    rows.push("oneWay", "oneWayLoss");
+  }
   const domains = rowDomains(rows);
+  // The x axis sits under the bottom row drawn.
+  const bottom = (Object.keys(ROWS) as Row[]).filter((row) => rows.includes(row)).at(-1) ?? "loss";
   const ownLoad = timeline !== null && history.bucket_s <= OWN_LOAD_MAX_BUCKET_S ? timeline.own_load : [];
   const data: Data[] = [
     ...throughputTraces(history.throughput, history.bucket_s, forward, FORWARD),
@@ -221,6 +233,14 @@ export function historyFigure(
     ...modes,
     ...events,
     ...(ownLoad.length > 0 ? [ownLoadLegend()] : []),
+    ...(latency === null || latencyPoints.length === 0
+      ? []
+      : latencyTraces(
+          latencyPoints,
+          latency.bucket_s,
+          latencyDirections(history.source.name, history.destination.name, { forward: FORWARD, reverse: REVERSE }),
+          { delay: ROWS.oneWay.axis, loss: ROWS.oneWayLoss.axis },
+        )),
   ];
   const axis = (row: Row, extra: Partial<LayoutAxis>): Partial<LayoutAxis> => ({ domain: domains[row] ?? [0, 1], ...extra });
   const layout: Partial<Layout> = {
@@ -233,9 +253,10 @@ export function historyFigure(
     xaxis: spanningXAxis(
       [history.rtt, history.reverse.rtt, history.throughput, history.reverse.throughput]
         .flatMap((points) => points.map((point) => point.t))
-        .concat(runs.map((run) => run.t)),
+        .concat(runs.map((run) => run.t))
+        .concat(latencyPoints.map((point) => point.time)),
       history.bucket_s,
-      "y4",
+      ROWS[bottom].axis,
     ),
     // Without a run the axis would count single bits: show a gigabit's scale instead.
     yaxis: axis("throughput", { title: { text: "throughput" }, ticksuffix: "bit/s", tickformat: "~s",
@@ -249,6 +270,12 @@ export function historyFigure(
       : {}),
     ...(rows.includes("share")
       ? { yaxis6: axis("share", { title: { text: "flows %", font: { size: 10 } }, range: [0, 100], fixedrange: true }) }
+      : {}),
+    ...(rows.includes("oneWay")
+      ? {
+          yaxis7: axis("oneWay", { title: { text: "one-way (ms)" } }),
+          yaxis8: axis("oneWayLoss", { title: { text: "loss % each way", font: { size: 10 } }, rangemode: "tozero" }),
+        }
       : {}),
     shapes: [
       // The timeline's findings cover both directions; without it, the findings query's.

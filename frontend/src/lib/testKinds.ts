@@ -5,6 +5,7 @@
 import {
   testKindValues,
   type FlowsweepOptions,
+  type LatencyOptions,
   type PingOptions,
   type TestKind,
   type ThroughputOptions,
@@ -131,8 +132,17 @@ const trace = kind<Omit<TraceOptions, ServerSet>>("trace", {
   dst_port: positive((port) => `port ${port}`),
 });
 
+const latency = kind<LatencyOptions>("latency", {
+  packet_interval_s: positive((seconds) => `${Math.round(1 / seconds)} packets/s`),
+  packet_timeout_s: positive((seconds) => `timeout ${formatSpan(seconds)}`),
+  size_bytes: positive((bytes) => `${bytes} B`),
+  dscp: positive((dscp) => `DSCP ${dscp}`),
+  port: positive((port) => `port ${port}`),
+  report_interval_s: positive((seconds) => `reported every ${formatSpan(seconds)}`),
+});
+
 /** One entry per kind of the contract: a kind added there does not typecheck until it has one here. */
-export const TEST_KINDS: Readonly<Record<TestKind, TestKindView>> = { ping, throughput, flowsweep, trace };
+export const TEST_KINDS: Readonly<Record<TestKind, TestKindView>> = { ping, throughput, flowsweep, trace, latency };
 
 export function isTestKind(type: string): type is TestKind {
   return (testKindValues as readonly string[]).includes(type);

@@ -148,6 +148,27 @@ describe("HistorySection", () => {
     expect(within(screen.getByTestId("history-chart")).getByText("RTT median")).toBeDefined();
   });
 
+  it("adds one-way delay and loss each way when the path has a latency test", async () => {
+    const point = {
+      time: "2026-11-22T11:00:00Z", sent: 580, answered: 568, forward_lost: 12, backward_lost: 0,
+      forward_loss_fraction: 12 / 580, backward_loss_fraction: 0, forward_min_ms: 20, forward_p50_ms: 20.1,
+      forward_p90_ms: 20.2, forward_p99_ms: 20.4, forward_max_ms: 21, backward_min_ms: 5, backward_p50_ms: 5.1,
+      backward_p90_ms: 5.2, backward_p99_ms: 5.3, backward_max_ms: 5.6, round_trip_min_ms: 25, round_trip_p50_ms: 25.2,
+      round_trip_p99_ms: 25.6, clock_error_ms: 0.002, one_way_trusted: true, loaded: false,
+    };  // prettier-ignore
+    const fetchMock = renderSection(PATH, {
+      "/api/v1/paths/latency/": { source: SOURCE, destination: DESTINATION, start: HISTORY.from, end: HISTORY.to,
+        bucket_s: 60, clock_error_limit_ms: 0.5, points: [point] },
+    });  // prettier-ignore
+    const chart = await screen.findByTestId("history-chart");
+    await within(chart).findByText("dca → dcb one-way median");
+    expect(within(chart).getByText("dcb → dca loss")).toBeDefined();
+    expect(screen.getByText(/where it exceeds 0.5 ms/)).toBeDefined();
+    const asked = requestedUrls(fetchMock, "/api/v1/paths/latency/")[0];
+    expect(asked?.searchParams.get("source")).toBe(SOURCE.id);
+    expect(asked?.searchParams.has("end")).toBe(false);
+  });
+
   it("shows the server's refusal instead of a blank chart", async () => {
     renderSection(PATH, { "/api/v1/paths/history/": 400 });
     expect(await screen.findByText(/Could not load the path's history/)).toBeDefined();

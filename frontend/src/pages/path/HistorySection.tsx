@@ -8,6 +8,7 @@ import type { PlotMouseEvent } from "plotly.js";
 import { Link, useSearchParams } from "react-router-dom";
 
 import { usePathFindings, usePathHistory } from "../../api/historyQueries";
+import { usePathLatency } from "../../api/latencyQueries";
 import { useFailedRuns } from "../../api/perfsonarQueries";
 import { useChoices } from "../../api/queries";
 import { usePathTimeline, type PathTimeline } from "../../api/timelineQueries";
@@ -32,6 +33,7 @@ const CHART_HEIGHT = 640;
 // The rows the timeline adds (changes, ECMP share) get room of their own.
 const CHANGES_ROW_HEIGHT = 50;
 const SHARE_ROW_HEIGHT = 80;
+const LATENCY_ROWS_HEIGHT = 280;
 const FINDING_MARGIN_MS = 3600 * 1000;
 
 function timelineNotes(timeline: PathTimeline | undefined): string[] {
@@ -129,13 +131,21 @@ export function HistorySection({
   const failed = useFailedRuns(source, destination, range.backS);
   const findings = usePathFindings(source, destination, range.from, range.to, range.live);
   const timeline = usePathTimeline(source, destination, range.from, range.to, range.live);
+  const latency = usePathLatency(source, destination, range.from, range.to, range.live);
   const choices = useChoices();
   const figure = useMemo(
     () =>
       history.data === undefined
         ? null
-        : historyFigure(history.data, failed.data ?? [], findings.data ?? [], timeline.data ?? null, choices.data),
-    [history.data, failed.data, findings.data, timeline.data, choices.data],
+        : historyFigure(
+            history.data,
+            failed.data ?? [],
+            findings.data ?? [],
+            timeline.data ?? null,
+            choices.data,
+            latency.data ?? null,
+          ),
+    [history.data, failed.data, findings.data, timeline.data, choices.data, latency.data],
   );
   // A click on a finding's marker opens its evidence below the chart; its id goes in the URL.
   const onClick = useCallback(
@@ -171,7 +181,9 @@ export function HistorySection({
   const height =
     CHART_HEIGHT +
     (figure?.layout.yaxis5 === undefined ? 0 : CHANGES_ROW_HEIGHT) +
-    (figure?.layout.yaxis6 === undefined ? 0 : SHARE_ROW_HEIGHT);
+    (figure?.layout.yaxis6 === undefined ? 0 : SHARE_ROW_HEIGHT) +
+    (figure?.layout.yaxis7 === undefined ? 0 : LATENCY_ROWS_HEIGHT);
+  const latencyLimit = latency.data?.clock_error_limit_ms;
   return (
     <section>
       <p className="crumbs">
@@ -268,7 +280,16 @@ export function HistorySection({
             ceiling under load; dotted lines mark tuning (▼) and iperf3 (★) changes, shaded spans findings: click a
             finding&apos;s square for its evidence. Grey spans over the ping rows (on minute rollups) are Fathom&apos;s
             own throughput tests on either host: the analysis and the RTT band, median and loss leave the pings of those
-            moments out, since they see the queue the test builds (the loss tooltip counts them). Drag across any row to zoom all of them; double-click to zoom back out.
+            moments out, since they see the queue the test builds (the loss tooltip counts them).
+            {figure?.layout.yaxis7 !== undefined && latencyLimit !== undefined && (
+              <>
+                {" "}
+                The bottom rows are the latency test&apos;s one-way delay (median, min–p90 band) and loss in each
+                direction; error bars are the two clocks&apos; declared error, and where it exceeds{" "}
+                {latencyLimit} ms or a clock is not synchronized, the round trip stands in.
+              </>
+            )}{" "}
+            Drag across any row to zoom all of them; double-click to zoom back out.
           </p>
           {chosen !== null && (
             <FindingEvidence

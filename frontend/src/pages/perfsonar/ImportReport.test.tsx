@@ -25,6 +25,7 @@ const APPLIED: PsconfigImportReport = {
     { name: "athens", address: "198.18.1.2", action: "matched", element: "addresses.athens-ps" },
   ],
   unmapped: [],
+  address_classes: [],
 };
 
 describe("ImportReport", () => {
@@ -52,7 +53,11 @@ describe("ImportReport", () => {
   });
 
   it("says what an empty template gives", () => {
-    render(<ImportReport report={{ dry_run: true, meshes: [], nodes: [], unmapped: [{ element: "includes", reason: "includes are not fetched" }] }} />);
+    render(
+      <ImportReport
+        report={{ dry_run: true, meshes: [], nodes: [], unmapped: [{ element: "includes", reason: "includes are not fetched" }], address_classes: [] }}
+      />,
+    );
     expect(screen.getByText(/The template yields no mesh/)).toBeDefined();
     expect(screen.getByText("The template names no hosts.")).toBeDefined();
     expect(screen.getByText("includes")).toBeDefined();
@@ -61,5 +66,24 @@ describe("ImportReport", () => {
   it("summarizes a dry run in the future tense", () => {
     const dry = { ...APPLIED, dry_run: true, unmapped: [{ element: "tasks.x", reason: "r" }] };
     expect(reportSummary(dry)).toBe("meshes: 1 to update; hosts: 1 matched, 1 to register; 1 element not mapped.");
+  });
+
+  it("shows what each address class selected, and what Fathom could not evaluate", () => {
+    render(
+      <ImportReport
+        report={{
+          ...APPLIED,
+          address_classes: [
+            { name: "lhc-hosts", element: "address-classes.lhc-hosts", selected: ["ps-a", "athens-ps"], notes: [] },
+            { name: "by-jq", element: "address-classes.by-jq", selected: [], notes: ["a jq filter is not evaluated: the class selects nothing"] },
+          ],
+        }}
+      />,
+    );
+    expect(screen.getByRole("heading", { name: "Address classes" })).toBeDefined();
+    expect(screen.getByText("lhc-hosts").closest("tr")?.textContent).toContain("ps-a, athens-ps");
+    const jq = screen.getByText("by-jq").closest("tr");
+    expect(jq?.textContent).toContain("nothing");
+    expect(jq?.textContent).toContain("jq filter is not evaluated");
   });
 });

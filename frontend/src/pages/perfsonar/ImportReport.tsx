@@ -138,6 +138,32 @@ function NodesTable({ nodes, dryRun }: { nodes: readonly ImportedNode[]; dryRun:
   );
 }
 
+/** Each address class and the template addresses it selected, as the groups that use it saw them. */
+function AddressClasses({ classes }: { classes: PsconfigImportReport["address_classes"] }) {
+  return (
+    <table>
+      <thead>
+        <tr>
+          <th>Class</th>
+          <th>Selects</th>
+          <th>Notes</th>
+        </tr>
+      </thead>
+      <tbody>
+        {classes.map((item) => (
+          <tr key={item.element}>
+            <td>
+              <code>{item.name}</code>
+            </td>
+            <td>{item.selected.length === 0 ? <span className="muted">nothing</span> : item.selected.join(", ")}</td>
+            <td>{item.notes.length === 0 ? <span className="muted">as pSConfig evaluates it</span> : item.notes.join(" ")}</td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
 /** What an import did, or with a dry run would do: meshes, hosts, and every element that did not map, with why. */
 export function ImportReport({ report }: { report: PsconfigImportReport }) {
   const unknownHosts = count(report.nodes, "unknown");
@@ -154,6 +180,12 @@ export function ImportReport({ report }: { report: PsconfigImportReport }) {
           Unknown hosts match no Fathom agent or perfSONAR node by address or name, and the tests to them are left out.
           Tick “Register unknown hosts as perfSONAR nodes” to add them, or add them on the Agents page first.
         </p>
+      )}
+      {report.address_classes.length > 0 && (
+        <>
+          <h3>Address classes</h3>
+          <AddressClasses classes={report.address_classes} />
+        </>
       )}
       <h3>Not mapped</h3>
       {report.unmapped.length === 0 ? (

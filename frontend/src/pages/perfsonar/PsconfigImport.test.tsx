@@ -40,9 +40,10 @@ function report(dryRun: boolean): PsconfigImportReport {
       { name: "host-b", address: "host-b.perfsonar.net", action: "unknown", element: "addresses.host-b" },
     ],
     unmapped: [
-      { element: "tests.lat", reason: "latencybg has no Fathom test kind" },
+      { element: "tests.lat.spec.bucket-width", reason: "Fathom's latency test keeps no histogram; left out" },
       { element: "archives.example-archive-central", reason: "Fathom archives its own results; kept out" },
     ],
+    address_classes: [],
   };
 }
 
@@ -111,8 +112,8 @@ describe("Meshes page: pSConfig", () => {
     expect(mesh?.textContent).toContain("host-a, host-b");
     expect(mesh?.textContent).toContain("every 6 h, slip 1 h");
     expect(within(shown).getByText("unknown: left out")).toBeDefined();
-    expect(within(shown).getByText("tests.lat")).toBeDefined();
-    expect(within(shown).getByText(/latencybg has no Fathom test kind/)).toBeDefined();
+    expect(within(shown).getByText("tests.lat.spec.bucket-width")).toBeDefined();
+    expect(within(shown).getByText(/keeps no histogram/)).toBeDefined();
     expect(within(shown).getByText(/Fathom archives its own results/)).toBeDefined();
 
     expect(requests(fetchMock, "/api/v1/perfsonar/psconfig/import/", "POST")[0]?.body).toEqual({

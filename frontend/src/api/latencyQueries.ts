@@ -1,0 +1,27 @@
+// A path's latency test (TWAMP-light): one-way delay and loss each way, in time buckets
+// (GET /paths/latency/), for the path page's shared time axis.
+import { useQuery } from "@tanstack/react-query";
+
+import { apiGet, type Schemas } from "./client";
+import { REFRESH_MS } from "./queries";
+
+export type PathLatency = Schemas["PathLatencySeries"];
+export type LatencyPoint = PathLatency["points"][number];
+
+/** `live`: the range ends now, so the request leaves `end` out (the server reads to its now). */
+export function usePathLatency(source: string, destination: string, from: Date, to: Date, live: boolean) {
+  const fromIso = from.toISOString();
+  const toIso = live ? "now" : to.toISOString();
+  return useQuery({
+    queryKey: ["latency", source, destination, fromIso, toIso] as const,
+    queryFn: () => {
+      const params = new URLSearchParams({ source, destination, start: fromIso });
+      if (!live) {
+        params.set("end", toIso);
+      }
+      return apiGet<PathLatency>(`/paths/latency/?${params.toString()}`);
+    },
+    refetchInterval: REFRESH_MS,
+    placeholderData: (previous) => previous,
+  });
+}
