@@ -131,14 +131,18 @@ if [ "$use_lab" -eq 1 ]; then
   for line in "${lab_hosts[@]}"; do
     read -r host address _ <<<"$line"
     start "agent-$host" "$LAB" exec --state-dir "$LAB_STATE" "$host" -- \
-      "$AGENT" run --state-dir "$DEMO/lab-agents/$host" --iperf3-bind "$address"
+      "$AGENT" run --state-dir "$DEMO/lab-agents/$host" --iperf3-bind "$address" \
+      --twamp-bind "$address" --twamp-clock-shared true
   done
 else
   enroll "$DEMO/agents/demo-a" demo-a 127.0.0.2 "http://$HTTP_BIND"
   enroll "$DEMO/agents/demo-b" demo-b 127.0.0.3 "http://$HTTP_BIND"
-  # Both on the default ports (peers test to those), each bound to its own loopback address.
-  start agent-demo-a "$AGENT" run --state-dir "$DEMO/agents/demo-a" --iperf3-bind 127.0.0.2 --echo-bind 127.0.0.2
-  start agent-demo-b "$AGENT" run --state-dir "$DEMO/agents/demo-b" --iperf3-bind 127.0.0.3 --echo-bind 127.0.0.3
+  # Both on the default ports (peers test to those), each bound to its own loopback address;
+  # the lab's and these agents share one kernel clock, so their one-way figures are exact.
+  start agent-demo-a "$AGENT" run --state-dir "$DEMO/agents/demo-a" --iperf3-bind 127.0.0.2 --echo-bind 127.0.0.2 \
+    --twamp-bind 127.0.0.2 --twamp-clock-shared true
+  start agent-demo-b "$AGENT" run --state-dir "$DEMO/agents/demo-b" --iperf3-bind 127.0.0.3 --echo-bind 127.0.0.3 \
+    --twamp-bind 127.0.0.3 --twamp-clock-shared true
 fi
 
 cat <<EOF

@@ -79,6 +79,11 @@ def transatlantic(lab: Lab) -> None:
     check_throughput(name, lab, "geneva", "ny16", 2000)
 
 
+def one_way(lab: Lab) -> None:
+    # 20 ms there and 5 ms back: ping sees only their sum; the latency test splits it.
+    check_rtt("one-way", lab, "uplink", "ground", [25])
+
+
 def demo(lab: Lab) -> None:
     name = "demo"
     for source, destination, expected in (
@@ -103,5 +108,6 @@ SCENARIO_CHECKS: dict[str, Callable[[Lab], None]] = {
     "tigo-jive": tigo_jive,
     "fast-to-slow": fast_to_slow,
     "transatlantic": transatlantic,
+    "one-way": one_way,
     "demo": demo,
 }

@@ -151,7 +151,9 @@ class Stack:
         self.start(
             f"agent-{agent.name}",
             [str(AGENT_BIN), "run", "--state-dir", str(agent.state_dir), "--iperf3-port", str(agent.iperf3_port),
-             "--iperf3-bind", agent.address, "--echo-bind", agent.address],
+             "--iperf3-bind", agent.address, "--echo-bind", agent.address, "--twamp-bind", agent.address,
+             # One host's agents share its kernel clock exactly.
+             "--twamp-clock-shared", "true"],
         )  # fmt: skip
 
     def assert_running(self) -> None:

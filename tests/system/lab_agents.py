@@ -79,7 +79,9 @@ def lab_with_agents(
                     stack.start(
                         f"agent-{name}",
                         [str(LAB_BIN), "exec", "--state-dir", str(lab.state_dir), name, "--", str(AGENT_BIN), "run",
-                         "--state-dir", str(tmp / name), "--iperf3-bind", lab.addresses[name]],
+                         "--state-dir", str(tmp / name), "--iperf3-bind", lab.addresses[name],
+                         # The lab's namespaces share one kernel clock exactly.
+                         "--twamp-bind", lab.addresses[name], "--twamp-clock-shared", "true"],
                     )  # fmt: skip
                     started.append(f"agent-{name}")
                 yield lab, ids

@@ -334,7 +334,7 @@ def clocked_agent(stack: Stack, tmp_path: Path) -> Iterator[ClockedAgent]:
         with open(log, "ab") as out:
             stack.processes[f"agent-{agent.name}"] = subprocess.Popen(
                 [str(CLOCKED_AGENT_BIN), "run", "--state-dir", str(agent.state_dir), "--iperf3-enabled", "false",
-                 "--echo-bind", agent.address],
+                 "--echo-bind", agent.address, "--twamp-bind", agent.address],
                 cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT,
             )  # fmt: skip
         yield ClockedAgent(agent, web_argv, port, log, offset)

@@ -38,7 +38,7 @@ pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the lab needs root (n
 
 RUN_S = 300
 MIN_RUN_S = 180
-TEST_TYPES = ("ping", "throughput", "flowsweep", "trace")
+TEST_TYPES = ("ping", "throughput", "flowsweep", "trace", "latency")
 # Seed 000's receive buffer (tcp_rmem max 6 MiB) scaled by this; see the module docstring.
 BUFFER_SCALE = 0.25
 # Short schedules: three agents in a full mesh are six directed paths; each throughput run
@@ -54,6 +54,7 @@ LAB_MESH = {
         {"name": "sweep", "test_type": "flowsweep", "interval_s": 40,
          "spec": {"flows": 16, "samples_per_flow": 10, "interval_ms": 5}},
         {"name": "trace", "test_type": "trace", "interval_s": 60, "spec": {"flows": 16, "max_hops": 6}},
+        {"name": "owd", "test_type": "latency", "interval_s": 30, "spec": {"report_interval_s": 30}},
     ],
 }  # fmt: skip
 
