@@ -8,6 +8,12 @@ import { REFRESH_MS } from "./queries";
 export type PathLatency = Schemas["PathLatencySeries"];
 export type LatencyPoint = PathLatency["points"][number];
 
+/**
+ * Intervals last a minute by default: buckets finer than that would each hold one interval or
+ * none, and the chart would break its lines between them. So no more buckets than minutes.
+ */
+const FINEST_BUCKET_S = 60;
+
 /** `live`: the range ends now, so the request leaves `end` out (the server reads to its now). */
 export function usePathLatency(source: string, destination: string, from: Date, to: Date, live: boolean) {
   const fromIso = from.toISOString();
@@ -15,7 +21,9 @@ export function usePathLatency(source: string, destination: string, from: Date, 
   return useQuery({
     queryKey: ["latency", source, destination, fromIso, toIso] as const,
     queryFn: () => {
-      const params = new URLSearchParams({ source, destination, start: fromIso });
+      const minutes = Math.floor((to.getTime() - from.getTime()) / 1000 / FINEST_BUCKET_S);
+      const maxPoints = String(Math.min(1000, Math.max(2, minutes)));
+      const params = new URLSearchParams({ source, destination, start: fromIso, max_points: maxPoints });
       if (!live) {
         params.set("end", toIso);
       }

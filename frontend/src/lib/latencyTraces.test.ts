@@ -69,4 +69,13 @@ describe("latencyTraces", () => {
     const traces = latencyTraces([point("2026-12-04T10:00:00Z"), point("2026-12-04T10:10:00Z")], 60, DIRECTIONS, AXES);
     expect((traces[2] as { y: (number | null)[] }).y).toEqual([20.08, null, 20.08]);
   });
+
+  it("leaves out a direction a one-way-only test does not measure", () => {
+    const oneWay = point("2026-12-04T10:00:00Z", {
+      backward_lost: null, backward_loss_fraction: null, backward_min_ms: null, backward_p50_ms: null,
+      backward_p90_ms: null, backward_p99_ms: null, backward_max_ms: null,
+    });  // prettier-ignore
+    const names = latencyTraces([oneWay], 60, DIRECTIONS, AXES).map((trace) => trace.name ?? null);
+    expect(names).toEqual([null, "uplink → ground one-way min–p90", "uplink → ground one-way median", "uplink → ground loss"]);
+  });
 });

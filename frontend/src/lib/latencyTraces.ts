@@ -80,7 +80,11 @@ export function latencyTraces(
   const x = gapTimes(rows, bucketS);
   const mode = points.length > MARKERS_UP_TO ? "lines" : "lines+markers";
   const traces: Data[] = [];
-  for (const direction of directions) {
+  // A one-way-only test (perfSONAR's latencybg) measures no backward direction: no legend for it.
+  const measured = directions.filter((direction) =>
+    points.some((point) => direction.p50(point) !== null || direction.lossFraction(point) !== null),
+  );
+  for (const direction of measured) {
     traces.push(
       { type: "scatter", mode: "lines", x, y: rows.map((r) => trusted(r, direction.min)), line: { width: 0 },
         showlegend: false, hoverinfo: "skip", yaxis: axes.delay, connectgaps: false },
@@ -106,7 +110,7 @@ export function latencyTraces(
       hovertemplate: "%{y:.3f} ms round trip; clocks ± %{customdata[0]:.3f} ms<extra></extra>",
     } as Data);
   }
-  for (const direction of directions) {
+  for (const direction of measured) {
     traces.push({
       type: "bar",
       x: points.map((p) => p.time),

@@ -167,6 +167,8 @@ describe("HistorySection", () => {
     const asked = requestedUrls(fetchMock, "/api/v1/paths/latency/")[0];
     expect(asked?.searchParams.get("source")).toBe(SOURCE.id);
     expect(asked?.searchParams.has("end")).toBe(false);
+    // A day in buckets no finer than a minute, an interval's default length.
+    expect(asked?.searchParams.get("max_points")).toBe("1000");
   });
 
   it("shows the server's refusal instead of a blank chart", async () => {
