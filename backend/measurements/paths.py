@@ -156,7 +156,7 @@ def _median(column: str) -> str:
 
 
 # An interval without an answer has no delay and no reflector clock: it neither makes nor
-# breaks the trust in the bucket's one-way delays.
+# breaks the trust in the bucket's one-way delays. {path} picks one path's intervals.
 LATENCY_SQL = f"""
 SELECT time_bucket(make_interval(secs => %(width)s), time) AS bucket,
        sum(sent), sum(answered), sum(forward_lost), sum(backward_lost),
@@ -171,18 +171,27 @@ SELECT time_bucket(make_interval(secs => %(width)s), time) AS bucket,
                          AND sender_error_ms + reflector_error_ms <= %(limit)s) FILTER (WHERE answered > 0), false),
        bool_or(own_load)
 FROM measurements_latencyinterval
-WHERE source_id = %(source)s AND destination_id = %(destination)s AND time >= %(start)s AND time < %(end)s
+WHERE {{path}} AND time >= %(start)s AND time < %(end)s
 GROUP BY bucket
 ORDER BY bucket
 """  # noqa: S608 (composed of constants, no input)
+AGENT_PATH_LATENCY = "source_id = %(source)s AND destination_id = %(destination)s"
 
 
 def latency_series(
     source: uuid.UUID, destination: uuid.UUID, start: datetime, end: datetime, max_points: int, clock_limit_ms: float
 ) -> tuple[int, list[LatencyPoint]]:
     """One path's latency intervals (the sessions `source` ran towards `destination`: forward
-    is source to destination) in at most max_points time buckets, each interval in the bucket
-    of its start.
+    is source to destination), bucketed as latency_buckets says."""
+    keys = {"source": source, "destination": destination}
+    return latency_buckets(AGENT_PATH_LATENCY, keys, start, end, max_points, clock_limit_ms)
+
+
+def latency_buckets(
+    path: str, keys: dict[str, Any], start: datetime, end: datetime, max_points: int, clock_limit_ms: float
+) -> tuple[int, list[LatencyPoint]]:
+    """The latency intervals `path` (a WHERE condition over `keys`) picks, in at most
+    max_points time buckets, each interval in the bucket of its start.
 
     Counts are summed (backward loss over the packets that reached the reflector, in the
     intervals that have a way back: a one-way-only test has none), minima and maxima are the
@@ -195,15 +204,8 @@ def latency_series(
     Fathom's own throughput tests on either host (flagged at ingest, as pings are).
     """
     width = bucket_width_s(start, end, max_points)
-    params: dict[str, Any] = {
-        "width": width,
-        "source": source,
-        "destination": destination,
-        "start": start,
-        "end": end,
-        "limit": clock_limit_ms,
-    }
+    params: dict[str, Any] = {**keys, "width": width, "start": start, "end": end, "limit": clock_limit_ms}
     with connection.cursor() as cursor:
-        cursor.execute(LATENCY_SQL, params)
+        cursor.execute(LATENCY_SQL.format(path=path), params)
         rows = cursor.fetchall()
     return width, [LatencyPoint(*row) for row in rows]

@@ -4,7 +4,8 @@ Their runs are stored like any other (destination_id NULL, the host in `target`)
 samples carry no target at all, so every query here starts from the target's runs and
 reaches the samples through run_id. TargetLatestRun (kept by ingest) lists the target paths
 without scanning the Run hypertable. The history rollups cover agent paths only: a target's
-RTT is read from raw samples, within raw retention.
+RTT is read from raw samples, within raw retention. A latency test towards a target measures
+the device's own TWAMP-light reflector; its intervals are bucketed as an agent path's are.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from core.units import loss_fraction
 from inventory.models import Agent
 from measurements.choices import TestType
 from measurements.models import TargetLatestRun
-from measurements.paths import bucket_width_s
+from measurements.paths import LatencyPoint, bucket_width_s, latency_buckets
 
 # The longest a ping run can last (10,000 packets at 60 s): a run that started this long
 # before a range can still have samples in it.
@@ -172,3 +173,21 @@ def target_rtt_series(
         p10, p50, p90 = percentiles if percentiles is not None else (None, None, None)
         points.append(TargetRttPoint(bucket, min_ms, p10, p50, p90, max_ms, sent, lost))
     return width, points
+
+
+# A latency interval's time is its run's start, so the runs of the range are those of its intervals.
+TARGET_LATENCY_PATH = """source_id = %(source)s AND destination_id IS NULL AND run_id IN (
+    SELECT id FROM measurements_run
+    WHERE source_id = %(source)s AND destination_id IS NULL AND target = %(target)s AND test_type = 'latency'
+      AND started_at >= %(start)s AND started_at < %(end)s
+)"""
+
+
+def target_latency_series(
+    source: uuid.UUID, target: str, start: datetime, end: datetime, max_points: int, clock_limit_ms: float
+) -> tuple[int, list[LatencyPoint]]:
+    """One target path's latency intervals (forward: the agent to the device's reflector), as an
+    agent path's are bucketed. A device that declares its clock unsynchronized leaves one_way_trusted
+    false: its round trip and loss each way stand."""
+    keys = {"source": source, "target": target}
+    return latency_buckets(TARGET_LATENCY_PATH, keys, start, end, max_points, clock_limit_ms)

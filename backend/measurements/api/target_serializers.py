@@ -10,6 +10,7 @@ from rest_framework import serializers
 from core.serializers import StrictSerializer
 from inventory.api.serializers import AgentRefSerializer
 from measurements.api.serializers import (
+    PathLatencyPointSerializer,
     RouteChangeSerializer,
     RouteRunSerializer,
     RouteSerializer,
@@ -105,6 +106,15 @@ class TargetRttSeriesSerializer(TargetRangeSerializer):
     bucket_s = serializers.IntegerField()
     latest = TargetLatestSerializer(many=True, help_text="the newest run of each test type, whenever it was")
     points = TargetRttPointSerializer(many=True)
+
+
+class TargetLatencySeriesSerializer(TargetRangeSerializer):
+    """A target's latency test (TWAMP-light to the device's reflector) in the points of an agent
+    path's: forward is the agent to the device, backward the answers' way back."""
+
+    bucket_s = serializers.IntegerField()
+    clock_error_limit_ms = serializers.FloatField(help_text="FATHOM_LATENCY_CLOCK_ERROR_LIMIT_MS")
+    points = PathLatencyPointSerializer(many=True)
 
 
 class TargetRunSerializer(RunRowSerializer):

@@ -1,6 +1,7 @@
 """The external-target API: every agent -> target path of the list meshes, and one path's RTT
-percentiles, runs and routes. A target path is named by its source agent and the target
-string, normalised as ingest stores it (so "Example.ORG" finds "example.org")."""
+percentiles, latency (TWAMP-light to the device's own reflector), runs and routes. A target
+path is named by its source agent and the target string, normalised as ingest stores it (so
+"Example.ORG" finds "example.org")."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from rest_framework.views import APIView
 from inventory.models import Agent
 from measurements import routes, targets
 from measurements.api.target_serializers import (
+    TargetLatencySeriesSerializer,
     TargetListSerializer,
     TargetRangeQuerySerializer,
     TargetRoutesSerializer,
@@ -27,6 +29,7 @@ from measurements.api.target_serializers import (
     TargetRunsQuerySerializer,
     TargetRunsSerializer,
 )
+from measurements.api.views import latency_point
 from measurements.models import Run, TargetLatestRun
 from measurements.run_filters import runs_matching
 
@@ -139,6 +142,38 @@ class TargetRttView(APIView):
                 for row in latest
             ],
             "points": [_rtt_point(point) for point in points],
+        }
+        return Response(body)
+
+
+class TargetLatencyView(APIView):
+    """One target path's latency test: delay and loss each way to the device's TWAMP-light
+    reflector in time buckets (at most max_points), from raw intervals, as paths/latency/ has
+    them. Round trip and loss always; one-way delays only where the device declared its clock
+    synchronized and both clocks' error is within the limit (one_way_trusted)."""
+
+    @extend_schema(
+        parameters=[TargetRttQuerySerializer], responses={200: TargetLatencySeriesSerializer, 404: NOT_FOUND}
+    )
+    def get(self, request: Request) -> Response:
+        query = TargetRttQuerySerializer(data=request.query_params.dict())
+        query.is_valid(raise_exception=True)
+        params = query.validated_data
+        now = timezone.now()
+        start, end, retained_from = _range(params, now, DEFAULT_RTT_SPAN)
+        source, target, _latest = _target_path(params)
+        limit_ms = settings.LATENCY_CLOCK_ERROR_LIMIT_MS
+        width, points = targets.target_latency_series(source.pk, target, start, end, params["max_points"], limit_ms)
+        # Plain dicts, as targets/rtt/: TargetLatencySeriesSerializer is the schema.
+        body = {
+            "source": _agent_ref(source),
+            "target": target,
+            "from": start,
+            "to": end,
+            "retained_from": retained_from,
+            "bucket_s": width,
+            "clock_error_limit_ms": limit_ms,
+            "points": [latency_point(point) for point in points],
         }
         return Response(body)
 

@@ -11,6 +11,7 @@ urlpatterns = [
     path("paths/routes/", views.PathRoutesView.as_view(), name="path-routes"),
     path("targets/", target_views.TargetListView.as_view(), name="target-list"),
     path("targets/rtt/", target_views.TargetRttView.as_view(), name="target-rtt"),
+    path("targets/latency/", target_views.TargetLatencyView.as_view(), name="target-latency"),
     path("targets/runs/", target_views.TargetRunsView.as_view(), name="target-runs"),
     path("targets/routes/", target_views.TargetRoutesView.as_view(), name="target-routes"),
 ]

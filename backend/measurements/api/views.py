@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from dataclasses import asdict
 from datetime import timedelta
+from typing import Any
 
 from django.conf import settings
 from django.utils import timezone
@@ -121,6 +122,35 @@ class PathRttView(APIView):
         return Response(RttSeriesSerializer(body).data)
 
 
+def latency_point(point: paths.LatencyPoint) -> dict[str, Any]:
+    """One bucket of latency intervals as PathLatencyPointSerializer has it (agent and target paths)."""
+    return {
+        "time": point.time,
+        "sent": point.sent,
+        "answered": point.answered,
+        "forward_lost": point.forward_lost,
+        "backward_lost": point.backward_lost,
+        "forward_loss_fraction": point.forward_loss_fraction,
+        "backward_loss_fraction": point.backward_loss_fraction,
+        "forward_min_ms": point.forward_min_ms,
+        "forward_p50_ms": point.forward_p50_ms,
+        "forward_p90_ms": point.forward_p90_ms,
+        "forward_p99_ms": point.forward_p99_ms,
+        "forward_max_ms": point.forward_max_ms,
+        "backward_min_ms": point.backward_min_ms,
+        "backward_p50_ms": point.backward_p50_ms,
+        "backward_p90_ms": point.backward_p90_ms,
+        "backward_p99_ms": point.backward_p99_ms,
+        "backward_max_ms": point.backward_max_ms,
+        "round_trip_min_ms": point.round_trip_min_ms,
+        "round_trip_p50_ms": point.round_trip_p50_ms,
+        "round_trip_p99_ms": point.round_trip_p99_ms,
+        "clock_error_ms": point.clock_error_ms,
+        "one_way_trusted": point.one_way_trusted,
+        "loaded": point.loaded,
+    }
+
+
 class PathLatencyView(APIView):
     """One-way delay and loss each way of one path (its source's latency sessions towards its
     destination), in time buckets (at most max_points), with whether the clocks allow trusting
@@ -146,34 +176,7 @@ class PathLatencyView(APIView):
             "end": end,
             "bucket_s": width,
             "clock_error_limit_ms": limit_ms,
-            "points": [
-                {
-                    "time": point.time,
-                    "sent": point.sent,
-                    "answered": point.answered,
-                    "forward_lost": point.forward_lost,
-                    "backward_lost": point.backward_lost,
-                    "forward_loss_fraction": point.forward_loss_fraction,
-                    "backward_loss_fraction": point.backward_loss_fraction,
-                    "forward_min_ms": point.forward_min_ms,
-                    "forward_p50_ms": point.forward_p50_ms,
-                    "forward_p90_ms": point.forward_p90_ms,
-                    "forward_p99_ms": point.forward_p99_ms,
-                    "forward_max_ms": point.forward_max_ms,
-                    "backward_min_ms": point.backward_min_ms,
-                    "backward_p50_ms": point.backward_p50_ms,
-                    "backward_p90_ms": point.backward_p90_ms,
-                    "backward_p99_ms": point.backward_p99_ms,
-                    "backward_max_ms": point.backward_max_ms,
-                    "round_trip_min_ms": point.round_trip_min_ms,
-                    "round_trip_p50_ms": point.round_trip_p50_ms,
-                    "round_trip_p99_ms": point.round_trip_p99_ms,
-                    "clock_error_ms": point.clock_error_ms,
-                    "one_way_trusted": point.one_way_trusted,
-                    "loaded": point.loaded,
-                }
-                for point in points
-            ],
+            "points": [latency_point(point) for point in points],
         }
         return Response(PathLatencySeriesSerializer(body).data)
 

@@ -12,7 +12,8 @@ import pytest
 from fathom.testing import EXAMPLES_RECORDED_AT, FathomTestCase, add_latency_mesh, load_example
 from measurements.ingest import TimeWindow, semantic_errors
 from measurements.kinds.latency import errors
-from measurements.models import LatencyInterval, PathLatestRun, Run
+from measurements.models import LatencyInterval, PathLatestRun, Run, TargetLatestRun
+from meshes.models import Mesh, MeshMember, MeshTest
 
 RESULTS_URL = "/api/v1/agent/results/"
 EXAMPLE = "valid/latency-one-way-loss.json"
@@ -203,3 +204,46 @@ class LatencyIngestTests(FathomTestCase):
         assert [(error.path, error.message) for error in found] == [
             ("results/0/latency", "a result of test_type 'ping' carries no latency section")
         ]
+
+
+class LatencyTargetIngestTests(FathomTestCase):
+    """A list mesh's latency test measures a device's own TWAMP-light reflector: its results
+    are keyed as a ping's to a target are (no destination, the target in one spelling)."""
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()
+        mesh = Mesh.objects.create(name="routers", kind="list", targets=["Router1.Example.NET"])
+        MeshMember.objects.create(mesh=mesh, agent=cls.athens)
+        MeshTest.objects.create(mesh=mesh, name="owd", test_type="latency", spec={"port": 4000}, interval_s=60)
+
+    def post(self, *results: dict[str, Any]) -> Any:
+        client = self.agent_client(self.athens, self.athens_credential)
+        return client.post(RESULTS_URL, {"schema_version": 1, "results": list(results)}, format="json")
+
+    def device_result(self, target: str = "Router1.Example.NET") -> dict[str, Any]:
+        """The answered minute towards a device whose clock is not synchronized (S bit 0)."""
+        result = with_latency(answered_result(), port=4000, reflector_clock={"synchronized": False, "error_ms": 0})
+        result.update(peer_id=None, target=target, test_id=f"routers/owd:{target}")
+        return result
+
+    def test_stored_with_no_destination_and_the_target_in_one_spelling(self) -> None:
+        result = self.device_result()
+        reply = self.post(result)
+        assert reply.status_code == 200, reply.content
+        run = Run.objects.get(id=result["id"])
+        assert (run.destination_id, run.target, run.params["port"]) == (None, "router1.example.net", 4000)
+        assert run.summary["reflector_synchronized"] is False and run.summary["round_trip_p50_ms"] == 25.139
+        row = LatencyInterval.objects.get(run_id=result["id"])
+        assert (row.source_id, row.destination_id, row.answered) == (self.athens.pk, None, 568)
+        assert (row.reflector_synchronized, row.round_trip_p50_ms, row.backward_lost) == (False, 25.139, 11)
+        latest = TargetLatestRun.objects.get()
+        assert (latest.source_id, latest.target, latest.test_type) == (self.athens.pk, "router1.example.net", "latency")
+        assert not PathLatestRun.objects.exists()
+
+    def test_a_target_no_mesh_measures_by_latency_is_refused(self) -> None:
+        reply = self.post(self.device_result("198.18.9.9"))
+        assert reply.status_code == 400
+        [error] = reply.json()["errors"]
+        assert error["path"] == "results/0/target" and "no latency test on it" in error["message"]
+        assert Run.objects.count() == 0 and LatencyInterval.objects.count() == 0

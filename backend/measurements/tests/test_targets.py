@@ -1,13 +1,13 @@
 """External targets (a list mesh's far ends, no agent there): ingest keeps TargetLatestRun and
-one spelling of each target; GET /api/v1/targets/ lists them, and targets/rtt/, runs/ and
-routes/ read one target path; bad input is refused with its reason, and nothing is mixed up
-with another target of the same agent."""
+one spelling of each target; GET /api/v1/targets/ lists them, and targets/rtt/, latency/,
+runs/ and routes/ read one target path; bad input is refused with its reason, and nothing is
+mixed up with another target of the same agent."""
 
 from __future__ import annotations
 
 import importlib
 import uuid
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 from typing import Any, ClassVar
 
@@ -19,8 +19,10 @@ from django.utils import timezone
 from fathom.testing import FathomTestCase
 from inventory.models import Agent
 from measurements import ingest
+from measurements.api.serializers import PathLatencyPointSerializer
 from measurements.models import PathLatestRun, Run, TargetLatestRun, TracePath
 from measurements.targets import normalize_target
+from measurements.tests.test_ingest_latency import answered_result
 
 
 @pytest.mark.parametrize(
@@ -319,3 +321,111 @@ class TargetRoutesTests(TargetTestCase):
         self.store(self.athens, ping_result("example.org", timezone.now() - timedelta(minutes=1), [8.0]))
         body = self.get("target-routes", source=str(self.athens.pk), target="example.org").json()
         assert body["routes"] == [] and body["runs"] == []
+
+
+def latency_result(target: str, started_at: datetime, reflector_synchronized: bool = True) -> dict[str, Any]:
+    """A minute of TWAMP-light towards a device's reflector (no peer_id): 580 sent, 568
+    answered, 1 lost forward and 11 backward, round trip median 25.139 ms."""
+    result = answered_result()
+    result["latency"]["reflector_clock"] = {"synchronized": reflector_synchronized, "error_ms": 0.001}
+    result.update(
+        id=str(uuid.uuid4()), peer_id=None, target=target, test_id=f"routers/owd:{target}",
+        started_at=started_at.isoformat(), ended_at=(started_at + timedelta(minutes=1)).isoformat(),
+    )  # fmt: skip
+    return result
+
+
+class TargetLatencyTests(TargetTestCase):
+    # Minutes 10..14 of the half hour: the device declared its clock unsynchronized (S bit 0).
+    UNSYNCHRONIZED = range(10, 15)
+
+    @classmethod
+    def setUpTestData(cls) -> None:
+        super().setUpTestData()
+        # On five minutes, so the half hour is six whole buckets of 300 s.
+        cls.now = datetime.fromtimestamp(timezone.now().timestamp() // 300 * 300, tz=UTC)
+        start = cls.now - timedelta(minutes=30)
+        results = [
+            latency_result("Router1.Example.NET", start + timedelta(minutes=minute), minute not in cls.UNSYNCHRONIZED)
+            for minute in range(30)
+        ]
+        # Another device of the same agent, and an agent path at the same times: neither may leak in.
+        results += [latency_result("198.18.9.9", start + timedelta(minutes=minute)) for minute in range(30)]
+        agent_path = latency_result(str(cls.frankfurt.address), start)
+        agent_path["peer_id"] = str(cls.frankfurt.pk)
+        results.append(agent_path)
+        results.append(ping_result("ping-only.example", start, [8.0]))
+        cls.store(cls.athens, *results)
+
+    def latency(self, target: str = "router1.example.NET", **params: Any) -> Any:
+        return self.get("target-latency", source=str(self.athens.pk), target=target, **params)
+
+    def half_hour(self) -> dict[str, Any]:
+        start = self.now - timedelta(minutes=30)
+        reply = self.latency(**{"from": start.isoformat(), "to": self.now.isoformat()}, max_points=7)
+        assert reply.status_code == 200, reply.content
+        body: dict[str, Any] = reply.json()
+        return body
+
+    def test_buckets_in_the_points_of_an_agent_paths_latency(self) -> None:
+        body = self.half_hour()
+        assert body["target"] == "router1.example.net" and body["source"]["name"] == "athens"
+        assert (body["bucket_s"], body["clock_error_limit_ms"]) == (300, 0.5)
+        points = body["points"]
+        assert len(points) == 6
+        assert set(points[0]) == set(PathLatencyPointSerializer().fields)
+        assert all(
+            (point["sent"], point["answered"], point["forward_lost"], point["backward_lost"]) == (2900, 2840, 5, 55)
+            for point in points
+        )
+        assert points[0]["backward_loss_fraction"] == pytest.approx(55 / 2895)
+        assert points[0]["forward_p50_ms"] == pytest.approx(20.081) and points[0]["one_way_trusted"] is True
+
+    def test_an_unsynchronized_device_keeps_round_trip_and_loss(self) -> None:
+        trusted = [point["one_way_trusted"] for point in self.half_hour()["points"]]
+        assert trusted == [True, True, False, True, True, True]
+        point = self.half_hour()["points"][2]
+        # Its one-way figures are there, but flagged; what needs one clock only stands.
+        assert point["round_trip_p50_ms"] == pytest.approx(25.139) and point["round_trip_min_ms"] == 25.031
+        assert point["forward_loss_fraction"] == pytest.approx(5 / 2900)
+
+    def test_a_target_without_a_latency_test_has_no_points(self) -> None:
+        reply = self.latency("ping-only.example")
+        assert reply.status_code == 200 and reply.json()["points"] == []
+
+    def test_points_are_bounded(self) -> None:
+        for max_points in (2, 7, 100):
+            points = self.latency(max_points=max_points).json()["points"]
+            assert 0 < len(points) <= max_points
+
+    def test_bad_queries_say_why(self) -> None:
+        source, target = str(self.athens.pk), "router1.example.net"
+        future = (self.now + timedelta(days=1)).isoformat()
+        cases: list[tuple[dict[str, Any], int, str]] = [
+            ({"source": "nope", "target": target}, 400, "source"),
+            ({"source": str(uuid.uuid4()), "target": target}, 400, "unknown agent"),
+            ({"source": source}, 400, "target"),
+            ({"source": source, "target": " "}, 400, "target"),
+            ({"source": source, "target": "x" * 256}, 400, "target"),
+            ({"source": source, "target": target, "from": self.now.isoformat(),
+              "to": (self.now - timedelta(hours=1)).isoformat()}, 400, "reversed"),
+            ({"source": source, "target": target, "from": future}, 400, "future"),
+            ({"source": source, "target": target, "to": "2000-01-01T00:00:00Z"}, 400, "retention"),
+            ({"source": source, "target": target, "to": "tomorrow"}, 400, "to"),
+            ({"source": source, "target": target, "max_points": 1}, 400, "max_points"),
+            ({"source": source, "target": target, "destination": str(self.frankfurt.pk)}, 400, "destination"),
+            ({"source": source, "target": "unknown.example"}, 404, "no runs"),
+            ({"source": str(self.frankfurt.pk), "target": target}, 404, "no runs"),
+        ]  # fmt: skip
+        for query, status, reason in cases:
+            reply = self.viewer.get(reverse("target-latency"), query)
+            assert reply.status_code == status, (query, reply.content)
+            assert reason in reply.content.decode(), (query, reply.content)
+
+    def test_query_count(self) -> None:
+        with self.assertNumQueries(5):  # session, user, agent, latest runs, buckets
+            assert self.latency().status_code == 200
+
+    def test_anonymous_is_refused(self) -> None:
+        reply = self.client.get(reverse("target-latency"), {"source": str(self.athens.pk), "target": "198.18.9.9"})
+        assert reply.status_code == 403

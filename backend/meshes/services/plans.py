@@ -6,7 +6,9 @@ A latency test is planned like a ping: each directed path of its mesh (both ways
 a two-way disjoint mesh) is a session its source runs towards the destination, whose plan
 lists the source among its TWAMP peers. One session measures both directions, so a path
 between two agents of a mesh is measured by two sessions, one from each end, as it is pinged
-from each end; a one-way disjoint mesh measures each pair once.
+from each end; a one-way disjoint mesh measures each pair once. Towards a list mesh's
+external target the session goes to the device's own TWAMP-light reflector (peer id null,
+the target's address, the spec's port): no agent's plan admits anyone for it.
 """
 
 from __future__ import annotations
@@ -136,9 +138,9 @@ class Plan:
         }
 
 
-# Tests that need a Fathom agent's own responder at the far end: a flow sweep its echo
-# responder, a latency test its TWAMP-light reflector (a perfSONAR node's twampd answers only
-# sessions set up over TWAMP-Control).
+# Tests that need a Fathom agent's own responder when the far end is an agent: a flow sweep its
+# echo responder, a latency test its TWAMP-light reflector (a perfSONAR node's twampd answers
+# only sessions set up over TWAMP-Control). An external target answers for itself.
 NEEDS_FATHOM_PEER = frozenset({TestType.FLOWSWEEP, TestType.LATENCY})
 
 
@@ -160,7 +162,7 @@ def background_tests(agent: Agent) -> list[PlannedTest]:
 def twamp_peers(agent: Agent) -> list[TwampPeer]:
     """Who may send to this agent's TWAMP-light reflector: the source of every latency test
     towards it, agent or perfSONAR node (whose tests the perfsonar app leads), at the port its
-    test sends to."""
+    test sends to. (A test towards an external target is no agent's to admit.)"""
     peers = {
         TwampPeer(path.source.address, int(normalize_spec(TestType.LATENCY, path.test.spec)["port"]))
         for path in mesh_paths(destination=agent, test_type=TestType.LATENCY)

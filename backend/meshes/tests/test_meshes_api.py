@@ -97,9 +97,12 @@ class MeshApiTests(FathomTestCase):
         client = self.user_client(self.operator)
         reply = client.post(MESHES_URL, throughput_mesh(tests=[owd]), format="json")
         assert reply.status_code == 201, reply.content
-        # A device's TWAMP-light reflector (RFC 8545's port 862) answers as an agent's does.
-        routers = throughput_mesh(name="routers", kind="list", targets=["198.18.9.9"], tests=[owd])
-        assert client.post(MESHES_URL, routers, format="json").status_code == 201
+        # A device's TWAMP-light reflector answers as an agent's does, at the port it listens on.
+        device = owd | {"spec": {"report_interval_s": 30, "port": 4000}}
+        routers = throughput_mesh(name="routers", kind="list", targets=["198.18.9.9"], tests=[device])
+        reply = client.post(MESHES_URL, routers, format="json")
+        assert reply.status_code == 201, reply.content
+        assert reply.json()["tests"][0]["spec"] == {"report_interval_s": 30, "port": 4000}
         assert Slot.objects.filter(mesh_test__test_type="latency").count() == 0  # a background test
 
     def test_only_operators_change_meshes_and_only_users_read_them(self) -> None:

@@ -187,3 +187,21 @@ class LatencyPlanTests(FathomTestCase):
             {"address": "198.18.2.1", "port": 8620},
             {"address": "198.18.3.1", "port": 8620},
         ]
+
+    def test_a_list_meshs_session_goes_to_each_targets_own_reflector(self) -> None:
+        frankfurt_before = self.plan(self.frankfurt, self.frankfurt_credential)
+        mesh = self.latency_mesh("routers", kind="list", targets=["Router1.Example.NET", "198.18.9.9"])
+        MeshMember.objects.create(mesh=mesh, agent=self.athens, side="a")
+        plan = self.plan(self.athens, self.athens_credential)
+        sessions = [test for test in plan["tests"] if test["type"] == "latency"]
+        # The device's reflector at the spec's port, the target as the mesh spells it (results
+        # come back with it, and ingest stores one spelling).
+        assert [(test["id"], test["peer"], test["spec"]["port"], test["interval_s"]) for test in sessions] == [
+            ("routers/owd:Router1.Example.NET",
+             {"id": None, "name": "Router1.Example.NET", "address": "Router1.Example.NET"}, 8620, 30),
+            ("routers/owd:198.18.9.9", {"id": None, "name": "198.18.9.9", "address": "198.18.9.9"}, 8620, 30),
+        ]  # fmt: skip
+        # No Fathom reflector is involved: nobody is admitted, and the other agent's plan is as it was.
+        assert plan["twamp_peers"] == []
+        frankfurt = self.plan(self.frankfurt, self.frankfurt_credential)
+        assert frankfurt["version"] == frankfurt_before["version"] and frankfurt["twamp_peers"] == []

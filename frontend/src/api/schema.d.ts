@@ -1235,6 +1235,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/targets/latency/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description One target path's latency test: delay and loss each way to the device's TWAMP-light
+         *     reflector in time buckets (at most max_points), from raw intervals, as paths/latency/ has
+         *     them. Round trip and loss always; one-way delays only where the device declared its clock
+         *     synchronized and both clocks' error is within the limit (one_way_trusted).
+         */
+        get: operations["targets_latency_retrieve"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/targets/routes/": {
         parameters: {
             query?: never;
@@ -1974,6 +1996,11 @@ export interface components {
             measured_at: string | null;
             /** Format: double */
             loss_fraction: number | null;
+            /**
+             * Format: double
+             * @description one-way loss source -> destination in the latency intervals that ended in the last hour, without those Fathom's own throughput tests loaded: the source's sessions (forward), else the destination's (backward); null without a latency test
+             */
+            forward_loss_fraction: number | null;
             /**
              * Format: double
              * @description median of the 1-minute RTT medians of the last hour (settled minutes)
@@ -3003,6 +3030,16 @@ export interface components {
             loss_fraction: number | null;
             /**
              * Format: double
+             * @description one-way loss source -> destination in the latency intervals that ended in the last hour, without those Fathom's own throughput tests loaded: the source's sessions (forward), else the destination's (backward); null without a latency test
+             */
+            forward_loss_fraction: number | null;
+            /**
+             * Format: double
+             * @description one-way loss destination -> source, as forward_loss_fraction the other way
+             */
+            backward_loss_fraction: number | null;
+            /**
+             * Format: double
              * @description newest analysed throughput run of the last 31 days
              */
             rate_bps: number | null;
@@ -3623,6 +3660,33 @@ export interface components {
              */
             loss_fraction: number | null;
             sent_last_hour: number;
+        };
+        /**
+         * @description A target's latency test (TWAMP-light to the device's reflector) in the points of an agent
+         *     path's: forward is the agent to the device, backward the answers' way back.
+         */
+        TargetLatencySeries: {
+            source: components["schemas"]["AgentRef"];
+            target: string;
+            /** Format: date-time */
+            to: string;
+            /**
+             * Format: date-time
+             * @description raw data older than this is gone (targets have no rollups)
+             */
+            retained_from: string;
+            bucket_s: number;
+            /**
+             * Format: double
+             * @description FATHOM_LATENCY_CLOCK_ERROR_LIMIT_MS
+             */
+            clock_error_limit_ms: number;
+            points: components["schemas"]["PathLatencyPoint"][];
+            /**
+             * Format: date-time
+             * @description the range read: the asked one, from raw retention on
+             */
+            from: string;
         };
         TargetLatest: {
             test_type: components["schemas"]["TestTypeEnum"];
@@ -6145,6 +6209,42 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TargetList"];
                 };
+            };
+        };
+    };
+    targets_latency_retrieve: {
+        parameters: {
+            query: {
+                /** @description the range's start (default: to - 24 h) */
+                from?: string;
+                max_points?: number;
+                /** @description the agent that probes the target */
+                source: string;
+                /** @description host name or address, as the list mesh names it (case does not matter) */
+                target: string;
+                /** @description the range's end (default: now; later is clipped to now) */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TargetLatencySeries"];
+                };
+            };
+            /** @description the source agent has no runs to this target */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

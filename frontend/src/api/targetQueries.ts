@@ -1,5 +1,5 @@
 // External targets (a list mesh's far ends: host names or addresses without an agent): every
-// agent -> target path (GET /targets/), and one path's RTT, runs and routes.
+// agent -> target path (GET /targets/), and one path's RTT, latency, runs and routes.
 import { useQuery } from "@tanstack/react-query";
 
 import { apiGet, type Schemas } from "./client";
@@ -8,6 +8,8 @@ import { ANALYSIS_REFRESH_MS, REFRESH_MS } from "./queries";
 export type TargetPath = Schemas["Target"];
 export type TargetList = Schemas["TargetList"];
 export type TargetRttSeries = Schemas["TargetRttSeries"];
+/** A latency test (TWAMP-light) towards the device's own reflector: the points of a path's (lib/latencyTraces.ts). */
+export type TargetLatencySeries = Schemas["TargetLatencySeries"];
 export type TargetRuns = Schemas["TargetRuns"];
 export type TargetRun = Schemas["TargetRun"];
 export type TargetRoutes = Schemas["TargetRoutes"];
@@ -19,6 +21,8 @@ export const targetKeys = {
   all: ["targets"] as const,
   list: ["targets", "list"] as const,
   rtt: (source: string, target: string, from: string, to: string) => ["targets", "rtt", source, target, from, to] as const,
+  latency: (source: string, target: string, from: string, to: string) =>
+    ["targets", "latency", source, target, from, to] as const,
   runs: (source: string, target: string) => ["targets", "runs", source, target] as const,
   routes: (source: string, target: string, from: string, to: string) =>
     ["targets", "routes", source, target, from, to] as const,
@@ -49,6 +53,21 @@ export function useTargetRtt(source: string, target: string, from: Date, to: Dat
       params.set("max_points", "1000");
       return apiGet<TargetRttSeries>(`/targets/rtt/?${params.toString()}`);
     },
+    refetchInterval: REFRESH_MS,
+    placeholderData: (previous) => previous,
+  });
+}
+
+/** `enabled`: only a target with a latency test has anything to ask for. */
+export function useTargetLatency(source: string, target: string, from: Date, to: Date, live: boolean, enabled: boolean) {
+  return useQuery({
+    queryKey: targetKeys.latency(source, target, from.toISOString(), live ? "now" : to.toISOString()),
+    queryFn: () => {
+      const params = rangeParams(source, target, from, to, live);
+      params.set("max_points", "1000");
+      return apiGet<TargetLatencySeries>(`/targets/latency/?${params.toString()}`);
+    },
+    enabled,
     refetchInterval: REFRESH_MS,
     placeholderData: (previous) => previous,
   });

@@ -31,6 +31,8 @@ export interface FailedRunMark {
 
 const FORWARD = "#1f77b4";
 const REVERSE = "#ff7f0e";
+/** Each direction's colour, for a chart of one path's two directions elsewhere (a target's). */
+export const DIRECTION_COLORS = { forward: FORWARD, reverse: REVERSE } as const;
 const FAILED = "#cf222e";
 const FORWARD_BAND = "rgba(31, 119, 180, 0.08)";
 const REVERSE_BAND = "rgba(255, 127, 14, 0.08)";

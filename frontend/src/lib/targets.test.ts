@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 
-import type { TargetPath, TargetRoutes, TargetRttSeries, TargetRun } from "../api/targetQueries";
+import type { LatencyPoint } from "../api/latencyQueries";
+import type { TargetLatencySeries, TargetPath, TargetRoutes, TargetRttSeries, TargetRun } from "../api/targetQueries";
 import {
   failedRunsIn,
   filterTargets,
@@ -42,6 +43,28 @@ const SERIES: TargetRttSeries = {
     // Ten minutes without pings: a gap, not a line across it.
     { t: "2026-11-22T11:11:00Z", min: 7.7, p10: 7.9, p50: 8.2, p90: 9, max: 10, count: 10, sent: 10, lost: 0, loss: 0 },
   ],
+};
+
+function latencyPoint(time: string, oneWayTrusted: boolean): LatencyPoint {
+  return {
+    time, sent: 580, answered: 568, forward_lost: 1, backward_lost: 11, forward_loss_fraction: 1 / 580,
+    backward_loss_fraction: 11 / 579, forward_min_ms: 20, forward_p50_ms: 20.1, forward_p90_ms: 20.2,
+    forward_p99_ms: 20.4, forward_max_ms: 21, backward_min_ms: 5, backward_p50_ms: 5.1, backward_p90_ms: 5.2,
+    backward_p99_ms: 5.3, backward_max_ms: 5.6, round_trip_min_ms: 25, round_trip_p50_ms: 25.2, round_trip_p99_ms: 25.6,
+    clock_error_ms: 0.002, one_way_trusted: oneWayTrusted, loaded: false,
+  };
+}  // prettier-ignore
+
+// The device declared its clock unsynchronized in the second minute.
+const LATENCY: TargetLatencySeries = {
+  source: SOURCE,
+  target: "example.org",
+  from: SERIES.from,
+  to: SERIES.to,
+  retained_from: SERIES.retained_from,
+  bucket_s: 60,
+  clock_error_limit_ms: 0.5,
+  points: [latencyPoint("2026-11-22T11:00:00Z", true), latencyPoint("2026-11-22T11:01:00Z", false)],
 };
 
 describe("targets", () => {
@@ -97,6 +120,9 @@ describe("targets", () => {
     expect(runFindings(run("f", "ok", "x", "flowsweep", { sent: 160, answered: 158, rtt_min_ms: 7.8 }))).toBe(
       "158 of 160 probes answered, min 7.80 ms",
     );
+    expect(runFindings(run("l", "ok", "x", "latency", { sent: 580, answered: 568, round_trip_p50_ms: 25.139 }))).toBe(
+      "568 of 580 answered, round trip median 25.14 ms",
+    );
     expect(runFindings(run("t", "ok", "x", "trace", {}))).toBe("");
     expect(runFindings(run("x", "failed", "x", "ping", { rtt_median_ms: 8 }))).toBe("");
   });
@@ -120,6 +146,25 @@ describe("targets", () => {
     expect((data[5] as { hovertext: string[] }).hovertext).toEqual(["ping failed: ping: unknown host"]);
     expect(layout.xaxis?.type).toBe("date");
     expect(targetRttFigure(SERIES, []).data.length).toBe(5);
+  });
+
+  it("draws a latency test's rows each way below the pings, the round trip where the device's clock is unsynchronized", () => {
+    const { data, layout } = targetRttFigure(SERIES, [], LATENCY);
+    const names = data.map((trace) => trace.name);
+    expect(names).toContain("athens → example.org one-way median");
+    expect(names).toContain("example.org → athens loss");
+    const roundTrip = data.find((trace) => trace.name?.startsWith("round trip median")) as { y: (number | null)[]; yaxis: string };
+    expect(roundTrip.y).toEqual([null, 25.2]);
+    expect(roundTrip.yaxis).toBe("y3");
+    const median = data.find((trace) => trace.name === "athens → example.org one-way median") as { y: (number | null)[] };
+    expect(median.y).toEqual([20.1, null]);
+    expect(layout.yaxis4?.title).toEqual({ text: "loss % each way" });
+    expect(layout.xaxis?.anchor).toBe("y4");
+    // Without pings the latency rows are the whole chart.
+    const alone = targetRttFigure({ ...SERIES, points: [] }, [], LATENCY);
+    expect(alone.layout.yaxis?.title).toEqual({ text: "one-way (ms)" });
+    expect(alone.layout.yaxis3).toBeUndefined();
+    expect(alone.data.some((trace) => trace.name === "RTT median")).toBe(false);
   });
 
   it("hands a target's routes to the agent-path route functions", () => {

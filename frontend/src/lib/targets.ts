@@ -1,11 +1,13 @@
 // External targets (a list mesh's far ends, no agent there): their links, the rows of the
 // targets table, and the target page's RTT figure on a time axis: min, p10-p90 band and
-// median per bucket, loss in its own row, the runs that failed marked with their reason.
-import type { Data, Layout } from "plotly.js";
+// median per bucket, loss in its own row, the runs that failed marked with their reason, and a
+// latency test's delay and loss each way to the device's reflector below.
+import type { Data, Layout, LayoutAxis } from "plotly.js";
 
 import type { PathRoutes } from "../api/routeQueries";
-import type { TargetPath, TargetRoutes, TargetRttSeries, TargetRun } from "../api/targetQueries";
-import { spanningXAxis } from "./historyFigure";
+import type { TargetLatencySeries, TargetPath, TargetRoutes, TargetRttSeries, TargetRun } from "../api/targetQueries";
+import { DIRECTION_COLORS, rowDomains, spanningXAxis } from "./historyFigure";
+import { latencyDirections, latencyTraces } from "./latencyTraces";
 import { rttTraces } from "./rttTraces";
 
 /** The target page of one agent -> target path. */
@@ -103,6 +105,15 @@ export function runFindings(run: TargetRun): string {
     }
     return `${String(routes)} ${routes === 1 ? "route" : "routes"}, ${String(reached)} of ${String(flows)} flows reached`;
   }
+  if (run.test_type === "latency") {
+    const sent = numberIn(summary, "sent");
+    const answered = numberIn(summary, "answered");
+    const roundTrip = numberIn(summary, "round_trip_p50_ms");
+    if (sent === null || answered === null) {
+      return "";
+    }
+    return `${String(answered)} of ${String(sent)} answered${roundTrip === null ? "" : `, round trip median ${roundTrip.toFixed(2)} ms`}`;
+  }
   if (run.test_type === "flowsweep") {
     const sent = numberIn(summary, "sent");
     const answered = numberIn(summary, "answered");
@@ -125,15 +136,41 @@ export function failedRunsIn(runs: readonly TargetRun[], from: string, to: strin
   });
 }
 
-const RTT_AXIS = "y";
-const LOSS_AXIS = "y2";
+type FigureRow = Parameters<typeof rowDomains>[0][number];
 
+const ROW_TITLES: Partial<Record<FigureRow, string>> = {
+  rtt: "RTT (ms)",
+  loss: "loss %",
+  oneWay: "one-way (ms)",
+  oneWayLoss: "loss % each way",
+};
+
+/**
+ * The target's RTT and loss rows, and with a latency test the device's reflector's delay and
+ * loss each way below them (lib/latencyTraces.ts, as on a path's page), on one time axis. Axes
+ * are named in the order of the rows drawn: without pings the latency rows are the only ones.
+ */
 export function targetRttFigure(
   series: TargetRttSeries,
   failed: readonly TargetRun[],
+  latency: TargetLatencySeries | null = null,
 ): { data: Data[]; layout: Partial<Layout> } {
   const points = series.points;
-  const data: Data[] = rttTraces(points, series.bucket_s, { rtt: RTT_AXIS, loss: LOSS_AXIS });
+  const latencyPoints = latency?.points ?? [];
+  const rows: FigureRow[] = [
+    ...(points.length > 0 || latencyPoints.length === 0 ? (["rtt", "loss"] as const) : []),
+    ...(latencyPoints.length > 0 ? (["oneWay", "oneWayLoss"] as const) : []),
+  ];
+  const axes = new Map(rows.map((row, index) => [row, index === 0 ? "y" : `y${String(index + 1)}`]));
+  const axis = (row: FigureRow): string => axes.get(row) ?? "y";
+  const bottom = rows[rows.length - 1] ?? "loss";
+  const data: Data[] = points.length > 0 ? rttTraces(points, series.bucket_s, { rtt: axis("rtt"), loss: axis("loss") }) : [];
+  if (latency !== null && latencyPoints.length > 0) {
+    const directions = latencyDirections(series.source.name, series.target, DIRECTION_COLORS);
+    data.push(
+      ...latencyTraces(latencyPoints, latency.bucket_s, directions, { delay: axis("oneWay"), loss: axis("oneWayLoss") }),
+    );
+  }
   if (failed.length > 0) {
     data.push({
       type: "scatter",
@@ -142,20 +179,34 @@ export function targetRttFigure(
       x: failed.map((run) => run.started_at),
       y: failed.map(() => 0),
       marker: { symbol: "x", size: 9, color: "#cf222e" },
-      yaxis: LOSS_AXIS,
+      yaxis: axis(rows.includes("loss") ? "loss" : "oneWayLoss"),
       hovertext: failed.map(
         (run) => `${run.test_type} ${run.status}: ${run.error === "" ? "no reason recorded" : run.error}`,
       ),
       hoverinfo: "x+text",
     });
   }
+  const domains = rowDomains(rows);
+  const yAxes: Record<string, Partial<LayoutAxis>> = {};
+  for (const row of rows) {
+    const name = axis(row).replace("y", "yaxis");
+    yAxes[name] = {
+      domain: domains[row] ?? [0, 1],
+      title: { text: ROW_TITLES[row] ?? "" },
+      ...(row === "loss" || row === "oneWayLoss" ? { rangemode: "tozero" } : {}),
+    };
+  }
   const layout: Partial<Layout> = {
     margin: { l: 70, r: 10, t: 10, b: 40 },
     hovermode: "closest",
+    barmode: "group",
     legend: { orientation: "h", y: -0.15 },
-    xaxis: spanningXAxis(points.map((point) => point.t), series.bucket_s, LOSS_AXIS),
-    yaxis: { domain: [0.3, 1], title: { text: "RTT (ms)" } },
-    yaxis2: { domain: [0, 0.22], title: { text: "loss %" }, rangemode: "tozero" },
+    xaxis: spanningXAxis(
+      points.map((point) => point.t).concat(latencyPoints.map((point) => point.time)),
+      series.bucket_s,
+      axis(bottom),
+    ),
+    ...yAxes,
   };
   return { data, layout };
 }

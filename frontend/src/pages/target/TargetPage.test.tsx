@@ -1,9 +1,10 @@
 import { QueryClient, QueryClientProvider } from "@tanstack/react-query";
-import { fireEvent, render, screen, within } from "@testing-library/react";
+import { cleanup, fireEvent, render, screen, within } from "@testing-library/react";
 import { MemoryRouter, Route, Routes } from "react-router-dom";
 import { afterEach, describe, expect, it, vi } from "vitest";
 
-import type { TargetRoutes, TargetRttSeries, TargetRun, TargetRuns } from "../../api/targetQueries";
+import type { LatencyPoint } from "../../api/latencyQueries";
+import type { TargetLatencySeries, TargetRoutes, TargetRttSeries, TargetRun, TargetRuns } from "../../api/targetQueries";
 import { mockApi, reply, requestedUrls, type ApiRoutes } from "../../test/mockApi";
 import { sessionRoutes } from "../../test/render";
 import { TargetPage } from "./TargetPage";
@@ -21,6 +22,26 @@ const SERIES: TargetRttSeries = {
   bucket_s: 60,
   latest: [{ test_type: "ping", run_id: "r1", started_at: NOW, status: "ok" }],
   points: [{ t: HOUR_AGO, min: 7.8, p10: 7.9, p50: 8.1, p90: 9, max: 12, count: 9, sent: 10, lost: 1, loss: 0.1 }],
+};
+
+function latencyPoint(time: string, oneWayTrusted: boolean): LatencyPoint {
+  return {
+    time, sent: 580, answered: 568, forward_lost: 1, backward_lost: 11, forward_loss_fraction: 1 / 580,
+    backward_loss_fraction: 11 / 579, forward_min_ms: 20, forward_p50_ms: 20.1, forward_p90_ms: 20.2,
+    forward_p99_ms: 20.4, forward_max_ms: 21, backward_min_ms: 5, backward_p50_ms: 5.1, backward_p90_ms: 5.2,
+    backward_p99_ms: 5.3, backward_max_ms: 5.6, round_trip_min_ms: 25, round_trip_p50_ms: 25.2, round_trip_p99_ms: 25.6,
+    clock_error_ms: 0.002, one_way_trusted: oneWayTrusted, loaded: false,
+  };
+}  // prettier-ignore
+
+// A router's reflector that declared its clock unsynchronized for the latest minute.
+const LATENCY: TargetLatencySeries = {
+  source: ATHENS, target: "example.org", from: HOUR_AGO, to: NOW, retained_from: SERIES.retained_from, bucket_s: 60,
+  clock_error_limit_ms: 0.5, points: [latencyPoint(HOUR_AGO, true), latencyPoint(NOW, false)],
+};  // prettier-ignore
+const WITH_LATENCY: TargetRttSeries = {
+  ...SERIES,
+  latest: [...SERIES.latest, { test_type: "latency", run_id: "l1", started_at: NOW, status: "ok" }],
 };
 
 function run(id: string, status: TargetRun["status"], error = "", testType: TargetRun["test_type"] = "ping"): TargetRun {
@@ -95,6 +116,45 @@ describe("TargetPage", () => {
 
     fireEvent.click(screen.getByRole("checkbox"));
     expect(within(screen.getByTestId("target-runs")).getAllByRole("row").length).toBe(2);
+  });
+
+  it("adds the latency test's rows each way, and the round trip where the device's clock is unsynchronized", async () => {
+    const fetchMock = renderPage({
+      "/api/v1/targets/rtt/": WITH_LATENCY,
+      "/api/v1/targets/latency/": LATENCY,
+      "/api/v1/targets/runs/": runs(run("l1", "ok", "", "latency"), run("r1", "ok")),
+    });
+    const chart = await screen.findByTestId("target-rtt-chart");
+    await within(chart).findByText("athens → example.org one-way median");
+    expect(within(chart).getByText("example.org → athens loss")).toBeDefined();
+    expect(within(chart).getByText(/^round trip median/)).toBeDefined();
+    expect(within(chart).getByText("RTT median")).toBeDefined();
+    expect(screen.getByText(/device declares its clock unsynchronized, or the two clocks.* exceeds 0.5 ms/)).toBeDefined();
+    const [url] = requestedUrls(fetchMock, "/api/v1/targets/latency/");
+    expect(url?.searchParams.get("target")).toBe("example.org");
+    expect(url?.searchParams.get("source")).toBe(ATHENS.id);
+    expect(url?.searchParams.has("to")).toBe(false);
+  });
+
+  it("draws a target measured by its latency test only", async () => {
+    renderPage({
+      "/api/v1/targets/rtt/": { ...WITH_LATENCY, points: [], latest: WITH_LATENCY.latest.slice(1) },
+      "/api/v1/targets/latency/": LATENCY,
+    });
+    const chart = await screen.findByTestId("target-rtt-chart");
+    await within(chart).findByText("athens → example.org one-way median");
+    expect(within(chart).queryByText("RTT median")).toBeNull();
+    expect(screen.getByTestId("target-rtt-no-pings")).toBeDefined();
+  });
+
+  it("asks for no latency when the target has no latency test, and says why the test could not load", async () => {
+    const fetchMock = renderPage({});
+    await screen.findByTestId("target-rtt-chart");
+    expect(requestedUrls(fetchMock, "/api/v1/targets/latency/")).toEqual([]);
+    cleanup();
+    renderPage({ "/api/v1/targets/rtt/": WITH_LATENCY, "/api/v1/targets/latency/": reply(400, { detail: "bad range" }) });
+    expect((await screen.findByText(/Could not load the target's latency test/)).textContent).toContain("bad range");
+    expect(within(screen.getByTestId("target-rtt-chart")).getByText("RTT median")).toBeDefined();
   });
 
   it("says when every run failed", async () => {

@@ -1,12 +1,13 @@
 // One agent -> external target path (a list mesh's far end: a host name or address with no
-// agent there): RTT and loss over the range in the URL, the recent runs with their failures,
-// and the routes the trace runs saw.
+// agent there): RTT and loss over the range in the URL (and a latency test's delay and loss each
+// way to the device's reflector), the recent runs with their failures, and the routes the trace
+// runs saw.
 import { useMemo } from "react";
 import { Link, useParams, useSearchParams } from "react-router-dom";
 
 import { ApiError } from "../../api/client";
 import { useMeshes } from "../../api/queries";
-import { useTargetRtt, useTargetRuns } from "../../api/targetQueries";
+import { useTargetLatency, useTargetRtt, useTargetRuns } from "../../api/targetQueries";
 import { Panel } from "../../components/Panel";
 import { usePlotlyAhead } from "../../components/PlotlyChart";
 import { LoadError, Loading } from "../../components/QueryState";
@@ -49,6 +50,9 @@ export function TargetPage() {
   usePlotlyAhead();
   const rtt = useTargetRtt(source, target, range.from, range.to, range.live);
   const runs = useTargetRuns(source, target);
+  // Asked for only once the target's runs show a latency test: most targets are pinged only.
+  const hasLatency = rtt.data?.latest.some((latest) => latest.test_type === "latency") ?? false;
+  const latency = useTargetLatency(source, target, range.from, range.to, range.live, hasLatency);
   const meshes = useMeshes();
   // The server's spelling of the target (an address in canonical form) once it has answered.
   const shownTarget = rtt.data?.target ?? target;
@@ -106,7 +110,13 @@ export function TargetPage() {
           </p>
         )}
       </section>
-      <TargetRttSection series={series} runs={runs.data?.runs ?? []} range={range} />
+      <TargetRttSection
+        series={series}
+        latency={latency.data ?? null}
+        latencyError={latency.error}
+        runs={runs.data?.runs ?? []}
+        range={range}
+      />
       <Panel title="Recent runs">
         {runs.isPending ? (
           <Loading what="the runs" />
