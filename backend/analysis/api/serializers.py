@@ -244,6 +244,13 @@ class PathAnalysisSerializer(serializers.Serializer[Any]):
     )
 
 
+FORWARD_LOSS_HELP = (
+    "one-way loss source -> destination in the latency intervals that ended in the last hour, without those "
+    "Fathom's own throughput tests loaded: the source's sessions (forward), else the destination's (backward); "
+    "null without a latency test"
+)
+
+
 class GridCellSerializer(serializers.Serializer[Any]):
     source = AgentRefSerializer()  # type: ignore[assignment]
     destination = AgentRefSerializer()
@@ -253,6 +260,7 @@ class GridCellSerializer(serializers.Serializer[Any]):
     diagnosis = DiagnosisField(allow_null=True)
     measured_at = serializers.DateTimeField(allow_null=True)
     loss_fraction = serializers.FloatField(allow_null=True)
+    forward_loss_fraction = serializers.FloatField(allow_null=True, help_text=FORWARD_LOSS_HELP)
     rtt_median_ms = serializers.FloatField(
         allow_null=True, help_text="median of the 1-minute RTT medians of the last hour (settled minutes)"
     )
@@ -307,6 +315,10 @@ class PathSummarySerializer(serializers.Serializer[Any]):
         allow_null=True, help_text="median of the 1-minute RTT medians of the last hour (settled minutes)"
     )
     loss_fraction = serializers.FloatField(allow_null=True, help_text="pings lost in the last hour (settled minutes)")
+    forward_loss_fraction = serializers.FloatField(allow_null=True, help_text=FORWARD_LOSS_HELP)
+    backward_loss_fraction = serializers.FloatField(
+        allow_null=True, help_text="one-way loss destination -> source, as forward_loss_fraction the other way"
+    )
     rate_bps = serializers.FloatField(allow_null=True, help_text="newest analysed throughput run of the last 31 days")
     ceiling_bps = serializers.FloatField(allow_null=True)
     fraction_of_ceiling = serializers.FloatField(allow_null=True)

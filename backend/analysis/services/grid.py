@@ -1,7 +1,8 @@
 """A mesh as a grid: for every src -> dst, the path's current state (analysis.services.path_state:
-throughput against its ceiling, loss and RTT median in the last hour, the newest run of any
-kind and how old the path's newest data is against the mesh's stale_after_s, open alarms) and
-the RTT modes that stand now, in a fixed number of queries whatever the mesh size.
+throughput against its ceiling, loss and RTT median in the last hour, one-way loss src -> dst in
+the last hour, the newest run of any kind and how old the path's newest data is against the
+mesh's stale_after_s, open alarms) and the RTT modes that stand now, in a fixed number of
+queries whatever the mesh size.
 
 Reads only; the response dict is built in analysis.services.shaping.
 """

@@ -1,6 +1,7 @@
 """The current state of a set of paths, as the mesh grid and the Paths list show it: the newest
-analysed throughput run against its ceiling, loss and RTT median of the last hour, the newest
-run of any kind and its age, and open alarms. Four queries whatever the number of paths.
+analysed throughput run against its ceiling, loss and RTT median of the last hour, one-way loss
+of the last hour each way (latency tests), the newest run of any kind and its age, and open
+alarms. Five queries whatever the number of paths.
 
 Both callers serve up to 9,900 paths in a few hundred milliseconds, so ids and times leave
 PostgreSQL as text (times to the second, ages to 0.1 s, to keep the body small) and ages are
@@ -22,6 +23,10 @@ from analysis.choices import FindingKind, FindingState
 from history.last_hour import LAST_HOUR
 
 PINGS_WINDOW = LAST_HOUR
+LATENCY_WINDOW = LAST_HOUR
+# The longest latency interval (report_interval_s, contract/test-options/latency.v1): an interval
+# that ended in the window started at most this long before it.
+LATENCY_INTERVAL_MAX = timedelta(hours=1)
 # A run older than a month is no longer what the path does.
 RUNS_LOOKBACK = timedelta(days=31)
 
@@ -43,6 +48,22 @@ RTT_SQL = """
 SELECT source_id::text, destination_id::text, sent, lost, p50_ms
 FROM history_rttlasthour
 WHERE through > %(pings_since)s{among}
+"""
+
+# Per latency session direction (a source's sessions towards a destination), the intervals that
+# ended in the last hour, less those Fathom's own throughput tests loaded (own_load.py): packets
+# sent and lost forward; whether the sessions have a way back (OWAMP has none), and what reached
+# the far end and was lost on the way back. The bound on `time` lets the scan use its index.
+LATENCY_SQL = """
+SELECT source_id::text, destination_id::text,
+       coalesce(sum(sent) FILTER (WHERE NOT own_load), 0),
+       coalesce(sum(forward_lost) FILTER (WHERE NOT own_load), 0),
+       bool_or(backward_lost IS NOT NULL),
+       coalesce(sum(sent - forward_lost) FILTER (WHERE NOT own_load AND backward_lost IS NOT NULL), 0),
+       coalesce(sum(backward_lost) FILTER (WHERE NOT own_load), 0)
+FROM measurements_latencyinterval
+WHERE time >= %(latency_from)s AND ended_at > %(latency_since)s AND destination_id IS NOT NULL{among}
+GROUP BY source_id, destination_id
 """
 
 LATEST_SQL = """
@@ -75,6 +96,9 @@ class PathState(NamedTuple):
     limit: str | None
     measured_at: str | None  # ISO 8601
     loss_fraction: float | None  # pings of the last hour
+    # Latency tests' loss of the last hour source -> destination, and destination -> source.
+    forward_loss_fraction: float | None
+    backward_loss_fraction: float | None
     rtt_median_ms: float | None  # median of the last hour's 1-minute RTT medians (history.last_hour)
     open_findings: int  # open alarms
     # The newest run of any kind: the path's newest data, whatever its age.
@@ -96,16 +120,31 @@ NO_LATEST: tuple[Any, ...] = ("", None, None, None, None)
 
 @dataclass(frozen=True)
 class PathStates:
-    """What the four queries found, by (source id, destination id)."""
+    """What the five queries found, by (source id, destination id)."""
 
     runs: dict[Path, tuple[Any, ...]]
     pings: dict[Path, tuple[Any, ...]]
+    latency: dict[Path, tuple[Any, ...]]  # by the sessions' source and destination
     latest: dict[Path, tuple[Any, ...]]
     open_findings: dict[Path, int]
 
     def with_runs(self) -> list[Path]:
         """Every path with a run of any kind (PathLatestRun)."""
         return list(self.latest)
+
+    def one_way_loss(self, source: str, destination: str) -> float | None:
+        """Loss source -> destination as the one-way findings read it (findings.one_way_windows):
+        the forward loss of source's sessions towards destination, or where it ran none, the
+        backward loss of destination's sessions towards source."""
+        sessions = self.latency.get((source, destination))
+        if sessions is not None:
+            sent, lost = sessions[0], sessions[1]
+            return lost / sent if sent else None
+        sessions = self.latency.get((destination, source))
+        if sessions is not None and sessions[2]:
+            reached, lost = sessions[3], sessions[4]
+            return lost / reached if reached else None
+        return None
 
     def get(self, path: Path) -> PathState:
         rate, ceiling, diagnosis, limit, measured_at = self.runs.get(path, NO_RUN)
@@ -118,6 +157,8 @@ class PathStates:
             limit=limit,
             measured_at=measured_at,
             loss_fraction=lost / sent if sent else None,
+            forward_loss_fraction=self.one_way_loss(*path) if self.latency else None,
+            backward_loss_fraction=self.one_way_loss(path[1], path[0]) if self.latency else None,
             rtt_median_ms=rtt_median_ms,
             open_findings=self.open_findings.get(path, 0),
             last_run_status=status,
@@ -135,6 +176,8 @@ def path_states(now: datetime, among: Sequence[uuid.UUID] | None = None) -> Path
         "now": now,
         "runs_since": now - RUNS_LOOKBACK,
         "pings_since": now - PINGS_WINDOW,
+        "latency_since": now - LATENCY_WINDOW,
+        "latency_from": now - LATENCY_WINDOW - LATENCY_INTERVAL_MAX,
         "open": FindingState.OPEN.value,
         "alarm": FindingKind.ALARM.value,
     }
@@ -148,6 +191,7 @@ def path_states(now: datetime, among: Sequence[uuid.UUID] | None = None) -> Path
     return PathStates(
         runs=by_path(RUNS_SQL),
         pings=by_path(RTT_SQL),
+        latency=by_path(LATENCY_SQL),
         latest=by_path(LATEST_SQL),
         open_findings={path: row[0] for path, row in by_path(FINDINGS_SQL).items()},
     )

@@ -1,5 +1,6 @@
-"""The mesh grid: every metric a cell shows, stale against the mesh's threshold, a fixed number
-of queries whatever the mesh size, and a clear body for a mesh with one agent or none."""
+"""The mesh grid: every metric a cell shows (one-way loss each way from latency sessions), stale
+against the mesh's threshold, a fixed number of queries whatever the mesh size, and a clear body
+for a mesh with one agent or none."""
 
 from __future__ import annotations
 
@@ -21,7 +22,7 @@ from analysis.services import shaping
 from analysis.services.grid import mesh_grid
 from analysis.services.run_analyses import analyze_recent
 from analysis.services.snapshots import grid_key, refresh_snapshots
-from analysis.tests.services.fixtures import MIB, T0, facts, pings, snapshot, throughput_run
+from analysis.tests.services.fixtures import MIB, T0, facts, latency_sessions, pings, snapshot, throughput_run
 from fathom.testing import FathomTestCase
 from history.backfill import mark_range
 from history.refresh import refresh
@@ -99,6 +100,22 @@ class MeshGridTests(FathomTestCase):
         assert forward["last_run_at"] == "2026-11-20T12:00:00Z"  # the newest of any kind, not the throughput run
         assert forward["measured_at"] == "2026-11-20T12:00:00Z"
         assert forward["data_age_s"] == 300 and forward["stale"] is False
+
+    def test_a_cell_reads_its_directions_one_way_loss_in_the_last_hour_unloaded(self) -> None:
+        cells = self.cells(self.grid())
+        assert cells[("athens", "frankfurt")]["forward_loss_fraction"] is None  # no latency test: no data
+        # athens' session towards frankfurt: 1 % lost on the way there, 0.5 % of what arrived lost
+        # on the way back. Loaded minutes, and intervals that ended over an hour ago, lose far more.
+        latency_sessions(self.athens, self.frankfurt, NOW - timedelta(minutes=40), 20, forward_lost=6, backward_lost=3)
+        latency_sessions(self.athens, self.frankfurt, NOW - timedelta(minutes=10), 5, forward_lost=300, own_load=True)
+        latency_sessions(self.athens, self.frankfurt, NOW - timedelta(minutes=70), 10, forward_lost=600)
+        cells = self.cells(self.grid())
+        assert cells[("athens", "frankfurt")]["forward_loss_fraction"] == 6 / 600
+        # frankfurt runs no session: its direction is read from athens' way back.
+        assert cells[("frankfurt", "athens")]["forward_loss_fraction"] == 3 / 594
+        # Once it runs one, the direction is its own session's forward loss.
+        latency_sessions(self.frankfurt, self.athens, NOW - timedelta(minutes=40), 10, forward_lost=12)
+        assert self.cells(self.grid())[("frankfurt", "athens")]["forward_loss_fraction"] == 12 / 600
 
     def test_a_full_bottleneck_reads_as_full_not_as_a_share_of_the_hosts_ceiling(self) -> None:
         # Hosts tuned for 10 Gbit/s behind a 500 Mbit/s bottleneck: the hosts' ceiling is far

@@ -61,6 +61,11 @@ describe("cellReading", () => {
     ["loss", { loss_fraction: 0 }, "0%", "good"],
     ["loss", { loss_fraction: 0.002 }, "0.2%", "warn"],
     ["loss", { loss_fraction: 0.25 }, "25%", "bad"],
+    // The direction's own loss (latency tests), by the same loss thresholds; the pings' loss aside.
+    ["one_way_loss", { forward_loss_fraction: 0, loss_fraction: 0.25 }, "0%", "good"],
+    ["one_way_loss", { forward_loss_fraction: 0.004 }, "0.4%", "warn"],
+    ["one_way_loss", { forward_loss_fraction: 0.01 }, "1%", "bad"],
+    ["one_way_loss", { forward_loss_fraction: null }, "–", "none"],
     ["modes", { mode_count: 1 }, "1", "good"],
     ["modes", { mode_count: 2 }, "2", "warn"],
     ["modes", { mode_count: null }, "–", "none"],
@@ -102,6 +107,7 @@ describe("formatting", () => {
 
   it("reads the metric from the URL, throughput against its ceiling by default", () => {
     expect([parseMetric("rtt"), parseMetric(null), parseMetric("nonsense")]).toEqual(["rtt", "fraction", "fraction"]);
+    expect(parseMetric("one_way_loss")).toBe("one_way_loss");
   });
 });
 
@@ -167,6 +173,10 @@ describe("cellTitle", () => {
     expect(title).toContain("last run: ping ok");
     expect(title).toContain("diagnosis: Receive window limited");
     expect(title).toContain("RTT median 7.90 ms");
+    expect(title).toContain("no one-way loss: no latency test in the last hour");
+    expect(cellTitle(cell(A, B, { forward_loss_fraction: 0.005 }), LABELS)).toContain(
+      "last hour: one-way loss 0.50 % (latency test, unloaded)",
+    );
     expect(title).toContain("1 open finding");
   });
 
@@ -183,6 +193,16 @@ describe("toneLegend", () => {
     expect(legend.map(([tone]) => tone)).toEqual(["good", "warn", "bad", "none", "stale"]);
     expect(legend[2]?.[1]).toBe("from 250 ms");
     expect(legend[4]?.[1]).toBe("stale: nothing for 1 h (shows its age)");
+  });
+
+  it("words one-way loss by the loss thresholds, and its no data as no latency test", () => {
+    const legend = toneLegend("one_way_loss", { ...T, loss_warn: 0.002 });
+    expect(legend.slice(0, 4)).toEqual([
+      ["good", "under 0.20 %"],
+      ["warn", "from 0.20 %"],
+      ["bad", "from 1.00 %"],
+      ["none", "no data: no latency test"],
+    ]);
   });
 });
 

@@ -48,6 +48,7 @@ export const GRID_METRICS = [
   { value: "rate", label: "Throughput" },
   { value: "rtt", label: "RTT median" },
   { value: "loss", label: "Loss" },
+  { value: "one_way_loss", label: "One-way loss" },
   { value: "modes", label: "RTT modes" },
   { value: "status", label: "Last run" },
 ] as const;
@@ -150,6 +151,14 @@ export function cellReading(cell: GridCell, metric: GridMetric, thresholds: Grid
             text: compactPercent(cell.loss_fraction),
             tone: falling(cell.loss_fraction, thresholds.loss_warn, thresholds.loss_crit),
           };
+    case "one_way_loss":
+      // This direction's own loss (latency tests): the same loss thresholds as the pings' round trip.
+      return cell.forward_loss_fraction === null
+        ? NONE
+        : {
+            text: compactPercent(cell.forward_loss_fraction),
+            tone: falling(cell.forward_loss_fraction, thresholds.loss_warn, thresholds.loss_crit),
+          };
     case "modes":
       // One RTT mode is the plain case; more are ECMP members that take different times.
       return cell.mode_count === null
@@ -225,6 +234,11 @@ export function cellTitle(cell: GridCell, labels: Labels): string {
     cell.loss_fraction === null
       ? "no pings in the last hour"
       : `last hour: RTT median ${formatMs(cell.rtt_median_ms)}, loss ${formatPercent(cell.loss_fraction)}`,
+  );
+  lines.push(
+    cell.forward_loss_fraction === null
+      ? "no one-way loss: no latency test in the last hour"
+      : `last hour: one-way loss ${formatPercent(cell.forward_loss_fraction)} (latency test, unloaded)`,
   );
   const modes = `${cell.mode_count ?? "?"} RTT ${cell.mode_count === 1 ? "mode" : "modes"}`;
   lines.push(
@@ -312,7 +326,12 @@ export function gridTitle(view: GridView, key: string): string | null {
 export function toneLegend(metric: GridMetric, thresholds: GridThresholds): [Tone, string][] {
   const t = thresholds;
   const stale: [Tone, string] = ["stale", `stale: nothing for ${formatDuration(t.stale_after_s)} (shows its age)`];
-  const none: [Tone, string] = ["none", "no data"];
+  const lossRanges: [Tone, string][] = [
+    ["good", `under ${formatPercent(t.loss_warn)}`],
+    ["warn", `from ${formatPercent(t.loss_warn)}`],
+    ["bad", `from ${formatPercent(t.loss_crit)}`],
+  ];
+  const none: [Tone, string] = ["none", metric === "one_way_loss" ? "no data: no latency test" : "no data"];
   const ranges: Record<GridMetric, [Tone, string][]> = {
     fraction: [
       ["good", `≥ ${formatPercent(t.fraction_good)} of the ceiling`],
@@ -329,11 +348,8 @@ export function toneLegend(metric: GridMetric, thresholds: GridThresholds): [Ton
       ["warn", `from ${formatMs(t.rtt_warn_ms)}`],
       ["bad", `from ${formatMs(t.rtt_crit_ms)}`],
     ],
-    loss: [
-      ["good", `under ${formatPercent(t.loss_warn)}`],
-      ["warn", `from ${formatPercent(t.loss_warn)}`],
-      ["bad", `from ${formatPercent(t.loss_crit)}`],
-    ],
+    loss: lossRanges,
+    one_way_loss: lossRanges,
     modes: [
       ["good", "one RTT mode"],
       ["warn", "several (ECMP members)"],

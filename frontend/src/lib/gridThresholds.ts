@@ -20,8 +20,8 @@ export const THRESHOLD_FIELDS: readonly ThresholdField[] = [
   { key: "rate_bad_bps", label: "Throughput: bad at or under", unit: "Mbit/s", scale: 1e-6 },
   { key: "rtt_warn_ms", label: "RTT median: warn from", unit: "ms", scale: 1 },
   { key: "rtt_crit_ms", label: "RTT median: critical from", unit: "ms", scale: 1 },
-  { key: "loss_warn", label: "Loss: warn from", unit: "%", scale: 100 },
-  { key: "loss_crit", label: "Loss: critical from", unit: "%", scale: 100 },
+  { key: "loss_warn", label: "Loss (also one-way): warn from", unit: "%", scale: 100 },
+  { key: "loss_crit", label: "Loss (also one-way): critical from", unit: "%", scale: 100 },
   { key: "stale_after_s", label: "Stale after", unit: "min", scale: 1 / 60, integer: true },
 ];
 

@@ -25,6 +25,8 @@ function path(source: string, destination: string, fields: Partial<ListedPath> =
     destination: { id: `${destination}-id`, name: destination },
     rtt_median_ms: 10,
     loss_fraction: 0,
+    forward_loss_fraction: null,
+    backward_loss_fraction: null,
     rate_bps: 1e9,
     fraction_of_ceiling: 0.9,
     diagnosis: "capacity",
@@ -50,6 +52,7 @@ describe("parseView and viewParams", () => {
       openFindingsOnly: false,
       diagnosis: null,
       status: null,
+      oneWayLoss: null,
       sort: "path",
       direction: "asc",
       page: 1,
@@ -59,7 +62,7 @@ describe("parseView and viewParams", () => {
 
   it("round-trips every field", () => {
     const params = new URLSearchParams(
-      "q=dca+dcb&mesh=lab&findings=open&diagnosis=receive_window&status=failed&sort=rtt&dir=asc&page=3",
+      "q=dca+dcb&mesh=lab&findings=open&diagnosis=receive_window&status=failed&oneway=crit&sort=rtt&dir=asc&page=3",
     );
     const view = parseView(params);
     expect(view).toEqual({
@@ -68,6 +71,7 @@ describe("parseView and viewParams", () => {
       openFindingsOnly: true,
       diagnosis: "receive_window",
       status: "failed",
+      oneWayLoss: "crit",
       sort: "rtt",
       direction: "asc",
       page: 3,
@@ -83,6 +87,7 @@ describe("parseView and viewParams", () => {
     expect(view.mesh).toBeNull();
     expect(view.openFindingsOnly).toBe(false);
     expect(parseView(new URLSearchParams("page=abc")).page).toBe(1);
+    expect(parseView(new URLSearchParams("oneway=lots")).oneWayLoss).toBeNull();
   });
 
   it("gives each column its worst-first direction when the URL names none", () => {
@@ -123,6 +128,19 @@ describe("filterPaths", () => {
     expect(names(filterPaths(paths, { ...DEFAULT, diagnosis: NONE_VALUE }))).toEqual(["dca>edge-1"]);
     expect(names(filterPaths(paths, { ...DEFAULT, status: "failed" }))).toEqual(["dcb>dca"]);
     expect(names(filterPaths(paths, { ...DEFAULT, status: NONE_VALUE }))).toEqual(["edge-1>dcb"]);
+  });
+
+  it("filters by one-way loss in either direction, or by having none", () => {
+    const measured = [
+      path("a", "b", { forward_loss_fraction: 0.02, backward_loss_fraction: 0 }),
+      path("b", "a", { forward_loss_fraction: 0, backward_loss_fraction: 0.002 }),
+      path("a", "c", { forward_loss_fraction: 0.0005, backward_loss_fraction: null }),
+      path("c", "a"),
+    ];
+    expect(names(filterPaths(measured, { ...DEFAULT, oneWayLoss: "warn" }))).toEqual(["a>b", "b>a"]);
+    expect(names(filterPaths(measured, { ...DEFAULT, oneWayLoss: "crit" }))).toEqual(["a>b"]);
+    expect(names(filterPaths(measured, { ...DEFAULT, oneWayLoss: NONE_VALUE }))).toEqual(["c>a"]);
+    expect(isFiltered({ ...DEFAULT, oneWayLoss: "warn" })).toBe(true);
   });
 
   it("combines filters", () => {
@@ -175,6 +193,18 @@ describe("sortPaths", () => {
     expect(names(sortPaths(measured, "rate", "asc"))).toEqual(["a>b", "a>c"]);
     expect(names(sortPaths(measured, "fraction", "desc"))).toEqual(["a>c", "a>b"]);
     expect(names(sortPaths(measured, "loss", "desc"))).toEqual(["a>b", "a>c"]);
+  });
+
+  it("sorts by one-way loss each way, paths without a latency test last", () => {
+    const measured = [
+      path("a", "b", { forward_loss_fraction: 0.001, backward_loss_fraction: 0.03 }),
+      path("a", "c"),
+      path("b", "a", { forward_loss_fraction: 0.03, backward_loss_fraction: 0.001 }),
+    ];
+    expect(names(sortPaths(measured, "forward_loss", "desc"))).toEqual(["b>a", "a>b", "a>c"]);
+    expect(names(sortPaths(measured, "backward_loss", "desc"))).toEqual(["a>b", "b>a", "a>c"]);
+    expect(names(sortPaths(measured, "forward_loss", "asc"))).toEqual(["a>b", "b>a", "a>c"]);
+    expect(parseView(new URLSearchParams("sort=forward_loss")).direction).toBe("desc");
   });
 });
 

@@ -10,6 +10,9 @@ export interface ListedPath {
   destination: { id: string; name: string };
   rtt_median_ms: number | null;
   loss_fraction: number | null;
+  /** One-way loss of the last hour's latency tests, source → destination and the way back. */
+  forward_loss_fraction: number | null;
+  backward_loss_fraction: number | null;
   rate_bps: number | null;
   fraction_of_ceiling: number | null;
   diagnosis: string | null;
@@ -30,7 +33,27 @@ export const STALE_AFTER_S = 3600;
 /** The value filters take for "nothing there" (no throughput analysed, no run yet). */
 export const NONE_VALUE = "none";
 
-export const SORT_KEYS = ["path", "rtt", "loss", "rate", "fraction", "limit", "findings", "age"] as const;
+/**
+ * The one-way loss filter's levels: the meshes' default `loss_warn` and `loss_crit` (the grid's),
+ * since a path may belong to several meshes or none. A path passes when either direction reaches it.
+ */
+export const ONE_WAY_LOSS_LEVELS = [
+  { value: "warn", label: "≥ 0.1 % either way", atLeast: 0.001 },
+  { value: "crit", label: "≥ 1 % either way", atLeast: 0.01 },
+] as const;
+
+export const SORT_KEYS = [
+  "path",
+  "rtt",
+  "loss",
+  "forward_loss",
+  "backward_loss",
+  "rate",
+  "fraction",
+  "limit",
+  "findings",
+  "age",
+] as const;
 export type SortKey = (typeof SORT_KEYS)[number];
 export type SortDirection = "asc" | "desc";
 
@@ -42,6 +65,8 @@ const WORST_FIRST: Record<SortKey, SortDirection> = {
   path: "asc",
   rtt: "desc",
   loss: "desc",
+  forward_loss: "desc",
+  backward_loss: "desc",
   rate: "asc",
   fraction: "asc",
   limit: "asc",
@@ -59,6 +84,8 @@ export interface PathListView {
   diagnosis: string | null;
   /** A run status value, NONE_VALUE for paths without runs, null for any. */
   status: string | null;
+  /** A level of ONE_WAY_LOSS_LEVELS, NONE_VALUE for paths without a latency test, null for any. */
+  oneWayLoss: string | null;
   sort: SortKey;
   direction: SortDirection;
   /** 1-based; may exceed the page count (pagePaths clamps it). */
@@ -73,6 +100,10 @@ function emptyToNull(value: string | null): string | null {
   return value === null || value.trim() === "" ? null : value;
 }
 
+function oneWayLossFilter(value: string | null): string | null {
+  return value === NONE_VALUE || ONE_WAY_LOSS_LEVELS.some((level) => level.value === value) ? value : null;
+}
+
 /** The view a URL describes; anything absent or malformed takes its default. */
 export function parseView(params: URLSearchParams): PathListView {
   const sortParam = params.get("sort");
@@ -85,6 +116,7 @@ export function parseView(params: URLSearchParams): PathListView {
     openFindingsOnly: params.get("findings") === "open",
     diagnosis: emptyToNull(params.get("diagnosis")),
     status: emptyToNull(params.get("status")),
+    oneWayLoss: oneWayLossFilter(params.get("oneway")),
     sort,
     direction: dir === "asc" || dir === "desc" ? dir : WORST_FIRST[sort],
     page: Number.isFinite(page) && page >= 1 ? page : 1,
@@ -108,6 +140,9 @@ export function viewParams(view: PathListView): URLSearchParams {
   }
   if (view.status !== null) {
     params.set("status", view.status);
+  }
+  if (view.oneWayLoss !== null) {
+    params.set("oneway", view.oneWayLoss);
   }
   if (view.sort !== "path") {
     params.set("sort", view.sort);
@@ -134,8 +169,20 @@ export function isFiltered(view: PathListView): boolean {
     view.mesh !== null ||
     view.openFindingsOnly ||
     view.diagnosis !== null ||
-    view.status !== null
+    view.status !== null ||
+    view.oneWayLoss !== null
   );
+}
+
+/** Whether a path's one-way loss passes the filter's value (see PathListView.oneWayLoss). */
+function passesOneWayLoss(path: ListedPath, filter: string): boolean {
+  const { forward_loss_fraction: forward, backward_loss_fraction: backward } = path;
+  if (filter === NONE_VALUE) {
+    return forward === null && backward === null;
+  }
+  const level = ONE_WAY_LOSS_LEVELS.find((item) => item.value === filter);
+  const worst = Math.max(forward ?? -1, backward ?? -1);
+  return level !== undefined && worst >= level.atLeast;
 }
 
 /** The paths that pass the client-side filters (the mesh is the server's), in their order. */
@@ -149,6 +196,9 @@ export function filterPaths<T extends ListedPath>(paths: readonly T[], view: Pat
       return false;
     }
     if (view.status !== null && (path.last_run_status ?? NONE_VALUE) !== view.status) {
+      return false;
+    }
+    if (view.oneWayLoss !== null && !passesOneWayLoss(path, view.oneWayLoss)) {
       return false;
     }
     if (words.length > 0) {
@@ -172,6 +222,10 @@ function sortValue(path: ListedPath, key: SortKey): number | string | null {
       return path.rtt_median_ms;
     case "loss":
       return path.loss_fraction;
+    case "forward_loss":
+      return path.forward_loss_fraction;
+    case "backward_loss":
+      return path.backward_loss_fraction;
     case "rate":
       return path.rate_bps;
     case "fraction":

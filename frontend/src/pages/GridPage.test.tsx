@@ -166,6 +166,27 @@ describe("GridPage", () => {
     });
   });
 
+  it("shows each direction's one-way loss, and no data where no latency test runs", async () => {
+    const oneWay = meshGrid("default", [A, B, C], [
+      cell(A, B, { forward_loss_fraction: 0.02 }),
+      cell(B, A, { forward_loss_fraction: 0 }),
+      cell(A, C, { forward_loss_fraction: null }),
+    ]);
+    renderGrid({ "/api/v1/analysis/meshes/default/grid/": oneWay }, "/grid?metric=one_way_loss");
+    await waitFor(() => {
+      expect(linkFor(A, B).textContent).toContain("2%");
+    });
+    expect(metricPicker().value).toBe("one_way_loss");
+    expect(linkFor(A, B).className).toContain("tone-bad");
+    expect(linkFor(B, A).textContent).toContain("0%");
+    expect(linkFor(B, A).className).toContain("tone-good");
+    expect(linkFor(A, C).className).toContain("tone-none");
+    expect(screen.getByText("from 1.00 %")).toBeDefined();
+    expect(screen.getByText("no data: no latency test")).toBeDefined();
+    fireEvent.mouseOver(linkFor(A, B));
+    expect(linkFor(A, B).getAttribute("title")).toContain("last hour: one-way loss 2.00 % (latency test, unloaded)");
+  });
+
   it("opens the path page inside the app when a cell is clicked", async () => {
     renderGrid();
     await screen.findAllByText("97%");

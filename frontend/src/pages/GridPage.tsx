@@ -287,7 +287,7 @@ export function GridPage() {
       <p className="muted">
         Each path of a mesh at a glance, for one metric: throughput against its ceiling (the lowest of what the link,
         the receive window, the send buffer and loss allow) or absolute, the RTT median and loss of the last hour, the
-        RTT modes, or how the newest run went. Colours follow the mesh&apos;s thresholds.
+        one-way loss of each direction (latency tests), the RTT modes, or how the newest run went. Colours follow the mesh&apos;s thresholds.
       </p>
       {choices.isError && <LoadError what="the diagnosis labels" error={choices.error} />}
       {body}

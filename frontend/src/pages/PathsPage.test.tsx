@@ -34,6 +34,8 @@ function summary(source: AgentRef, destination: AgentRef, fields: Partial<PathLi
     data_age_s: 300,
     rtt_median_ms: 7.9,
     loss_fraction: 0.001,
+    forward_loss_fraction: null,
+    backward_loss_fraction: null,
     rate_bps: 3.1e9,
     ceiling_bps: 3.2e9,
     fraction_of_ceiling: 0.97,
@@ -276,6 +278,40 @@ describe("PathsPage", () => {
     expect(rowNames()[2]).toBe("dcb → dca");
     fireEvent.click(screen.getByRole("button", { name: /^Findings/ }));
     expect(rowNames()[0]).toBe("dca → dcb");
+  });
+
+  it("shows one-way loss each way, sorts worst first and filters by it, – without a latency test", async () => {
+    const withLatency = [
+      summary(A, B, { forward_loss_fraction: 0.0005, backward_loss_fraction: 0.02 }),
+      summary(B, A, { forward_loss_fraction: 0.02, backward_loss_fraction: 0.0005 }),
+      summary(A, C),
+    ];
+    renderPaths({ "/api/v1/analysis/paths/": pathList(withLatency) });
+    await screen.findByText("dca → dcb");
+    const cellsOf = (name: string) =>
+      [...(screen.getByText(name).closest("tr")?.querySelectorAll("td") ?? [])].map((cell) => cell.textContent);
+    // Path, RTT, loss, one-way →, one-way ←, ...
+    expect(cellsOf("dca → dcb").slice(2, 5)).toEqual(["0.10 %", "0.050 %", "2.00 %"]);
+    expect(cellsOf("dca → edge-1").slice(2, 5)).toEqual(["0.10 %", "–", "–"]);
+
+    fireEvent.click(screen.getByRole("button", { name: /^One-way →/ }));
+    expect(where()).toBe("/paths?sort=forward_loss");
+    expect(rowNames()).toEqual(["dcb → dca", "dca → dcb", "dca → edge-1"]);
+    fireEvent.click(screen.getByRole("button", { name: /^One-way ←/ }));
+    expect(rowNames()).toEqual(["dca → dcb", "dcb → dca", "dca → edge-1"]);
+
+    const oneWay = screen.getByRole<HTMLSelectElement>("combobox", { name: /One-way loss/ });
+    expect([...oneWay.options].map((option) => option.text)).toEqual([
+      "any",
+      "≥ 0.1 % either way",
+      "≥ 1 % either way",
+      "no latency test",
+    ]);
+    fireEvent.change(oneWay, { target: { value: "crit" } });
+    expect(where()).toBe("/paths?oneway=crit&sort=backward_loss");
+    expect(rowNames()).toEqual(["dca → dcb", "dcb → dca"]);
+    fireEvent.change(oneWay, { target: { value: "none" } });
+    expect(rowNames()).toEqual(["dca → edge-1"]);
   });
 
   it("opens the view a link describes", async () => {

@@ -39,8 +39,8 @@ function ListSummary({ list }: { list: PathList }) {
   return (
     <p className="muted">
       {plural(list.paths.length, "path", "paths")}: {counts.format(withFindings)} with open findings,{" "}
-      {counts.format(stale)} without data for over an hour. RTT and loss are of the last hour, throughput of the
-      newest analysed run; as of {formatUtc(list.generated_at)}.
+      {counts.format(stale)} without data for over an hour. RTT and loss are of the last hour (one-way loss from
+      latency tests), throughput of the newest analysed run; as of {formatUtc(list.generated_at)}.
     </p>
   );
 }
@@ -83,7 +83,7 @@ function AgentPaths({
           type="button"
           className="link"
           onClick={() => {
-            update({ text: "", openFindingsOnly: false, diagnosis: null, status: null });
+            update({ text: "", openFindingsOnly: false, diagnosis: null, status: null, oneWayLoss: null });
           }}
         >
           Clear the filters

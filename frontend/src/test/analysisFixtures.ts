@@ -478,6 +478,7 @@ export function gridCell(source: AgentRef, destination: AgentRef, fields: Partia
     diagnosis: "receive_window",
     measured_at: "2026-11-22T12:00:00Z",
     loss_fraction: 0,
+    forward_loss_fraction: null,
     rtt_median_ms: 7.9,
     mode_count: 2,
     rtt_mode_verdict: "ecmp",

@@ -1,6 +1,6 @@
 """GET /api/v1/analysis/paths/ (every path's current state, the Paths list) and
 GET /api/v1/analysis/paths/spark/ (a page's sparklines): shapes, the mesh filter, refused input,
-and a fixed number of queries whatever the number of paths."""
+one-way loss each way, and a fixed number of queries whatever the number of paths."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from analysis.models import Finding
 from analysis.services import shaping
 from analysis.services.path_list import path_list
 from analysis.services.run_analyses import analyze_recent
-from analysis.tests.services.fixtures import MIB, T0, facts, pings, snapshot, throughput_run
+from analysis.tests.services.fixtures import MIB, T0, facts, latency_sessions, pings, snapshot, throughput_run
 from fathom.testing import FathomTestCase
 from history.backfill import mark_range
 from history.refresh import refresh
@@ -91,6 +91,24 @@ class PathListTests(FathomTestCase):
         assert failed["last_run_status"] == "failed" and failed["data_age_s"] == 2 * 3600 + 300
         assert failed["rtt_median_ms"] is None and failed["loss_fraction"] is None and failed["rate_bps"] is None
         assert failed["limit"] is None and failed["open_findings"] == 0
+
+    def test_one_way_loss_each_way_from_the_last_hours_unloaded_latency_intervals(self) -> None:
+        rows = self.rows()
+        assert all(row["forward_loss_fraction"] is None for row in rows.values())  # no latency test yet
+        assert all(row["backward_loss_fraction"] is None for row in rows.values())
+        # athens' two-way session towards frankfurt, with loaded minutes left out; a one-way-only
+        # session (OWAMP) towards vienna, which has no way back to read.
+        latency_sessions(self.athens, self.frankfurt, NOW - timedelta(minutes=30), 20, forward_lost=6, backward_lost=3)
+        latency_sessions(self.athens, self.frankfurt, NOW - timedelta(minutes=8), 5, forward_lost=300, own_load=True)
+        latency_sessions(self.athens, self.vienna, NOW - timedelta(minutes=30), 10, forward_lost=12, one_way_only=True)
+        rows = self.rows()
+        forward = rows[("athens", "frankfurt")]
+        assert forward["forward_loss_fraction"] == 6 / 600 and forward["backward_loss_fraction"] == 3 / 594
+        # The way back is read from athens' session, as the grid's frankfurt -> athens cell.
+        reverse_row = rows[("frankfurt", "athens")]
+        assert reverse_row["forward_loss_fraction"] == 3 / 594 and reverse_row["backward_loss_fraction"] == 6 / 600
+        one_way = rows[("athens", "vienna")]
+        assert one_way["forward_loss_fraction"] == 12 / 600 and one_way["backward_loss_fraction"] is None
 
     def test_the_view_renders_what_the_serializer_would(self) -> None:
         with mock.patch("django.utils.timezone.now", return_value=NOW):

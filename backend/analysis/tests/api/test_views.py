@@ -194,7 +194,7 @@ class AnalysisApiTests(FathomTestCase):
         MeshMember.objects.create(mesh=mesh, agent=self.athens)
         MeshMember.objects.create(mesh=mesh, agent=self.frankfurt)
         client = self.user_client(self.outsider)
-        with self.assertNumQueries(12):  # session, user, mesh, members, tests, agents, 6 analysis queries
+        with self.assertNumQueries(13):  # session, user, mesh, members, tests, agents, 7 analysis queries
             response = client.get(reverse("analysis-mesh-grid", args=["pair"]))
         assert response.status_code == 200
         cells = {(cell["source"]["name"], cell["destination"]["name"]): cell for cell in response.json()["cells"]}

@@ -1,5 +1,5 @@
 """Rows the analysis reads, made the way agents report them: host facts, throughput runs
-with their intervals, pings and flow sweeps, and stored run analyses."""
+with their intervals, pings, latency intervals and flow sweeps, and stored run analyses."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 from analysis.choices import Diagnosis
 from analysis.models import RunAnalysis
 from inventory.models import Agent, HostFactsSnapshot
-from measurements.models import FlowSample, PingSample, Run, ThroughputInterval
+from measurements.models import FlowSample, LatencyInterval, PingSample, Run, ThroughputInterval
 
 MIB = 2**20
 T0 = datetime(2026, 11, 20, 12, 0, tzinfo=UTC)
@@ -234,3 +234,53 @@ def analysis_row(
         evidence={},
         iperf3_version=iperf3,
     )
+
+
+def latency_sessions(
+    source: Agent,
+    destination: Agent,
+    start: datetime,
+    minutes: int,
+    *,
+    forward_ms: float = 20.0,
+    backward_ms: float = 5.0,
+    forward_lost: int = 0,
+    backward_lost: int = 0,
+    reflector_synchronized: bool = True,
+    own_load: bool = False,
+    one_way_only: bool = False,
+) -> None:
+    """A minute interval of source's session towards destination for each minute from start;
+    one_way_only: an OWAMP session's, without a way back."""
+    rows = []
+    for index in range(minutes):
+        jitter = (index % 3) * 0.01
+        delays = {
+            f"{direction}_{key}": base + offset + jitter
+            for direction, base in (("forward", forward_ms), ("backward", backward_ms))
+            for key, offset in (("min_ms", 0.0), ("p50_ms", 0.1), ("p90_ms", 0.2), ("p99_ms", 0.3), ("max_ms", 0.5))
+            if direction == "forward" or not one_way_only
+        }
+        rows.append(
+            LatencyInterval(
+                time=start + index * timedelta(minutes=1),
+                ended_at=start + (index + 1) * timedelta(minutes=1),
+                run_id=uuid.uuid4(),
+                source_id=source.pk,
+                destination_id=destination.pk,
+                sent=600,
+                answered=600 - forward_lost - (0 if one_way_only else backward_lost),
+                duplicates=0,
+                malformed=0,
+                forward_lost=forward_lost,
+                backward_lost=None if one_way_only else backward_lost,
+                round_trip_min_ms=None if one_way_only else forward_ms + backward_ms,
+                sender_synchronized=True,
+                sender_error_ms=0.001,
+                reflector_synchronized=reflector_synchronized,
+                reflector_error_ms=0.001,
+                own_load=own_load,
+                **delays,
+            )
+        )
+    LatencyInterval.objects.bulk_create(rows)

@@ -4,7 +4,7 @@ own, named by its direction, from trusted clocks only for delay and unloaded int
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timedelta
+from datetime import timedelta
 
 from django.test import override_settings
 
@@ -14,61 +14,14 @@ from analysis.services.finding_text import finding_summary
 from analysis.services.findings import detect_findings
 from analysis.services.run_analyses import recently_received_metrics
 from analysis.tests.services.fixtures import T0
+from analysis.tests.services.fixtures import latency_sessions as sessions
 from fathom.testing import FathomTestCase
-from inventory.models import Agent
-from measurements.models import LatencyInterval, Run
+from measurements.models import Run
 
 MINUTE = timedelta(minutes=1)
 STEP_AT = T0 + timedelta(hours=1)
 NOW = STEP_AT + timedelta(minutes=10)
 ONE_WAY = frozenset({FindingMetric.ONE_WAY_DELAY, FindingMetric.ONE_WAY_LOSS})
-
-
-def sessions(
-    source: Agent,
-    destination: Agent,
-    start: datetime,
-    minutes: int,
-    *,
-    forward_ms: float = 20.0,
-    backward_ms: float = 5.0,
-    forward_lost: int = 0,
-    backward_lost: int = 0,
-    reflector_synchronized: bool = True,
-    own_load: bool = False,
-) -> None:
-    """A minute interval of source's session towards destination for each minute from start."""
-    rows = []
-    for index in range(minutes):
-        jitter = (index % 3) * 0.01
-        delays = {
-            f"{direction}_{key}": base + offset + jitter
-            for direction, base in (("forward", forward_ms), ("backward", backward_ms))
-            for key, offset in (("min_ms", 0.0), ("p50_ms", 0.1), ("p90_ms", 0.2), ("p99_ms", 0.3), ("max_ms", 0.5))
-        }
-        rows.append(
-            LatencyInterval(
-                time=start + index * MINUTE,
-                ended_at=start + (index + 1) * MINUTE,
-                run_id=uuid.uuid4(),
-                source_id=source.pk,
-                destination_id=destination.pk,
-                sent=600,
-                answered=600 - forward_lost - backward_lost,
-                duplicates=0,
-                malformed=0,
-                forward_lost=forward_lost,
-                backward_lost=backward_lost,
-                round_trip_min_ms=forward_ms + backward_ms,
-                sender_synchronized=True,
-                sender_error_ms=0.001,
-                reflector_synchronized=reflector_synchronized,
-                reflector_error_ms=0.001,
-                own_load=own_load,
-                **delays,
-            )
-        )
-    LatencyInterval.objects.bulk_create(rows)
 
 
 @override_settings(ANALYSIS_RTT_WINDOW_S=60, ANALYSIS_RTT_BASELINE_S=3600)

@@ -1,5 +1,5 @@
 import type { Choice } from "../../api/queries";
-import { NONE_VALUE, type PathListView } from "../../lib/pathList";
+import { NONE_VALUE, ONE_WAY_LOSS_LEVELS, type PathListView } from "../../lib/pathList";
 
 export interface FilterOption {
   value: string;
@@ -108,6 +108,18 @@ export function PathFilters({
         options={statuses}
         onChange={(status) => {
           onChange({ status });
+        }}
+      />
+      <Select
+        label="One-way loss"
+        value={view.oneWayLoss}
+        anyLabel="any"
+        options={[
+          ...ONE_WAY_LOSS_LEVELS.map(({ value, label }) => ({ value, label })),
+          { value: NONE_VALUE, label: "no latency test" },
+        ]}
+        onChange={(oneWayLoss) => {
+          onChange({ oneWayLoss });
         }}
       />
       <label>

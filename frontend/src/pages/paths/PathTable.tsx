@@ -27,6 +27,18 @@ const COLUMNS: readonly { key: SortKey; title: string; hint: string; number?: bo
   { key: "path", title: "Path", hint: "source → destination" },
   { key: "rtt", title: "RTT", hint: "median of the last hour", number: true },
   { key: "loss", title: "Loss", hint: "pings lost in the last hour", number: true },
+  {
+    key: "forward_loss",
+    title: "One-way →",
+    hint: "loss source → destination in the last hour (latency tests, without Fathom's own load)",
+    number: true,
+  },
+  {
+    key: "backward_loss",
+    title: "One-way ←",
+    hint: "loss destination → source in the last hour (latency tests, without Fathom's own load)",
+    number: true,
+  },
   { key: "rate", title: "Throughput", hint: "newest analysed run of 31 days, and its ceiling", number: true },
   { key: "fraction", title: "Of ceiling", hint: "throughput / ceiling" },
   { key: "limit", title: "Limit", hint: "diagnosis, and the ceiling term that binds" },
@@ -135,6 +147,8 @@ function PathRow({
       </td>
       <td className="number">{formatMs(path.rtt_median_ms)}</td>
       <td className="number">{formatPercent(path.loss_fraction)}</td>
+      <td className="number">{formatPercent(path.forward_loss_fraction)}</td>
+      <td className="number">{formatPercent(path.backward_loss_fraction)}</td>
       <td
         className="number nowrap"
         title={path.measured_at === null ? undefined : `run of ${formatUtc(path.measured_at)}`}
