@@ -1,6 +1,7 @@
 // Package agent wires the running agent together: plan polling, the scheduler and probes,
 // the spool and uploader, host facts, the iperf3 server, echo responder and TWAMP-light
-// reflector peers test against, and the iperf3 windows perfSONAR nodes test against.
+// reflector peers test against, and the iperf3 windows and TWAMP-Control server perfSONAR
+// nodes test against.
 package agent
 
 import (
@@ -31,6 +32,7 @@ import (
 	"github.com/fathom-net/fathom/agents/internal/result"
 	"github.com/fathom-net/fathom/agents/internal/schedule"
 	"github.com/fathom-net/fathom/agents/internal/spool"
+	"github.com/fathom-net/fathom/agents/internal/twampcontrol"
 	"github.com/fathom-net/fathom/agents/internal/upload"
 )
 
@@ -66,6 +68,8 @@ type Agent struct {
 	windows *iperfwindow.Opener
 	// reflector is nil when the TWAMP-light reflector is off.
 	reflector *reflector.Service
+	// twampControl is nil when the reflector or TWAMP-Control is off.
+	twampControl *twampcontrol.Server
 }
 
 // New prepares an agent; nothing runs until Run. clk times its waits (clock.Real but in a
@@ -112,6 +116,11 @@ func New(cfg config.Config, client *api.Client, version string, clk clock.Clock,
 	if cfg.Twamp.Enabled {
 		a.reflector = reflector.New(cfg.Twamp.Port, cfg.Twamp.Bind, cfg.Twamp.Rate, hostclock.For(cfg.Twamp.ClockShared),
 			log.With("component", "twamp"))
+		if cfg.Twamp.Control {
+			// The reflector's admission is the control server's: one set of planned peers.
+			a.twampControl = twampcontrol.New(cfg.Twamp.Port, cfg.Twamp.Bind, cfg.Twamp.Port, a.reflector.Admits,
+				log.With("component", "twamp-control"))
+		}
 	}
 	if cfg.Twamp.ClockShared {
 		log.Warn("twamp.clock_shared: this host's clock is declared synchronized to 1 µs whatever NTP says; only a lab whose hosts share one kernel may",
@@ -197,6 +206,10 @@ func (a *Agent) Run(ctx context.Context) error {
 	if a.reflector != nil {
 		wg.Add(1)
 		go func() { defer wg.Done(); a.reflector.Run(ctx) }()
+	}
+	if a.twampControl != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); a.twampControl.Run(ctx) }()
 	}
 	wg.Add(1)
 	go func() { defer wg.Done(); a.uploader.Run(ctx) }()

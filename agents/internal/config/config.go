@@ -59,6 +59,9 @@ type Twamp struct {
 	Bind    string `yaml:"bind"`
 	// Rate is the answers a second to one sender: the fastest plannable test sends 100.
 	Rate float64 `yaml:"rate"`
+	// Control also answers TWAMP-Control on TCP at the same port, for full-TWAMP clients
+	// (perfSONAR's twping): only with Enabled, since the reflector answers their packets.
+	Control bool `yaml:"control"`
 	// ClockShared declares this host's clock synchronized to 1 µs, whatever NTP says: only
 	// for the lab, whose agents are network namespaces of one kernel and read one clock.
 	// Never on real hosts: their one-way delays would pass for exact between clocks that
@@ -99,7 +102,7 @@ func Defaults() Config {
 		PlanPollIntervalS: 30,
 		Iperf3:            Iperf3{Enabled: true, Binary: "iperf3", Port: 5201, PerfsonarWindows: true},
 		Echo:              Echo{Enabled: true, Port: 5202},
-		Twamp:             Twamp{Enabled: true, Port: 862, Rate: 100},
+		Twamp:             Twamp{Enabled: true, Port: 862, Rate: 100, Control: true},
 		Ping:              Ping{Binary: "ping"},
 		Trace:             Trace{Binary: "traceroute"},
 		Spool:             Spool{MaxBytes: 256 << 20},
@@ -193,6 +196,7 @@ var Env = map[string]string{
 	"FATHOM_TWAMP_BIND":               "twamp.bind",
 	"FATHOM_TWAMP_RATE":               "twamp.rate",
 	"FATHOM_TWAMP_CLOCK_SHARED":       "twamp.clock_shared",
+	"FATHOM_TWAMP_CONTROL":            "twamp.control",
 	"FATHOM_LOG_LEVEL":                "log.level",
 	"FATHOM_LOG_FORMAT":               "log.format",
 }
@@ -246,6 +250,7 @@ func setters(c *Config) map[string]func(string) error {
 		"twamp.bind":               str(&c.Twamp.Bind),
 		"twamp.rate":               decimal(&c.Twamp.Rate),
 		"twamp.clock_shared":       boolean(&c.Twamp.ClockShared),
+		"twamp.control":            boolean(&c.Twamp.Control),
 		"log.level":                str(&c.Log.Level),
 		"log.format":               str(&c.Log.Format),
 	}
@@ -269,6 +274,7 @@ var flagNames = map[string]string{
 	"twamp-bind":               "twamp.bind",
 	"twamp-rate":               "twamp.rate",
 	"twamp-clock-shared":       "twamp.clock_shared",
+	"twamp-control":            "twamp.control",
 	"log.level":                "log.level",
 	"log.format":               "log.format",
 }

@@ -130,20 +130,28 @@ func TestEchoResponderSettings(t *testing.T) {
 
 func TestTwampReflectorSettings(t *testing.T) {
 	cfg, _, err := Load(nil, noEnv)
-	want := Twamp{Enabled: true, Port: 862, Bind: "", Rate: 100, ClockShared: false}
+	want := Twamp{Enabled: true, Port: 862, Bind: "", Rate: 100, ClockShared: false, Control: true}
 	if err != nil || cfg.Twamp != want {
 		t.Fatalf("defaults %+v %v", cfg.Twamp, err)
 	}
 	path := write(t, "twamp:\n  port: 8620\n  bind: 198.18.1.2\n  rate: 50\n")
 	env := map[string]string{"FATHOM_TWAMP_PORT": "8621", "FATHOM_TWAMP_RATE": "12.5", "FATHOM_TWAMP_CLOCK_SHARED": "true"}
 	cfg, _, err = Load([]string{"--config", path, "--twamp-bind", "198.18.1.3", "--twamp-port", "8622"}, func(k string) string { return env[k] })
-	want = Twamp{Enabled: true, Port: 8622, Bind: "198.18.1.3", Rate: 12.5, ClockShared: true}
+	want = Twamp{Enabled: true, Port: 8622, Bind: "198.18.1.3", Rate: 12.5, ClockShared: true, Control: true}
 	if err != nil || cfg.Twamp != want {
 		t.Fatalf("file < env < flags: %+v %v", cfg.Twamp, err)
 	}
 	cfg, _, err = Load([]string{"--twamp-enabled", "false", "--twamp-clock-shared", "true"}, noEnv)
 	if err != nil || cfg.Twamp.Enabled || !cfg.Twamp.ClockShared {
 		t.Fatalf("flags %+v %v", cfg.Twamp, err)
+	}
+	cfg, _, err = Load([]string{"--twamp-control", "false"}, noEnv)
+	if err != nil || cfg.Twamp.Control || !cfg.Twamp.Enabled {
+		t.Fatalf("--twamp-control false: %+v %v", cfg.Twamp, err)
+	}
+	cfg, _, err = Load(nil, func(k string) string { return map[string]string{"FATHOM_TWAMP_CONTROL": "0"}[k] })
+	if err != nil || cfg.Twamp.Control {
+		t.Fatalf("FATHOM_TWAMP_CONTROL=0: %+v %v", cfg.Twamp, err)
 	}
 	// A disabled reflector's port and rate are not checked, nor its clash with the others'.
 	if _, _, err := Load([]string{"--twamp-enabled", "false", "--twamp-port", "5202", "--twamp-rate", "0"}, noEnv); err != nil {
