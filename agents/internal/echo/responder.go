@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/fathom-net/fathom/agents/internal/pktinfo"
+	"github.com/fathom-net/fathom/agents/internal/restart"
 )
 
 // Responder answers peers' flow-sweep probes on one port: UDP echo requests, and TCP
@@ -44,24 +45,9 @@ func New(port int, bind string, log *slog.Logger) *Responder {
 // Run serves until ctx ends, listening again with back-off when the port cannot be had
 // (another process holds it) or the sockets fail.
 func (r *Responder) Run(ctx context.Context) {
-	backoff := r.MinBackoff
-	for ctx.Err() == nil {
-		began := time.Now()
-		err := r.serve(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if time.Since(began) > time.Minute {
-			backoff = r.MinBackoff
-		}
-		r.Log.Warn("echo responder stopped; restarting", "port", r.Port, "error", err, "retry_in", backoff)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, r.MaxBackoff)
-	}
+	restart.Loop(ctx, r.MinBackoff, r.MaxBackoff, r.serve, func(err error, retryIn time.Duration) {
+		r.Log.Warn("echo responder stopped; restarting", "port", r.Port, "error", err, "retry_in", retryIn)
+	})
 }
 
 func (r *Responder) serve(ctx context.Context) error {

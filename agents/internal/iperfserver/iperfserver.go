@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/fathom-net/fathom/agents/internal/childproc"
+	"github.com/fathom-net/fathom/agents/internal/restart"
 )
 
 // TimeSkewThreshold is how far (seconds) a client's clock may differ from the server's: iperf3
@@ -122,39 +123,30 @@ func socketInState(bind string, port int, state string) bool {
 	return false
 }
 
-// Run keeps the server alive until ctx ends, then stops it.
+// Run keeps the server alive until ctx ends, then stops it; a server that ran a while before
+// dying is restarted promptly.
 func (s *Server) Run(ctx context.Context) {
-	backoff := s.MinBackoff
-	for ctx.Err() == nil {
-		began := time.Now()
-		cmd := childproc.Command(ctx, s.Binary, append(s.Args(), "--forceflush")...)
-		cmd.WaitDelay = 5 * time.Second
-		stdout, err := cmd.StdoutPipe()
-		if err == nil {
-			err = cmd.Start()
-		}
-		if err == nil {
-			s.Log.Info("iperf3 server started", "port", s.Port, "bind", s.Bind, "pid", cmd.Process.Pid,
-				"authentication", s.Auth != nil, "max_test", s.MaxTest)
-			if s.Started != nil {
-				s.Started(cmd.Process.Pid)
-			}
-			s.watch(stdout, cmd.Process)
-			err = cmd.Wait()
-		}
-		if ctx.Err() != nil {
-			return
-		}
-		// A server that ran a while before dying gets restarted promptly.
-		if time.Since(began) > time.Minute {
-			backoff = s.MinBackoff
-		}
-		s.Log.Warn("iperf3 server exited; restarting", "error", err, "retry_in", backoff)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, s.MaxBackoff)
+	restart.Loop(ctx, s.MinBackoff, s.MaxBackoff, s.runOnce, func(err error, retryIn time.Duration) {
+		s.Log.Warn("iperf3 server exited; restarting", "error", err, "retry_in", retryIn)
+	})
+}
+
+// runOnce runs one iperf3 server process until it exits or ctx ends.
+func (s *Server) runOnce(ctx context.Context) error {
+	cmd := childproc.Command(ctx, s.Binary, append(s.Args(), "--forceflush")...)
+	cmd.WaitDelay = 5 * time.Second
+	stdout, err := cmd.StdoutPipe()
+	if err == nil {
+		err = cmd.Start()
 	}
+	if err != nil {
+		return err
+	}
+	s.Log.Info("iperf3 server started", "port", s.Port, "bind", s.Bind, "pid", cmd.Process.Pid,
+		"authentication", s.Auth != nil, "max_test", s.MaxTest)
+	if s.Started != nil {
+		s.Started(cmd.Process.Pid)
+	}
+	s.watch(stdout, cmd.Process)
+	return cmd.Wait()
 }

@@ -21,6 +21,7 @@ import (
 	"github.com/fathom-net/fathom/agents/internal/hostclock"
 	"github.com/fathom-net/fathom/agents/internal/plan"
 	"github.com/fathom-net/fathom/agents/internal/probe/twamp"
+	"github.com/fathom-net/fathom/agents/internal/restart"
 )
 
 // Service is the reflector. Set its fields before Run; Admit may be called at any time.
@@ -138,25 +139,10 @@ func (s *Service) Run(ctx context.Context) {
 	wg.Add(1)
 	go func() { defer wg.Done(); s.resolveNames(ctx) }()
 	defer wg.Wait()
-	backoff := s.MinBackoff
-	for ctx.Err() == nil {
-		began := time.Now()
-		err := s.serve(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if time.Since(began) > time.Minute {
-			backoff = s.MinBackoff
-		}
+	restart.Loop(ctx, s.MinBackoff, s.MaxBackoff, s.serve, func(err error, retryIn time.Duration) {
 		s.Log.Error("twamp reflector not answering; peers' latency tests to this host lose every packet until it does",
-			"port", s.Port, "bind", s.Bind, "error", err, "retry_in", backoff)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, s.MaxBackoff)
-	}
+			"port", s.Port, "bind", s.Bind, "error", err, "retry_in", retryIn)
+	})
 }
 
 func (s *Service) serve(ctx context.Context) error {

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/fathom-net/fathom/agents/internal/probe/twamp"
+	"github.com/fathom-net/fathom/agents/internal/restart"
 )
 
 // Server is the TWAMP-Control server. Set its fields before Run.
@@ -69,25 +70,10 @@ func (s *Server) now() time.Time {
 // Run serves until ctx ends, listening again with back-off while the port cannot be had.
 func (s *Server) Run(ctx context.Context) {
 	s.started = s.now()
-	backoff := s.MinBackoff
-	for ctx.Err() == nil {
-		began := time.Now()
-		err := s.serve(ctx)
-		if ctx.Err() != nil {
-			return
-		}
-		if time.Since(began) > time.Minute {
-			backoff = s.MinBackoff
-		}
+	restart.Loop(ctx, s.MinBackoff, s.MaxBackoff, s.serve, func(err error, retryIn time.Duration) {
 		s.Log.Error("twamp control not answering; perfSONAR nodes' twping tests to this host fail until it does",
-			"port", s.Port, "bind", s.Bind, "error", err, "retry_in", backoff)
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(backoff):
-		}
-		backoff = min(backoff*2, s.MaxBackoff)
-	}
+			"port", s.Port, "bind", s.Bind, "error", err, "retry_in", retryIn)
+	})
 }
 
 func (s *Server) serve(ctx context.Context) error {
