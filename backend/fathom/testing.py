@@ -14,7 +14,7 @@ from alerts.defaults import ensure_default_rules
 from core import contract
 from inventory.models import Agent
 from inventory.services import create_enrollment_token, digest, enroll_agent, new_secret
-from meshes.models import Mesh, MeshTest
+from meshes.models import Mesh, MeshMember, MeshTest
 from meshes.services.defaults import ensure_default_mesh
 
 CONTRACT_EXAMPLES = contract.EXAMPLES_DIR / "result-batch"
@@ -37,6 +37,16 @@ def add_latency_mesh(spec: dict[str, Any] | None = None) -> Mesh:
     mesh = Mesh.objects.create(name="latency", all_agents=True)
     interval_s = spec.get("report_interval_s", 60)
     MeshTest.objects.create(mesh=mesh, name="latency", test_type="latency", spec=spec, interval_s=interval_s)
+    return mesh
+
+
+def add_list_mesh(name: str, agent: Agent, targets: list[str], test_type: str, spec: dict[str, Any]) -> Mesh:
+    """A list mesh of one agent measuring targets (devices without an agent) with one test,
+    for tests of apps below meshes, which may not import it."""
+    mesh = Mesh.objects.create(name=name, kind="list", targets=targets)
+    MeshMember.objects.create(mesh=mesh, agent=agent)
+    interval_s = spec.get("report_interval_s", 60) if test_type == "latency" else 300
+    MeshTest.objects.create(mesh=mesh, name=test_type, test_type=test_type, spec=spec, interval_s=interval_s)
     return mesh
 
 

@@ -9,11 +9,10 @@ from typing import Any
 
 import pytest
 
-from fathom.testing import EXAMPLES_RECORDED_AT, FathomTestCase, add_latency_mesh, load_example
+from fathom.testing import EXAMPLES_RECORDED_AT, FathomTestCase, add_latency_mesh, add_list_mesh, load_example
 from measurements.ingest import TimeWindow, semantic_errors
 from measurements.kinds.latency import errors
 from measurements.models import LatencyInterval, PathLatestRun, Run, TargetLatestRun
-from meshes.models import Mesh, MeshMember, MeshTest
 
 RESULTS_URL = "/api/v1/agent/results/"
 EXAMPLE = "valid/latency-one-way-loss.json"
@@ -213,9 +212,7 @@ class LatencyTargetIngestTests(FathomTestCase):
     @classmethod
     def setUpTestData(cls) -> None:
         super().setUpTestData()
-        mesh = Mesh.objects.create(name="routers", kind="list", targets=["Router1.Example.NET"])
-        MeshMember.objects.create(mesh=mesh, agent=cls.athens)
-        MeshTest.objects.create(mesh=mesh, name="owd", test_type="latency", spec={"port": 4000}, interval_s=60)
+        add_list_mesh("routers", cls.athens, ["Router1.Example.NET"], "latency", {"port": 4000})
 
     def post(self, *results: dict[str, Any]) -> Any:
         client = self.agent_client(self.athens, self.athens_credential)
@@ -224,7 +221,7 @@ class LatencyTargetIngestTests(FathomTestCase):
     def device_result(self, target: str = "Router1.Example.NET") -> dict[str, Any]:
         """The answered minute towards a device whose clock is not synchronized (S bit 0)."""
         result = with_latency(answered_result(), port=4000, reflector_clock={"synchronized": False, "error_ms": 0})
-        result.update(peer_id=None, target=target, test_id=f"routers/owd:{target}")
+        result.update(peer_id=None, target=target, test_id=f"routers/latency:{target}")
         return result
 
     def test_stored_with_no_destination_and_the_target_in_one_spelling(self) -> None:
