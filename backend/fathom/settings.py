@@ -177,6 +177,7 @@ SPECTACULAR_SETTINGS = {
         "TlsModeEnum": "perfsonar.choices.TlsMode",
         "PerfsonarTaskStateEnum": "perfsonar.choices.TaskState",
         "TokenStateEnum": "inventory.choices.TokenState",
+        "ClockSourceEnum": "inventory.choices.CLOCK_SOURCES",
         "LabelNameEnum": "alerts.matchers.LABEL_NAMES",
         "MatcherOpEnum": "alerts.matchers.OPS",
         "RuleKindEnum": "alerts.choices.RuleKind",

@@ -49,6 +49,13 @@ TOKEN_STATE_COLORS = {
 # contract names them; the agent's list is tested against the same enum.
 REPORTED_SYSCTLS: tuple[str, ...] = tuple(contract.load("host-facts.v1.schema.json")["$defs"]["ReportedSysctl"]["enum"])
 
+# Where an agent's clock state comes from: the kernel's adjtimex, or the lab's declared clock.
+CLOCK_SOURCES: tuple[str, ...] = tuple(
+    contract.load("host-facts.v1.schema.json")["$defs"]["Clock"]["properties"]["source"]["enum"]
+)
+# The largest error the kernel declares (its maxerror stops growing at 16 s).
+MAX_CLOCK_ERROR_MS = 16_000
+
 AGENT_KIND_COLORS = {AgentKind.FATHOM: "#0969da", AgentKind.PERFSONAR: "#bf3989"}
 
 registry.register("agent_kind", AgentKind, AGENT_KIND_COLORS)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import math
 import re
 import secrets
 import uuid
@@ -283,9 +284,19 @@ def move_agent(agent: Agent, address: str) -> bool:
     return True
 
 
+def error_decade(error_ms: float) -> float:
+    """The power of ten at or below error_ms (0 for none), as the agent's digest keeps it."""
+    return 10.0 ** math.floor(math.log10(error_ms)) if error_ms > 0 else 0.0
+
+
 def facts_digest(facts: dict[str, Any]) -> str:
-    """Digest of everything but the collection time, so re-reports of the same facts match."""
+    """Digest of everything but the collection time, so re-reports of the same facts match.
+    Of the clock's error it keeps the order of magnitude: the kernel grows it between the NTP
+    daemon's updates, and a history row per report would bury the changes that matter."""
     comparable = {key: value for key, value in facts.items() if key != "collected_at"}
+    clock = comparable.get("clock")
+    if isinstance(clock, dict) and isinstance(clock.get("max_error_ms"), int | float):
+        comparable["clock"] = {**clock, "max_error_ms": error_decade(clock["max_error_ms"])}
     return hashlib.sha256(json.dumps(comparable, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 

@@ -90,7 +90,7 @@ func New(cfg config.Config, client *api.Client, version string, clk clock.Clock,
 	if cfg.Iperf3.Enabled {
 		iperfPort = cfg.Iperf3.Port
 	}
-	a.facts = hostfacts.New(version, cfg.Iperf3.Binary, iperfPort)
+	a.facts = hostfacts.New(version, cfg.Iperf3.Binary, iperfPort, cfg.Twamp.ClockShared)
 	if cfg.Iperf3.Enabled {
 		if iperfserver.Supported(context.Background(), cfg.Iperf3.Binary) {
 			if a.iperfAuth, err = iperfserver.PrepareAuth(cfg.StateDir); err != nil {

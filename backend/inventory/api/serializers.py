@@ -6,7 +6,13 @@ from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from core.serializers import ChoiceSerializer, StrictSerializer
-from inventory.choices import AGENT_STATUS_COLORS, REPORTED_SYSCTLS, TOKEN_STATE_COLORS
+from inventory.choices import (
+    AGENT_STATUS_COLORS,
+    CLOCK_SOURCES,
+    MAX_CLOCK_ERROR_MS,
+    REPORTED_SYSCTLS,
+    TOKEN_STATE_COLORS,
+)
 from inventory.models import Agent, EnrollmentToken
 from inventory.public_keys import validate_rsa_public_key_pem
 from inventory.services import AGENT_NAME_RE
@@ -113,6 +119,37 @@ class SysctlsField(serializers.DictField):
         return value
 
 
+class JSONBooleanField(serializers.BooleanField):
+    """true or false only: DRF's own also takes "yes", 1 and "on", which the contract refuses."""
+
+    def to_internal_value(self, data: Any) -> bool:
+        if not isinstance(data, bool):
+            self.fail("invalid", input=data)
+        return data
+
+
+class JSONNumberField(serializers.FloatField):
+    """A JSON number only: DRF's own also takes numeric strings and booleans."""
+
+    def to_internal_value(self, data: Any) -> float:
+        if isinstance(data, bool) or not isinstance(data, int | float):
+            self.fail("invalid")
+        value: float = super().to_internal_value(data)
+        return value
+
+
+class ClockSerializer(StrictSerializer):
+    """The host clock's synchronization; every field is required, so a clock is whole or refused."""
+
+    synchronized = JSONBooleanField()
+    max_error_ms = JSONNumberField(
+        min_value=0, max_value=MAX_CLOCK_ERROR_MS, allow_null=True, help_text="null when the clock could not be read"
+    )
+    # DRF moves declared fields off the class, so this name does not clash with Field's own.
+    source = serializers.ChoiceField(choices=CLOCK_SOURCES)  # type: ignore[assignment]
+    readable = JSONBooleanField()
+
+
 class HostFactsSerializer(StrictSerializer):
     collected_at = serializers.DateTimeField()
     agent_version = serializers.CharField(max_length=64, required=False, allow_blank=True)
@@ -131,6 +168,7 @@ class HostFactsSerializer(StrictSerializer):
     )
     interfaces = InterfaceSerializer(many=True, required=False)
     sysctls = SysctlsField(required=False)
+    clock = ClockSerializer(required=False, help_text="absent from agents older than the field")
 
 
 class HostFactsResponseSerializer(serializers.Serializer[Any]):

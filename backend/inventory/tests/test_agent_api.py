@@ -127,6 +127,63 @@ class HostFactsTests(FathomTestCase):
         assert self.athens.host_facts is None
 
 
+CLOCK: dict[str, Any] = {"synchronized": True, "max_error_ms": 0.4, "source": "kernel", "readable": True}
+
+
+class HostFactsClockTests(FathomTestCase):
+    def test_the_clock_is_stored_and_listed(self) -> None:
+        agent = self.agent_client(self.athens, self.athens_credential)
+        assert agent.put(FACTS_URL, {**FACTS, "clock": CLOCK}, format="json").status_code == 200
+        listed = {a["name"]: a for a in self.user_client(self.outsider).get("/api/v1/agents/").json()}
+        assert listed["athens"]["host_facts"]["clock"] == CLOCK
+        unknown = {"synchronized": False, "max_error_ms": None, "source": "kernel", "readable": False}
+        assert agent.put(FACTS_URL, {**FACTS, "clock": unknown}, format="json").json() == {"changed": True}
+        detail = self.user_client(self.outsider).get(f"/api/v1/agents/{self.athens.pk}/").json()
+        assert detail["host_facts"]["clock"] == unknown
+
+    def test_facts_without_a_clock_stay_valid(self) -> None:
+        agent = self.agent_client(self.athens, self.athens_credential)
+        assert agent.put(FACTS_URL, FACTS, format="json").status_code == 200
+        self.athens.refresh_from_db()
+        assert self.athens.host_facts is not None and "clock" not in self.athens.host_facts
+
+    def test_the_errors_growth_is_no_change_but_losing_sync_is(self) -> None:
+        agent = self.agent_client(self.athens, self.athens_credential)
+        assert agent.put(FACTS_URL, {**FACTS, "clock": CLOCK}, format="json").json() == {"changed": True}
+        grown = {**FACTS, "collected_at": "2026-11-22T11:00:00Z", "clock": {**CLOCK, "max_error_ms": 0.55}}
+        assert agent.put(FACTS_URL, grown, format="json").json() == {"changed": False}
+        self.athens.refresh_from_db()
+        assert self.athens.host_facts is not None
+        assert self.athens.host_facts["clock"]["max_error_ms"] == 0.55, "the agent's row has the latest error"
+        lapsed = {**grown, "clock": {**CLOCK, "synchronized": False, "max_error_ms": 0.55}}
+        assert agent.put(FACTS_URL, lapsed, format="json").json() == {"changed": True}
+        tenfold = {**grown, "clock": {**CLOCK, "max_error_ms": 5.5}}
+        assert agent.put(FACTS_URL, tenfold, format="json").json() == {"changed": True}
+        assert HostFactsSnapshot.objects.filter(agent=self.athens).count() == 3
+
+    def test_malformed_clocks_are_refused_with_the_field_named_and_change_nothing(self) -> None:
+        agent = self.agent_client(self.athens, self.athens_credential)
+        cases: list[tuple[Any, str]] = [
+            ({**CLOCK, "source": "gps"}, "source"),
+            ({**CLOCK, "max_error_ms": -0.1}, "max_error_ms"),
+            ({**CLOCK, "max_error_ms": "0.4"}, "max_error_ms"),
+            ({**CLOCK, "synchronized": "yes"}, "synchronized"),
+            ({**CLOCK, "offset_ms": 2}, "offset_ms"),
+            ({k: v for k, v in CLOCK.items() if k != "readable"}, "readable"),
+        ]
+        for clock, field in cases:
+            reply = agent.put(FACTS_URL, {**FACTS, "clock": clock}, format="json")
+            assert reply.status_code == 400, clock
+            errors = reply.json()["clock"]
+            assert list(errors) == [field], (clock, errors)
+            assert errors[field] and all(isinstance(message, str) and message for message in errors[field])
+        reply = agent.put(FACTS_URL, {**FACTS, "clock": "synchronized"}, format="json")
+        assert reply.status_code == 400 and "clock" in reply.json()
+        assert not HostFactsSnapshot.objects.filter(agent=self.athens).exists()
+        self.athens.refresh_from_db()
+        assert self.athens.host_facts is None
+
+
 class AgentListTests(FathomTestCase):
     def test_status_labels_and_colours(self) -> None:
         Agent.objects.filter(pk=self.athens.pk).update(last_seen_at=timezone.now())

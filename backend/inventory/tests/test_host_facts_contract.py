@@ -7,8 +7,8 @@ from typing import Any
 from rest_framework import serializers
 
 from core import contract
-from inventory.api.serializers import HostFactsSerializer, InterfaceSerializer
-from inventory.choices import REPORTED_SYSCTLS
+from inventory.api.serializers import ClockSerializer, HostFactsSerializer, InterfaceSerializer
+from inventory.choices import CLOCK_SOURCES, REPORTED_SYSCTLS
 
 
 def assert_fields_match(serializer: serializers.Serializer[Any], schema: dict[str, Any]) -> None:
@@ -28,7 +28,11 @@ def test_host_facts_serializer_is_the_contracts() -> None:
     schema = contract.load("host-facts.v1.schema.json")
     assert_fields_match(HostFactsSerializer(), schema)
     assert_fields_match(InterfaceSerializer(), schema["$defs"]["Interface"])
+    assert_fields_match(ClockSerializer(), schema["$defs"]["Clock"])
     assert tuple(schema["$defs"]["ReportedSysctl"]["enum"]) == REPORTED_SYSCTLS
+    source = ClockSerializer().fields["source"]
+    assert isinstance(source, serializers.ChoiceField)
+    assert set(source.choices) == set(CLOCK_SOURCES) == {"kernel", "shared"}
 
 
 def test_the_contract_refuses_what_the_serializer_refuses() -> None:
@@ -43,3 +47,42 @@ def test_the_contract_refuses_what_the_serializer_refuses() -> None:
     ]
     for bad in bad_facts:
         assert not validator.is_valid(bad) and not HostFactsSerializer(data=bad).is_valid(), bad
+
+
+CLOCK = {"synchronized": True, "max_error_ms": 0.4, "source": "kernel", "readable": True}
+
+
+def test_clocks_the_contract_accepts_the_serializer_accepts() -> None:
+    validator = contract.validator("host-facts.v1.schema.json")
+    clocks: list[dict[str, Any]] = [
+        CLOCK,
+        {**CLOCK, "max_error_ms": 16000},
+        {**CLOCK, "max_error_ms": 0},
+        {"synchronized": True, "max_error_ms": 0.001, "source": "shared", "readable": True},
+        {"synchronized": False, "max_error_ms": None, "source": "kernel", "readable": False},
+    ]
+    for clock in clocks:
+        facts = {"collected_at": "2026-11-24T07:00:00Z", "clock": clock}
+        assert validator.is_valid(facts) and HostFactsSerializer(data=facts).is_valid(), clock
+
+
+def test_malformed_clocks_are_refused_by_both() -> None:
+    validator = contract.validator("host-facts.v1.schema.json")
+    clocks: list[Any] = [
+        {**CLOCK, "source": "gps"},
+        {**CLOCK, "max_error_ms": -1},
+        {**CLOCK, "max_error_ms": 16000.5},
+        {**CLOCK, "max_error_ms": "0.4"},
+        {**CLOCK, "max_error_ms": True},
+        {**CLOCK, "synchronized": "yes"},
+        {**CLOCK, "synchronized": 1},
+        {**CLOCK, "readable": None},
+        {**CLOCK, "offset_ms": 3},
+        {key: value for key, value in CLOCK.items() if key != "max_error_ms"},
+        {key: value for key, value in CLOCK.items() if key != "readable"},
+        "synchronized",
+        None,
+    ]
+    for clock in clocks:
+        facts = {"collected_at": "2026-11-24T07:00:00Z", "clock": clock}
+        assert not validator.is_valid(facts) and not HostFactsSerializer(data=facts).is_valid(), clock

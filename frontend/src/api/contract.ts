@@ -210,7 +210,7 @@ export interface LatencyOptions {
 
 // --- host-facts.v1.schema.json
 
-/** What an agent reports about its host (POST /api/v1/agent/host-facts/): what the ceiling math needs to know (interfaces, the TCP buffer and congestion-control sysctls, iperf3). Reported before the agent's first run and whenever it changes. */
+/** What an agent reports about its host (POST /api/v1/agent/host-facts/): what the ceiling math needs to know (interfaces, the TCP buffer and congestion-control sysctls, iperf3) and whether its clock can be trusted for one-way delays. Reported before the agent's first run and whenever it changes. */
 export interface HostFacts {
   collected_at: string;
   agent_version?: string;
@@ -226,6 +226,7 @@ export interface HostFacts {
   interfaces?: Interface[];
   /** values as the kernel prints them, whitespace collapsed */
   sysctls?: Partial<Record<ReportedSysctl, string>>;
+  clock?: Clock;
 }
 
 export interface Interface {
@@ -233,6 +234,18 @@ export interface Interface {
   mtu?: number | null;
   speed_mbps?: number | null;
   addresses?: string[];
+}
+
+/** The host clock's synchronization when the facts were collected: one-way delays to and from this host are right only as far as its clock and its peer's agree. Absent: an agent older than this field. */
+export interface Clock {
+  /** an NTP daemon keeps the clock synchronized (the kernel's STA_UNSYNC is clear); false when it could not be read */
+  synchronized: boolean;
+  /** the error bound the daemon maintains (the kernel's maxerror, which stops growing at 16 s); null when unknown */
+  max_error_ms: number | null;
+  /** kernel: read with adjtimex; shared: the lab's declared clock (twamp.clock_shared), one kernel's clock shared by all its hosts */
+  source: "kernel" | "shared";
+  /** false when adjtimex could not be read (not Linux): the state is unknown */
+  readable: boolean;
 }
 
 /** The TCP tuning sysctls Fathom reasons about (tcp-ceilings.md). */

@@ -1699,6 +1699,23 @@ export interface components {
             token_scope: components["schemas"]["Choice"][];
             token_state: components["schemas"]["Choice"][];
         };
+        /** @description The host clock's synchronization; every field is required, so a clock is whole or refused. */
+        ClockRequest: {
+            synchronized: boolean;
+            /**
+             * Format: double
+             * @description null when the clock could not be read
+             */
+            max_error_ms: number | null;
+            source: components["schemas"]["ClockSourceEnum"];
+            readable: boolean;
+        };
+        /**
+         * @description * `kernel` - kernel
+         *     * `shared` - shared
+         * @enum {string}
+         */
+        ClockSourceEnum: "kernel" | "shared";
         Coincidence: {
             /**
              * @description the same path, its reverse, either host, a path sharing an agent or a traced router
@@ -2233,6 +2250,8 @@ export interface components {
             sysctls?: {
                 [key: string]: string;
             };
+            /** @description absent from agents older than the field */
+            clock?: components["schemas"]["ClockRequest"];
         };
         HostFactsResponse: {
             changed: boolean;

@@ -52,6 +52,18 @@ describe("agentWarnings", () => {
     expect(agentWarnings(agent("c", "online", { clock_offset_s: 1.2 }))).toEqual(["clock 1.2 s ahead of the server's"]);
   });
 
+  it("flags a clock its host facts say is not synchronized, however close to the server's", () => {
+    const facts = (synchronized: boolean, readable = true) => ({
+      collected_at: "2026-11-24T07:00:00Z",
+      clock: { synchronized, max_error_ms: readable ? 0.4 : null, source: "kernel", readable },
+    });
+    expect(agentWarnings(agent("f", "online", { clock_offset_s: 0.004, host_facts: facts(false) }))).toEqual([
+      "clock not synchronized: one-way delays not trusted",
+    ]);
+    expect(agentWarnings(agent("g", "online", { host_facts: facts(true) }))).toEqual([]);
+    expect(agentWarnings(agent("h", "online", { host_facts: facts(false, false) }))).toEqual([]);
+  });
+
   it("says nothing of what an agent did not report, nor of a retired one", () => {
     expect(agentWarnings(agent("d", "online"))).toEqual([]);
     expect(agentWarnings(agent("e", "revoked", { revoked_at: "2026-01-01T00:00:00Z", clock_offset_s: 9 }))).toEqual([]);

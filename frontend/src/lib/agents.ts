@@ -1,6 +1,7 @@
 // Agent states as the Agents page groups them: the server's status value, plus decommissioning.
 import type { Agent } from "../api/queries";
 import { formatBytes } from "./format";
+import { parseHostFacts } from "./hostFacts";
 
 /** Decommissioned agents keep their results but take no part any more. */
 export function isDecommissioned(agent: Agent): boolean {
@@ -60,7 +61,8 @@ export const CLOCK_WARN_S = 1;
 /** A spool this full is more than the few results between two uploads. */
 export const SPOOL_WARN_RESULTS = 100;
 
-/** What an agent last said of itself that a NOC should look at: a clock off, a full spool. */
+/** What an agent last said of itself that a NOC should look at: a clock off or not
+ * synchronized, a full spool. */
 export function agentWarnings(agent: Agent): string[] {
   if (isDecommissioned(agent) || isRevoked(agent)) {
     return [];
@@ -69,6 +71,11 @@ export function agentWarnings(agent: Agent): string[] {
   const offset = agent.clock_offset_s ?? null;
   if (offset !== null && Math.abs(offset) >= CLOCK_WARN_S) {
     warnings.push(`clock ${Math.abs(offset).toFixed(1)} s ${offset > 0 ? "ahead of" : "behind"} the server's`);
+  }
+  // The offset above is judged in seconds; one-way delays are milliseconds, which an
+  // unsynchronized clock cannot vouch for however close it is.
+  if (parseHostFacts(agent.host_facts)?.clock.state === "unsynchronized") {
+    warnings.push("clock not synchronized: one-way delays not trusted");
   }
   const spooled = agent.spool_results ?? null;
   if (spooled !== null && spooled >= SPOOL_WARN_RESULTS) {

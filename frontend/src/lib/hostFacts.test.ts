@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 
-import { isByteSysctl, parseHostFacts, sysctlBytes } from "./hostFacts";
+import { describeClock, formatClockError, isByteSysctl, parseHostFacts, sysctlBytes } from "./hostFacts";
 
 describe("parseHostFacts", () => {
   it("reads what an agent reports", () => {
@@ -34,6 +34,56 @@ describe("parseHostFacts", () => {
 
   it.each([null, "facts", 42, [1, 2]])("has no facts for %j", (value) => {
     expect(parseHostFacts(value)).toBeNull();
+  });
+});
+
+describe("the host clock", () => {
+  const clockOf = (clock: unknown) => parseHostFacts({ clock })?.clock;
+
+  it("reads each state the agent reports", () => {
+    expect(clockOf({ synchronized: true, max_error_ms: 0.4, source: "kernel", readable: true })).toEqual({
+      state: "synchronized",
+      maxErrorMs: 0.4,
+    });
+    expect(clockOf({ synchronized: false, max_error_ms: 16000, source: "kernel", readable: true })).toEqual({
+      state: "unsynchronized",
+    });
+    expect(clockOf({ synchronized: true, max_error_ms: 0.001, source: "shared", readable: true })).toEqual({ state: "shared" });
+    expect(clockOf({ synchronized: false, max_error_ms: null, source: "kernel", readable: false })).toEqual({
+      state: "unknown",
+      reason: "unreadable",
+    });
+  });
+
+  it("is unknown, never trusted, when missing or malformed", () => {
+    expect(clockOf(undefined)).toEqual({ state: "unknown", reason: "unreported" });
+    expect(clockOf("synchronized")).toEqual({ state: "unknown", reason: "unreported" });
+    expect(clockOf({ synchronized: "yes", readable: true })).toEqual({ state: "unsynchronized" });
+    expect(clockOf({ synchronized: true, max_error_ms: "0.4", readable: true })).toEqual({
+      state: "synchronized",
+      maxErrorMs: null,
+    });
+  });
+
+  it("says it as the page shows it, warning only when not synchronized", () => {
+    expect(describeClock({ state: "synchronized", maxErrorMs: 0.4 })).toEqual({
+      text: "synchronized (±0.4 ms)",
+      warning: false,
+    });
+    expect(describeClock({ state: "unsynchronized" })).toEqual({
+      text: "not synchronized: one-way delays to and from this host are not trusted",
+      warning: true,
+    });
+    expect(describeClock({ state: "shared" })).toEqual({ text: "shared lab clock", warning: false });
+    expect(describeClock({ state: "unknown", reason: "unreadable" }).warning).toBe(false);
+    expect(describeClock({ state: "unknown", reason: "unreported" }).text).toMatch(/^unknown/);
+  });
+
+  it("rounds the error to two significant digits", () => {
+    expect(formatClockError(0.4)).toBe("±0.4 ms");
+    expect(formatClockError(0.0123)).toBe("±0.012 ms");
+    expect(formatClockError(12.34)).toBe("±12 ms");
+    expect(formatClockError(16000)).toBe("±16 s");
   });
 });
 

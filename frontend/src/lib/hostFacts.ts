@@ -11,6 +11,14 @@ export interface HostInterface {
   addresses: string[];
 }
 
+/** The host clock as the page reads it: whether one-way delays to and from the host are trusted. */
+export type HostClock =
+  | { state: "synchronized"; maxErrorMs: number | null }
+  | { state: "unsynchronized" }
+  | { state: "shared" }
+  // unreadable: the agent could not read it; unreported: an agent older than the field.
+  | { state: "unknown"; reason: "unreadable" | "unreported" };
+
 export interface HostFacts {
   hostname: string | null;
   kernel: string | null;
@@ -20,6 +28,7 @@ export interface HostFacts {
   iperf3Port: number | null;
   interfaces: HostInterface[];
   sysctls: [string, string][];
+  clock: HostClock;
 }
 
 function asString(value: unknown): string | null {
@@ -36,6 +45,48 @@ function parseInterface(value: unknown): HostInterface | null {
     ? record.addresses.filter((address): address is string => typeof address === "string")
     : [];
   return { name, mtu: asNumber(record.mtu), speedMbps: asNumber(record.speed_mbps), addresses };
+}
+
+function parseClock(value: unknown): HostClock {
+  const record = asRecord(value);
+  if (record === null) {
+    return { state: "unknown", reason: "unreported" };
+  }
+  if (record.readable !== true) {
+    return { state: "unknown", reason: "unreadable" };
+  }
+  if (record.source === "shared") {
+    return { state: "shared" };
+  }
+  return record.synchronized === true
+    ? { state: "synchronized", maxErrorMs: asNumber(record.max_error_ms) }
+    : { state: "unsynchronized" };
+}
+
+/** A clock's error bound at two significant digits: ±0.4 ms, ±12 ms, ±16 s. */
+export function formatClockError(maxErrorMs: number): string {
+  const [value, unit] = maxErrorMs >= 1000 ? [maxErrorMs / 1000, "s"] : [maxErrorMs, "ms"];
+  return `±${String(Number(value.toPrecision(2)))} ${unit}`;
+}
+
+/** The clock as the host facts say it; a warning for a clock one-way delays cannot trust. */
+export function describeClock(clock: HostClock): { text: string; warning: boolean } {
+  switch (clock.state) {
+    case "synchronized":
+      return {
+        text: clock.maxErrorMs === null ? "synchronized" : `synchronized (${formatClockError(clock.maxErrorMs)})`,
+        warning: false,
+      };
+    case "unsynchronized":
+      return { text: "not synchronized: one-way delays to and from this host are not trusted", warning: true };
+    case "shared":
+      return { text: "shared lab clock", warning: false };
+    case "unknown":
+      return {
+        text: clock.reason === "unreadable" ? "unknown (the agent could not read it)" : "unknown (not reported by this agent version)",
+        warning: false,
+      };
+  }
 }
 
 export function parseHostFacts(value: unknown): HostFacts | null {
@@ -59,6 +110,7 @@ export function parseHostFacts(value: unknown): HostFacts | null {
     iperf3Port: asNumber(record.iperf3_port),
     interfaces,
     sysctls,
+    clock: parseClock(record.clock),
   };
 }
 

@@ -26,6 +26,27 @@ describe("HostFactsPanel", () => {
     expect(screen.getByText("10 Gbit/s")).toBeDefined();
     expect(screen.getByText("cubic")).toBeDefined();
     expect(screen.getByText("not installed")).toBeDefined();
+    expect(screen.getByTestId("host-clock").textContent).toBe("unknown (not reported by this agent version)");
+  });
+
+  it.each([
+    [{ synchronized: true, max_error_ms: 0.4, source: "kernel", readable: true }, "synchronized (±0.4 ms)", false],
+    [
+      { synchronized: false, max_error_ms: 16000, source: "kernel", readable: true },
+      "not synchronized: one-way delays to and from this host are not trusted",
+      true,
+    ],
+    [{ synchronized: true, max_error_ms: 0.001, source: "shared", readable: true }, "shared lab clock", false],
+    [{ synchronized: false, max_error_ms: null, source: "kernel", readable: false }, "unknown (the agent could not read it)", false],
+  ])("shows the clock %j as %j", (clock, text, warning) => {
+    const facts = parseHostFacts({ clock });
+    if (facts === null) {
+      throw new Error("facts did not parse");
+    }
+    render(<HostFactsPanel facts={facts} collectedAt={null} />);
+    const shown = screen.getByTestId("host-clock");
+    expect(shown.textContent).toBe(text);
+    expect(shown.classList.contains("flag")).toBe(warning);
   });
 });
 

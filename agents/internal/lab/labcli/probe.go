@@ -96,7 +96,7 @@ func probeCmd(args []string, stdout, _ io.Writer) error {
 		}
 		// As agent.New: the iperf3 server's port, since it is enabled by default. No public
 		// key: the lab runs no authenticated iperf3 server.
-		return writeJSON(stdout, hostfacts.New(labVersion, cfg.Iperf3.Binary, cfg.Iperf3.Port).Collect(ctx))
+		return writeJSON(stdout, hostfacts.New(labVersion, cfg.Iperf3.Binary, cfg.Iperf3.Port, cfg.Twamp.ClockShared).Collect(ctx))
 	}
 	prober, ok := registry[kind]
 	if !ok {

@@ -1,5 +1,6 @@
 // Package hostfacts collects what the ceiling math needs to know about this host: kernel,
-// CPUs, interfaces (MTU, speed), the TCP buffer and congestion-control sysctls, and iperf3.
+// CPUs, interfaces (MTU, speed), the TCP buffer and congestion-control sysctls, and iperf3;
+// and its clock's synchronization, which one-way delays to and from it depend on.
 // Files are read below Root, so tests use a fake /proc and /sys tree.
 package hostfacts
 
@@ -9,6 +10,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -18,6 +20,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fathom-net/fathom/agents/internal/hostclock"
 )
 
 // Sysctls are the settings reported, by their dotted names.
@@ -55,14 +59,64 @@ type Facts struct {
 	Iperf3PublicKey *string           `json:"iperf3_public_key"`
 	Interfaces      []Interface       `json:"interfaces"`
 	Sysctls         map[string]string `json:"sysctls"`
+	// Clock is nil only where no clock reader is set (tests).
+	Clock *Clock `json:"clock,omitempty"`
 }
 
-// Digest identifies the facts apart from when they were collected.
+// Clock sources.
+const (
+	ClockKernel = "kernel"
+	ClockShared = "shared"
+)
+
+// Clock is the host clock's synchronization when the facts were collected.
+type Clock struct {
+	Synchronized bool `json:"synchronized"`
+	// MaxErrorMs is nil when the clock could not be read.
+	MaxErrorMs *float64 `json:"max_error_ms"`
+	Source     string   `json:"source"`
+	Readable   bool     `json:"readable"`
+}
+
+// maxClockError is the largest error the kernel declares (its maxerror stops growing there)
+// and the contract accepts.
+const maxClockError = 16 * time.Second
+
+// ClockOf reports state as the facts carry it; err is the reader's.
+func ClockOf(state hostclock.State, shared bool, err error) Clock {
+	source := ClockKernel
+	if shared {
+		source = ClockShared
+	}
+	if err != nil {
+		return Clock{Source: source}
+	}
+	errorMs := float64(min(state.MaxError, maxClockError)) / float64(time.Millisecond)
+	return Clock{Synchronized: state.Synchronized, MaxErrorMs: &errorMs, Source: source, Readable: true}
+}
+
+// Digest identifies the facts apart from when they were collected. Of the clock's error it
+// keeps the order of magnitude only: the kernel grows it by 500 ppm between the daemon's
+// updates, so its exact value would make every collection a change to report.
 func (f Facts) Digest() string {
 	f.CollectedAt = time.Time{}
+	if f.Clock != nil && f.Clock.MaxErrorMs != nil {
+		clock := *f.Clock
+		decade := errorDecade(*clock.MaxErrorMs)
+		clock.MaxErrorMs = &decade
+		f.Clock = &clock
+	}
 	data, _ := json.Marshal(f)
 	sum := sha256.Sum256(data)
 	return hex.EncodeToString(sum[:])
+}
+
+// errorDecade is the power of ten at or below errorMs (0 for none).
+func errorDecade(errorMs float64) float64 {
+	if errorMs <= 0 {
+		return 0
+	}
+	return math.Pow(10, math.Floor(math.Log10(errorMs)))
 }
 
 // Collector gathers facts. Its fields are the seams tests replace.
@@ -75,12 +129,17 @@ type Collector struct {
 	AgentVersion   string
 	Now            func() time.Time
 	Addresses      func(iface string) []string
+	// ClockShared reports the lab's declared clock (twamp.clock_shared) instead of the
+	// kernel's, as the latency probe and reflector declare it.
+	ClockShared bool
+	// Clock reads the host clock; nil: the facts carry no clock.
+	Clock hostclock.Reader
 }
 
-// New returns a collector of the real host.
-func New(agentVersion, iperfBinary string, iperfPort int) *Collector {
+// New returns a collector of the real host; clockShared is twamp.clock_shared.
+func New(agentVersion, iperfBinary string, iperfPort int, clockShared bool) *Collector {
 	return &Collector{Root: "/", IperfBinary: iperfBinary, IperfPort: iperfPort, AgentVersion: agentVersion,
-		Now: time.Now, Addresses: interfaceAddresses}
+		Now: time.Now, Addresses: interfaceAddresses, ClockShared: clockShared, Clock: hostclock.For(clockShared)}
 }
 
 // Collect reads the facts; what cannot be read is left empty rather than guessed.
@@ -111,6 +170,11 @@ func (c *Collector) Collect(ctx context.Context) Facts {
 	if c.IperfPublicKey != "" {
 		key := c.IperfPublicKey
 		f.Iperf3PublicKey = &key
+	}
+	if c.Clock != nil {
+		state, err := c.Clock()
+		clock := ClockOf(state, c.ClockShared, err)
+		f.Clock = &clock
 	}
 	return f
 }

@@ -2,12 +2,17 @@ package hostfacts
 
 import (
 	"context"
+	"errors"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"testing"
 	"time"
+
+	"github.com/fathom-net/fathom/agents/internal/hostclock"
 )
 
 // fakeHost writes a /proc and /sys tree the way a Debian 12 host exposes them.
@@ -114,9 +119,13 @@ func TestIperf3VersionOfTheRealBinary(t *testing.T) {
 }
 
 func TestRealHostHasAKernelAndLoopback(t *testing.T) {
-	f := New("test", "", 0).Collect(context.Background())
+	f := New("test", "", 0, false).Collect(context.Background())
 	if f.Kernel == "" || f.CPUs < 1 {
 		t.Fatalf("real host: %+v", f)
+	}
+	// adjtimex reads without privilege on Linux: a container's clock is its host's.
+	if f.Clock == nil || f.Clock.Source != ClockKernel || f.Clock.Readable != (runtime.GOOS == "linux") {
+		t.Fatalf("real host's clock %+v", f.Clock)
 	}
 	found := false
 	for _, iface := range f.Interfaces {
@@ -124,5 +133,81 @@ func TestRealHostHasAKernelAndLoopback(t *testing.T) {
 	}
 	if !found {
 		t.Fatal("no loopback interface")
+	}
+}
+
+func TestCollectReportsTheClock(t *testing.T) {
+	synced := func() (hostclock.State, error) {
+		return hostclock.State{Synchronized: true, MaxError: 400 * time.Microsecond}, nil
+	}
+	unreadable := func() (hostclock.State, error) { return hostclock.Unknown, errors.New("adjtimex: not Linux") }
+	lapsed := func() (hostclock.State, error) { return hostclock.State{MaxError: 3 * time.Hour}, nil }
+	cases := []struct {
+		name   string
+		reader hostclock.Reader
+		shared bool
+		want   Clock
+		// wantErrorMs is -1 for null.
+		wantErrorMs float64
+	}{
+		{"synchronized", synced, false, Clock{Synchronized: true, Source: ClockKernel, Readable: true}, 0.4},
+		{"unreadable: unknown, not a guess", unreadable, false, Clock{Source: ClockKernel}, -1},
+		{"the kernel's cap", lapsed, false, Clock{Source: ClockKernel, Readable: true}, 16000},
+		{"the lab's shared clock", hostclock.For(true), true, Clock{Synchronized: true, Source: ClockShared, Readable: true}, 0.001},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &Collector{Root: t.TempDir(), Now: time.Now, Clock: tc.reader, ClockShared: tc.shared}
+			got := c.Collect(context.Background()).Clock
+			if got == nil {
+				t.Fatal("no clock")
+			}
+			errorMs := got.MaxErrorMs
+			plain := *got
+			plain.MaxErrorMs = nil
+			if plain != tc.want {
+				t.Fatalf("clock %+v, want %+v", plain, tc.want)
+			}
+			switch {
+			case tc.wantErrorMs < 0 && errorMs != nil:
+				t.Fatalf("max error %v, want null", *errorMs)
+			case tc.wantErrorMs >= 0 && (errorMs == nil || math.Abs(*errorMs-tc.wantErrorMs) > 1e-9):
+				t.Fatalf("max error %v, want %v ms", errorMs, tc.wantErrorMs)
+			}
+		})
+	}
+}
+
+func TestNewReportsTheSharedClockWhenDeclared(t *testing.T) {
+	f := New("test", "", 0, true).Collect(context.Background())
+	if f.Clock == nil || f.Clock.Source != ClockShared || !f.Clock.Synchronized {
+		t.Fatalf("twamp.clock_shared: clock %+v", f.Clock)
+	}
+}
+
+// The kernel grows maxerror between the daemon's updates: that alone is no change to report,
+// but losing synchronization or an error ten times larger is.
+func TestDigestFollowsTheClockCoarsely(t *testing.T) {
+	withClock := func(synchronized bool, errorMs float64) Facts {
+		return Facts{Hostname: "x", Clock: &Clock{Synchronized: synchronized, MaxErrorMs: &errorMs, Source: ClockKernel, Readable: true}}
+	}
+	base := withClock(true, 0.40).Digest()
+	if withClock(true, 0.55).Digest() != base {
+		t.Fatal("digest changed with the error's growth within its order of magnitude")
+	}
+	if withClock(true, 4.1).Digest() == base {
+		t.Fatal("digest did not change with an error ten times larger")
+	}
+	if withClock(false, 0.40).Digest() == base {
+		t.Fatal("digest did not change when the clock lost synchronization")
+	}
+	unknown := Facts{Hostname: "x", Clock: &Clock{Source: ClockKernel}}
+	if unknown.Digest() == base || unknown.Digest() != unknown.Digest() {
+		t.Fatal("an unreadable clock's digest")
+	}
+	original := withClock(true, 0.40)
+	original.Digest()
+	if *original.Clock.MaxErrorMs != 0.40 {
+		t.Fatal("Digest changed the facts' clock")
 	}
 }

@@ -1,6 +1,7 @@
-// An agent's host facts: the TCP tuning and interfaces it reported, as the ceilings read them.
+// An agent's host facts: the TCP tuning and interfaces it reported, as the ceilings read them,
+// and its clock, which one-way delays to and from it depend on.
 import { formatAgo, formatBytes, formatLinkSpeed, formatUtc } from "../../lib/format";
-import { isByteSysctl, sysctlBytes, type HostFacts } from "../../lib/hostFacts";
+import { describeClock, isByteSysctl, sysctlBytes, type HostFacts } from "../../lib/hostFacts";
 
 function SysctlValue({ name, value }: { name: string; value: string }) {
   const bytes = isByteSysctl(name) ? sysctlBytes(value) : null;
@@ -15,6 +16,7 @@ function SysctlValue({ name, value }: { name: string; value: string }) {
 }
 
 export function HostFactsPanel({ facts, collectedAt }: { facts: HostFacts; collectedAt: string | null }) {
+  const clock = describeClock(facts.clock);
   return (
     <div className="facts">
       <p className="muted">Reported {formatAgo(collectedAt)} ({formatUtc(collectedAt)}).</p>
@@ -36,6 +38,12 @@ export function HostFactsPanel({ facts, collectedAt }: { facts: HostFacts; colle
           <dd>
             {facts.iperf3Version ?? "not installed"}
             {facts.iperf3Port !== null && ` (server on port ${facts.iperf3Port})`}
+          </dd>
+        </div>
+        <div>
+          <dt>Clock</dt>
+          <dd className={clock.warning ? "flag" : undefined} data-testid="host-clock">
+            {clock.text}
           </dd>
         </div>
       </dl>
