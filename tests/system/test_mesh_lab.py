@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 import yaml
+from lab.attempts import EMULATOR_LATE_SHARE
 from lab.lab import SCENARIOS, Lab
 
 from .conftest import ARTIFACTS, Stack, wait_for
@@ -150,7 +151,7 @@ def test_no_agent_is_ever_in_two_throughput_runs_at_once(measured: tuple[Stack, 
 
 
 def test_flow_sweeps_see_both_ecmp_rtts_on_the_multipath_link(measured: tuple[Stack, Lab, dict[str, str]]) -> None:
-    stack, _, ids = measured
+    stack, lab, ids = measured
     rows = stack.query(
         "SELECT run_id, src_port, min(rtt_ms) FROM measurements_flowsample"
         " WHERE source_id = %s AND destination_id = %s AND rtt_ms IS NOT NULL GROUP BY 1, 2",
@@ -173,7 +174,16 @@ def test_flow_sweeps_see_both_ecmp_rtts_on_the_multipath_link(measured: tuple[St
         ids["dca"],
         ids["dcc"],
     )
-    assert spreads and statistics.median(spread for (spread,) in spreads) < 1.0, spreads
+    assert spreads, "no flow sweep from dca to dcc"
+    spread = statistics.median(spread for (spread,) in spreads)
+    if spread >= 1.0:
+        # A flow's minimum is a late departure's when the emulator fell behind: a CI run's sweeps
+        # spread 1.6 and 2.1 ms on this single path while other lanes loaded both cores.
+        late = lab.lateness(["ac"])
+        evidence = f"per-sweep spreads (ms) {spreads}; {late.describe()}"
+        if late.share_later_than(1000) >= EMULATOR_LATE_SHARE:
+            pytest.skip(f"single-path spread not judged: the emulator, not the path, was late; {evidence}")
+        raise AssertionError(evidence)
     ecmp_spreads = stack.query(
         "SELECT max(rtt_ms) - min(rtt_ms) FROM (SELECT run_id, src_port, min(rtt_ms) AS rtt_ms"
         " FROM measurements_flowsample WHERE source_id = %s AND destination_id = %s AND rtt_ms IS NOT NULL"
