@@ -40,9 +40,10 @@ DELAY_TOLERANCE_MS = 0.3
 # were 0.33 ms over the configured 5 ms with 5.1 ms minima, 17 % of departures over 1 ms late.
 # The median's spread above the floor is what Fathom's percentiles answer for.
 SPREAD_MS = 0.3
-# A median 0.3 ms over the floor needs about half the packets that late; when a quarter of the
-# emulator's departures left over 0.3 ms late, the emulator, not the agents, may have moved it.
-MEDIAN_LATE_SHARE = 0.25
+# Under load the emulator also reads its TUN devices late, which its lateness figure does not
+# count: clean-clone CIs with 9.7 % and 14 % of departures over 0.3 ms late saw medians up to
+# 0.29 ms over the floor. From 5 % late, the medians are the emulator's, not judged.
+MEDIAN_LATE_SHARE = 0.05
 MESH = {
     "name": "one-way",
     "kind": "mesh",
