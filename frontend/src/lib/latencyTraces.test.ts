@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 
 import type { LatencyPoint } from "../api/latencyQueries";
-import { hasTrustedOneWay, latencyDirections, latencyTraces } from "./latencyTraces";
+import { latencyDirections, latencyTraces } from "./latencyTraces";
 
 function point(time: string, extra: Partial<LatencyPoint> = {}): LatencyPoint {
   return {
@@ -61,8 +61,6 @@ describe("latencyTraces", () => {
     expect(median.y).toEqual([20.08, null]);
     const roundTrip = traces.find((trace) => trace.name?.startsWith("round trip")) as { y: (number | null)[] };
     expect(roundTrip.y).toEqual([null, 25.13]);
-    expect(hasTrustedOneWay(points)).toBe(true);
-    expect(hasTrustedOneWay([untrusted])).toBe(false);
   });
 
   it("breaks its lines where no interval came back", () => {

@@ -62,11 +62,6 @@ function loadNote(point: LatencyPoint): string {
   return point.loaded ? " (during Fathom's own throughput test)" : "";
 }
 
-/** Whether any bucket has one-way figures its clocks allow. */
-export function hasTrustedOneWay(points: readonly LatencyPoint[]): boolean {
-  return points.some((point) => point.one_way_trusted);
-}
-
 export function latencyTraces(
   points: readonly LatencyPoint[],
   bucketS: number,
