@@ -2,7 +2,8 @@
 member the flows hashed onto), hop by hop, which routes each run saw, and when that set changed.
 
 Two queries whatever the range: counts of flows per run and route, then one stored flow per
-route for its hops (equal routes share a fingerprint, so any flow of a route has its hops).
+route for its hops (equal routes share a fingerprint, so any flow of a route has its hops). A
+route with silent hops counts as the complete route it fits (measurements.route_match).
 A path is an agent pair (path_routes) or an agent and an external target (target_routes),
 whose trace samples carry no target and are found through the target's runs.
 """
@@ -18,6 +19,8 @@ from datetime import datetime
 from typing import Any
 
 from django.db import connection
+
+from measurements import route_match
 
 # The newest trace runs read: a trace every 10 minutes is three and a half days of them.
 MAX_RUNS = 500
@@ -145,14 +148,28 @@ def _routes(path: str, params: dict[str, Any]) -> PathRoutes:
     with connection.cursor() as cursor:
         cursor.execute(RUN_ROUTES_SQL.format(path=path), {**params, "runs": MAX_RUNS + 1})
         rows = cursor.fetchall()
-    by_run: dict[tuple[datetime, uuid.UUID], dict[str, int]] = {}
+    if not rows:
+        return PathRoutes([], [], [], False)
+    with connection.cursor() as cursor:
+        cursor.execute(ROUTE_HOPS_SQL.format(path=path), {**params, "fingerprints": sorted({row[2] for row in rows})})
+        # Django's cursor hands jsonb over as text.
+        stored = {
+            fingerprint: (reached, json.loads(hops) if isinstance(hops, str) else hops)
+            for fingerprint, reached, hops in cursor.fetchall()
+        }
+    weights: Counter[str] = Counter()
+    for _, _, fingerprint, flows in rows:
+        weights[fingerprint] += int(flows)
+    # A flow that saw a known route with a hop silent took that route.
+    read = route_match.read_as(
+        {fingerprint: route_match.hop_pattern(hops) for fingerprint, (_, hops) in stored.items()}, weights
+    )
+    by_run: dict[tuple[datetime, uuid.UUID], Counter[str]] = {}
     for time, run_id, fingerprint, flows in rows:
-        by_run.setdefault((time, run_id), {})[fingerprint] = int(flows)
+        by_run.setdefault((time, run_id), Counter())[read.get(fingerprint, fingerprint)] += int(flows)
     keys = sorted(by_run)
     truncated = len(keys) > MAX_RUNS
     keys = keys[-MAX_RUNS:]
-    if not keys:
-        return PathRoutes([], [], [], False)
 
     order: list[str] = []  # fingerprints by first sight
     stats: dict[str, dict[str, Any]] = {}
@@ -166,13 +183,6 @@ def _routes(path: str, params: dict[str, Any]) -> PathRoutes:
                 seen["last"], seen["runs"], seen["flows"] = time, seen["runs"] + 1, seen["flows"] + flows
     labels = {fingerprint: route_label(index) for index, fingerprint in enumerate(order)}
 
-    with connection.cursor() as cursor:
-        cursor.execute(ROUTE_HOPS_SQL.format(path=path), {**params, "fingerprints": order})
-        # Django's cursor hands jsonb over as text.
-        stored = {
-            fingerprint: (reached, json.loads(hops) if isinstance(hops, str) else hops)
-            for fingerprint, reached, hops in cursor.fetchall()
-        }
     latest = by_run[keys[-1]]
     routes = []
     for fingerprint in order:

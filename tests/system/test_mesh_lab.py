@@ -208,13 +208,15 @@ def test_traces_show_both_ecmp_members(measured: tuple[Stack, Lab, dict[str, str
     # traceroute --mtu: the path MTU is the links' 9000 bytes, noted where it was first seen.
     path_mtus = {min(hop["mtu"] for hop in hops if hop.get("mtu")) for hops, reached, _ in rows if reached}
     assert path_mtus == {9000}, path_mtus
-    single = stack.query(
-        "SELECT DISTINCT fingerprint FROM measurements_tracepath"
-        " WHERE source_id = %s AND destination_id = %s AND reached",
-        ids["dcb"],
-        ids["dca"],
+    # dcb -> dca is one route. A router's ICMP rate limit may leave a hop of some flows
+    # unanswered (a CI run stored two fingerprints for it); the Routes view reads those flows
+    # as the route they fit, so it shows one route.
+    reply = stack.session().get(
+        f"{stack.url}/api/v1/paths/routes/", params={"source": ids["dcb"], "destination": ids["dca"]}, timeout=30
     )
-    assert len(single) == 1
+    assert reply.status_code == 200, reply.text
+    reached = [route for route in reply.json()["routes"] if route["reached"]]
+    assert len(reached) == 1, [(route["fingerprint"], route["hops"]) for route in reached]
 
 
 def test_host_facts_are_the_labs_sysctls(measured: tuple[Stack, Lab, dict[str, str]]) -> None:

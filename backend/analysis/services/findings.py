@@ -13,7 +13,7 @@ import bisect
 import itertools
 import math
 import uuid
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
@@ -47,6 +47,7 @@ from analysis.services.inputs import as_dict
 from analysis.services.own_load import BUSY_CTE, NOT_BUSY
 from analysis.services.sweep_modes import MODES_LOOKBACK
 from inventory.models import Agent, HostFactsSnapshot
+from measurements import route_match
 from measurements.models import TracePath
 
 # Regression rules see this much throughput history (the slow rule's window is 50 runs).
@@ -149,13 +150,26 @@ def one_way_windows(
 
 
 def trace_route_sets(source: Agent, destination: Agent, since: datetime) -> list[tuple[datetime, frozenset[str]]]:
-    """Per trace run, the fingerprints of the flows that reached the destination."""
-    rows = TracePath.objects.filter(
-        source_id=source.pk, destination_id=destination.pk, time__gte=since, reached=True
-    ).values_list("time", "run_id", "fingerprint")
+    """Per trace run, the routes of the flows that reached the destination (a route with
+    silent hops read as the complete route it fits: a router's ICMP rate limit is no move)."""
+    rows = list(
+        TracePath.objects.filter(
+            source_id=source.pk, destination_id=destination.pk, time__gte=since, reached=True
+        ).values_list("time", "run_id", "fingerprint")
+    )
+    weights = Counter(fingerprint for _, _, fingerprint in rows)
+    hops = (
+        TracePath.objects.filter(
+            source_id=source.pk, destination_id=destination.pk, time__gte=since, fingerprint__in=list(weights)
+        )
+        .order_by("fingerprint", "-time")
+        .distinct("fingerprint")
+        .values_list("fingerprint", "hops")
+    )
+    read = route_match.read_as({fingerprint: route_match.hop_pattern(h) for fingerprint, h in hops}, weights)
     by_run: dict[uuid.UUID, tuple[datetime, set[str]]] = {}
     for time, run_id, fingerprint in rows:
-        by_run.setdefault(run_id, (time, set()))[1].add(fingerprint)
+        by_run.setdefault(run_id, (time, set()))[1].add(read.get(fingerprint, fingerprint))
     return sorted((time, frozenset(prints)) for time, prints in by_run.values())
 
 

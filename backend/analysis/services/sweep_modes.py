@@ -39,6 +39,7 @@ from analysis.modes import (
 from analysis.payloads import checked
 from analysis.runs import CeilingSet, RunCeilings
 from inventory.models import Agent
+from measurements import route_match
 from measurements.choices import RunStatus, TestType
 from measurements.models import FlowSample, PingSample, Run, TracePath
 
@@ -328,24 +329,30 @@ def standing_mode_counts(ids: Sequence[uuid.UUID], now: datetime) -> dict[tuple[
 
 
 def _trace_paths_by_rtt(source: Agent, destination: Agent, since: datetime) -> list[tuple[float, list[str]]]:
-    """(median RTT at the destination, router addresses) per distinct reached trace path."""
+    """(median RTT at the destination, router addresses) per distinct reached trace path; a
+    path with silent hops counts as the complete one it fits (measurements.route_match)."""
     rows = TracePath.objects.filter(
         source_id=source.pk, destination_id=destination.pk, time__gte=since, reached=True
     ).values_list("fingerprint", "hops")
-    by_print: dict[str, tuple[list[str], list[float]]] = {}
+    patterns: dict[str, route_match.HopPattern] = {}
+    rtts: dict[str, list[float]] = {}
     for fingerprint, hops in rows:
         if not isinstance(hops, list) or not hops:
             continue
-        addresses = [
-            next((probe.get("address") for probe in hop.get("probes") or [] if probe.get("address")), "*")
-            for hop in hops
-            if isinstance(hop, dict)
-        ]
+        patterns.setdefault(fingerprint, route_match.hop_pattern(hops))
         last = hops[-1] if isinstance(hops[-1], dict) else {}
-        rtts = [probe["rtt_ms"] for probe in last.get("probes") or [] if isinstance(probe.get("rtt_ms"), int | float)]
-        entry = by_print.setdefault(fingerprint, (addresses, []))
-        entry[1].extend(rtts)
-    return [(statistics.median(rtts), addresses) for addresses, rtts in by_print.values() if rtts]
+        rtts.setdefault(fingerprint, []).extend(
+            probe["rtt_ms"] for probe in last.get("probes") or [] if isinstance(probe.get("rtt_ms"), int | float)
+        )
+    read = route_match.read_as(patterns, {fingerprint: len(found) for fingerprint, found in rtts.items()})
+    merged: dict[str, list[float]] = {}
+    for fingerprint, found in rtts.items():
+        merged.setdefault(read[fingerprint], []).extend(found)
+    return [
+        (statistics.median(found), [min(hop) if hop else "*" for hop in patterns[fingerprint]])
+        for fingerprint, found in merged.items()
+        if found
+    ]
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,8 @@ MEMBER_B = [
     {"ttl": 1, "probes": [{"address": "198.18.128.2", "rtt_ms": 11.9}, {"address": "198.18.128.9", "rtt_ms": 12.3}]},
     {"ttl": 2, "probes": [{"address": "198.18.2.1", "rtt_ms": 12.1}]},
 ]
+# MEMBER_A with its first router silent: an ICMP rate limit, not a route of its own.
+A_HOP_SILENT = [{"ttl": 1, "probes": [{"address": None, "rtt_ms": None}]}, MEMBER_A[1]]
 SILENT = [{"ttl": 1, "probes": [{"address": None, "rtt_ms": None}]}, {"ttl": 2, "probes": []}]
 
 
@@ -66,6 +68,23 @@ class PathRoutesTests(FathomTestCase):
         assert [run["flows"] for run in body["runs"]] == [{"A": 12, "B": 4}, {"A": 16}, {"A": 11, "B": 5}]
         assert [(c["added"], c["removed"]) for c in body["changes"]] == [([], ["B"]), (["B"], [])]
         assert body["truncated"] is False
+
+    def test_a_route_with_a_silent_hop_is_the_route_it_fits(self) -> None:
+        self.trace(0, [("fa", MEMBER_A, 6), ("fb", MEMBER_B, 2)])
+        self.trace(10, [("fa", MEMBER_A, 5), ("fa-silent", A_HOP_SILENT, 3)])
+        self.trace(20, [("fa-silent", A_HOP_SILENT, 2)])
+        body = self.get(**self.window()).json()
+        assert [(route["label"], route["fingerprint"], route["flows"]) for route in body["routes"]] == [
+            ("A", "fa", 16),
+            ("B", "fb", 2),
+        ]
+        assert [run["flows"] for run in body["runs"]] == [{"A": 6, "B": 2}, {"A": 8}, {"A": 2}]
+        assert body["routes"][0]["unanswered_hops"] == 0
+
+    def test_a_silent_hop_with_no_route_to_fit_stays_a_route(self) -> None:
+        self.trace(0, [("fa-silent", A_HOP_SILENT, 2)])
+        (route,) = self.get(**self.window()).json()["routes"]
+        assert route["fingerprint"] == "fa-silent" and route["unanswered_hops"] == 1
 
     def test_a_route_no_hop_answered_reads_as_such(self) -> None:
         self.trace(0, [("silent", SILENT, 2)])
