@@ -500,3 +500,52 @@ def test_pings_and_sweeps_are_moved_out_of_their_paths_exclusive_tests(
         )
     (ARTIFACTS / "mesh-lab-own-load.txt").write_text("\n".join(lines + avoidable) + "\n")
     assert not avoidable, "\n".join(lines + avoidable)
+
+
+# agents/internal/schedule.MinSegment: an edge closer than this to a run's start is not cut at.
+MIN_SEGMENT_S = 5.0
+
+
+def test_latency_sessions_are_cut_at_their_paths_exclusive_tests(
+    measured: tuple[Stack, Lab, dict[str, str]],
+) -> None:
+    """A latency session runs back to back and cannot wait for a slot to pass: the agent ends
+    its intervals at the edges of the exclusive slots of either agent (a second outside), so
+    only the piece inside a slot is left out as own load and the rest is kept. Before the
+    agent cut them, a 60 s interval overlapping any slot was left out whole: 40 of 43 on the
+    demo (2026-12-04), and the grid showed no one-way loss at all."""
+    stack, _, ids = measured
+    slots = stack.query(
+        "SELECT extract(epoch FROM start_at), extract(epoch FROM end_at), extract(epoch FROM planned_at),"
+        " source_id::text, destination_id::text FROM meshes_slot"
+        " WHERE test_type = 'throughput' AND state <> 'unschedulable'"
+    )
+    intervals = stack.query(
+        "SELECT source_id::text, destination_id::text, extract(epoch FROM time), extract(epoch FROM ended_at),"
+        " own_load FROM measurements_latencyinterval WHERE source_id = ANY(%s::uuid[])",
+        list(ids.values()),
+    )
+    names = {agent_id: name for name, agent_id in ids.items()}
+    kept: Counter[str] = Counter()
+    seconds = {True: 0.0, False: 0.0}
+    uncut = []
+    for src, dst, start, end, own_load in intervals:
+        start, end = float(start), float(end)
+        seconds[bool(own_load)] += end - start
+        if not own_load:
+            kept[f"{names[src]}->{names[dst]}"] += 1
+        path = [(float(a), float(b), float(p)) for a, b, p, s1, s2 in slots if {s1, s2} & {src, dst}]
+        if not any(a < end and b > start and planned <= start - KNOWN_BEFORE_S for a, b, planned in path):
+            continue  # in no slot it could have known of: nothing to cut at
+        # An interval cut at a slot ends (or starts) within the slot's guard of it.
+        outside = (end - start) - union_s([(a - GUARD_S, b + GUARD_S) for a, b, _ in path], start, end)
+        if outside > MIN_SEGMENT_S + 1.0:
+            uncut.append(f"{names[src]}->{names[dst]} {start:.1f}-{end:.1f}: {outside:.1f} s outside the slots")
+    summary = (
+        f"{len(intervals)} latency intervals, {sum(kept.values())} kept ({dict(sorted(kept.items()))});"
+        f" {seconds[False]:.0f} s kept, {seconds[True]:.0f} s left out as Fathom's own load"
+    )
+    (ARTIFACTS / "mesh-lab-latency-cuts.txt").write_text("\n".join([summary, *uncut]) + "\n")
+    paths = {f"{a}->{b}" for a in ids for b in ids if a != b}
+    assert set(kept) == paths, summary
+    assert not uncut, "\n".join([summary, *uncut])

@@ -10,6 +10,7 @@ import (
 	"context"
 	"encoding/json"
 	"math/rand/v2"
+	"slices"
 	"sync"
 	"time"
 
@@ -118,6 +119,10 @@ func (s *Scheduler) every(ctx context.Context, t plan.Test, version string) {
 			return
 		case <-time.After(time.Until(next)):
 		}
+		if s.fills(t) {
+			s.segments(ctx, t, version, next, interval)
+			return
+		}
 		// Out of an exclusive test on its path, where it still ends before its next run.
 		select {
 		case <-ctx.Done():
@@ -131,6 +136,82 @@ func (s *Scheduler) every(ctx context.Context, t plan.Test, version string) {
 			next = next.Add(interval)
 		}
 	}
+}
+
+// fills reports whether the test's runs fill their interval, back to back (a latency
+// session): such a test cannot wait for a loaded window to pass, so its runs are cut there.
+func (s *Scheduler) fills(t plan.Test) bool {
+	return s.Lasts != nil && s.Lasts(t) >= time.Duration(t.IntervalS)*time.Second
+}
+
+// segments runs a test that fills its interval back to back from start, each run ending at
+// the next edge of a loaded window of its path (LoadGuard outside it) or after one interval:
+// what it measured under Fathom's own load arrives as runs of their own, which the server
+// leaves out, and the rest as runs it keeps. The run learns its end from plan.RunEnd.
+func (s *Scheduler) segments(ctx context.Context, t plan.Test, version string, start time.Time, interval time.Duration) {
+	for {
+		s.mu.Lock()
+		windows, self := s.loaded, s.self
+		s.mu.Unlock()
+		end := SegmentEnd(windows, self, t.Peer.ID, start, interval)
+		s.run(plan.WithRunEnd(ctx, end), t, version)
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(end)):
+		}
+		start = end
+		if now := time.Now(); now.After(start) {
+			start = now // the run overran its end
+		}
+	}
+}
+
+// MinSegment is the shortest run SegmentEnd makes: a latency session needs its packet
+// timeout and a few packets. An edge closer than this to the start is not cut at.
+const MinSegment = 5 * time.Second
+
+// SegmentEnd is when a back-to-back run from start ends: at the first edge of a window
+// loading agent a or b (its start or end, LoadGuard outside it) that lies more than
+// MinSegment ahead, if that comes before start+length (or at most MinSegment after it, so no
+// stub run follows); else at start+length.
+func SegmentEnd(windows []plan.LoadedWindow, a, b string, start time.Time, length time.Duration) time.Time {
+	end := start.Add(length)
+	var cut time.Time
+	for _, span := range loadedSpans(windows, a, b) {
+		for _, edge := range span {
+			if edge.After(start.Add(MinSegment)) && !edge.After(end.Add(MinSegment)) && (cut.IsZero() || edge.Before(cut)) {
+				cut = edge
+			}
+		}
+	}
+	if cut.IsZero() {
+		return end
+	}
+	return cut
+}
+
+// loadedSpans are the windows loading a or b, widened by LoadGuard and merged where they
+// meet: an edge inside another window is no way out of the load.
+func loadedSpans(windows []plan.LoadedWindow, a, b string) [][2]time.Time {
+	var spans [][2]time.Time
+	for _, w := range windows {
+		if w.Loads(a) || w.Loads(b) {
+			spans = append(spans, [2]time.Time{w.StartAt.Add(-LoadGuard), w.EndAt.Add(LoadGuard)})
+		}
+	}
+	slices.SortFunc(spans, func(x, y [2]time.Time) int { return x[0].Compare(y[0]) })
+	merged := spans[:0]
+	for _, span := range spans {
+		if n := len(merged); n > 0 && !span[0].After(merged[n-1][1]) {
+			if span[1].After(merged[n-1][1]) {
+				merged[n-1][1] = span[1]
+			}
+			continue
+		}
+		merged = append(merged, span)
+	}
+	return merged
 }
 
 // startClear is when a run due at `at` starts: just after the loaded windows of its path it

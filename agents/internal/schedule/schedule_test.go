@@ -204,3 +204,70 @@ func TestARunWaitsForThePeersExclusiveTestWhereItsIntervalAllows(t *testing.T) {
 		})
 	}
 }
+
+func TestSegmentEndCutsAtTheEdgesOfItsPathsLoadedWindows(t *testing.T) {
+	at := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	minute := time.Minute
+	peer := loadedAt(at.Add(20*time.Second), 30, "peer", "third") // 20..50 s, guarded 19..51 s
+	overlapping := loadedAt(at.Add(45*time.Second), 20, "self", "other")
+	elsewhere := loadedAt(at.Add(10*time.Second), 10, "third", "other")
+	for _, c := range []struct {
+		name    string
+		windows []plan.LoadedWindow
+		start   time.Time
+		want    time.Duration // from at
+	}{
+		{"no windows: a whole interval", nil, at, 60 * time.Second},
+		{"another pair's test is no edge", []plan.LoadedWindow{elsewhere}, at, 60 * time.Second},
+		{"up to the window, guard kept", []plan.LoadedWindow{peer}, at, 19 * time.Second},
+		{"through it, to its end", []plan.LoadedWindow{peer}, at.Add(19 * time.Second), 51 * time.Second},
+		{"merged with the next window", []plan.LoadedWindow{peer, overlapping}, at.Add(19 * time.Second), 66 * time.Second},
+		{"an edge just past the interval: no stub after it", []plan.LoadedWindow{loadedAt(at.Add(64*time.Second), 10, "peer")}, at, 63 * time.Second},
+		{"an edge too close to the start is not cut at", []plan.LoadedWindow{loadedAt(at.Add(4*time.Second), 100, "self")}, at, 60 * time.Second},
+	} {
+		if got := SegmentEnd(c.windows, "self", "peer", c.start, minute); !got.Equal(at.Add(c.want)) {
+			t.Errorf("%s: ends at %s, want %s", c.name, got.Sub(at), c.want)
+		}
+	}
+}
+
+// A test whose runs fill their interval runs back to back, each run told its end, and is
+// cut where its peer's exclusive test begins and ends.
+func TestARunThatFillsItsIntervalIsCutAtTheLoadedWindow(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	type run struct{ began, end time.Time }
+	runs := make(chan run, 8)
+	s := New(ctx, func(ctx context.Context, _ plan.Test, _ string) {
+		end, ok := plan.RunEnd(ctx)
+		if !ok {
+			t.Error("a run that fills its interval was not told its end")
+		}
+		runs <- run{time.Now(), end}
+		time.Sleep(time.Until(end))
+	})
+	s.MaxFirstDelay = 0
+	s.Lasts = func(test plan.Test) time.Duration { return time.Duration(test.IntervalS) * time.Second }
+	began := time.Now()
+	// Both pieces as short as SegmentEnd cuts: 6 s up to the window, then 7 s through it.
+	window := loadedAt(began.Add(MinSegment+2*time.Second), 5, "peer", "third")
+	latency := test("latency", 60)
+	latency.Peer = plan.Peer{ID: "peer"}
+	s.Apply(&plan.Plan{Version: "1", AgentID: "self", Tests: []plan.Test{latency}, LoadedWindows: []plan.LoadedWindow{window}})
+	want := []time.Time{window.StartAt.Add(-LoadGuard), window.EndAt.Add(LoadGuard)}
+	var previous time.Time
+	for i, end := range want {
+		select {
+		case r := <-runs:
+			if !r.end.Equal(end) {
+				t.Fatalf("run %d ends %s after the start, want %s", i, r.end.Sub(began), end.Sub(began))
+			}
+			if i > 0 && r.began.Sub(previous) > 200*time.Millisecond {
+				t.Fatalf("run %d began %s after the one before it ended: not back to back", i, r.began.Sub(previous))
+			}
+			previous = r.end
+		case <-time.After(20 * time.Second):
+			t.Fatalf("run %d never came", i)
+		}
+	}
+}

@@ -15,8 +15,10 @@ reserved time, margins included.
 
 A latency interval (a minute of a TWAMP-light session, by default) is judged whole: one that
 overlaps a busy span of either agent is loaded, since its percentiles and loss mix the test's
-queue in. The agent cannot move a session that runs back to back out of a loaded window, so
-the server flags it instead.
+queue in. A session runs back to back and cannot wait for a loaded window to pass, so the
+agent ends its intervals at the plan's loaded windows (a second outside them): the piece
+inside a window is flagged here, the pieces around it are kept. Older agents send whole
+minutes, and a run no slot announced still flags what it overlaps.
 
 SQL pieces (constants: composing them takes no input) for a query with the parameters a, b
 (the path's two agents, either direction), start and end; the same rule in Python

@@ -173,7 +173,7 @@ describe("cellTitle", () => {
     expect(title).toContain("last run: ping ok");
     expect(title).toContain("diagnosis: Receive window limited");
     expect(title).toContain("RTT median 7.90 ms");
-    expect(title).toContain("no one-way loss: no latency test in the last hour");
+    expect(title).toContain("no one-way loss: no latency interval without Fathom's own load in the last hour");
     expect(cellTitle(cell(A, B, { forward_loss_fraction: 0.005 }), LABELS)).toContain(
       "last hour: one-way loss 0.50 % (latency test, unloaded)",
     );
@@ -201,7 +201,7 @@ describe("toneLegend", () => {
       ["good", "under 0.20 %"],
       ["warn", "from 0.20 %"],
       ["bad", "from 1.00 %"],
-      ["none", "no data: no latency test"],
+      ["none", "no data: no unloaded latency interval"],
     ]);
   });
 });

@@ -237,7 +237,7 @@ export function cellTitle(cell: GridCell, labels: Labels): string {
   );
   lines.push(
     cell.forward_loss_fraction === null
-      ? "no one-way loss: no latency test in the last hour"
+      ? "no one-way loss: no latency interval without Fathom's own load in the last hour"
       : `last hour: one-way loss ${formatPercent(cell.forward_loss_fraction)} (latency test, unloaded)`,
   );
   const modes = `${cell.mode_count ?? "?"} RTT ${cell.mode_count === 1 ? "mode" : "modes"}`;
@@ -331,7 +331,7 @@ export function toneLegend(metric: GridMetric, thresholds: GridThresholds): [Ton
     ["warn", `from ${formatPercent(t.loss_warn)}`],
     ["bad", `from ${formatPercent(t.loss_crit)}`],
   ];
-  const none: [Tone, string] = ["none", metric === "one_way_loss" ? "no data: no latency test" : "no data"];
+  const none: [Tone, string] = ["none", metric === "one_way_loss" ? "no data: no unloaded latency interval" : "no data"];
   const ranges: Record<GridMetric, [Tone, string][]> = {
     fraction: [
       ["good", `≥ ${formatPercent(t.fraction_good)} of the ceiling`],

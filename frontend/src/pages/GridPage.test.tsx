@@ -182,7 +182,7 @@ describe("GridPage", () => {
     expect(linkFor(B, A).className).toContain("tone-good");
     expect(linkFor(A, C).className).toContain("tone-none");
     expect(screen.getByText("from 1.00 %")).toBeDefined();
-    expect(screen.getByText("no data: no latency test")).toBeDefined();
+    expect(screen.getByText("no data: no unloaded latency interval")).toBeDefined();
     fireEvent.mouseOver(linkFor(A, B));
     expect(linkFor(A, B).getAttribute("title")).toContain("last hour: one-way loss 2.00 % (latency test, unloaded)");
   });

@@ -305,7 +305,7 @@ describe("PathsPage", () => {
       "any",
       "≥ 0.1 % either way",
       "≥ 1 % either way",
-      "no latency test",
+      "no unloaded latency interval",
     ]);
     fireEvent.change(oneWay, { target: { value: "crit" } });
     expect(where()).toBe("/paths?oneway=crit&sort=backward_loss");

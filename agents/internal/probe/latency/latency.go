@@ -43,7 +43,8 @@ func (p *Prober) Lasts(test plan.Test) time.Duration {
 	return spec.reportInterval()
 }
 
-// Run measures one report interval against the test's peer. Loss, all of it included, is
+// Run measures one report interval against the test's peer (or up to the end the scheduler
+// set, plan.RunEnd). Loss, all of it included, is
 // data; a run fails when it cannot send, or when nothing came back but the kernel's word
 // that nothing listens there (or no route leads there): that is a reflector missing, not a
 // path losing every packet.
@@ -55,7 +56,12 @@ func (p *Prober) Run(ctx context.Context, test plan.Test, planVersion string) re
 		res.Fail("invalid latency spec: " + err.Error())
 		return res
 	}
-	section, err := p.Measure(ctx, spec, test.Peer.Address, began.Add(spec.reportInterval()))
+	until := began.Add(spec.reportInterval())
+	if end, ok := plan.RunEnd(ctx); ok {
+		// The scheduler cut the interval where Fathom's own throughput test loads the path.
+		until = end
+	}
+	section, err := p.Measure(ctx, spec, test.Peer.Address, until)
 	res.EndedAt = p.Now().UTC()
 	switch {
 	case ctx.Err() != nil:

@@ -116,7 +116,7 @@ export function PathFilters({
         anyLabel="any"
         options={[
           ...ONE_WAY_LOSS_LEVELS.map(({ value, label }) => ({ value, label })),
-          { value: NONE_VALUE, label: "no latency test" },
+          { value: NONE_VALUE, label: "no unloaded latency interval" },
         ]}
         onChange={(oneWayLoss) => {
           onChange({ oneWayLoss });

@@ -23,6 +23,9 @@ export interface PathLabels {
   statuses: readonly Choice[] | undefined;
 }
 
+// Intervals under Fathom's own throughput tests are left out, so a latency test can still show none.
+const NO_ONE_WAY = "no latency interval without Fathom's own load in the last hour";
+
 const COLUMNS: readonly { key: SortKey; title: string; hint: string; number?: boolean }[] = [
   { key: "path", title: "Path", hint: "source → destination" },
   { key: "rtt", title: "RTT", hint: "median of the last hour", number: true },
@@ -147,8 +150,12 @@ function PathRow({
       </td>
       <td className="number">{formatMs(path.rtt_median_ms)}</td>
       <td className="number">{formatPercent(path.loss_fraction)}</td>
-      <td className="number">{formatPercent(path.forward_loss_fraction)}</td>
-      <td className="number">{formatPercent(path.backward_loss_fraction)}</td>
+      <td className="number" title={path.forward_loss_fraction === null ? NO_ONE_WAY : undefined}>
+        {formatPercent(path.forward_loss_fraction)}
+      </td>
+      <td className="number" title={path.backward_loss_fraction === null ? NO_ONE_WAY : undefined}>
+        {formatPercent(path.backward_loss_fraction)}
+      </td>
       <td
         className="number nowrap"
         title={path.measured_at === null ? undefined : `run of ${formatUtc(path.measured_at)}`}
