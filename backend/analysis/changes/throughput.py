@@ -31,6 +31,14 @@ DEEP_SIGMAS = 4.0
 # A dead-flat lab path has MAD 0; without a floor every later point would be clipped to the
 # median and the history could never learn the path's real spread. 0.01 in ln = 1%.
 WINSOR_SCALE_FLOOR_LN = 0.01
+# The pair test: two runs whose mean lies 3 robust sigmas (and 20 %) below the baseline, each
+# of them 2 sigmas below on its own. Two runs both 4 sigmas deep (the deep test) find a 25 %
+# cut within two runs only where the runs scatter under 6 %; the mean of two has a sigma of
+# 1/sqrt(2), so at 3 sigmas it is as rare on an unchanged path (about 1e-4 a run with the
+# each-point condition, for normal scatter) and finds a 25 % cut by its second run up to a
+# scatter of about 8 %, half the time at 10 %.
+PAIR_SIGMAS = 3.0
+PAIR_EACH_SIGMAS = 2.0
 # Tests below the baseline that open the fast rule's ordinary (not deep) drop: after this many
 # runs since a change, a path without a finding has been judged unchanged.
 FAST_CONFIRM_N = 3
@@ -114,11 +122,37 @@ class _FastOpen:
 
 @dataclass(frozen=True)
 class _Test:
-    """One way the fast rule can open: this many confirming points, this deep."""
+    """One way the fast rule can open: this many confirming points, this deep.
+
+    Without each_sigmas every confirming point must lie below the threshold. With it, their
+    mean must (each point counted at most twice the drop deep, so one collapsed run cannot
+    carry the other), and every point must lie each_sigmas (and half of min_drop_ln) below the
+    median on its own."""
 
     confirm_n: int
     min_drop_ln: float
     sigmas: float  # the drop must also be this many robust sigmas of the baseline
+    each_sigmas: float | None = None
+
+
+def _confirms(points: Sequence[float], test: _Test, median_ln: float, sigma_ln: float, threshold: float) -> bool:
+    """Whether the confirming points (raw ln rates) lie below the test's threshold."""
+    if test.each_sigmas is None:
+        return all(value < threshold for value in points)
+    # Each point low on its own, by half the drop at least: on a quiet path 2 sigmas is a
+    # hair, and one deep run beside one 5 % low would be a pair.
+    each = median_ln - max(test.each_sigmas * sigma_ln, test.min_drop_ln / 2)
+    if not all(value < each for value in points):
+        return False
+    floor = median_ln - 2 * (median_ln - threshold)
+    return statistics.fmean(max(value, floor) for value in points) < threshold
+
+
+def _pair_sigma(baseline: Sequence[float], median_ln: float, sigma_ln: float) -> float:
+    """The baseline's spread for the pair test: the larger of its robust sigma and its standard
+    deviation (of the winsorized points). The MAD of 30 points misses the spread by a fifth as
+    often as not; two points 3.6 such sigmas deep each paged on a path scattering 10 %."""
+    return max(sigma_ln, statistics.pstdev(baseline, median_ln) if len(baseline) > 1 else 0.0)
 
 
 def _prior_holds(series: _LnSeries, indices: Sequence[int], min_fraction: float) -> bool:
@@ -152,7 +186,10 @@ def throughput_fast_rule(
     percent and never cross the threshold.
 
     A deep drop needs fewer tests: deep_confirm_n points below median - max(4 sigma_r,
-    deep_drop_ln) open it (a 30% cut is found by its second test). A new path need not wait
+    deep_drop_ln) open it (a 30% cut is found by its second test), and so do deep_confirm_n
+    points whose mean is below median - max(3 sigma_r, deep_drop_ln) when each is also
+    max(2 sigma_r, deep_drop_ln / 2) below the median (sigma_r here at least the baseline's
+    standard deviation; PAIR_SIGMAS: a 25% cut on a path scattering 5-10%). A new path need not wait
     for min_baseline: from prior_min_baseline points on, when those ran at a median of at least
     prior_min_fraction of their ceilings (Point.ceiling), deep_confirm_n points more than
     prior_drop_ln below them open an episode; a short baseline's own spread says little, so
@@ -179,7 +216,11 @@ def throughput_fast_rule(
     keep = baseline_n + confirm_n + WINSOR_N + 1
     current: _FastOpen | None = None
     tests = sorted(
-        (_Test(confirm_n, min_drop_ln, 3.0), _Test(deep_confirm_n, deep_drop_ln, DEEP_SIGMAS)),
+        (
+            _Test(confirm_n, min_drop_ln, 3.0),
+            _Test(deep_confirm_n, deep_drop_ln, DEEP_SIGMAS),
+            _Test(deep_confirm_n, deep_drop_ln, PAIR_SIGMAS, PAIR_EACH_SIGMAS),
+        ),
         key=lambda test: test.confirm_n,
     )
 
@@ -206,9 +247,12 @@ def throughput_fast_rule(
             if len(baseline) >= min_baseline:
                 median_ln = statistics.median(baseline)
                 sigma_ln = MAD_TO_SIGMA * mad(baseline, median_ln)
+                if test.each_sigmas is not None:
+                    sigma_ln = _pair_sigma(baseline, median_ln, sigma_ln)
                 threshold = median_ln - max(test.sigmas * sigma_ln, test.min_drop_ln)
             elif (
                 count == deep_confirm_n
+                and test.each_sigmas is None
                 and len(baseline) >= prior_min_baseline
                 and _prior_holds(series, [index for index, _ in entries], prior_min_fraction)
             ):
@@ -218,7 +262,7 @@ def throughput_fast_rule(
                 prior = "ceilings"
             else:
                 continue
-            if not all(x[j] < threshold for j in range(first, i + 1)):
+            if not _confirms(x[first : i + 1], test, median_ln, sigma_ln, threshold):
                 continue
             started = first
             position = len(history) - count - 1
