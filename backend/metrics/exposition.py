@@ -107,6 +107,10 @@ def path_families(paths: list[PathFigures]) -> list[TextFamily]:
         ),
     ]
     loss = family("path_loss_ratio", "Pings lost of those sent in the path's last hour.")
+    one_way = family(
+        "path_one_way_loss_ratio",
+        "Latency test packets lost from source to destination in the last hour (Fathom's own load left out).",
+    )
     # Bytes, Prometheus's base unit (promtool's lint): x 8 for the bit/s a NOC reads.
     rate = family(
         "path_throughput_bytes_per_second",
@@ -120,6 +124,7 @@ def path_families(paths: list[PathFigures]) -> list[TextFamily]:
     measured = family("path_throughput_timestamp_seconds", "When that run started (Unix time): its age.")
     members = family("path_ecmp_members", "RTT modes (ECMP members) of the flow sweep whose modes stand now.")
     findings = family("path_open_findings", "Open findings of the path, by metric (0 for each without).")
+    listed = {(path.source, path.destination) for path in paths}
     for path in paths:
         pairs = label_set(PATH_LABELS, (path.source, path.destination, path.family))
         labels, inner = pairs, pairs[1:-1]
@@ -129,6 +134,12 @@ def path_families(paths: list[PathFigures]) -> list[TextFamily]:
         state = path.state
         if state.loss_fraction is not None:
             loss.rows.append((labels, state.loss_fraction))
+        if state.forward_loss_fraction is not None:
+            one_way.rows.append((labels, state.forward_loss_fraction))
+        if state.backward_loss_fraction is not None and (path.destination, path.source) not in listed:
+            # The way back of a pair whose reverse has no run of its own: its sessions say it.
+            back = label_set(PATH_LABELS, (path.destination, path.source, path.family))
+            one_way.rows.append((back, state.backward_loss_fraction))
         if state.rate_bps is not None:
             rate.rows.append((labels, state.rate_bps / 8))
             if state.measured_at is not None:
@@ -142,7 +153,7 @@ def path_families(paths: list[PathFigures]) -> list[TextFamily]:
             members.rows.append((labels, path.ecmp_members))
         for metric in FindingMetric.values:
             findings.rows.append((f'{{{inner},metric="{metric}"}}', path.open_findings.get(metric, 0)))
-    return [*rtt, loss, rate, ceiling, ratio, measured, members, findings]
+    return [*rtt, loss, one_way, rate, ceiling, ratio, measured, members, findings]
 
 
 def mesh_info(pairs: list[tuple[str, str, str, str]]) -> TextFamily:

@@ -23,6 +23,10 @@ GENERIC = {
     "whether RTT or throughput moved with it.",
     "ecmp": "ECMP members changed: a member's RTT moved, one appeared or vanished, or the hash weights "
     "shifted. Flows on the slower member see a lower ceiling.",
+    "one_way_delay": "One direction's delay moved and the other's did not: look for the queue or the longer "
+    "route in that direction only (traceroute from each end, interface queues on the way there).",
+    "one_way_loss": "Loss in one direction only: check the interfaces and policers on the way in that "
+    "direction (error and drop counters, a policer's rate); the reverse direction is the control.",
 }
 
 

@@ -24,7 +24,16 @@ from accounts.services import create_api_token
 from analysis.choices import FindingKind
 from analysis.models import Finding
 from analysis.services.run_analyses import analyze_recent
-from analysis.tests.services.fixtures import MIB, T0, facts, flow_sweep, pings, snapshot, throughput_run
+from analysis.tests.services.fixtures import (
+    MIB,
+    T0,
+    facts,
+    flow_sweep,
+    latency_sessions,
+    pings,
+    snapshot,
+    throughput_run,
+)
 from core import metrics
 from core.shared_redis import shared_redis
 from fathom.testing import FathomTestCase, load_example
@@ -157,6 +166,19 @@ class PathFigureTests(MetricsTests):
         assert value(samples, "fathom_path_open_findings", **path, metric="throughput") == 1
         assert value(samples, "fathom_path_open_findings", **path, metric="loss") == 0
         assert value(samples, "fathom_path_mesh_info", **path, mesh="default") == 1
+
+    def test_one_way_loss_each_way_as_the_paths_list_reads_it(self) -> None:
+        latency_sessions(self.athens, self.frankfurt, NOW - timedelta(minutes=30), 20, forward_lost=6, backward_lost=3)
+        latency_sessions(self.athens, self.frankfurt, NOW - timedelta(minutes=8), 5, forward_lost=300, own_load=True)
+        samples, row = self.samples(), self.paths_list()
+        forward = {"source": "athens", "destination": "frankfurt", "family": "ipv4"}
+        assert row["forward_loss_fraction"] == pytest.approx(6 / 600)
+        assert value(samples, "fathom_path_one_way_loss_ratio", **forward) == row["forward_loss_fraction"]
+        # frankfurt -> athens has no run of its own: athens' sessions give its way back.
+        back = {"source": "frankfurt", "destination": "athens", "family": "ipv4"}
+        assert value(samples, "fathom_path_one_way_loss_ratio", **back) == pytest.approx(3 / 594)
+        assert not [labels for name, labels in samples if name == "fathom_path_one_way_loss_ratio"
+                    and dict(labels)["destination"] == "vienna"]  # fmt: skip
 
     def test_an_ipv6_destination_is_its_own_family(self) -> None:
         samples = self.samples()
