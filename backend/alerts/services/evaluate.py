@@ -127,6 +127,11 @@ def _incident_for(
     return None
 
 
+def _words(metric: str) -> str:
+    """A finding metric as a title reads it: "one_way_loss" is "one-way loss"."""
+    return metric.replace("one_way_", "one-way ").replace("_", " ")
+
+
 def _title(alerts: list[Alert], localisation: Localisation | None = None) -> str:
     if len(alerts) == 1:
         return alerts[0].summary[:300]
@@ -137,9 +142,9 @@ def _title(alerts: list[Alert], localisation: Localisation | None = None) -> str
     if hops:
         return f"{len(alerts)} route changes through {sorted(hops)[0]}"[:300]
     if localisation and localisation.suspects and localisation.suspects[0].explains and localisation.healthy_checked:
-        return f"{localisation.degraded} {localisation.metric} alerts, all through {localisation.where()}"[:300]
+        return f"{localisation.degraded} {_words(localisation.metric)} alerts, all through {localisation.where()}"[:300]
     common = set.intersection(*(_agents(a) for a in alerts))
-    metrics = Counter(str(a.labels.get("metric")) for a in alerts)
+    metrics = Counter(_words(str(a.labels.get("metric"))) for a in alerts)
     what = ", ".join(f"{n} {m}" for m, n in metrics.most_common())
     if len(common) == 2:
         first, second = sorted(common)

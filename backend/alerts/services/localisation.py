@@ -32,7 +32,14 @@ from measurements.models import PathLatestRun, TracePath
 Pair = tuple[str, str]  # source and destination agent ids
 
 # The data that says a path is healthy for a finding's metric.
-TEST_OF_METRIC = {"rtt": TestType.PING, "loss": TestType.PING, "throughput": TestType.THROUGHPUT}
+TEST_OF_METRIC = {
+    "rtt": TestType.PING,
+    "loss": TestType.PING,
+    "throughput": TestType.THROUGHPUT,
+    # One latency session measures both directions of its pair (one_way_windows reads either).
+    "one_way_delay": TestType.LATENCY,
+    "one_way_loss": TestType.LATENCY,
+}
 # A trace older than this no longer says which routers a path crosses.
 TRACE_AGE = timedelta(days=2)
 
@@ -91,10 +98,16 @@ class PathFacts:
         self._judged_at: datetime | None = None
 
     def latest(self, test: str) -> dict[Pair, datetime]:
-        """Each path's newest run of the test (paths between known agents)."""
+        """Each path's newest run of the test (paths between known agents); for latency, of
+        either direction's sessions, which measure both."""
         if test not in self._latest:
             rows = PathLatestRun.objects.filter(test_type=test).values_list("source_id", "destination_id", "started_at")
-            found = {(str(s), str(d)): at for s, d, at in rows if str(s) in self.agents and str(d) in self.agents}
+            found: dict[Pair, datetime] = {}
+            for s, d, at in rows:
+                if str(s) in self.agents and str(d) in self.agents:
+                    pairs = [(str(s), str(d))] + ([(str(d), str(s))] if test == TestType.LATENCY else [])
+                    for pair in pairs:
+                        found[pair] = max(at, found.get(pair, at))
             self._latest[test] = found
         return self._latest[test]
 

@@ -21,6 +21,7 @@ def finding(source: Agent, destination: Agent, metric: str = "throughput", at: d
         "rtt": {"direction": "up", "baseline": 23.0, "current": 33.0, "magnitude": 10.0, "unit": "ms"},
         "loss": {"direction": "up", "baseline": 0.0, "current": 0.01, "magnitude": 1.0, "unit": "pp"},
         "route": {"direction": "up", "baseline": 1.0, "current": 1.0, "magnitude": 1.0, "unit": "paths"},
+        "one_way_loss": {"direction": "up", "baseline": 0.0, "current": 0.02, "magnitude": 2.0, "unit": "pp"},
     }[metric]
     return Finding.objects.create(
         source=source, destination=destination, metric=metric, started_at=at, detected_at=at, **{**values, **extra}

@@ -186,7 +186,7 @@ class EvaluateTests(FathomTestCase):
             source=source, destination=destination, test_type=test_type,
             defaults={"run_id": uuid.uuid4(), "started_at": later(at), "status": "ok"},
         )  # fmt: skip
-        if test_type == "ping":
+        if test_type in ("ping", "latency"):
             AnalysisPass.objects.update_or_create(pk=1, defaults={"judged_at": later(at + 1)})
         for index in range(runs if test_type == "throughput" else 0):
             RunAnalysis.objects.create(
@@ -213,6 +213,23 @@ class EvaluateTests(FathomTestCase):
         assert IncidentEvent.objects.filter(incident=incident, kind="localised", text=incident.cause).exists()
         evaluate(later(91))
         assert Delivery.objects.get(channel=self.hook).message["cause"] == incident.cause
+
+    def test_one_way_loss_on_two_paths_names_their_router_cleared_by_a_latency_session(self) -> None:
+        """A latency session measures both directions: geneva's session towards frankfurt,
+        normal since, clears frankfurt -> geneva's agents and routers too."""
+        self.traced(self.athens, self.frankfurt, "198.18.50.1", "198.18.99.9")
+        self.traced(self.geneva, self.newyork, "198.18.60.1", "198.18.99.9")
+        self.traced(self.frankfurt, self.geneva, "198.18.50.1", "198.18.70.7")
+        self.measured(self.geneva, self.frankfurt, "latency", at=60 + 4 * 300 + 1)
+        finding(self.athens, self.frankfurt, metric="one_way_loss")
+        finding(self.geneva, self.newyork, metric="one_way_loss")
+        evaluate(later(1300))
+        assert not Incident.objects.exists(), "pending for the rule's 5 minutes"
+        evaluate(later(1601))
+        incident = Incident.objects.get()
+        assert incident.title == "2 one-way loss alerts, all through hop 198.18.99.9"
+        assert incident.cause.startswith("hop 198.18.99.9 is on both degraded paths and on no path that measured")
+        assert "frankfurt->geneva, geneva->frankfurt measured normally since" in incident.cause
 
     def test_findings_of_paths_with_no_agent_in_common_join_through_a_router_no_healthy_path_crosses(self) -> None:
         Mesh.objects.update(enabled=False)  # no mesh in common either: only the router joins them
