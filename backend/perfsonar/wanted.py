@@ -1,6 +1,11 @@
 """What the meshes want perfSONAR nodes to run: one pScheduler task per path a node leads.
 
 - ping and trace from a node: one repeating rtt or trace task per path, on the node;
+- latency from a node: towards a Fathom agent, a repeating single-participant latency task
+  run by twping (TWAMP), one run a report interval, against the agent's TWAMP-Control server
+  and reflector (the agent admits the node as a planned peer); towards another node,
+  pScheduler's own latencybg (powstream), which runs without pause and reports each
+  interval's packets;
 - throughput with a node at either end: the central planner reserves the slot as for any
   pair (a node's exclusive time is modelled like an agent's), and the node gets one one-shot
   task starting exactly at the slot. Between two nodes it is pScheduler's two-ended test;
@@ -13,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -29,6 +35,7 @@ from meshes.services.paths import Path, mesh_paths, mesh_test_id
 from meshes.specs import normalize_spec
 from perfsonar.durations import format_duration
 from perfsonar.models import Node
+from perfsonar.psconfig.spec_map import spec_to_pscheduler
 
 
 @dataclass(frozen=True)
@@ -95,6 +102,35 @@ def trace_test(target: str, options: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+# twping's control session takes 3-3.5 s beyond its packets (twping_defaults.py's fudge
+# factor): a run's packets leave that much of the report interval free, so the next run of
+# the repeating task starts on time.
+TWPING_SETUP_S = 4.0
+
+
+def latency_test(destination: Agent, options: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
+    """The pScheduler test and tools of a node's latency test towards `destination`."""
+    spec = {key: value for key, value in spec_to_pscheduler(TestType.LATENCY, options).items() if key != "packet-count"}
+    spec["dest"] = destination.address
+    if is_node(destination):
+        # powstream reports every packet-count packets: that is the report interval. Its one
+        # run lasts `duration` (100 years by default): the task's life, renewed as the others.
+        count = round(options["report_interval_s"] / options["packet_interval_s"])
+        duration = format_duration(float(settings.PERFSONAR_TASK_TTL_S))
+        return {"type": "latencybg", "spec": {**spec, "packet-count": count, "duration": duration}}, ["powstream"]
+    usable_s = options["report_interval_s"] - options["packet_timeout_s"] - TWPING_SETUP_S
+    spec.update(
+        {
+            # A hair over the quotient: 24 / 0.05 is 479.99... in binary.
+            "packet-count": max(1, math.floor(usable_s / options["packet_interval_s"] + 1e-9)),
+            # The node alone takes part (pScheduler's latency test leads from its source): its
+            # twping is the client, the agent's TWAMP-Control server on this port the far end.
+            "ctrl-port": int(options["port"]),
+        }
+    )
+    return {"type": "latency", "spec": spec}, ["twping"]
+
+
 def throughput_test(slot: Slot, source: Agent, destination: Agent) -> dict[str, Any]:
     options = slot.spec
     spec: dict[str, Any] = {"schema": 1, "duration": _seconds(options["duration_s"])}
@@ -137,12 +173,23 @@ def throughput_test(slot: Slot, source: Agent, destination: Agent) -> dict[str, 
 
 def _background(path: Path) -> DesiredTask | None:
     source, test = path.source, path.test
-    if not is_node(source) or test.test_type not in (TestType.PING, TestType.TRACE):
+    if not is_node(source) or test.test_type not in (TestType.PING, TestType.TRACE, TestType.LATENCY):
         return None
     options = normalize_spec(test.test_type, test.spec)
-    ps_test = rtt_test(path.target, options) if test.test_type == TestType.PING else trace_test(path.target, options)
+    tools: list[str] = []
+    repeat_s = test.interval_s
+    if test.test_type == TestType.LATENCY:
+        if path.destination is None:
+            return None  # a device's reflector answers TWAMP-light only: twping needs TWAMP-Control
+        ps_test, tools = latency_test(path.destination, options)
+        # A latencybg runs without pause (the task's run lasts until the task does).
+        repeat_s = 0 if ps_test["type"] == "latencybg" else int(options["report_interval_s"])
+    elif test.test_type == TestType.PING:
+        ps_test = rtt_test(path.target, options)
+    else:
+        ps_test = trace_test(path.target, options)
     far_end = str(path.destination.pk) if path.destination is not None else path.target
-    key = f"bg:{test.pk}:{source.pk}:{far_end}:{_digest([ps_test, test.interval_s, test.slip_s])}"
+    key = f"bg:{test.pk}:{source.pk}:{far_end}:{_digest([ps_test, repeat_s, test.slip_s])}"
     return DesiredTask(
         key=key,
         node=source.perfsonar_node,
@@ -154,9 +201,10 @@ def _background(path: Path) -> DesiredTask | None:
         target=path.target,
         test_id=mesh_test_id(test.mesh.name, test.name, far_end),
         test=ps_test,
-        tools=[],
-        repeat_s=test.interval_s,
-        slip_s=min(test.slip_s, test.interval_s),
+        tools=tools,
+        repeat_s=repeat_s,
+        # A latency run fills its interval: slipping it would overlap the next one.
+        slip_s=0 if test.test_type == TestType.LATENCY else min(test.slip_s, test.interval_s),
         starts_at=None,
         ends_at=None,
     )

@@ -149,6 +149,7 @@ def test_host_facts_over_pinned_https(node: FakePScheduler) -> None:
     assert clock["synchronized"] is True and clock["offset"] == 3.5 and clock["source"]
     assert abs(time.time() + 3.5 - _epoch(clock["time"])) < 1.0
     assert sorted(url.rsplit("/", 1)[1] for url in call(node, "GET", "/tests").json()) == [
+        "latency",
         "latencybg",
         "rtt",
         "throughput",

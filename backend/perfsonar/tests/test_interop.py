@@ -31,9 +31,10 @@ from django.utils import timezone
 
 from inventory.choices import AgentKind
 from inventory.models import Agent
-from measurements.models import Run
+from measurements.models import LatencyInterval, Run
 from meshes.choices import MemberSide, MeshKind, SlotState
 from meshes.models import Mesh, MeshMember, MeshTest, Slot
+from meshes.services.plans import TwampPeer, background_tests, twamp_peers
 from perfsonar.choices import TaskState, TlsMode
 from perfsonar.client import PSchedulerClient, PSchedulerError, Trust
 from perfsonar.intake import poll
@@ -208,6 +209,36 @@ class InteropTests(LiveServerTestCase):
         # The node leaves the mesh: nothing of it is left enabled on the node.
         MeshMember.objects.filter(agent=self.node.agent).delete()
         assert not [task for task in self.fake.tasks() if task["enabled"]]
+
+    def test_a_nodes_latency_test_runs_twping_against_the_agents_twamp_server(self) -> None:
+        """Issue 36's mixed pair: the node measures with its own tool (twping, TWAMP-Control on
+        the agent's port 862, the node alone taking part) once a report interval; the agent
+        admits the node as a planned peer and runs no latency test towards it (it speaks no
+        OWAMP); the node's result lands as the path's one-way interval, forward only."""
+        self.add_test("owd", "latency", {}, interval_s=60)
+        (task,) = Task.objects.filter(state=TaskState.ACTIVE)
+        on_node = {item["url"]: item for item in self.fake.tasks()}[task.url]["json"]
+        assert on_node["tools"] == ["twping"] and on_node["schedule"]["repeat"] == "PT1M"
+        assert "slip" not in on_node["schedule"]
+        assert on_node["test"] == {
+            "type": "latency",
+            "spec": {
+                "dest": "198.18.1.1", "packet-timeout": 2, "packet-padding": 27, "packet-count": 540,
+                "ctrl-port": 862,
+            },
+        }  # fmt: skip
+        assert twamp_peers(self.agent) == [TwampPeer("198.18.9.1", 862)]
+        assert not [test for test in background_tests(self.agent) if test.type == "latency"]
+
+        run = wait_until(
+            "the node's latency run stored",
+            lambda: Run.objects.filter(source_id=self.node.pk, test_type="latency").first(),
+        )
+        assert run.destination_id == self.agent.pk and run.status == "ok", run.error
+        interval = LatencyInterval.objects.get(run_id=run.id)
+        assert (interval.sent, interval.answered, interval.forward_lost) == (540, 539, 1)
+        assert interval.backward_lost is None and interval.round_trip_min_ms is None
+        assert interval.forward_min_ms == 2.5 and interval.forward_max_ms == 4.91
 
     def test_a_mesh_deleted_while_the_node_creates_its_task_leaves_no_task_on_the_node(self) -> None:
         """A CI run deleted a mesh during a sync's POST: saving the task's row afterwards failed on

@@ -23,6 +23,7 @@ MAINTAINER: JSON = {
 }
 
 TESTS: dict[str, JSON] = {
+    "latency": {"description": "Measure one-way latency and associated metrics", "scheduling-class": "normal"},
     "latencybg": {
         "description": "Run one-way latency tests in the background",
         "scheduling-class": "background-multi",
@@ -47,6 +48,11 @@ TOOLS: dict[str, JSON] = {
         "preference": 0,
     },
     "tracepath": {"description": "Map the route between hosts with tracepath", "tests": ["trace"], "preference": 0},
+    "twping": {
+        "description": "Measure packet loss and latency with TWAMP's twping",
+        "tests": ["latency", "rtt"],
+        "preference": 0,
+    },
     "traceroute": {"description": "Map the route between hosts with traceroute", "tests": ["trace"], "preference": 0},
 }
 
@@ -55,6 +61,7 @@ TOOL_ORDER: dict[str, list[str]] = {
     "rtt": ["ping"],
     "trace": ["traceroute", "tracepath", "paris-traceroute"],
     "latencybg": ["powstream"],
+    "latency": ["twping"],
 }
 
 ARCHIVERS: dict[str, JSON] = {
@@ -65,6 +72,7 @@ IPERF3_WAIT_SLEEP_S = 3.0
 IPERF3_SERVER_SHUTDOWN_S = 2.0
 IPERF3_DEFAULT_DURATION_S = 10
 IPERF3_DEFAULT_PORT = 5201
+TWPING_FUDGE_S = 3.5
 
 
 def enumeration(kind: str, name: str) -> JSON:
@@ -91,7 +99,8 @@ def participants(test_type: str, spec: JSON) -> list[str | None]:
         if "single-ended" in spec or "loopback" in spec:
             return [source]
         return [source, spec.get("dest-node", spec.get("dest"))]
-    if test_type == "latencybg":
+    if test_type in ("latency", "latencybg"):
+        # One participant, whoever runs the client; the far end needs only owampd or twampd.
         return [spec.get("dest-node", spec.get("dest"))] if spec.get("flip") else [source]
     return [source]
 
@@ -116,6 +125,10 @@ def tool_duration(test_type: str, spec: JSON) -> timedelta:
     elif test_type == "trace":
         total = _seconds(spec, "sendwait", 0.0) * int(spec.get("hops", 30)) + _seconds(spec, "wait", 0.0)
         total += (2.0 if spec.get("hostnames", True) else 0.0) + (4.0 if spec.get("as", True) else 0.0) + 2.0
+    elif test_type == "latency":
+        # twping_defaults.py: its packets, the packet timeout and the control session's fudge.
+        count, interval = int(spec.get("packet-count", 100)), float(spec.get("packet-interval", 0.1))
+        total = count * interval + float(spec.get("packet-timeout", 0)) + TWPING_FUDGE_S
     else:
         total = _seconds(spec, "duration", 86400.0)
     return timedelta(seconds=float(-(-total // 1)))

@@ -29,6 +29,7 @@ FIXTURE_FILES = {
     "throughput-udp": "result-throughput-udp.json",
     "rtt": "result-rtt.json",
     "trace": "result-trace.json",
+    "latency": "result-latency-twping.json",
 }
 
 
@@ -81,7 +82,7 @@ def _merge_iperf3(local: JSON, remote: JSON | None, two_ended: bool) -> JSON:
 
 def _single_participant_full(test_type: str, merged: JSON) -> JSON:
     """The ping/traceroute tools' local result wraps the test result in `result`."""
-    diags = merged.get("diags") or ("ping" if test_type == "rtt" else "traceroute")
+    diags = merged.get("diags") or {"rtt": "ping", "latency": "twping"}.get(test_type, "traceroute")
     inner = {key: value for key, value in merged.items() if key != "diags"}
     return {"schema": 1, "succeeded": bool(merged.get("succeeded")), "diags": diags, "error": None, "result": inner}
 

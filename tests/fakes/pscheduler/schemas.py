@@ -304,6 +304,29 @@ SPEC_SCHEMAS: dict[str, dict[int, ObjectSchema]] = {
             closed=False,
         )
     ),
+    # pscheduler-test-latency's spec-jsonschema.json: schema 2 adds reverse, 3 traverse-nat, 4 protocol.
+    "latency": _with_dest(
+        _versions(
+            {
+                "source": _host,
+                "source-node": _url_host_port,
+                "dest": _host,
+                "dest-node": _url_host_port,
+                "packet-count": CARDINAL,
+                "packet-interval": NUMBER,
+                "packet-timeout": CARDINAL_ZERO,
+                "packet-padding": CARDINAL_ZERO,
+                "ctrl-port": IP_PORT,
+                "data-ports": _typed("object"),
+                "ip-tos": IP_TOS,
+                "ip-version": IP_VERSION,
+                "bucket-width": NUMBER,
+                "output-raw": BOOLEAN,
+                "flip": BOOLEAN,
+            },
+            [{"reverse": BOOLEAN}, {"traverse-nat": BOOLEAN}, {"protocol": STRING}],
+        )
+    ),
     "latencybg": _with_dest(
         _versions(
             {
