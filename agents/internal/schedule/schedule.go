@@ -153,6 +153,14 @@ func (s *Scheduler) segments(ctx context.Context, t plan.Test, version string, s
 		s.mu.Lock()
 		windows, self := s.loaded, s.self
 		s.mu.Unlock()
+		if clear := SegmentStart(windows, self, t.Peer.ID, start); clear.After(start) {
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Until(clear)):
+			}
+			start = clear
+		}
 		end := SegmentEnd(windows, self, t.Peer.ID, start, interval)
 		s.run(plan.WithRunEnd(ctx, end), t, version)
 		select {
@@ -170,6 +178,19 @@ func (s *Scheduler) segments(ctx context.Context, t plan.Test, version string, s
 // MinSegment is the shortest run SegmentEnd makes: a latency session needs its packet
 // timeout and a few packets. An edge closer than this to the start is not cut at.
 const MinSegment = 5 * time.Second
+
+// SegmentStart is when a back-to-back run due at start begins: at the end of the loaded
+// window it is in (LoadGuard after it) when that is under MinSegment away, since a piece
+// that short could not be cut off and the run would carry the load on into a whole
+// interval; else at start. (Its first run starts at random, anywhere.)
+func SegmentStart(windows []plan.LoadedWindow, a, b string, start time.Time) time.Time {
+	for _, span := range loadedSpans(windows, a, b) {
+		if !start.Before(span[0]) && start.Before(span[1]) && span[1].Sub(start) < MinSegment {
+			return span[1]
+		}
+	}
+	return start
+}
 
 // SegmentEnd is when a back-to-back run from start ends: at the first edge of a window
 // loading agent a or b (its start or end, LoadGuard outside it) that lies more than

@@ -231,6 +231,27 @@ func TestSegmentEndCutsAtTheEdgesOfItsPathsLoadedWindows(t *testing.T) {
 	}
 }
 
+func TestSegmentStartSkipsTheTailOfALoadedWindow(t *testing.T) {
+	at := time.Date(2026, 12, 5, 12, 0, 0, 0, time.UTC)
+	window := loadedAt(at.Add(-20*time.Second), 22, "peer", "third") // guarded to 3 s from at
+	for _, c := range []struct {
+		name  string
+		start time.Time
+		want  time.Time
+	}{
+		{"3 s before the window's end: after it", at, at.Add(3 * time.Second)},
+		{"deep inside: cut at its end instead", at.Add(-10 * time.Second), at.Add(-10 * time.Second)},
+		{"outside it", at.Add(4 * time.Second), at.Add(4 * time.Second)},
+	} {
+		if got := SegmentStart([]plan.LoadedWindow{window}, "self", "peer", c.start); !got.Equal(c.want) {
+			t.Errorf("%s: starts at %s, want %s", c.name, got.Sub(at), c.want.Sub(at))
+		}
+	}
+	if got := SegmentStart([]plan.LoadedWindow{window}, "self", "other", at); !got.Equal(at) {
+		t.Errorf("another path's window moved the start to %s", got.Sub(at))
+	}
+}
+
 // A test whose runs fill their interval runs back to back, each run told its end, and is
 // cut where its peer's exclusive test begins and ends.
 func TestARunThatFillsItsIntervalIsCutAtTheLoadedWindow(t *testing.T) {

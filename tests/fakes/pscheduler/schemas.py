@@ -242,6 +242,25 @@ THROUGHPUT_V1: dict[str, Checker] = {
     "reverse": BOOLEAN,
 }
 
+# The keys pScheduler's latency test started with; latencybg has them and its duration.
+LATENCY_V1: dict[str, Checker] = {
+    "source": _host,
+    "source-node": _url_host_port,
+    "dest": _host,
+    "dest-node": _url_host_port,
+    "packet-count": CARDINAL,
+    "packet-interval": NUMBER,
+    "packet-timeout": CARDINAL_ZERO,
+    "packet-padding": CARDINAL_ZERO,
+    "ctrl-port": IP_PORT,
+    "data-ports": _typed("object"),
+    "ip-tos": IP_TOS,
+    "ip-version": IP_VERSION,
+    "bucket-width": NUMBER,
+    "output-raw": BOOLEAN,
+    "flip": BOOLEAN,
+}
+
 SPEC_SCHEMAS: dict[str, dict[int, ObjectSchema]] = {
     "throughput": _with_dest(
         _versions(
@@ -306,51 +325,9 @@ SPEC_SCHEMAS: dict[str, dict[int, ObjectSchema]] = {
     ),
     # pscheduler-test-latency's spec-jsonschema.json: schema 2 adds reverse, 3 traverse-nat, 4 protocol.
     "latency": _with_dest(
-        _versions(
-            {
-                "source": _host,
-                "source-node": _url_host_port,
-                "dest": _host,
-                "dest-node": _url_host_port,
-                "packet-count": CARDINAL,
-                "packet-interval": NUMBER,
-                "packet-timeout": CARDINAL_ZERO,
-                "packet-padding": CARDINAL_ZERO,
-                "ctrl-port": IP_PORT,
-                "data-ports": _typed("object"),
-                "ip-tos": IP_TOS,
-                "ip-version": IP_VERSION,
-                "bucket-width": NUMBER,
-                "output-raw": BOOLEAN,
-                "flip": BOOLEAN,
-            },
-            [{"reverse": BOOLEAN}, {"traverse-nat": BOOLEAN}, {"protocol": STRING}],
-        )
+        _versions(LATENCY_V1, [{"reverse": BOOLEAN}, {"traverse-nat": BOOLEAN}, {"protocol": STRING}])
     ),
-    "latencybg": _with_dest(
-        _versions(
-            {
-                "source": _host,
-                "source-node": _url_host_port,
-                "dest": _host,
-                "dest-node": _url_host_port,
-                "duration": _duration,
-                "packet-count": CARDINAL,
-                "packet-interval": NUMBER,
-                "packet-timeout": CARDINAL_ZERO,
-                "packet-padding": CARDINAL_ZERO,
-                "ctrl-port": IP_PORT,
-                "data-ports": _typed("object"),
-                "ip-tos": IP_TOS,
-                "ip-version": IP_VERSION,
-                "bucket-width": NUMBER,
-                "output-raw": BOOLEAN,
-                "flip": BOOLEAN,
-            },
-            [{"protocol": STRING}],
-            required_from=99,
-        )
-    ),
+    "latencybg": _with_dest(_versions({**LATENCY_V1, "duration": _duration}, [{"protocol": STRING}], required_from=99)),
 }
 
 
