@@ -23,6 +23,19 @@ const HISTORY: PathHistory = {
 };
 const EMPTY: PathHistory = { ...HISTORY, rtt: [], throughput: [] };
 const UNCAPPED = { ...TIMELINE, reverse: { ...TIMELINE.reverse, runs_capped: false } };
+const LATENCY_POINT = {
+  time: "2026-11-22T11:00:00Z", sent: 580, answered: 568, forward_lost: 12, backward_lost: 0,
+  forward_loss_fraction: 12 / 580, backward_loss_fraction: 0, forward_min_ms: 20, forward_p50_ms: 20.1,
+  forward_p90_ms: 20.2, forward_p99_ms: 20.4, forward_max_ms: 21, backward_min_ms: 5, backward_p50_ms: 5.1,
+  backward_p90_ms: 5.2, backward_p99_ms: 5.3, backward_max_ms: 5.6, round_trip_min_ms: 25, round_trip_p50_ms: 25.2,
+  round_trip_p99_ms: 25.6, clock_error_ms: 0.002, one_way_trusted: true, loaded: false,
+};  // prettier-ignore
+const EMPTY_TIMELINE = {
+  ...UNCAPPED,
+  forward: { ...UNCAPPED.forward, runs: [], sweeps: [] },
+  reverse: { ...UNCAPPED.reverse, runs: [], sweeps: [] },
+  findings: [],
+};
 const FAILED = [{ id: "r1", test_type: "throughput", test_id: "t", started_at: "2026-11-22T11:30:00Z", ended_at: null,
   status: "failed", error: "iperf3: the server is busy running a test" }];  // prettier-ignore
 
@@ -149,16 +162,9 @@ describe("HistorySection", () => {
   });
 
   it("adds one-way delay and loss each way when the path has a latency test", async () => {
-    const point = {
-      time: "2026-11-22T11:00:00Z", sent: 580, answered: 568, forward_lost: 12, backward_lost: 0,
-      forward_loss_fraction: 12 / 580, backward_loss_fraction: 0, forward_min_ms: 20, forward_p50_ms: 20.1,
-      forward_p90_ms: 20.2, forward_p99_ms: 20.4, forward_max_ms: 21, backward_min_ms: 5, backward_p50_ms: 5.1,
-      backward_p90_ms: 5.2, backward_p99_ms: 5.3, backward_max_ms: 5.6, round_trip_min_ms: 25, round_trip_p50_ms: 25.2,
-      round_trip_p99_ms: 25.6, clock_error_ms: 0.002, one_way_trusted: true, loaded: false,
-    };  // prettier-ignore
     const fetchMock = renderSection(PATH, {
       "/api/v1/paths/latency/": { source: SOURCE, destination: DESTINATION, start: HISTORY.from, end: HISTORY.to,
-        bucket_s: 60, clock_error_limit_ms: 0.5, points: [point] },
+        bucket_s: 60, clock_error_limit_ms: 0.5, points: [LATENCY_POINT] },
     });  // prettier-ignore
     const chart = await screen.findByTestId("history-chart");
     await within(chart).findByText("dca → dcb one-way median");
@@ -169,6 +175,20 @@ describe("HistorySection", () => {
     expect(asked?.searchParams.has("end")).toBe(false);
     // A day in buckets no finer than a minute, an interval's default length.
     expect(asked?.searchParams.get("max_points")).toBe("1000");
+  });
+
+  it("draws a path measured by its latency test alone", async () => {
+    // A perfSONAR node's latencybg towards an agent: no pings or runs, one-way rows only.
+    renderSection(PATH, {
+      "/api/v1/paths/history/": EMPTY,
+      "/api/v1/analysis/path/timeline/": EMPTY_TIMELINE,
+      "/api/v1/paths/latency/": { source: SOURCE, destination: DESTINATION, start: HISTORY.from, end: HISTORY.to,
+        bucket_s: 60, clock_error_limit_ms: 0.5, points: [LATENCY_POINT] },
+    });  // prettier-ignore
+    const chart = await screen.findByTestId("history-chart");
+    await within(chart).findByText("dca → dcb one-way median");
+    expect(screen.queryByTestId("history-empty")).toBeNull();
+    expect(screen.queryByTestId("history-only-failed")).toBeNull();
   });
 
   it("shows the server's refusal instead of a blank chart", async () => {

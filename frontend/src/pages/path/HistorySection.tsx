@@ -169,6 +169,9 @@ export function HistorySection({
   }
   const data = history.data;
   const summary = historySummary(data);
+  // A path measured by a latency test alone (a perfSONAR node's latencybg, or an agent pair
+  // whose mesh has no ping) has no rollups: its one-way rows are still its measurements.
+  const measuredOneWay = (latency.data?.points.length ?? 0) > 0;
   const reverseParams = new URLSearchParams(params);
   reverseParams.delete("finding");
   const chosenId = Number(params.get("finding") ?? "");
@@ -238,7 +241,7 @@ export function HistorySection({
         <RttFigures totals={summary} bucketS={data.bucket_s} />
       </dl>
 
-      {summary.empty && (failed.data ?? []).length === 0 ? (
+      {summary.empty && !measuredOneWay && (failed.data ?? []).length === 0 ? (
         <p className="muted" data-testid="history-empty">
           No measurements of this path between {formatUtc(data.from)} and {formatUtc(data.to)}
           {range.key === null ? "" : ` (${range.label})`}. Choose a longer range, or check that a mesh with this path
@@ -246,7 +249,7 @@ export function HistorySection({
         </p>
       ) : (
         <>
-          {summary.empty && (
+          {summary.empty && !measuredOneWay && (
             <p className="warning" role="note" data-testid="history-only-failed">
               Every run in this range failed: the crosses on the throughput row give each one&apos;s reason.
             </p>
