@@ -43,8 +43,10 @@ class Attempts(Generic[T]):
     def suffix(self) -> str:
         return f" (attempt {self.number})" if self.number > 1 else ""
 
-    def emulator_late(self) -> bool:
-        return self.lateness is not None and self.lateness.share_later_than(1000) >= EMULATOR_LATE_SHARE
+    def emulator_late(self, bound_us: int = 1000, share: float = EMULATOR_LATE_SHARE) -> bool:
+        """Whether at least `share` of the emulator's departures during the attempt left more
+        than bound_us late."""
+        return self.lateness is not None and self.lateness.share_later_than(bound_us) >= share
 
 
 def first_passing(measure: Callable[[], T], passes: Callable[[T], bool], lab: Lab | None = None) -> Attempts[T]:
@@ -62,16 +64,19 @@ def first_passing(measure: Callable[[], T], passes: Callable[[T], bool], lab: La
         attempt, before = attempt + 1, after
 
 
-def record_attempts(row: Row, attempts: Attempts[T]) -> None:
+def record_attempts(
+    row: Row, attempts: Attempts[T], late_bound_us: int = 1000, late_share: float = EMULATOR_LATE_SHARE
+) -> None:
     """Records a retried measurement's row, with the attempt that it shows. One that failed in
     every attempt while the hypervisor took at least STEAL_LIMIT_PERCENT of the CPU is shown,
     not judged: the emulator paces packets in user space, and a starved emulator measures the
-    machine, not the scenario. So is a paced run that failed while the emulator itself left
-    packets late (attempts measured with a lab); the row says how late."""
+    machine, not the scenario. So is a run that failed while the emulator itself left packets
+    late (attempts measured with a lab): at least late_share of its departures over
+    late_bound_us; the row says how late."""
     bound = row.bound
     measured = row.measured + attempts.suffix()
     starved = not row.ok and attempts.least_steal_percent >= STEAL_LIMIT_PERCENT
-    emulator_late = not row.ok and not starved and attempts.emulator_late()
+    emulator_late = not row.ok and not starved and attempts.emulator_late(late_bound_us, late_share)
     if attempts.lateness is not None:
         measured += f"; {attempts.lateness.describe()}"
     if starved:

@@ -17,18 +17,43 @@ RTT_TOLERANCE_MS = 0.5
 # clean-clone CI). Above a member a flow may lie this far (the lab's members are 4 ms or
 # more apart, so its member is never in doubt); below it, RTT_TOLERANCE_MS as for ping.
 FLOW_ABOVE_MS = 1.0
+# A minimum RTT is the emulator's fault, not the path's, when at least half the departures of
+# its pings left over 0.3 ms late: on time they leave within 0.1 ms (all of them, here, with
+# four CPU hogs at the emulator's own priority), and two passes that late each lift every
+# ping's RTT past the tolerance.
+RTT_LATE_US = 300
+RTT_LATE_SHARE = 0.5
 
 
 def check_rtt(scenario: str, lab: Lab, source: str, destination: str, expected_ms: list[float]) -> None:
-    measured, _, received = ping(lab, source, destination)
-    nearest = min(expected_ms, key=lambda e: abs(e - measured))
-    record(
-        scenario,
-        f"ping min RTT {source}->{destination}",
-        " or ".join(f"{e:g} ms" for e in expected_ms),
-        f"{measured:.3f} ms",
-        f"within {RTT_TOLERANCE_MS} ms",
-        received > 0 and abs(measured - nearest) <= RTT_TOLERANCE_MS,
+    """The fastest of 20 pings within RTT_TOLERANCE_MS of a configured RTT. The emulator times
+    each packet in user space, as it paces rates, so the check is measured as the rate checks
+    are (attempts.py), with the emulator's own lateness: a clean-clone CI, its lab beside
+    another suite's busy emulator, read four long paths 0.6 ms (and 310 ms 1.6 ms) high in one
+    attempt."""
+
+    def measure() -> tuple[float, int]:
+        measured, _, received = ping(lab, source, destination)
+        return measured, received
+
+    def within(result: tuple[float, int]) -> bool:
+        measured, received = result
+        return received > 0 and min(abs(e - measured) for e in expected_ms) <= RTT_TOLERANCE_MS
+
+    attempts = first_passing(measure, within, lab)
+    measured, _ = attempts.value
+    record_attempts(
+        Row(
+            scenario,
+            f"ping min RTT {source}->{destination}",
+            " or ".join(f"{e:g} ms" for e in expected_ms),
+            f"{measured:.3f} ms",
+            f"within {RTT_TOLERANCE_MS} ms",
+            within(attempts.value),
+        ),
+        attempts,
+        late_bound_us=RTT_LATE_US,
+        late_share=RTT_LATE_SHARE,
     )
 
 

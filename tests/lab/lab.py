@@ -61,7 +61,10 @@ class Lateness:
 
     def describe(self) -> str:
         total = sum(self.counts)
-        return f"emulator: {self.later_than(1000)} of {total} departures >1 ms late, {self.later_than(3000)} >3 ms"
+        return (
+            f"emulator: {self.later_than(1000)} of {total} departures >1 ms late, {self.later_than(3000)} >3 ms"
+            f" ({self.later_than(300)} >0.3 ms)"
+        )
 
 
 def sum_lateness(parts: Iterable[Lateness]) -> Lateness:
