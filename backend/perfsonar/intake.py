@@ -59,6 +59,7 @@ def placement(task: Task) -> Placement:
         slot_id=str(task.slot_id) if task.slot_id else None,
         reversed=bool(options.get("reverse")),
         options=options,
+        measured_by_peer=task.destination_id is not None and task.destination_id == task.node_id,
     )
 
 

@@ -6,6 +6,10 @@
   and reflector (the agent admits the node as a planned peer); towards another node,
   pScheduler's own latencybg (powstream), which runs without pause and reports each
   interval's packets;
+- latency from a Fathom agent to a node: the agent's TWAMP-light sender finds no reflector on
+  a node (twampd answers only sessions set up over TWAMP-Control), so the node measures that
+  direction too: a twping task towards the agent with `reverse`, which reports the reflected
+  half of each packet's trip, agent to node;
 - throughput with a node at either end: the central planner reserves the slot as for any
   pair (a node's exclusive time is modelled like an agent's), and the node gets one one-shot
   task starting exactly at the slot. Between two nodes it is pScheduler's two-ended test;
@@ -108,11 +112,16 @@ def trace_test(target: str, options: dict[str, Any]) -> dict[str, Any]:
 TWPING_SETUP_S = 4.0
 
 
-def latency_test(destination: Agent, options: dict[str, Any]) -> tuple[dict[str, Any], list[str]]:
-    """The pScheduler test and tools of a node's latency test towards `destination`."""
+def latency_test(
+    destination: Agent, options: dict[str, Any], *, reported_back: bool = False
+) -> tuple[dict[str, Any], list[str]]:
+    """The pScheduler test and tools of a node's latency test towards `destination`; with
+    reported_back (towards an agent only), the twping run reports the way back, agent to node."""
     spec = {key: value for key, value in spec_to_pscheduler(TestType.LATENCY, options).items() if key != "packet-count"}
     spec["dest"] = destination.address
     if is_node(destination):
+        if reported_back:
+            raise ValueError("between two nodes each leads its own direction: nothing is reported back")
         # powstream reports every packet-count packets: that is the report interval. Its one
         # run lasts `duration` (100 years by default): the task's life, renewed as the others.
         count = round(options["report_interval_s"] / options["packet_interval_s"])
@@ -128,6 +137,9 @@ def latency_test(destination: Agent, options: dict[str, Any]) -> tuple[dict[str,
             "ctrl-port": int(options["port"]),
         }
     )
+    if reported_back:
+        # The spec's reverse (schema 2): twping reports each packet's reflected half.
+        spec.update({"reverse": True, "schema": max(2, int(spec.get("schema", 1)))})
     return {"type": "latency", "spec": spec}, ["twping"]
 
 
@@ -171,9 +183,40 @@ def throughput_test(slot: Slot, source: Agent, destination: Agent) -> dict[str, 
     return {"type": "throughput", "spec": spec}
 
 
+def _reported_back(path: Path) -> DesiredTask | None:
+    """The task of a latency path from a Fathom agent to a node: the node's twping towards the
+    agent, reporting the way back. The result is the agent's, towards the node, as if the
+    agent had measured it."""
+    source, node, test = path.source, path.destination, path.test
+    if test.test_type != TestType.LATENCY or is_node(source) or node is None or not is_node(node):
+        return None
+    options = normalize_spec(test.test_type, test.spec)
+    ps_test, tools = latency_test(source, options, reported_back=True)
+    repeat_s = int(options["report_interval_s"])
+    return DesiredTask(
+        key=f"back:{test.pk}:{source.pk}:{node.pk}:{_digest([ps_test, repeat_s])}",
+        node=node.perfsonar_node,
+        mesh_test=test,
+        slot=None,
+        test_type=test.test_type,
+        source=source,
+        destination=node,
+        target=path.target,
+        test_id=mesh_test_id(test.mesh.name, test.name, str(node.pk)),
+        test=ps_test,
+        tools=tools,
+        repeat_s=repeat_s,
+        slip_s=0,
+        starts_at=None,
+        ends_at=None,
+    )
+
+
 def _background(path: Path) -> DesiredTask | None:
     source, test = path.source, path.test
-    if not is_node(source) or test.test_type not in (TestType.PING, TestType.TRACE, TestType.LATENCY):
+    if not is_node(source):
+        return _reported_back(path)
+    if test.test_type not in (TestType.PING, TestType.TRACE, TestType.LATENCY):
         return None
     options = normalize_spec(test.test_type, test.spec)
     tools: list[str] = []
@@ -239,7 +282,8 @@ def desired_background() -> list[DesiredTask]:
     nodes = {agent.pk for agent in Agent.objects.filter(kind=AgentKind.PERFSONAR, revoked_at__isnull=True)}
     wanted = []
     for path in paths:
-        if path.source.pk in nodes and (task := _background(path)) is not None:
+        led_by_node = path.source.pk in nodes or (path.destination is not None and path.destination.pk in nodes)
+        if led_by_node and (task := _background(path)) is not None:
             wanted.append(task)
     return wanted
 

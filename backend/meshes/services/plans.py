@@ -8,7 +8,9 @@ lists the source among its TWAMP peers. One session measures both directions, so
 between two agents of a mesh is measured by two sessions, one from each end, as it is pinged
 from each end; a one-way disjoint mesh measures each pair once. Towards a list mesh's
 external target the session goes to the device's own TWAMP-light reflector (peer id null,
-the target's address, the spec's port): no agent's plan admits anyone for it.
+the target's address, the spec's port): no agent's plan admits anyone for it. A path from
+an agent to a perfSONAR node is the node's to measure (perfsonar/wanted.py): the agent runs no
+session towards it and admits the node to its reflector.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from measurements.choices import EXCLUSIVE_TEST_TYPES, TestType
 from meshes.choices import SlotState
 from meshes.iperf3_auth import Iperf3Auth, Iperf3User, client_auth, server_user
 from meshes.models import Slot
-from meshes.services.paths import Peer, is_node, mesh_paths, mesh_test_id
+from meshes.services.paths import Path, Peer, is_node, mesh_paths, mesh_test_id
 from meshes.specs import normalize_spec
 
 PLAN_SCHEMA_VERSION = 1
@@ -162,10 +164,18 @@ def background_tests(agent: Agent) -> list[PlannedTest]:
 def twamp_peers(agent: Agent) -> list[TwampPeer]:
     """Who may send to this agent's TWAMP-light reflector: the source of every latency test
     towards it, agent or perfSONAR node (whose tests the perfsonar app leads), at the port its
-    test sends to. (A test towards an external target is no agent's to admit.)"""
-    peers = {
-        TwampPeer(path.source.address, int(normalize_spec(TestType.LATENCY, path.test.spec)["port"]))
-        for path in mesh_paths(destination=agent, test_type=TestType.LATENCY)
+    test sends to, and every node this agent's latency tests go to: the node measures that way
+    too, by twping towards this agent reporting the way back. (A test towards an external
+    target is no agent's to admit.)"""
+
+    def peer(address: str, path: Path) -> TwampPeer:
+        return TwampPeer(address, int(normalize_spec(TestType.LATENCY, path.test.spec)["port"]))
+
+    peers = {peer(path.source.address, path) for path in mesh_paths(destination=agent, test_type=TestType.LATENCY)}
+    peers |= {
+        peer(path.destination.address, path)
+        for path in mesh_paths(source=agent, test_type=TestType.LATENCY)
+        if path.destination is not None and is_node(path.destination)
     }
     return sorted(peers, key=lambda peer: (peer.address, peer.port))
 

@@ -188,6 +188,16 @@ class LatencyPlanTests(FathomTestCase):
             {"address": "198.18.3.1", "port": 8620},
         ]
 
+    def test_an_agents_path_to_a_node_admits_the_node_that_measures_it(self) -> None:
+        # athens towards a node only: the node's twping reports the way back (perfsonar app).
+        mesh = self.latency_mesh("owd", kind="disjoint", unidirectional=True)
+        Agent.objects.filter(pk=self.frankfurt.pk).update(kind=AgentKind.PERFSONAR)
+        MeshMember.objects.create(mesh=mesh, agent=self.athens, side="a")
+        MeshMember.objects.create(mesh=mesh, agent=self.frankfurt, side="b")
+        plan = self.plan(self.athens, self.athens_credential)
+        assert not [test for test in plan["tests"] if test["type"] == "latency"]
+        assert plan["twamp_peers"] == [{"address": "198.18.2.1", "port": 8620}]
+
     def test_a_list_meshs_session_goes_to_each_targets_own_reflector(self) -> None:
         frankfurt_before = self.plan(self.frankfurt, self.frankfurt_credential)
         mesh = self.latency_mesh("routers", kind="list", targets=["Router1.Example.NET", "198.18.9.9"])

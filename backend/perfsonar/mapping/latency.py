@@ -267,8 +267,11 @@ def to_latency(run: PsRun, result: dict[str, Any], placement: Placement) -> dict
     """The result's "latency" object from a latency or latencybg run's merged result."""
     if run.tool == "halfping":
         fail("tool", "halfping halves a ping's round trip: it measures no one-way delay for Fathom to keep")
-    if run.spec.get("reverse") is True:
-        fail("test/spec/reverse", "the run reports dest to source; a Fathom latency result runs from its source")
+    reported_back = run.spec.get("reverse") is True
+    if reported_back != placement.measured_by_peer:
+        if reported_back:
+            fail("test/spec/reverse", "the run reports dest to source; a Fathom latency result runs from its source")
+        fail("test/spec/reverse", "the node measures this path from its far end: its run must report the way back")
     options = _options(run, placement)
     sent, received = _count(result, "packets-sent"), _count(result, "packets-received")
     if received > sent:

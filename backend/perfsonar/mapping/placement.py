@@ -21,6 +21,9 @@ class Placement:
     # the spec's reverse says which end the node's client was, not this.
     reversed: bool = False
     options: dict[str, Any] = field(default_factory=dict)  # the mesh test's Fathom spec
+    # The node at the far end measured the path: its latency run towards the result's source
+    # reports the way back (spec reverse), from the source to the node.
+    measured_by_peer: bool = False
 
 
 def option(

@@ -212,33 +212,35 @@ class InteropTests(LiveServerTestCase):
 
     def test_a_nodes_latency_test_runs_twping_against_the_agents_twamp_server(self) -> None:
         """Issue 36's mixed pair: the node measures with its own tool (twping, TWAMP-Control on
-        the agent's port 862, the node alone taking part) once a report interval; the agent
-        admits the node as a planned peer and runs no latency test towards it (it speaks no
-        OWAMP); the node's result lands as the path's one-way interval, forward only."""
+        the agent's port 862, the node alone taking part) once a report interval, in both
+        directions: towards the agent, and reporting the way back for the agent's path towards
+        it. The agent admits the node as a planned peer and runs no latency test towards it (a
+        node's twampd answers only TWAMP-Control sessions); each result lands as its path's
+        one-way interval, forward only."""
         self.add_test("owd", "latency", {}, interval_s=60)
-        (task,) = Task.objects.filter(state=TaskState.ACTIVE)
-        on_node = {item["url"]: item for item in self.fake.tasks()}[task.url]["json"]
-        assert on_node["tools"] == ["twping"] and on_node["schedule"]["repeat"] == "PT1M"
-        assert "slip" not in on_node["schedule"]
-        assert on_node["test"] == {
-            "type": "latency",
-            "spec": {
-                "dest": "198.18.1.1", "packet-timeout": 2, "packet-padding": 27, "packet-count": 540,
-                "ctrl-port": 862,
-            },
-        }  # fmt: skip
+        tasks = {task.source_id: task for task in Task.objects.filter(state=TaskState.ACTIVE)}
+        assert set(tasks) == {self.node.pk, self.agent.pk}
+        on_node = {item["url"]: item["json"] for item in self.fake.tasks()}
+        spec = {"dest": "198.18.1.1", "packet-timeout": 2, "packet-padding": 27, "packet-count": 540, "ctrl-port": 862}
+        towards_agent, way_back = on_node[tasks[self.node.pk].url], on_node[tasks[self.agent.pk].url]
+        for task in (towards_agent, way_back):
+            assert task["tools"] == ["twping"] and task["schedule"]["repeat"] == "PT1M"
+            assert "slip" not in task["schedule"]
+        assert towards_agent["test"] == {"type": "latency", "spec": spec}
+        assert way_back["test"] == {"type": "latency", "spec": {**spec, "reverse": True, "schema": 2}}
         assert twamp_peers(self.agent) == [TwampPeer("198.18.9.1", 862)]
         assert not [test for test in background_tests(self.agent) if test.type == "latency"]
 
-        run = wait_until(
-            "the node's latency run stored",
-            lambda: Run.objects.filter(source_id=self.node.pk, test_type="latency").first(),
-        )
-        assert run.destination_id == self.agent.pk and run.status == "ok", run.error
-        interval = LatencyInterval.objects.get(run_id=run.id)
-        assert (interval.sent, interval.answered, interval.forward_lost) == (540, 539, 1)
-        assert interval.backward_lost is None and interval.round_trip_min_ms is None
-        assert interval.forward_min_ms == 2.5 and interval.forward_max_ms == 4.91
+        for source, destination in ((self.node.agent, self.agent), (self.agent, self.node.agent)):
+            run = wait_until(
+                f"the latency run of {source.name} -> {destination.name} stored",
+                lambda source=source: Run.objects.filter(source_id=source.pk, test_type="latency").first(),
+            )
+            assert run.destination_id == destination.pk and run.status == "ok", run.error
+            interval = LatencyInterval.objects.get(run_id=run.id)
+            assert (interval.sent, interval.answered, interval.forward_lost) == (540, 539, 1)
+            assert interval.backward_lost is None and interval.round_trip_min_ms is None
+            assert interval.forward_min_ms == 2.5 and interval.forward_max_ms == 4.91
 
     def test_a_mesh_deleted_while_the_node_creates_its_task_leaves_no_task_on_the_node(self) -> None:
         """A CI run deleted a mesh during a sync's POST: saving the task's row afterwards failed on

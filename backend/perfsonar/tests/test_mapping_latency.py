@@ -245,6 +245,18 @@ def test_halfping_and_a_reversed_run_are_refused_saying_why() -> None:
         mapped(latencybg(spec={"reverse": True}))
 
 
+def test_a_run_reported_back_is_the_way_from_the_agent_to_the_node() -> None:
+    """A node's twping towards an agent with `reverse` measures the agent's path towards the
+    node: it is taken where the node measures from the far end, and only there."""
+    body = latencybg(spec={"reverse": True, "schema": 2})
+    result = mapped(body, measured_by_peer=True)
+    assert result["latency"]["forward"]["lost"] == result["latency"]["sent"] - result["latency"]["answered"]
+    assert result["latency"]["backward"] is None
+    assert_ingestible(result)
+    with pytest.raises(MappingError, match=r"^test/spec/reverse: the node measures this path from its far end"):
+        mapped(latencybg(), measured_by_peer=True)
+
+
 def test_a_latencybg_entry_is_no_ping_and_a_ping_no_latency() -> None:
     with pytest.raises(MappingError, match="a pScheduler latencybg run cannot be a Fathom ping result"):
         to_result(run_from_archive(latencybg()), placement("ping", TARGET))

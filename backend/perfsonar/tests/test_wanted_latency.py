@@ -3,6 +3,7 @@ TWAMP-Control server), powstream's latencybg towards another node (OWAMP, its ow
 
 from __future__ import annotations
 
+import pytest
 from django.test import override_settings
 
 from inventory.choices import AgentKind
@@ -31,3 +32,14 @@ def test_towards_a_node_latencybg_reports_each_interval_for_the_tasks_life() -> 
     assert tools == ["powstream"] and test["type"] == "latencybg"
     assert test["spec"]["packet-count"] == 600 and test["spec"]["duration"] == "PT6H"
     assert "ctrl-port" not in test["spec"]
+
+
+def test_the_way_back_from_an_agent_is_twping_reporting_in_reverse() -> None:
+    options = normalize_spec("latency", {"port": 8620})
+    test, tools = latency_test(AGENT, options, reported_back=True)
+    assert tools == ["twping"] and test["type"] == "latency"
+    # pScheduler's latency spec has reverse from its schema 2.
+    assert test["spec"]["reverse"] is True and test["spec"]["schema"] == 2
+    assert test["spec"]["dest"] == "198.18.1.1" and test["spec"]["ctrl-port"] == 8620
+    with pytest.raises(ValueError, match="each leads its own direction"):
+        latency_test(NODE, options, reported_back=True)
