@@ -242,6 +242,37 @@ class InteropTests(LiveServerTestCase):
             assert interval.backward_lost is None and interval.round_trip_min_ms is None
             assert interval.forward_min_ms == 2.5 and interval.forward_max_ms == 4.91
 
+    def test_between_two_nodes_powstream_reports_each_interval_as_a_result(self) -> None:
+        """Node to node, latencybg runs without pause: its one long run reports every
+        packet-count packets (600 at 0.1 s: a minute, 6 s at the fake's speed) as a run of its
+        own, each pushed and stored as one one-way interval of the path."""
+        porto = register_node(
+            "ps-porto", self.fake.base_url, "198.18.9.2", TlsMode.PINNED, "", self.fake.fingerprint_sha256
+        )
+        mesh = Mesh.objects.create(name="owd-nodes", kind=MeshKind.DISJOINT, unidirectional=True)
+        MeshMember.objects.create(mesh=mesh, agent=self.node.agent, side=MemberSide.A)
+        MeshMember.objects.create(mesh=mesh, agent=porto.agent, side=MemberSide.B)
+        MeshTest.objects.create(mesh=mesh, name="owd", test_type="latency", spec={}, interval_s=60)
+        (task,) = Task.objects.filter(state=TaskState.ACTIVE, test_type="latency")
+        assert (task.source_id, task.destination_id) == (self.node.pk, porto.pk)
+        on_node = {item["url"]: item["json"] for item in self.fake.tasks()}[task.url]
+        assert on_node["tools"] == ["powstream"] and on_node["test"]["type"] == "latencybg"
+
+        intervals = wait_until(
+            "two powstream reports stored",
+            lambda: found if len(found := list(LatencyInterval.objects.filter(source_id=self.node.pk))) >= 2 else None,
+            timeout_s=60,  # the second report comes 12 s in; a loaded CI pushes late
+        )
+        for interval in intervals:
+            run = Run.objects.get(id=interval.run_id)
+            assert interval.destination_id == run.destination_id == porto.pk and run.status == "ok", run.error
+            assert (interval.sent, interval.answered, interval.forward_lost) == (600, 600, 0)
+            assert interval.forward_min_ms == 2.51 and interval.forward_max_ms == 88.21
+            assert interval.backward_lost is None
+        # Each report is its own interval, a report's worth of packets apart.
+        starts = sorted(interval.time for interval in intervals)
+        assert len(set(starts)) == len(starts)
+
     def test_a_mesh_deleted_while_the_node_creates_its_task_leaves_no_task_on_the_node(self) -> None:
         """A CI run deleted a mesh during a sync's POST: saving the task's row afterwards failed on
         the gone mesh test, and the task stayed enabled on the node, unknown to Fathom."""

@@ -173,6 +173,7 @@ class Run:
     clock_survey: list[JSON] | None = None
     forced: Forced | None = None
     live: bool = False
+    reports: int = 0  # a background-multi run's results so far (powstream's intervals)
     archivings: list[Archiving] = field(default_factory=list)
 
     @property

@@ -337,10 +337,13 @@ class Node:
             two_ended = len(task.participants) > 1
             background_multi = catalog.scheduling_class(task.test_type) == "background-multi"
             due = run.end if two_ended or background_multi else run.finish_at
+            if background_multi:
+                self._report_intervals(task, run, now)
             if now < due:
                 return
             if background_multi:
-                run.state = "finished"  # powstream's per-interval results are not replayed
+                self._report_intervals(task, run, min(now, run.end))
+                run.state = "finished"
                 return
             forced = run.forced
             if forced is not None and forced.state == "failed":
@@ -351,6 +354,28 @@ class Node:
                 except (OSError, KeyError, ValueError) as error:
                     outcome = results.tool_failure(task.test_type, len(task.participants), f"fake pScheduler: {error}")
             self._finish(task, run, outcome, now)
+
+    def _report_intervals(self, task: Task, run: Run, now: datetime) -> None:
+        """powstream's reports: every packet-count packets while the long run lasts, the runner
+        inserts a run of its own, stamped when reported (start = end), carrying that interval's
+        result (the recorded latencybg result), and archives it."""
+        spec = task.spec
+        every = timedelta(
+            seconds=int(spec.get("packet-count", 600)) * float(spec.get("packet-interval", 0.1)) / self.config.speed
+        )
+        while run.start + every * (run.reports + 1) <= min(now, run.end):
+            run.reports += 1
+            reported = run.start + every * run.reports
+            report = Run(
+                uuid=str(uuid.uuid4()), task_uuid=task.uuid, start=reported, end=reported, state="running",
+                added=reported, finish_at=reported,
+            )  # fmt: skip
+            self.state.runs[report.uuid] = report
+            try:
+                outcome = results.replayed(task.test_type, spec, len(task.participants), self.fixtures)
+            except (OSError, KeyError, ValueError) as error:
+                outcome = results.tool_failure(task.test_type, len(task.participants), f"fake pScheduler: {error}")
+            self._finish(task, report, outcome, now)
 
     def _start_run(self, task: Task, run: Run) -> None:
         """The runner's run_start(); a forced outcome is taken by the next run of the task to start."""

@@ -30,6 +30,7 @@ FIXTURE_FILES = {
     "rtt": "result-rtt.json",
     "trace": "result-trace.json",
     "latency": "result-latency-twping.json",
+    "latencybg": "result-latencybg.json",
 }
 
 
