@@ -51,9 +51,13 @@ test("a perfSONAR node's one-way delay and loss on its path page", async ({ page
   expect(medians.length, 'the forward median drew no point').toBeGreaterThan(0);
   for (const value of medians) expect(value).toBeCloseTo(expected, 6);
 
+  // The headline figures beside the RTT ones: forward only, as OWAMP measures.
+  const oneWayMedian = await page.getByTestId('one-way-median').textContent();
+  const oneWayLoss = await page.getByTestId('one-way-loss').textContent();
+
   const legend = await legendTexts();
   await chart.scrollIntoViewIfNeeded();
   await page.screenshot({ path: artifact('path-perfsonar-latency.png'), fullPage: true });
   await expectAccessible(page, "the node's path page with its one-way rows");
-  await seen({ legend, medians, lossPercents, reverseMedians });
+  await seen({ legend, medians, lossPercents, reverseMedians, oneWayMedian, oneWayLoss });
 });

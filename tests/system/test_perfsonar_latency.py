@@ -113,12 +113,12 @@ def test_a_perfsonar_nodes_latencybg_reports_show_on_a_mixed_path(stack: Stack, 
         for name, percent in (("p50", 50), ("p90", 90), ("p99", 99))
     }
     assert expected["forward_p50_ms"] == pytest.approx(2.6)  # the 300th of 600 delays, at 1 ms buckets
-    # Fathom also gives the node its own latency task towards sys-a (twping, see
-    # perfsonar/wanted.py): a node registered in a mesh and subscribed to its template runs the
-    # test twice (docs/perfsonar.md). That task's first run is set past the test's end, so the
-    # series holds the subscription's reports alone whenever Fathom polls the node.
+    # Fathom also gives a node in the mesh its own latency task towards sys-a (twping, see
+    # perfsonar/wanted.py), so a registered node that subscribes as well runs the test twice
+    # (docs/perfsonar.md). This node has no twping, as toolkits without it have none: it refuses
+    # Fathom's task, and the series holds the subscription's reports alone.
     with FakePScheduler(
-        speed=1, first_run_delay_s=3600, hostname=NODE_HOSTNAME, state_dir=tmp_path / "fake-ps"
+        speed=1, first_run_delay_s=0.5, hostname=NODE_HOSTNAME, state_dir=tmp_path / "fake-ps", without_tools=["twping"]
     ) as node:
         registered = http.post(
             f"{stack.url}/api/v1/perfsonar/nodes/",
@@ -160,6 +160,17 @@ def test_a_perfsonar_nodes_latencybg_reports_show_on_a_mixed_path(stack: Stack, 
             test = filled({key: value for key, value in template["tests"][TEST].items() if key != "_meta"}, variables)
             reference = template["tasks"][TEST]["reference"]
             assert reference["fathom"] == {"mesh": MESH, "test": TEST}, reference
+
+            def fathoms_latency_tasks() -> list[dict[str, Any]]:
+                tasks = http.get(f"{stack.url}/api/v1/perfsonar/nodes/{NODE}/tasks/", timeout=30).json()
+                latency = [task for task in tasks if task["test_type"] == "latency"]
+                # A task is saved unanswered while its POST is out: wait for the node's answer.
+                return [] if any(task["state"] == "unanswered" for task in latency) else latency
+
+            # Refused before the reports come, so the node's last error is then the malformed one's.
+            refused = wait_for("Fathom's own latency task refused by the node", fathoms_latency_tasks, 90)
+            assert {task["state"] for task in refused} == {"refused"}, refused
+            assert all("None of the participants could run this test" in task["reason"] for task in refused), refused
 
             # Five reports back to back, the last a minute ago; the third arrives malformed.
             now = datetime.now(UTC).replace(microsecond=0)
@@ -209,13 +220,6 @@ def test_a_perfsonar_nodes_latencybg_reports_show_on_a_mixed_path(stack: Stack, 
                 assert point["clock_error_ms"] == pytest.approx(result["max-clock-error"]), point
                 assert point["one_way_trusted"] is True, point
 
-            def fathoms_latency_tasks() -> list[dict[str, Any]]:
-                tasks = http.get(f"{stack.url}/api/v1/perfsonar/nodes/{NODE}/tasks/", timeout=30).json()
-                return [task for task in tasks if task["test_type"] == "latency" and task["state"] == "active"]
-
-            wait_for("Fathom's own latency task on the node", fathoms_latency_tasks, 90)
-            assert [task["destination_name"] for task in fathoms_latency_tasks()] == [a.name]
-
             seen = stack.browser_check(
                 "path-perfsonar-latency",
                 FATHOM_PATH_URL=f"/paths/{node_id}/{a.agent_id}",
@@ -228,6 +232,9 @@ def test_a_perfsonar_nodes_latencybg_reports_show_on_a_mixed_path(stack: Stack, 
             assert medians and all(value == pytest.approx(expected["forward_p50_ms"]) for value in medians), seen
             assert seen["lossPercents"] and set(seen["lossPercents"]) == {0}, seen
             assert seen["reverseMedians"] == [], seen
+            # Four reports of 600 packets, none lost, none during a throughput test.
+            assert seen["oneWayMedian"] == f"→ {expected['forward_p50_ms']:.2f} ms", seen
+            assert seen["oneWayLoss"] == "→ 0 % (of 2400 packets outside Fathom's own tests)", seen
 
             assert http.delete(f"{stack.url}/api/v1/meshes/{MESH}/", timeout=30).status_code == 204
             removed = http.delete(f"{stack.url}/api/v1/perfsonar/nodes/{NODE}/", timeout=30)

@@ -262,6 +262,8 @@ class PSchedulerApi:
         table = {"tests": catalog.TESTS, "tools": catalog.TOOLS, "archivers": catalog.ARCHIVERS}[kind]
         items = []
         for name in sorted(table):
+            if kind == "tools" and name in self.node.config.without_tools:
+                continue
             body = catalog.enumeration(kind[:-1], name)
             body["href"] = f"{request.base_url}/{name}"
             items.append(body if request.flag("expanded") else body["href"])
@@ -273,13 +275,15 @@ class PSchedulerApi:
         except ValueError as error:
             raise server_error(INTERNAL_PROBLEM) from error
         test_type = test.get("type") if isinstance(test, dict) else None
-        names = catalog.TOOL_ORDER.get(str(test_type), [])
+        without = self.node.config.without_tools
+        names = [name for name in catalog.TOOL_ORDER.get(str(test_type), []) if name not in without]
         api_level = request.integer("api") or 1
         if api_level < 6:
             return ok_json([catalog.enumeration("tool", name) for name in names], request.pretty)
         offers = [
             {"can-run": {"can-run": name in names}, "tool": catalog.enumeration("tool", name)}
             for name in sorted(catalog.TOOLS)
+            if name not in without
         ]
         for offer in offers:
             if not offer["can-run"]["can-run"]:
@@ -289,7 +293,7 @@ class PSchedulerApi:
     def plugin(self, request: Request, match: re.Match[str]) -> Response:
         kind, name = match["kind"], match["name"]
         table = {"tests": catalog.TESTS, "tools": catalog.TOOLS, "archivers": catalog.ARCHIVERS}[kind]
-        if name not in table:
+        if name not in table or (kind == "tools" and name in self.node.config.without_tools):
             raise not_found(f'No {kind[:-1]} "{name}" is available.')
         body = catalog.enumeration(kind[:-1], name)
         body["href"] = request.base_url

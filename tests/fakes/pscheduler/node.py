@@ -46,6 +46,7 @@ class NodeConfig:
     max_pending_runs: int = 25
     check_participants: bool = True
     participant_apis: dict[str, str] = field(default_factory=dict)
+    without_tools: frozenset[str] = frozenset()  # installed tools left out (a node without twping)
     tick_s: float = 0.05
     seed: int | None = None
 
@@ -146,6 +147,7 @@ class Node:
             hints=hints,
             check_participants=self.config.check_participants,
             participant_apis=dict(self.config.participant_apis),
+            without_tools=self.config.without_tools,
         )
 
     def admit(self, task: Task) -> None:

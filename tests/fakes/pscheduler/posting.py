@@ -52,6 +52,7 @@ class PostingContext:
     hints: JSON
     check_participants: bool
     participant_apis: Mapping[str, str] = field(default_factory=dict)
+    without_tools: frozenset[str] = frozenset()
 
 
 def decomment(value: Any) -> Any:
@@ -303,7 +304,7 @@ def build_task(body: bytes, context: PostingContext) -> tuple[Task, list[str]]:
         participants[0] = context.local_host
     names = [str(participant) for participant in participants]
 
-    offers: list[list[str] | None] = [list(catalog.TOOL_ORDER[test_type])]
+    offers: list[list[str] | None] = [[t for t in catalog.TOOL_ORDER[test_type] if t not in context.without_tools]]
     roots: list[str] = []
     for participant in names[1:]:
         if not context.check_participants:

@@ -19,7 +19,7 @@ import ssl
 import tempfile
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
@@ -164,6 +164,7 @@ class FakePScheduler:
         first_run_delay_s: float = 2.0,
         max_pending_runs: int = 25,
         seed: int | None = None,
+        without_tools: Collection[str] = (),
     ) -> None:
         if speed <= 0:
             raise ValueError("speed must be positive")
@@ -187,6 +188,7 @@ class FakePScheduler:
                 check_participants=check_participants,
                 participant_apis=dict(participant_apis or {}),
                 seed=seed,
+                without_tools=frozenset(without_tools),
             )
         )
         self.api = PSchedulerApi(self.node)

@@ -170,6 +170,8 @@ describe("HistorySection", () => {
     await within(chart).findByText("dca → dcb one-way median");
     expect(within(chart).getByText("dcb → dca loss")).toBeDefined();
     expect(screen.getByText(/where it exceeds 0.5 ms/)).toBeDefined();
+    expect(screen.getByTestId("one-way-median").textContent).toBe("→ 20.10 ms · ← 5.10 ms");
+    expect(screen.getByTestId("one-way-loss").textContent).toBe("→ 2.07 % · ← 0 % (of 580 packets outside Fathom's own tests)");
     const asked = requestedUrls(fetchMock, "/api/v1/paths/latency/")[0];
     expect(asked?.searchParams.get("source")).toBe(SOURCE.id);
     expect(asked?.searchParams.has("end")).toBe(false);
@@ -189,6 +191,7 @@ describe("HistorySection", () => {
     await within(chart).findByText("dca → dcb one-way median");
     expect(screen.queryByTestId("history-empty")).toBeNull();
     expect(screen.queryByTestId("history-only-failed")).toBeNull();
+    expect(screen.getByTestId("one-way-median").textContent).toBe("→ 20.10 ms · ← 5.10 ms");
   });
 
   it("shows the server's refusal instead of a blank chart", async () => {

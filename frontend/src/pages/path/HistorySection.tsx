@@ -27,6 +27,7 @@ import { clickedFinding } from "../../lib/timelineTraces";
 import { useRangeZoom } from "../../lib/useRangeZoom";
 import { pathHref } from "../PathsPage";
 import { FindingEvidence } from "./FindingEvidence";
+import { OneWayFigures } from "./OneWayFigures";
 import { RttFigures } from "./RttFigures";
 
 const CHART_HEIGHT = 640;
@@ -239,6 +240,7 @@ export function HistorySection({
           </dd>
         </div>
         <RttFigures totals={summary} bucketS={data.bucket_s} />
+        {measuredOneWay && <OneWayFigures points={latency.data?.points ?? []} />}
       </dl>
 
       {summary.empty && !measuredOneWay && (failed.data ?? []).length === 0 ? (
