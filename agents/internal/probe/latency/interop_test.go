@@ -42,7 +42,9 @@ func TestTheSenderAgainstTwampysReflector(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { cancel(); _ = responder.Wait() }()
-	time.Sleep(time.Second) // python's start; the sender's first packets would be refused before it
+	// The sender's first packets would be refused before python has bound the port: a fixed
+	// second was not enough on a loaded machine (94 of 97 packets "lost").
+	waitUntilBound(t, port)
 
 	spec := Spec{PacketIntervalS: 0.02, PacketTimeoutS: 1, SizeBytes: 41, Port: port, ReportIntervalS: 3}
 	l, err := New(hostclock.For(true)).Measure(context.Background(), spec, "127.0.0.1", time.Now().Add(spec.reportInterval()))
@@ -58,6 +60,21 @@ func TestTheSenderAgainstTwampysReflector(t *testing.T) {
 	if l.RoundTrip.P50Ms == nil || *l.RoundTrip.P50Ms < 0 || *l.RoundTrip.P50Ms > 50 {
 		t.Fatalf("round trip %v", show(l.RoundTrip.P50Ms))
 	}
+}
+
+// waitUntilBound waits until something on loopback holds the UDP port (binding it fails).
+func waitUntilBound(t *testing.T, port int) {
+	t.Helper()
+	deadline := time.Now().Add(20 * time.Second)
+	for time.Now().Before(deadline) {
+		conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port})
+		if err != nil {
+			return
+		}
+		conn.Close()
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("nothing bound UDP port %d within 20 s", port)
 }
 
 func show(v *float64) any {
