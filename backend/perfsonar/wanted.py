@@ -183,64 +183,40 @@ def throughput_test(slot: Slot, source: Agent, destination: Agent) -> dict[str, 
     return {"type": "throughput", "spec": spec}
 
 
-def _reported_back(path: Path) -> DesiredTask | None:
-    """The task of a latency path from a Fathom agent to a node: the node's twping towards the
-    agent, reporting the way back. The result is the agent's, towards the node, as if the
-    agent had measured it."""
-    source, node, test = path.source, path.destination, path.test
-    if test.test_type != TestType.LATENCY or is_node(source) or node is None or not is_node(node):
-        return None
-    options = normalize_spec(test.test_type, test.spec)
-    ps_test, tools = latency_test(source, options, reported_back=True)
-    repeat_s = int(options["report_interval_s"])
-    return DesiredTask(
-        key=f"back:{test.pk}:{source.pk}:{node.pk}:{_digest([ps_test, repeat_s])}",
-        node=node.perfsonar_node,
-        mesh_test=test,
-        slot=None,
-        test_type=test.test_type,
-        source=source,
-        destination=node,
-        target=path.target,
-        test_id=mesh_test_id(test.mesh.name, test.name, str(node.pk)),
-        test=ps_test,
-        tools=tools,
-        repeat_s=repeat_s,
-        slip_s=0,
-        starts_at=None,
-        ends_at=None,
-    )
-
-
 def _background(path: Path) -> DesiredTask | None:
-    source, test = path.source, path.test
-    if not is_node(source):
-        return _reported_back(path)
+    """The repeating task a node runs for a background path: one it leads, or a latency path
+    from a Fathom agent towards it, which the node measures by twping towards the agent
+    reporting the way back (the result is the agent's, as if the agent had measured it)."""
+    source, destination, test = path.source, path.destination, path.test
+    reported_back = not is_node(source)
+    if reported_back and (test.test_type != TestType.LATENCY or destination is None or not is_node(destination)):
+        return None
     if test.test_type not in (TestType.PING, TestType.TRACE, TestType.LATENCY):
         return None
+    lead = destination if reported_back and destination is not None else source
     options = normalize_spec(test.test_type, test.spec)
     tools: list[str] = []
     repeat_s = test.interval_s
     if test.test_type == TestType.LATENCY:
-        if path.destination is None:
+        if destination is None:
             return None  # a device's reflector answers TWAMP-light only: twping needs TWAMP-Control
-        ps_test, tools = latency_test(path.destination, options)
+        ps_test, tools = latency_test(source if reported_back else destination, options, reported_back=reported_back)
         # A latencybg runs without pause (the task's run lasts until the task does).
         repeat_s = 0 if ps_test["type"] == "latencybg" else int(options["report_interval_s"])
     elif test.test_type == TestType.PING:
         ps_test = rtt_test(path.target, options)
     else:
         ps_test = trace_test(path.target, options)
-    far_end = str(path.destination.pk) if path.destination is not None else path.target
+    far_end = str(destination.pk) if destination is not None else path.target
     key = f"bg:{test.pk}:{source.pk}:{far_end}:{_digest([ps_test, repeat_s, test.slip_s])}"
     return DesiredTask(
         key=key,
-        node=source.perfsonar_node,
+        node=lead.perfsonar_node,
         mesh_test=test,
         slot=None,
         test_type=test.test_type,
         source=source,
-        destination=path.destination,
+        destination=destination,
         target=path.target,
         test_id=mesh_test_id(test.mesh.name, test.name, far_end),
         test=ps_test,

@@ -344,18 +344,21 @@ class Node:
             if now < due:
                 return
             if background_multi:
-                self._report_intervals(task, run, min(now, run.end))
-                run.state = "finished"
+                run.state = "finished"  # its reports were inserted above, up to its end
                 return
             forced = run.forced
             if forced is not None and forced.state == "failed":
                 outcome = results.tool_failure(task.test_type, len(task.participants), forced.errors or "Tool failed")
             else:
-                try:
-                    outcome = results.replayed(task.test_type, task.spec, len(task.participants), self.fixtures)
-                except (OSError, KeyError, ValueError) as error:
-                    outcome = results.tool_failure(task.test_type, len(task.participants), f"fake pScheduler: {error}")
+                outcome = self._replayed(task)
             self._finish(task, run, outcome, now)
+
+    def _replayed(self, task: Task) -> results.RunOutcome:
+        """The recorded result of the task's test, or the tool's failure when none can be had."""
+        try:
+            return results.replayed(task.test_type, task.spec, len(task.participants), self.fixtures)
+        except (OSError, KeyError, ValueError) as error:
+            return results.tool_failure(task.test_type, len(task.participants), f"fake pScheduler: {error}")
 
     def _report_intervals(self, task: Task, run: Run, now: datetime) -> None:
         """powstream's reports: every packet-count packets while the long run lasts, the runner
@@ -373,11 +376,7 @@ class Node:
                 added=reported, finish_at=reported,
             )  # fmt: skip
             self.state.runs[report.uuid] = report
-            try:
-                outcome = results.replayed(task.test_type, spec, len(task.participants), self.fixtures)
-            except (OSError, KeyError, ValueError) as error:
-                outcome = results.tool_failure(task.test_type, len(task.participants), f"fake pScheduler: {error}")
-            self._finish(task, report, outcome, now)
+            self._finish(task, report, self._replayed(task), now)
 
     def _start_run(self, task: Task, run: Run) -> None:
         """The runner's run_start(); a forced outcome is taken by the next run of the task to start."""
