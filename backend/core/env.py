@@ -89,6 +89,23 @@ def env_networks(name: str, default: list[str]) -> tuple[IPv4Network | IPv6Netwo
     return tuple(networks)
 
 
+def replica_from_url(name: str, primary: dict[str, object]) -> dict[str, object] | None:
+    """A streaming replica's DATABASES entry from its URL, or None when the variable is unset.
+
+    User and password left out of the URL are the primary's (a replica built by
+    pg_basebackup has the primary's roles), so the password is written down once.
+    """
+    if not env_str(name, ""):
+        return None
+    replica = database_from_url(name)
+    for key in ("USER", "PASSWORD"):
+        if not replica[key]:
+            replica[key] = primary[key]
+    # Read-only: nothing migrates it, and a test run points it at the primary's test database.
+    replica["TEST"] = {"MIRROR": "default"}
+    return replica
+
+
 def database_from_url(name: str) -> dict[str, object]:
     """A Django DATABASES entry from postgresql://user:password@host:port/dbname."""
     url = env_str(name)

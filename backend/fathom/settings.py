@@ -7,7 +7,16 @@ from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
-from core.env import database_from_url, env_bool, env_float, env_int, env_list, env_networks, env_str
+from core.env import (
+    database_from_url,
+    env_bool,
+    env_float,
+    env_int,
+    env_list,
+    env_networks,
+    env_str,
+    replica_from_url,
+)
 from core.secret_key import secret_key
 
 BACKEND_DIR = Path(__file__).resolve().parent.parent
@@ -75,6 +84,13 @@ TEMPLATES = [
 ]
 
 DATABASES = {"default": database_from_url("FATHOM_DATABASE_URL")}
+# A streaming replica serving the history views' reads (core/replica.py), when configured.
+_replica = replica_from_url("FATHOM_DATABASE_REPLICA_URL", DATABASES["default"])
+if _replica is not None:
+    DATABASES["replica"] = _replica
+DATABASE_ROUTERS = ["core.replica.ReplicaRouter"]
+# Seconds a replica that did not answer is left out before it is tried again.
+DATABASE_REPLICA_RETRY_S = env_int("FATHOM_DATABASE_REPLICA_RETRY_S", 30, minimum=1, maximum=3600)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -11,7 +11,6 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
 from analysis.api.serializers import (
     FindingChangesSerializer,
@@ -34,6 +33,7 @@ from analysis.services.path_spark import path_sparks
 from analysis.services.paths import path_report
 from analysis.services.snapshots import grid_body
 from analysis.services.timeline import path_timeline
+from core.api.history_view import HistoryReadView
 from history.api.ranges import path_range
 from history.api.serializers import HistoryQuerySerializer
 from history.buckets import RangeRefused, choose_resolution
@@ -42,7 +42,7 @@ from inventory.api.lookups import path_agents
 from meshes.models import Mesh
 
 
-class PathAnalysisView(APIView):
+class PathAnalysisView(HistoryReadView):
     """Ceilings now, per-run diagnoses, RTT modes, findings, advice and a capacity plan."""
 
     @extend_schema(parameters=[PathQuerySerializer], responses={200: PathAnalysisSerializer})
@@ -63,7 +63,7 @@ class PathAnalysisView(APIView):
         return Response(PathAnalysisSerializer(shaping.path_analysis(source, destination, report)).data)
 
 
-class MeshGridView(APIView):
+class MeshGridView(HistoryReadView):
     """Every src -> dst of a mesh: throughput against its ceiling, loss and RTT median, RTT
     modes, the newest run and its age (stale or not), open findings; and the mesh's
     thresholds, as they apply."""
@@ -76,7 +76,7 @@ class MeshGridView(APIView):
         return HttpResponse(grid_body(mesh), content_type="application/json")
 
 
-class FindingListView(APIView):
+class FindingListView(HistoryReadView):
     """Findings, newest first, filtered by path, mesh, metric, state, kind or a time window."""
 
     @extend_schema(parameters=[FindingQuerySerializer], responses={200: FindingSerializer(many=True)})
@@ -103,7 +103,7 @@ class FindingListView(APIView):
         return Response(FindingSerializer(rows, many=True).data)
 
 
-class FindingChangesView(APIView):
+class FindingChangesView(HistoryReadView):
     """What else changed when a finding's change began: the path's other findings, the
     reverse direction's, either host's facts, and paths sharing an agent or a traced router."""
 
@@ -115,7 +115,7 @@ class FindingChangesView(APIView):
         return Response(FindingChangesSerializer(found).data)
 
 
-class PathListView(APIView):
+class PathListView(HistoryReadView):
     """Every path with any run and its current state: RTT and loss of the last hour, the newest
     throughput run against its ceiling, the newest run's age, open alarms (the Paths list)."""
 
@@ -134,7 +134,7 @@ class PathListView(APIView):
         return Response(shaping.path_list(path_list(mesh)))
 
 
-class PathSparkView(APIView):
+class PathSparkView(HistoryReadView):
     """Sparkline series of up to 100 paths: 24 hourly RTT medians and the newest throughput runs."""
 
     @extend_schema(parameters=[PathSparkQuerySerializer], responses={200: PathSparksSerializer})
@@ -145,7 +145,7 @@ class PathSparkView(APIView):
         return Response(PathSparksSerializer(shaping.path_sparks(sparks)).data)
 
 
-class PathTimelineView(APIView):
+class PathTimelineView(HistoryReadView):
     """What the path page draws over its history: each throughput run with its ceilings, tuning
     and iperf3 changes, ECMP modes and findings, both directions. The range is checked as the
     history's is (the same query parameters), so the two always answer for the same range."""

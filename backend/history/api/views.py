@@ -9,8 +9,8 @@ from drf_spectacular.utils import extend_schema
 from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from core.api.history_view import HistoryReadView
 from history.api.ranges import path_range
 from history.api.serializers import HistoryQuerySerializer, PathHistorySerializer
 from history.buckets import RangeRefused
@@ -39,7 +39,7 @@ def _direction(direction: Direction) -> dict[str, Any]:
     }
 
 
-class PathHistoryView(APIView):
+class PathHistoryView(HistoryReadView):
     """One path's history, both directions, at the resolution (1 minute, 1 hour or 1 day) that
     keeps every series under 1,500 points. An empty series means no data in the range."""
 

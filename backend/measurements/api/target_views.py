@@ -15,8 +15,8 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
-from rest_framework.views import APIView
 
+from core.api.history_view import HistoryReadView
 from inventory.models import Agent
 from measurements import routes, targets
 from measurements.api.target_serializers import (
@@ -88,7 +88,7 @@ def _rtt_point(point: targets.TargetRttPoint) -> dict[str, Any]:
     }
 
 
-class TargetListView(APIView):
+class TargetListView(HistoryReadView):
     """Every source agent -> external target pair with runs: test types, the newest run and its
     status, and the RTT median and loss of the last hour of pings."""
 
@@ -116,7 +116,7 @@ class TargetListView(APIView):
         return Response(TargetListSerializer(body).data)
 
 
-class TargetRttView(APIView):
+class TargetRttView(HistoryReadView):
     """One target path's RTT (min, p10, median, p90, max) and loss in time buckets, at most
     max_points of them, from raw pings (raw retention is the longest range)."""
 
@@ -146,7 +146,7 @@ class TargetRttView(APIView):
         return Response(body)
 
 
-class TargetLatencyView(APIView):
+class TargetLatencyView(HistoryReadView):
     """One target path's latency test: delay and loss each way to the device's TWAMP-light
     reflector in time buckets (at most max_points), from raw intervals, as paths/latency/ has
     them. Round trip and loss always; one-way delays only where the device declared its clock
@@ -178,7 +178,7 @@ class TargetLatencyView(APIView):
         return Response(body)
 
 
-class TargetRunsView(APIView):
+class TargetRunsView(HistoryReadView):
     """One target path's runs of every kind, newest first, with why a run did not measure;
     a page at a time (`before` = the previous page's `next_before`)."""
 
@@ -214,7 +214,7 @@ class TargetRunsView(APIView):
         return Response(TargetRunsSerializer(body).data)
 
 
-class TargetRoutesView(APIView):
+class TargetRoutesView(HistoryReadView):
     """One target path's routes: each ECMP member's hops, the routes each trace run saw and
     when that set changed (the newest 500 trace runs of the range; default the last 7 days)."""
 

@@ -13,6 +13,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from core.api.history_view import HistoryReadView
 from inventory.api.lookups import path_agents
 from inventory.authentication import AgentAuthentication, IsAgent, request_agent
 from inventory.models import Agent
@@ -70,7 +71,7 @@ def agent_ref(agent: Agent) -> dict[str, object]:
     return {"id": agent.pk, "name": agent.name}
 
 
-class PathListView(APIView):
+class PathListView(HistoryReadView):
     """Every source -> destination pair that has results."""
 
     @extend_schema(responses={200: PathSerializer(many=True)})
@@ -88,7 +89,7 @@ class PathListView(APIView):
         return Response(PathSerializer(body, many=True).data)
 
 
-class PathRttView(APIView):
+class PathRttView(HistoryReadView):
     """RTT min/median and loss of one path, in time buckets (at most max_points)."""
 
     @extend_schema(parameters=[RttQuerySerializer], responses={200: RttSeriesSerializer})
@@ -151,7 +152,7 @@ def latency_point(point: paths.LatencyPoint) -> dict[str, Any]:
     }
 
 
-class PathLatencyView(APIView):
+class PathLatencyView(HistoryReadView):
     """One-way delay and loss each way of one path (its source's latency sessions towards its
     destination), in time buckets (at most max_points), with whether the clocks allow trusting
     the one-way delays and whether Fathom's own throughput tests loaded either host."""
@@ -181,7 +182,7 @@ class PathLatencyView(APIView):
         return Response(PathLatencySeriesSerializer(body).data)
 
 
-class PathRunsView(APIView):
+class PathRunsView(HistoryReadView):
     """One path's runs, newest first, with why a run did not measure: failed and missed runs
     (an agent's probe that could not run, a perfSONAR node's non-starter) and their reason."""
 
@@ -205,7 +206,7 @@ class PathRunsView(APIView):
         return Response(RunRowSerializer(list(rows), many=True).data)
 
 
-class PathRoutesView(APIView):
+class PathRoutesView(HistoryReadView):
     """One path's routes: each ECMP member's hops, the routes each trace run saw, and when
     that set changed (newest 500 runs of the range)."""
 
