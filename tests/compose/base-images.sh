@@ -2,7 +2,8 @@
 # Local stand-ins for the public images docker-compose.yml builds on and runs, for machines
 # that reach no container registry: a Debian 12 rootfs made by debootstrap and imported with
 # `docker import`, and on it Python, Node.js, Go, PostgreSQL with TimescaleDB, Redis and Caddy
-# (tests/compose/images/). Each is built once and kept; FATHOM_BASE_REBUILD=1 builds anew.
+# (tests/compose/images/). Each is built once and kept until its recipe (its Dockerfile and
+# the images/NAME-* files it copies) changes; FATHOM_BASE_REBUILD=1 builds anew.
 # Prints the compose variables that point docker-compose.yml at them.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -13,6 +14,12 @@ PG_CONFIG=/usr/lib/postgresql/15/bin/pg_config
 
 log() { printf '[base-images] %s\n' "$*" >&2; }
 have() { [ "${FATHOM_BASE_REBUILD:-0}" != 1 ] && docker image inspect "$1" >/dev/null 2>&1; }
+# The recipe of stand-in NAME: a digest of its Dockerfile and the files beside it it copies.
+recipe() { cat "$HERE/images/$1.Dockerfile" "$HERE/images/$1"-* 2>/dev/null | sha256sum | cut -c1-16; }
+# have_current NAME TAG: TAG exists and was built from NAME's current recipe.
+have_current() {
+  have "$2" && [ "$(docker image inspect --format '{{index .Config.Labels "fathom.recipe"}}' "$2")" = "$(recipe "$1")" ]
+}
 
 debian_image() {
   have "$DEBIAN" && return
@@ -41,10 +48,11 @@ debian_image() {
 # build NAME CONTEXT: images/NAME.Dockerfile on the Debian image, in CONTEXT.
 build() {
   local name=$1 context=$2 tag=$3
-  have "$tag" && return
+  have_current "$name" "$tag" && return
   log "building $tag"
   # The legacy builder's deprecation notice is noise here; errors still show.
-  docker build -q -f "$HERE/images/$name.Dockerfile" --build-arg BASE_IMAGE="$DEBIAN" -t "$tag" "$context" \
+  docker build -q -f "$HERE/images/$name.Dockerfile" --build-arg BASE_IMAGE="$DEBIAN" \
+    --label "fathom.recipe=$(recipe "$name")" -t "$tag" "$context" \
     2> >(grep -vE 'DEPRECATED|buildx|^\s*$|docs.docker.com' >&2) >/dev/null
 }
 
@@ -71,7 +79,7 @@ build redis "$empty" "$PREFIX/redis:7"
 build caddy "$empty" "$PREFIX/caddy:2"
 for spec in node:node:20 golang:go:1.26 timescaledb:timescaledb:pg15; do
   IFS=: read -r name ctx version <<<"$spec"
-  have "$PREFIX/$name:$version" && continue
+  have_current "$name" "$PREFIX/$name:$version" && continue
   dir=$(context_with "${ctx}_context")
   build "$name" "$dir" "$PREFIX/$name:$version"
   rm -rf "$dir"

@@ -15,23 +15,19 @@ from __future__ import annotations
 import json
 import os
 import re
-import secrets
 import shutil
 import subprocess
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 import requests
-from system.conftest import free_port, wait_for
+from system.conftest import wait_for
 
-ROOT = Path(__file__).resolve().parents[2]
-HERE = ROOT / "tests" / "compose"
-ARTIFACTS = Path(os.environ.get("FATHOM_ARTIFACTS", ROOT / "tests" / "artifacts"))
-AGENT_BIN = ROOT / "agents" / "bin" / "fathom-agent"
+from compose.stack import Deployment, running_stack
+
 PROJECT = "fathomtest"
 AGENT = "example-agent"
 PEER_ADDRESS = "127.0.0.2"
@@ -47,157 +43,20 @@ RUNS_OF_AGENT = (
     "SELECT r.id FROM measurements_run r JOIN inventory_agent a ON a.id = r.source_id WHERE a.name = :'agent'"
 )
 
+
+def runs_of(deployment: Deployment, agent: str) -> set[str]:
+    return set(deployment.sql(f"{RUNS_OF_AGENT};", agent=agent))
+
+
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0 or shutil.which("docker") is None, reason="needs root and a Docker engine"
 )
 
 
-def caddyfile_for(image: str, work: Path) -> Path:
-    """deploy/Caddyfile, with `request_buffers` spelled for Caddy 2.6 where the image has it.
-
-    Debian's Caddy (the stand-in for the public caddy:2) is 2.6, which buffers request
-    bodies with `buffer_requests`; 2.7 renamed it to `request_buffers <size>`.
-    """
-    version = subprocess.run(
-        ["docker", "run", "--rm", image, "caddy", "version"], capture_output=True, text=True, check=True
-    ).stdout
-    text = (ROOT / "deploy" / "Caddyfile").read_text()
-    match = re.match(r"v?2\.(\d+)", version.strip())
-    if match and int(match.group(1)) < 7:
-        text = re.sub(r"request_buffers \S+", "buffer_requests", text)
-    path = work / "Caddyfile"
-    path.write_text(text)
-    return path
-
-
-@dataclass
-class Deployment:
-    env: dict[str, str]
-    server_env: Path
-    work: Path
-    url: str
-    ca: Path
-    admin_password: str = field(default_factory=lambda: secrets.token_urlsafe(16))
-    peer: subprocess.Popen[bytes] | None = None
-
-    def compose(self, *args: str, input_text: str | None = None, check: bool = True) -> str:
-        argv = ["docker-compose", "-p", PROJECT, "--env-file", str(self.server_env), *args]
-        done = subprocess.run(argv, cwd=ROOT, env=self.env, input=input_text, capture_output=True, text=True)
-        if check and done.returncode != 0:
-            raise AssertionError(f"{' '.join(args)} exited {done.returncode}:\n{done.stdout}\n{done.stderr}")
-        return done.stdout
-
-    def manage(self, *args: str, input_text: str | None = None) -> str:
-        return self.compose("exec", "-T", "web", "python", "manage.py", *args, input_text=input_text)
-
-    def sql(self, query: str, **params: object) -> list[str]:
-        """Rows of QUERY run by psql in the database container; :'name' stands for a param."""
-        variables = [f"--variable={name}={value}" for name, value in params.items()]
-        out = self.compose(
-            "exec", "-T", "timescaledb", "psql", "-U", "fathom", "-d", "fathom", "-At", "--variable=ON_ERROR_STOP=1",
-            *variables, input_text=query,
-        )  # fmt: skip
-        return [line for line in out.splitlines() if line]
-
-    def container(self, service: str) -> str:
-        return self.compose("ps", "-q", service).strip()
-
-    def session(self) -> requests.Session:
-        """Signed in as the admin through the proxy, as a browser would be."""
-        http = requests.Session()
-        http.trust_env = False  # REQUESTS_CA_BUNDLE in the environment would replace verify
-        http.verify = str(self.ca)
-        http.get(f"{self.url}/api/v1/auth/csrf/", timeout=10).raise_for_status()
-        http.headers["X-CSRFToken"] = http.cookies["csrftoken"]
-        http.headers["Referer"] = self.url + "/"
-        reply = http.post(
-            f"{self.url}/api/v1/auth/login/", json={"username": "admin", "password": self.admin_password}, timeout=10
-        )
-        reply.raise_for_status()
-        http.headers["X-CSRFToken"] = http.cookies["csrftoken"]
-        return http
-
-    def runs_of(self, agent: str) -> set[str]:
-        return set(self.sql(f"{RUNS_OF_AGENT};", agent=agent))
-
-
-def base_image_vars() -> dict[str, str]:
-    out = subprocess.run(["bash", str(HERE / "base-images.sh")], capture_output=True, text=True, check=True).stdout
-    return dict(line.split("=", 1) for line in out.splitlines() if "=" in line)
-
-
 @pytest.fixture(scope="module")
 def deployment(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Deployment]:
-    subprocess.run(["bash", str(HERE / "dockerd.sh"), "start"], check=True)
-    work = tmp_path_factory.mktemp("compose")
-    images = base_image_vars()
-    https_port = free_port()
-    server_env = work / "server.env"
-    # Fresh secrets for this run; compose reads them for interpolation and the backend's
-    # env_file. Agents on loopback need their addresses allowed (production refuses them).
-    server_env.write_text(
-        "\n".join(
-            [
-                f"FATHOM_SECRET_KEY={secrets.token_urlsafe(40)}",
-                f"POSTGRES_PASSWORD={secrets.token_urlsafe(16)}",
-                f"REDIS_PASSWORD={secrets.token_urlsafe(16)}",
-                "FATHOM_AGENT_ADDRESS_NETWORKS=127.0.0.0/8",
-                "FATHOM_SITE_ADDRESS=localhost",
-                f"FATHOM_HTTP_PORT={free_port()}",
-                f"FATHOM_HTTPS_PORT={https_port}",
-                *(f"{name}={value}" for name, value in images.items()),
-            ]
-        )
-        + "\n"
-    )
-    agent_env = work / "agent.env"
-    agent_env.write_text("FATHOM_ENROLL_TOKEN=\n")
-    ca_dir = work / "agent-ca"
-    ca_dir.mkdir()
-    # The agent container's user (uid 10001) reads the CA root through this bind mount.
-    for readable in (work, ca_dir):
-        readable.chmod(0o755)
-    env = {
-        **os.environ,
-        "FATHOM_ENV_FILE": str(server_env),
-        "FATHOM_AGENT_ENV_FILE": str(agent_env),
-        "FATHOM_AGENT_CA_DIR": str(ca_dir),
-        "FATHOM_CADDYFILE": str(caddyfile_for(images["FATHOM_CADDY_IMAGE"], work)),
-    }
-    deployment = Deployment(
-        env=env, server_env=server_env, work=work, url=f"https://localhost:{https_port}", ca=ca_dir / "root.crt"
-    )
-    try:
-        # A run killed before its teardown leaves its containers and volumes (a database made
-        # with another password): this one starts from nothing, as on a fresh machine.
-        deployment.compose("down", "-v", "--remove-orphans", "--timeout", "20", check=False)
-        started = time.monotonic()
-        deployment.compose("build")
-        print(f"compose build: {time.monotonic() - started:.0f} s")
-        deployment.compose("up", "-d", "proxy", "worker", "alerts", "beat")
-        wait_for(
-            "the proxy's certificate authority",
-            lambda: subprocess.run(
-                ["docker", "cp", f"{deployment.container('proxy')}:/data/caddy/pki/authorities/local/root.crt",
-                 str(deployment.ca)],
-                capture_output=True, check=True,
-            ),
-            timeout_s=120,
-        )  # fmt: skip
-        deployment.ca.chmod(0o644)
-        wait_for(
-            "the stack's health through the proxy",
-            lambda: requests.get(f"{deployment.url}/api/v1/health/", verify=str(deployment.ca), timeout=5).ok,
-            timeout_s=180,
-        )
-        yield deployment
-    finally:
-        if deployment.peer is not None:
-            deployment.peer.terminate()
-            deployment.peer.wait(timeout=30)
-        ARTIFACTS.mkdir(parents=True, exist_ok=True)
-        (ARTIFACTS / "compose.log").write_text(deployment.compose("logs", "--no-color", check=False))
-        deployment.compose("down", "-v", "--remove-orphans", "--timeout", "20", check=False)
+    with running_stack(tmp_path_factory.mktemp("compose"), PROJECT, ["proxy", "worker", "alerts", "beat"]) as stack:
+        yield stack
 
 
 def test_only_the_proxy_is_published_and_it_speaks_tls(deployment: Deployment) -> None:
@@ -259,11 +118,7 @@ def test_the_proxy_bounds_bodies_before_any_credential(deployment: Deployment) -
             verify=str(deployment.ca), timeout=60,
         )  # fmt: skip
         assert forged.status_code == 401, (made_up, forged.status_code, forged.text[:200])
-    password_file = "/data/admin_password"
-    deployment.compose(
-        "exec", "-T", "web", "sh", "-c", f"umask 077 && cat > {password_file}", input_text=deployment.admin_password
-    )
-    deployment.manage("ensure_admin", "--username", "admin", "--password-file", password_file)
+    deployment.sign_in_admin()
     admin = deployment.session()
     json_body = {"Content-Type": "application/json"}
     signed_in = admin.post(f"{deployment.url}/api/v1/meshes/", data=b"x" * 200_000, headers=json_body, timeout=60)
@@ -271,22 +126,14 @@ def test_the_proxy_bounds_bodies_before_any_credential(deployment: Deployment) -
 
 
 def test_an_agent_container_enrols_through_the_proxy_and_its_results_are_seen(deployment: Deployment) -> None:
-    password_file = "/data/admin_password"
-    deployment.compose(
-        "exec", "-T", "web", "sh", "-c", f"umask 077 && cat > {password_file}", input_text=deployment.admin_password
-    )
-    deployment.manage("ensure_admin", "--username", "admin", "--password-file", password_file)
+    deployment.sign_in_admin()
     deployment.manage("apply_mesh", "-", input_text=json.dumps(MESH))
-
-    def token(name: str) -> str:
-        # It prints the token alone.
-        return deployment.manage("create_enrollment_token", "--name", name, "--expires-in", "600").strip()
 
     # The container: compose's agent service as users run it, its own settings file only.
     (deployment.work / "agent.env").write_text(
         "\n".join(
             [
-                f"FATHOM_ENROLL_TOKEN={token(AGENT)}",
+                f"FATHOM_ENROLL_TOKEN={deployment.enrollment_token(AGENT)}",
                 f"FATHOM_AGENT_NAME={AGENT}",
                 "FATHOM_AGENT_ADDRESS=127.0.0.1",
                 f"FATHOM_SERVER={deployment.url}",
@@ -297,20 +144,8 @@ def test_an_agent_container_enrols_through_the_proxy_and_its_results_are_seen(de
     )
     deployment.compose("up", "-d", "agent")
     # Its peer: the same agent binary on the host, enrolled through the proxy too.
-    state = deployment.work / "peer"
-    peer_env = {**os.environ, "SSL_CERT_FILE": str(deployment.ca)}
-    subprocess.run(
-        [str(AGENT_BIN), "enroll", "--server", deployment.url, "--token", token("host-peer"), "--name", "host-peer",
-         "--address", PEER_ADDRESS, "--state-dir", str(state)],
-        env=peer_env, check=True, capture_output=True,
-    )  # fmt: skip
-    ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    deployment.peer = subprocess.Popen(
-        [str(AGENT_BIN), "run", "--state-dir", str(state), "--iperf3-port", str(free_port()),
-         # The container's agent holds the reflector's port on every address of the host.
-         "--iperf3-bind", PEER_ADDRESS, "--echo-bind", PEER_ADDRESS, "--twamp-enabled", "false"],
-        env=peer_env, stdout=(ARTIFACTS / "compose-peer.log").open("wb"), stderr=subprocess.STDOUT,
-    )  # fmt: skip
+    # The container's agent holds the reflector's port on every address of the host.
+    deployment.start_host_agent("host-peer", PEER_ADDRESS, "--twamp-enabled", "false")
     http = deployment.session()
 
     def agent_path() -> dict[str, Any] | None:
@@ -328,8 +163,8 @@ def test_an_agent_container_enrols_through_the_proxy_and_its_results_are_seen(de
 
 
 def test_a_database_restart_loses_nothing_the_agent_measured(deployment: Deployment) -> None:
-    wait_for("a few stored results", lambda: len(deployment.runs_of(AGENT)) >= 2, timeout_s=120)
-    before = deployment.runs_of(AGENT)
+    wait_for("a few stored results", lambda: len(runs_of(deployment, AGENT)) >= 2, timeout_s=120)
+    before = runs_of(deployment, AGENT)
     deployment.compose("stop", "timescaledb")
     stopped_at = time.time()
     time.sleep(OUTAGE_S)
@@ -343,7 +178,7 @@ def test_a_database_restart_loses_nothing_the_agent_measured(deployment: Deploym
         )  # fmt: skip
 
     during = wait_for("the results measured while the database was down", measured_during_the_outage, 180)
-    after = deployment.runs_of(AGENT)
+    after = runs_of(deployment, AGENT)
     assert before <= after, f"lost: {sorted(before - after)}"
     assert len(during) >= OUTAGE_S // 10 - 1, during
     duplicates = deployment.sql(

@@ -17,8 +17,9 @@ from .conftest import ROOT
 COMPOSE = ROOT / "docker-compose.yml"
 ENV_EXAMPLE = ROOT / "deploy" / ".env.example"
 AGENT_ENV_EXAMPLE = ROOT / "deploy" / "agent.env.example"
-BACKEND_SERVICES = ("web", "worker", "alerts", "beat")
+BACKEND_SERVICES = ("web", "worker", "alerts", "beat", "web-2", "worker-2")
 GRAFANA_PROFILE = ("prometheus", "grafana")
+SCALE_PROFILE = ("web-2", "worker-2", "timescaledb-replica")
 SERVER_SECRETS = ("FATHOM_SECRET_KEY", "POSTGRES_PASSWORD", "REDIS_PASSWORD", "FATHOM_EMAIL_PASSWORD")
 
 
@@ -53,10 +54,18 @@ def test_compose_has_every_service(compose: dict[str, Any]) -> None:
         "alerts",
         "beat",
         "agent",
-    } | set(GRAFANA_PROFILE)
-    # Prometheus and Grafana (docs/metrics.md) start only with `--profile grafana`.
+    } | set(GRAFANA_PROFILE) | set(SCALE_PROFILE)
+    # Prometheus and Grafana (docs/metrics.md) start only with `--profile grafana`, the second
+    # replicas and the database's read replica only with `--profile scale` (docs/scaling.md).
     for name in GRAFANA_PROFILE:
         assert compose["services"][name]["profiles"] == ["grafana"], name
+    for name in SCALE_PROFILE:
+        assert compose["services"][name]["profiles"] == ["scale"], name
+    # A second web replica is one more address of the name the proxy sends requests to.
+    assert compose["services"]["web-2"]["networks"]["default"]["aliases"] == ["web"]
+    assert compose["services"]["web-2"]["command"] == compose["services"]["web"]["command"]
+    replica = compose["services"]["timescaledb-replica"]
+    assert replica["image"] == compose["services"]["timescaledb"]["image"] and replica["user"] == "postgres"
     assert "timescale/timescaledb:" in compose["services"]["timescaledb"]["image"]
     for name in BACKEND_SERVICES:
         service = compose["services"][name]
@@ -118,7 +127,9 @@ def test_only_the_tls_proxy_is_published(compose: dict[str, Any]) -> None:
     assert [port.split(":")[-1] for port in services["proxy"]["ports"]] == ["80", "443"]
     assert "./deploy/Caddyfile:/etc/caddy/Caddyfile:ro" in [default_of(v) for v in services["proxy"]["volumes"]]
     caddyfile = (ROOT / "deploy" / "Caddyfile").read_text()
-    assert "reverse_proxy web:8000" in caddyfile
+    # Every web replica, found by name (compose's `scale` profile, `--scale web=N`), no affinity.
+    assert re.search(r"^\s*dynamic a web 8000", caddyfile, re.MULTILINE)
+    assert caddyfile.count("import web_replicas") == 3 and "lb_policy random" in caddyfile
     assert "admin off" in caddyfile
     assert re.search(r"request_buffers \d+MiB", caddyfile), "the proxy must buffer request bodies"
     for timeout in ("read_header", "read_body"):

@@ -1,6 +1,7 @@
 #!/bin/sh
 # First start: a cluster with the public image's settings (POSTGRES_USER as superuser with
-# POSTGRES_PASSWORD, POSTGRES_DB, password logins from the network, TimescaleDB preloaded).
+# POSTGRES_PASSWORD, POSTGRES_DB, password logins from the network, TimescaleDB preloaded,
+# then /docker-entrypoint-initdb.d/*.sh).
 set -eu
 if [ ! -s "$PGDATA/PG_VERSION" ]; then
   pwfile=$(mktemp)
@@ -16,6 +17,12 @@ if [ ! -s "$PGDATA/PG_VERSION" ]; then
   if [ "${POSTGRES_DB:-$POSTGRES_USER}" != postgres ]; then
     createdb --username "$POSTGRES_USER" "${POSTGRES_DB:-$POSTGRES_USER}"
   fi
+  # As the public image does: the mounted initdb scripts, once, with the new cluster up.
+  for script in /docker-entrypoint-initdb.d/*.sh; do
+    [ -e "$script" ] || continue
+    echo "timescaledb-entrypoint: running $script"
+    sh "$script"
+  done
   pg_ctl -w stop >/dev/null
 fi
 exec postgres
