@@ -45,6 +45,9 @@ NODE_KEYS = {
 # schedule (pSConfig's own latencybg examples have none), the spec sets the interval.
 UNSCHEDULED = frozenset({"latencybg"})
 TARGET_PREFIX = "target:"
+# latencybg's far end must run owampd, which only perfSONAR nodes do: its task takes the
+# mesh's group under this suffix with every other pair excluded.
+OWAMP_PAIRS_SUFFIX = "-owamp-pairs"
 
 
 def token_transform(archive: str = ARCHIVE_NAME) -> dict[str, Any]:
@@ -128,9 +131,9 @@ def _scheduled(test: MeshTest) -> bool:
     return kinds.TEST_OF_KIND[test.test_type] not in UNSCHEDULED
 
 
-def _task(mesh: Mesh, test: MeshTest) -> dict[str, Any]:
+def _task(mesh: Mesh, test: MeshTest, group: str) -> dict[str, Any]:
     task: dict[str, Any] = {
-        "group": mesh.name,
+        "group": group,
         "test": test.name,
         **({"schedule": test.name} if _scheduled(test) else {}),
         "archives": [ARCHIVE_NAME],
@@ -156,6 +159,30 @@ def _fathom_only(test: MeshTest) -> dict[str, Any]:
         "slip_s": test.slip_s,
         "enabled": test.enabled,
     }
+
+
+def _owamp_pairs(mesh: Mesh, group: dict[str, Any], nodes: set[str]) -> dict[str, Any] | None:
+    """The mesh's group with only the pairs powstream can measure, node to node; None when
+    every end is a node. A Fathom agent answers TWAMP-light and TWAMP-Control, not OWAMP, and
+    runs no pScheduler: a latencybg towards it or from it fails. Fathom measures those pairs
+    itself (its own twping tasks on the nodes it has registered)."""
+    names = [entry["name"] for key in ("addresses", "a-addresses", "b-addresses") for entry in group.get(key, [])]
+    if all(name in nodes for name in names):
+        return None
+    excludes = []
+    for local in dict.fromkeys(names):
+        left_out = [name for name in dict.fromkeys(names) if name != local and not (local in nodes and name in nodes)]
+        if left_out:
+            excludes.append({"local-address": {"name": local}, "target-addresses": [{"name": n} for n in left_out]})
+    pairs = {key: value for key, value in group.items() if key != "_meta"}
+    pairs["excludes"] = excludes
+    pairs["_meta"] = {
+        "fathom": {
+            "pairs_of": mesh.name,
+            "why": "powstream needs owampd at both ends: pairs with a Fathom agent or a target are left out",
+        }
+    }
+    return pairs
 
 
 def _members(mesh: Mesh) -> list[tuple[Agent, str]]:
@@ -204,6 +231,13 @@ def export_mesh(mesh: Mesh) -> dict[str, Any]:
         group = {"type": "mesh", "addresses": a_side + b_side}
     group["_meta"] = {"fathom": hints}
     exported = [test for test in tests if test.test_type in kinds.TEST_OF_KIND]
+    groups = {mesh.name: group}
+    nodes = {agent.name for agent, _ in members if agent.kind == AgentKind.PERFSONAR}
+    pairs = _owamp_pairs(mesh, group, nodes)
+    task_groups = {test.name: mesh.name for test in exported}
+    if pairs is not None and any(not _scheduled(test) for test in exported):
+        groups[mesh.name + OWAMP_PAIRS_SUFFIX] = pairs
+        task_groups.update({test.name: mesh.name + OWAMP_PAIRS_SUFFIX for test in exported if not _scheduled(test)})
     return {
         "_meta": {
             "display-name": f"Fathom mesh {mesh.name}",
@@ -225,9 +259,9 @@ def export_mesh(mesh: Mesh) -> dict[str, Any]:
             },
         },
         "addresses": addresses,
-        "groups": {mesh.name: group},
+        "groups": groups,
         "tests": {test.name: _test(test) for test in exported},
         "schedules": {test.name: _schedule(test) for test in exported if _scheduled(test)},
         "archives": {ARCHIVE_NAME: archive()},
-        "tasks": {test.name: _task(mesh, test) for test in exported},
+        "tasks": {test.name: _task(mesh, test, task_groups[test.name]) for test in exported},
     }

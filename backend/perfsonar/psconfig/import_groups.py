@@ -39,10 +39,14 @@ class GroupMapper(TaskMapper):
         nodes: dict[str, NodePlan] = {}
         meshes: list[MeshPlan] = []
         mesh_names: set[str] = set(RESERVED_MESH_NAMES)
+        # Groups whose tasks became another group's tests (a Fathom export's owamp pairs).
+        absorbed = {element for task in tasks for element in task.test.elements if element.startswith("groups.")}
         for group_name, group in self.section("groups").items():
             element = f"groups.{group_name}"
             group_tasks = by_group.get(group_name, [])
             extra = self.fathom_only_tests(element, group)
+            if not group_tasks and not extra and element in absorbed:
+                continue
             if not group_tasks and not extra:
                 if any(task.get("group") == group_name for task in self.section("tasks").values()):
                     self.report(element, "no task of this group maps to a Fathom test, so no mesh is made")

@@ -48,6 +48,13 @@ class TaskMapper(PlannerBase):
                 self.report(element, f"names {section} {wanted}, which the template does not define")
                 return None
         assert group is not None and test is not None
+        group_name, pairs_element = task["group"], None
+        pairs_of = fathom_meta(group).get("pairs_of")
+        if isinstance(pairs_of, str) and pairs_of != group_name and pairs_of in self.section("groups"):
+            # Fathom's export: its mesh's group with the pairs powstream cannot measure left out
+            # (exporter._owamp_pairs). The test is the mesh's; Fathom measures the rest itself.
+            pairs_element = f"groups.{group_name}"
+            group_name, group = pairs_of, self.section("groups")[pairs_of]
         kind = kinds.KIND_OF_TEST.get(test["type"])
         if kind is None:
             self.report(f"tests.{task['test']}", self.no_kind_reason(test["type"]))
@@ -95,7 +102,8 @@ class TaskMapper(PlannerBase):
             self.report(element, "Fathom refuses this test: " + "; ".join(flat_messages(checked.errors)))
             return None
         elements = (element, f"tests.{task['test']}") + ((f"schedules.{schedule_name}",) if schedule_name else ())
-        return MappedTask(name, task["group"], TestPlan(**body, elements=elements), targets, dest_is_element)
+        elements += (pairs_element,) if pairs_element else ()
+        return MappedTask(name, group_name, TestPlan(**body, elements=elements), targets, dest_is_element)
 
     @staticmethod
     def no_kind_reason(test_type: str) -> str:

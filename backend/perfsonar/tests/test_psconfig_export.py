@@ -177,6 +177,36 @@ class ExportTests(FathomTestCase):
         assert "schedule" not in template["tasks"]["owd"] and "owd" not in template["schedules"]
         assert template["tasks"]["owd"]["tools"] == ["powstream"]
 
+    def test_a_latencybg_task_leaves_out_every_pair_without_owampd_at_both_ends(self) -> None:
+        template = export_mesh(self.meshes["full"])
+        task = template["tasks"]["owd"]
+        assert task["group"] == "full-owamp-pairs"
+        assert all(template["tasks"][name]["group"] == "full" for name in template["tasks"] if name != "owd")
+        pairs = template["groups"]["full-owamp-pairs"]
+        assert pairs["_meta"]["fathom"]["pairs_of"] == "full"
+        # As pSConfig's mesh group pairs them (base_p2p_group.is_excluded_selectors): each
+        # ordered pair of two addresses, less those an exclude names (local first).
+        names = [entry["name"] for entry in pairs["addresses"]]
+        excluded = {
+            (exclude["local-address"]["name"], target["name"])
+            for exclude in pairs["excludes"]
+            for target in exclude["target-addresses"]
+        }
+        measured = {(a, b) for a in names for b in names if a != b and (a, b) not in excluded}
+        assert measured == {("ps-one", "ps-two"), ("ps-two", "ps-one")}
+
+    def test_a_mesh_of_nodes_alone_measures_latency_in_its_own_group(self) -> None:
+        serializer = MeshSerializer(
+            data={
+                "name": "nodes-only",
+                "members": [{"agent": "ps-one"}, {"agent": "ps-two"}],
+                "tests": [{"name": "owd", "test_type": "latency", "spec": {}, "interval_s": 60}],
+            }
+        )
+        serializer.is_valid(raise_exception=True)
+        template = export_mesh(save_mesh(serializer, ACTOR))
+        assert list(template["groups"]) == ["nodes-only"] and template["tasks"]["owd"]["group"] == "nodes-only"
+
     def test_hosts_say_where_their_pscheduler_is(self) -> None:
         addresses = export_mesh(self.meshes["full"])["addresses"]
         assert addresses["ps-two"] == {
