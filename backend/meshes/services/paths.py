@@ -124,33 +124,39 @@ def mesh_paths(
     exclusive: bool | None = None,
     destination: Agent | None = None,
     test_type: str | None = None,
+    involving: Agent | None = None,
 ) -> list[Path]:
     """Every enabled test's paths, optionally only one source's or one destination agent's,
-    only (non-)exclusive tests, or only tests of one type.
+    or those of one agent either way (`involving`: its paths from it, then those towards
+    it, with one read of its meshes), only (non-)exclusive tests, or only tests of one type.
 
     One agent's paths (its plan, checking its results: every poll and upload) read only the
     meshes it is in and their members, not the whole fleet.
     """
+    if involving is not None and (source is not None or destination is not None):
+        raise ValueError("involving is one agent's paths both ways: not with source or destination")
     query = MeshTest.objects.filter(enabled=True, mesh__enabled=True).select_related("mesh")
     if exclusive is not None:
         type_filter = Q(test_type__in=EXCLUSIVE_TEST_TYPES)
         query = query.filter(type_filter if exclusive else ~type_filter)
     if test_type is not None:
         query = query.filter(test_type=test_type)
-    for agent in (source, destination):
+    for agent in (source, destination, involving):
         if agent is not None:
             its_meshes = MeshMember.objects.filter(agent=agent).values("mesh_id")
             query = query.filter(Q(mesh__all_agents=True) | Q(mesh_id__in=its_meshes))
     tests = list(query.prefetch_related("mesh__members").order_by("mesh__name", "name"))
-    if (source is None and destination is None) or any(test.mesh.all_agents for test in tests):
+    if (source is None and destination is None and involving is None) or any(test.mesh.all_agents for test in tests):
         agents = {agent.pk: agent for agent in active_agents()}
     else:
         members = {member.agent_id for test in tests for member in test.mesh.members.all()}
         agents = {agent.pk: agent for agent in Agent.objects.filter(pk__in=members, revoked_at__isnull=True)}
+    ends = [(involving, None), (None, involving)] if involving is not None else [(source, destination)]
     paths: list[Path] = []
-    for test in tests:
-        pairs = mesh_pairs(test.mesh, agents, source, destination)
-        paths.extend(Path(test, src, dst, target) for src, dst, target in pairs)
+    for from_agent, to_agent in ends:
+        for test in tests:
+            pairs = mesh_pairs(test.mesh, agents, from_agent, to_agent)
+            paths.extend(Path(test, src, dst, target) for src, dst, target in pairs)
     return paths
 
 

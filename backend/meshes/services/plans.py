@@ -171,12 +171,12 @@ def twamp_peers(agent: Agent) -> list[TwampPeer]:
     def peer(address: str, path: Path) -> TwampPeer:
         return TwampPeer(address, int(normalize_spec(TestType.LATENCY, path.test.spec)["port"]))
 
-    peers = {peer(path.source.address, path) for path in mesh_paths(destination=agent, test_type=TestType.LATENCY)}
-    peers |= {
-        peer(path.destination.address, path)
-        for path in mesh_paths(source=agent, test_type=TestType.LATENCY)
-        if path.destination is not None and is_node(path.destination)
-    }
+    peers: set[TwampPeer] = set()
+    for path in mesh_paths(involving=agent, test_type=TestType.LATENCY):
+        if path.destination is not None and path.destination.pk == agent.pk:
+            peers.add(peer(path.source.address, path))
+        elif path.destination is not None and is_node(path.destination):
+            peers.add(peer(path.destination.address, path))
     return sorted(peers, key=lambda peer: (peer.address, peer.port))
 
 

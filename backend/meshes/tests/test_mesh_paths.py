@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
@@ -75,3 +76,17 @@ class OneSourcesPathsTests(FathomTestCase):
             mesh_paths(source=self.frankfurt)
         agents_read = [query["sql"] for query in queries.captured_queries if 'FROM "inventory_agent"' in query["sql"]]
         assert len(agents_read) == 1 and " IN (" in agents_read[0]
+
+    def test_one_agents_paths_both_ways_are_its_paths_from_and_towards_it_in_one_read(self) -> None:
+        for agent in [self.athens, self.frankfurt, *self.others]:
+            either = mesh_paths(involving=agent)
+            both = mesh_paths(source=agent) + mesh_paths(destination=agent)
+            assert described(either) == described(both), agent.name
+        with CaptureQueriesContext(connection) as one_read:
+            mesh_paths(involving=self.athens)
+        with CaptureQueriesContext(connection) as two_reads:
+            mesh_paths(source=self.athens)
+            mesh_paths(destination=self.athens)
+        assert len(one_read.captured_queries) * 2 == len(two_reads.captured_queries)
+        with pytest.raises(ValueError, match="involving"):
+            mesh_paths(source=self.athens, involving=self.frankfurt)
