@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 
 import { DESTINATION, FINDING, SOURCE } from "../test/analysisFixtures";
 import { TIMELINE } from "../test/timelineFixtures";
+import type { PathLatency } from "../api/latencyQueries";
 import { historyFigure, rowDomains, spanningXAxis, type PathHistory } from "./historyFigure";
 import { withGaps } from "./rttTraces";
 
@@ -105,6 +106,37 @@ describe("historyFigure with the path's timeline", () => {
       forward: { ...TIMELINE.forward, sweeps: [] } };  // prettier-ignore
     const layout = historyFigure(HISTORY, [], [], quiet).layout;
     expect([layout.yaxis5, layout.yaxis6]).toEqual([undefined, undefined]);
+  });
+});
+
+describe("historyFigure of a path measured by its latency test alone", () => {
+  const quiet: PathHistory = { ...HISTORY, rtt: [], throughput: [], reverse: { rtt: [], throughput: [] } };
+  const latency: PathLatency = {
+    source: SOURCE, destination: DESTINATION, start: HISTORY.from, end: HISTORY.to, bucket_s: 60,
+    clock_error_limit_ms: 0.5,
+    points: [{
+      time: "2026-11-22T01:00:00Z", sent: 600, answered: 600, forward_lost: 0, backward_lost: null,
+      forward_loss_fraction: 0, backward_loss_fraction: null, forward_min_ms: 2.5, forward_p50_ms: 2.6,
+      forward_p90_ms: 2.8, forward_p99_ms: 3, forward_max_ms: 3.1, backward_min_ms: null, backward_p50_ms: null,
+      backward_p90_ms: null, backward_p99_ms: null, backward_max_ms: null, round_trip_min_ms: null,
+      round_trip_p50_ms: null, round_trip_p99_ms: null, clock_error_ms: 0.002, one_way_trusted: true, loaded: false,
+    }],
+  };  // prettier-ignore
+
+  it("draws the one-way rows without empty throughput and RTT rows above them", () => {
+    const figure = historyFigure(quiet, [], [], null, undefined, latency);
+    expect(figure.layout.yaxis).toBeUndefined();
+    expect(figure.layout.yaxis3).toBeUndefined();
+    expect(figure.layout.yaxis7?.domain?.[1]).toBe(1);
+    const axes = new Set(figure.data.map((trace) => (trace as { yaxis?: string }).yaxis));
+    expect([...axes].every((axis) => axis === "y7" || axis === "y8")).toBe(true);
+  });
+
+  it("keeps the throughput and RTT rows once the path has pings", () => {
+    const pinged = { ...quiet, rtt: HISTORY.rtt };
+    const figure = historyFigure(pinged, [], [], null, undefined, latency);
+    expect(figure.layout.yaxis?.domain?.[1]).toBe(1);
+    expect(figure.layout.yaxis7).toBeDefined();
   });
 });
 

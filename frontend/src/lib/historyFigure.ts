@@ -204,14 +204,18 @@ export function historyFigure(
   const events = timeline === null ? [] : eventTraces(timeline, forward, reverse, ROWS.changes.axis, choices);
   // The RTT row is the forward pings: the forward sweeps' modes belong beside them.
   const modes = timeline === null ? [] : modeTraces(timeline.forward.sweeps, ROWS.rtt.axis, ROWS.share.axis);
-  const rows: Row[] = ["throughput", "retransmits", "rtt", "loss"];
+  const latencyPoints = latency?.points ?? [];
+  const hasPings = history.rtt.length > 0 || history.reverse.rtt.length > 0;
+  // A path measured by its latency test alone (a perfSONAR node's latencybg towards an agent)
+  // has no runs and no pings: empty throughput and RTT rows would only push its one-way rows down.
+  const latencyOnly = latencyPoints.length > 0 && !hasThroughput && failed.length === 0 && !hasPings && modes.length === 0;
+  const rows: Row[] = latencyOnly ? [] : ["throughput", "retransmits", "rtt", "loss"];
   if (events.length > 0) {
     rows.push("changes");
   }
   if (timeline !== null && hasEcmpModes(timeline.forward.sweeps)) {
     rows.push("share");
   }
-  const latencyPoints = latency?.points ?? [];
   if (latencyPoints.length > 0) {
     rows.push("oneWay", "oneWayLoss");
   }
@@ -220,8 +224,12 @@ export function historyFigure(
   const bottom = (Object.keys(ROWS) as Row[]).filter((row) => rows.includes(row)).at(-1) ?? "loss";
   const ownLoad = timeline !== null && history.bucket_s <= OWN_LOAD_MAX_BUCKET_S ? timeline.own_load : [];
   const data: Data[] = [
-    ...throughputTraces(history.throughput, history.bucket_s, forward, FORWARD),
-    ...throughputTraces(history.reverse.throughput, history.bucket_s, reverse, REVERSE),
+    ...(latencyOnly
+      ? []
+      : [
+          ...throughputTraces(history.throughput, history.bucket_s, forward, FORWARD),
+          ...throughputTraces(history.reverse.throughput, history.bucket_s, reverse, REVERSE),
+        ]),
     ...(timeline === null
       ? []
       : [
@@ -231,7 +239,7 @@ export function historyFigure(
           ...runTraces(timeline.reverse.runs, reverse, REVERSE, ROWS.throughput.axis),
         ]),
     ...failedTrace(failed),
-    ...rttTraces(history.rtt, history.bucket_s, { rtt: ROWS.rtt.axis, loss: ROWS.loss.axis }),
+    ...(latencyOnly ? [] : rttTraces(history.rtt, history.bucket_s, { rtt: ROWS.rtt.axis, loss: ROWS.loss.axis })),
     ...modes,
     ...events,
     ...(ownLoad.length > 0 ? [ownLoadLegend()] : []),
@@ -260,12 +268,16 @@ export function historyFigure(
       history.bucket_s,
       ROWS[bottom].axis,
     ),
-    // Without a run the axis would count single bits: show a gigabit's scale instead.
-    yaxis: axis("throughput", { title: { text: "throughput" }, ticksuffix: "bit/s", tickformat: "~s",
-      rangemode: "tozero", ...(hasThroughput ? {} : { range: [0, 1e9] }) }),
-    yaxis2: axis("retransmits", { title: { text: "retr." }, rangemode: "tozero" }),
-    yaxis3: axis("rtt", { title: { text: "RTT (ms)" } }),
-    yaxis4: axis("loss", { title: { text: "loss %" }, rangemode: "tozero" }),
+    ...(rows.includes("throughput")
+      ? {
+          // Without a run the axis would count single bits: show a gigabit's scale instead.
+          yaxis: axis("throughput", { title: { text: "throughput" }, ticksuffix: "bit/s", tickformat: "~s",
+            rangemode: "tozero", ...(hasThroughput ? {} : { range: [0, 1e9] }) }),
+          yaxis2: axis("retransmits", { title: { text: "retr." }, rangemode: "tozero" }),
+          yaxis3: axis("rtt", { title: { text: "RTT (ms)" } }),
+          yaxis4: axis("loss", { title: { text: "loss %" }, rangemode: "tozero" }),
+        }
+      : {}),
     ...(rows.includes("changes")
       ? { yaxis5: axis("changes", { title: { text: "changes", font: { size: 10 } }, range: [-1, 1], fixedrange: true,
           showticklabels: false, showgrid: false, zeroline: false }) }

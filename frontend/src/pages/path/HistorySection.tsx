@@ -31,6 +31,8 @@ import { OneWayFigures } from "./OneWayFigures";
 import { RttFigures } from "./RttFigures";
 
 const CHART_HEIGHT = 640;
+// A chart of the latency rows alone (no runs, no pings): its margins and legend.
+const LATENCY_ONLY_BASE = 90;
 // The rows the timeline adds (changes, ECMP share) get room of their own.
 const CHANGES_ROW_HEIGHT = 50;
 const SHARE_ROW_HEIGHT = 80;
@@ -183,7 +185,7 @@ export function HistorySection({
     setParams(next, { replace: true });
   };
   const height =
-    CHART_HEIGHT +
+    (figure?.layout.yaxis === undefined && figure?.layout.yaxis7 !== undefined ? LATENCY_ONLY_BASE : CHART_HEIGHT) +
     (figure?.layout.yaxis5 === undefined ? 0 : CHANGES_ROW_HEIGHT) +
     (figure?.layout.yaxis6 === undefined ? 0 : SHARE_ROW_HEIGHT) +
     (figure?.layout.yaxis7 === undefined ? 0 : LATENCY_ROWS_HEIGHT);
