@@ -94,6 +94,7 @@ class Node:
         self._random = random.Random(config.seed)  # noqa: S311 - slip placement, not security
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._deliveries = 0  # archiver attempts under way (under state.lock)
 
     # -- clock ---------------------------------------------------------------------------------
 
@@ -219,7 +220,30 @@ class Node:
                         archiving.in_flight = True
                         launches.append((run.uuid, index))
         for run_uuid, index in launches:
-            threading.Thread(target=self._archive, args=(run_uuid, index), daemon=True).start()
+            with self.state.lock:
+                self._deliveries += 1
+            threading.Thread(target=self._delivery, args=(run_uuid, index), daemon=True).start()
+
+    def _delivery(self, run_uuid: str, index: int) -> None:
+        try:
+            self._archive(run_uuid, index)
+        finally:
+            with self.state.lock:
+                self._deliveries -= 1
+
+    def settle(self, timeout_s: float = 30.0) -> None:
+        """Forgets every task and run and returns once no push is under way: a test that ends
+        while the archiver puts a run to the receiver must not clear the receiver's database
+        under that request."""
+        self.reset()
+        deadline = time.monotonic() + timeout_s
+        while True:
+            with self.state.lock:
+                if self._deliveries == 0:
+                    return
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"{self._deliveries} archiver pushes still under way after {timeout_s} s")
+            time.sleep(0.05)
 
     def _first_time(self, task: Task, now: datetime) -> datetime:
         if task.start is not None and task.start > now:

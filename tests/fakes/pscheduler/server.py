@@ -343,6 +343,10 @@ class FakePScheduler:
         """Every API answer sent a byte at a time, one every `every_s` (0: normally again)."""
         self.trickle_s = every_s
 
+    def settle(self, timeout_s: float = 30.0) -> None:
+        """Forgets every task and run, and returns once no push to an archive is under way."""
+        self.node.settle(timeout_s)
+
     def block_archiving(self, blocked: bool = True) -> None:
         """A firewall between node and receiver: every push fails with "Connection refused"."""
         self.node.archiving_blocked = blocked
