@@ -29,4 +29,4 @@ RUN useradd --system --uid 10001 fathom && mkdir -p /data && chown fathom /data
 USER fathom
 EXPOSE 8000
 # Threaded workers: a slow request holds a thread, not a worker (compose sets the same).
-CMD ["gunicorn", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--workers", "3", "--threads", "8", "--timeout", "120", "--access-logfile", "-", "fathom.wsgi"]
+CMD ["gunicorn", "--no-control-socket", "--bind", "0.0.0.0:8000", "--worker-class", "gthread", "--workers", "3", "--threads", "8", "--timeout", "120", "--access-logfile", "-", "fathom.wsgi"]

@@ -98,7 +98,7 @@ fi
 
 # Threaded workers, as in docker-compose: the browser talks to gunicorn directly here, and a
 # browser's spare idle connection holds a sync worker until gunicorn's timeout (30 s) kills it.
-start web "$VENV/bin/gunicorn" --chdir backend "${web_binds[@]}" --worker-class gthread --workers 3 --threads 8 \
+start web "$VENV/bin/gunicorn" --no-control-socket --chdir backend "${web_binds[@]}" --worker-class gthread --workers 3 --threads 8 \
   --access-logfile - fathom.wsgi
 start worker "$VENV/bin/celery" --workdir backend -A fathom worker --loglevel INFO --concurrency 2
 start alerts "$VENV/bin/celery" --workdir backend -A fathom worker -Q alerts -n alerts@%h --loglevel INFO --concurrency 2

@@ -97,9 +97,9 @@ def start_stack(database: str) -> tuple[list[subprocess.Popen[bytes]], str]:
     env = stack_env(database)
     port = free_port()
     commands = [
-        [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--worker-class", "gthread",
-         "--workers", str(WEB_WORKERS), "--threads", str(WEB_THREADS), "--timeout", "120", "--keep-alive", "5",
-         "fathom.wsgi"],
+        [sys.executable, "-m", "gunicorn", "--no-control-socket", "--bind", f"127.0.0.1:{port}",
+         "--worker-class", "gthread", "--workers", str(WEB_WORKERS), "--threads", str(WEB_THREADS),
+         "--timeout", "120", "--keep-alive", "5", "fathom.wsgi"],
         [sys.executable, "-m", "celery", "-A", "fathom", "worker", "-n", "load-worker@%h", "--concurrency", "2",
          "--loglevel", "INFO"],
         [sys.executable, "-m", "celery", "-A", "fathom", "worker", "-Q", "alerts", "-n", "load-alerts@%h",

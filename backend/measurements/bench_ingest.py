@@ -127,7 +127,17 @@ def start_gunicorn(database: str) -> tuple[subprocess.Popen[bytes], str]:
     url = urlsplit(os.environ["FATHOM_DATABASE_URL"])
     env = {**os.environ, "FATHOM_DATABASE_URL": urlunsplit(url._replace(path=f"/{database}"))}
     server = subprocess.Popen(  # noqa: S603 - this interpreter's gunicorn
-        [sys.executable, "-m", "gunicorn", "--bind", f"127.0.0.1:{port}", "--workers", str(WORKERS), "fathom.wsgi"],
+        [
+            sys.executable,
+            "-m",
+            "gunicorn",
+            "--no-control-socket",
+            "--bind",
+            f"127.0.0.1:{port}",
+            "--workers",
+            str(WORKERS),
+            "fathom.wsgi",
+        ],
         cwd=BACKEND,
         env=env,
         stdout=subprocess.DEVNULL,

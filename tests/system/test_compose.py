@@ -142,6 +142,8 @@ def test_only_the_tls_proxy_is_published(compose: dict[str, Any]) -> None:
 def test_web_workers_are_threaded_and_bounded(compose: dict[str, Any]) -> None:
     command = " ".join(compose["services"]["web"]["command"])
     assert "--worker-class gthread" in command and "--threads" in command and "--timeout" in command
+    # gunicorn 25.1+ opens a control socket in $HOME by default: the container's user has none.
+    assert "--no-control-socket" in command
     dockerfile_cmd = (ROOT / "deploy" / "backend.Dockerfile").read_text()
     assert '"--worker-class", "gthread"' in dockerfile_cmd
 
