@@ -124,7 +124,10 @@ describe("historyFigure of a path measured by its latency test alone", () => {
   };  // prettier-ignore
 
   it("draws the one-way rows without empty throughput and RTT rows above them", () => {
-    const figure = historyFigure(quiet, [], [], null, undefined, latency);
+    // Minute rollups and a timeline with Fathom's own load, but no runs, sweeps or changes.
+    const timeline = { ...TIMELINE, tuning_changes: [], iperf3_changes: [], findings: [],
+      forward: { ...TIMELINE.forward, runs: [], sweeps: [] }, reverse: { ...TIMELINE.reverse, runs: [], sweeps: [] } };  // prettier-ignore
+    const figure = historyFigure({ ...quiet, resolution: "minute", bucket_s: 60 }, [], [], timeline, undefined, latency);
     expect(figure.layout.yaxis).toBeUndefined();
     expect(figure.layout.yaxis3).toBeUndefined();
     expect(figure.layout.yaxis7?.domain?.[1]).toBe(1);

@@ -242,7 +242,8 @@ export function historyFigure(
     ...(latencyOnly ? [] : rttTraces(history.rtt, history.bucket_s, { rtt: ROWS.rtt.axis, loss: ROWS.loss.axis })),
     ...modes,
     ...events,
-    ...(ownLoad.length > 0 ? [ownLoadLegend()] : []),
+    // Its spans cover the ping rows: without them (a latency-only path) there is nothing to name.
+    ...(ownLoad.length > 0 && rows.includes("rtt") ? [ownLoadLegend()] : []),
     ...(latency === null || latencyPoints.length === 0
       ? []
       : latencyTraces(
@@ -258,7 +259,9 @@ export function historyFigure(
     margin: { l: 70, r: 10, t: rows.includes("changes") ? 30 : 10, b: 40 },
     hovermode: "closest",
     barmode: "group",
-    legend: { orientation: "h", y: -0.08 },
+    // The legend sits below the axis title; on the short chart of one-way rows alone, 8 % of
+    // its height is too little room and the two overlap.
+    legend: { orientation: "h", y: latencyOnly ? -0.3 : -0.08 },
     // The range picker chooses what is read; the axis spans what came back.
     xaxis: spanningXAxis(
       [history.rtt, history.reverse.rtt, history.throughput, history.reverse.throughput]

@@ -32,7 +32,7 @@ import { RttFigures } from "./RttFigures";
 
 const CHART_HEIGHT = 640;
 // A chart of the latency rows alone (no runs, no pings): its margins and legend.
-const LATENCY_ONLY_BASE = 90;
+const LATENCY_ONLY_BASE = 150;
 // The rows the timeline adds (changes, ECMP share) get room of their own.
 const CHANGES_ROW_HEIGHT = 50;
 const SHARE_ROW_HEIGHT = 80;
