@@ -50,14 +50,12 @@ def replica_configured() -> bool:
 def replica_answers() -> bool:
     """Whether the replica takes reads now: connected, or connectable, and not left out after a
     failure in the last DATABASE_REPLICA_RETRY_S."""
-    global _left_out_until
     if time.monotonic() < _left_out_until:
         return False
     try:
         connections[REPLICA].ensure_connection()
     except DatabaseError as error:
-        with _lock:
-            _left_out_until = time.monotonic() + settings.DATABASE_REPLICA_RETRY_S
+        leave_out_replica_for_now()
         # One line, not a traceback: every process says this once a retry period while it lasts.
         log.warning(
             "the database replica does not answer (%s): history reads go to the primary for %s s",
