@@ -11,7 +11,7 @@ import tempfile
 import time
 from collections.abc import Collection, Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +80,15 @@ class Lab:
     scenario: dict[str, Any]
     state_dir: Path
     addresses: dict[str, str]
+    # The hosts' IPv6 addresses (those with an IPv6 link), and which routers the checks see:
+    # "routers" for IPv4, "routers6" for the view that ipv6() gives.
+    addresses6: dict[str, str] = field(default_factory=dict)
+    routers_key: str = "routers"
+
+    def ipv6(self) -> Lab:
+        """The same lab seen over IPv6: every check then pings, traces and sends to the
+        hosts' IPv6 addresses, and expects the members' IPv6 routers."""
+        return replace(self, addresses=self.addresses6, routers_key="routers6")
 
     def exec(self, host: str, *command: str, timeout: float = 120) -> str:
         run = subprocess.run(
@@ -125,7 +134,7 @@ class Lab:
 
     def routers(self, link: str) -> tuple[list[str], list[str]]:
         """The router addresses of a link's ECMP members, a->b and b->a (empty without ECMP)."""
-        a_to_b, b_to_a = lab_state(self.state_dir).get("routers", {}).get(link, [[], []])
+        a_to_b, b_to_a = lab_state(self.state_dir).get(self.routers_key, {}).get(link, [[], []])
         return list(a_to_b), list(b_to_a)
 
     def host_sysctl(self, host: str, key: str) -> str | None:
@@ -158,7 +167,8 @@ def lab_up(name_or_path: str | Path, env: dict[str, str] | None = None, manageme
             hosts = subprocess.run(lab_command("hosts", tmp), check=True, capture_output=True, text=True).stdout
             # "NAME ADDRESS [MANAGEMENT-ADDRESS]" per host
             addresses = {line.split()[0]: line.split()[1] for line in hosts.splitlines() if line.strip()}
-            yield Lab(scenario, state, addresses)
+            addresses6 = {h["name"]: h["address6"] for h in lab_state(state)["hosts"] if h.get("address6")}
+            yield Lab(scenario, state, addresses, addresses6)
         finally:
             subprocess.run(lab_command("down", tmp), capture_output=True, timeout=60)
 
@@ -207,15 +217,18 @@ def traceroute(lab: Lab, source: str, destination: str, sport: int, max_hops: in
 @contextmanager
 def icmp_errors_unlimited(lab: Lab, host: str) -> Iterator[None]:
     """Lifts a host's ICMP error rate limit for the block. Linux sends a peer a burst of 6
-    errors, then one a second (net.ipv4.icmp_ratelimit, per namespace), so traceroutes in
-    quick succession would see the destination's port unreachable as "*" from the 7th on."""
-    key = "net.ipv4.icmp_ratelimit"
-    old = lab.exec(host, "sysctl", "-n", key).strip()
-    lab.exec(host, "sysctl", "-q", "-w", f"{key}=0")
+    errors, then one a second (net.ipv4.icmp_ratelimit, per namespace; IPv6's
+    net.ipv6.icmp.ratelimit likewise), so traceroutes in quick succession would see the
+    destination's port unreachable as "*" from the 7th on."""
+    keys = ["net.ipv4.icmp_ratelimit", "net.ipv6.icmp.ratelimit"]
+    old = {key: lab.exec(host, "sysctl", "-n", key).strip() for key in keys}
+    for key in keys:
+        lab.exec(host, "sysctl", "-q", "-w", f"{key}=0")
     try:
         yield
     finally:
-        lab.exec(host, "sysctl", "-q", "-w", f"{key}={old}")
+        for key in keys:
+            lab.exec(host, "sysctl", "-q", "-w", f"{key}={old[key]}")
 
 
 # iperf3 sends a UDP test's stream handshake once and never again (esnet/iperf#862): one lost
@@ -284,7 +297,7 @@ src, dst, port, flows, rounds = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(
 samples = {p: [] for p in range(41000, 41000 + flows)}
 for _ in range(rounds):
     for p in samples:  # round-robin, so a slow moment touches every flow alike
-        s = socket.socket()
+        s = socket.socket(socket.AF_INET6 if ":" in dst else socket.AF_INET)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, bytes(8))  # RST on close: no TIME_WAIT
         s.bind((src, p))
@@ -314,7 +327,7 @@ def flow_rtts(lab: Lab, source: str, destination: str, flows: int = 32, rounds: 
 
 LISTENER_SCRIPT = """
 import socket, sys
-s = socket.socket()
+s = socket.socket(socket.AF_INET6 if ":" in sys.argv[1] else socket.AF_INET)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 s.bind((sys.argv[1], int(sys.argv[2])))
 s.listen(1024)

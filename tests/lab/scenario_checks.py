@@ -84,6 +84,19 @@ def one_way(lab: Lab) -> None:
     check_rtt("one-way", lab, "uplink", "ground", [25])
 
 
+def dual_stack(lab: Lab) -> None:
+    # One pair, two families, two routes: IPv4 direct at 20 ms; IPv6 through two ECMP
+    # routers (32 or 38 ms), with their own IPv6 addresses in traceroute. IPv4's rate is
+    # checked by every other scenario; IPv6's here.
+    name, six = "dual-stack", lab.ipv6()
+    check_rtt(f"{name} IPv4", lab, "lisbon", "oslo", [20])
+    check_rtt(f"{name} IPv6", six, "lisbon", "oslo", [32, 38])
+    check_flow_clusters(f"{name} IPv6", six, "lisbon", "oslo", [32, 38])
+    check_traceroute_direct(f"{name} IPv4", lab, "lisbon", "oslo")
+    check_traceroute_members(f"{name} IPv6", six, "lisbon", "oslo", "six")
+    check_throughput(f"{name} IPv6", six, "lisbon", "oslo", 50)
+
+
 def demo(lab: Lab) -> None:
     name = "demo"
     for source, destination, expected in (
@@ -109,5 +122,6 @@ SCENARIO_CHECKS: dict[str, Callable[[Lab], None]] = {
     "fast-to-slow": fast_to_slow,
     "transatlantic": transatlantic,
     "one-way": one_way,
+    "dual-stack": dual_stack,
     "demo": demo,
 }

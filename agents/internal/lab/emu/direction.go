@@ -29,12 +29,13 @@ type Params struct {
 }
 
 // Member is one ECMP path. With a Router address it is also one router hop: what it
-// forwards loses one TTL, and what runs out of TTL there is answered from Router (see
-// router.go). The zero Router makes it a plain path.
+// forwards loses one TTL, and what runs out of TTL there is answered from Router, or from
+// Router6 for IPv6 (see router.go, ipv6.go). The zero Router makes it a plain path.
 type Member struct {
-	Delay  time.Duration
-	Weight int
-	Router netip.Addr
+	Delay   time.Duration
+	Weight  int
+	Router  netip.Addr
+	Router6 netip.Addr
 }
 
 // Verdict says what happens to a packet.
@@ -55,8 +56,18 @@ type Fate struct {
 	Member  int // the ECMP member, 0 without ECMP
 	// Depart is when the packet leaves the direction; for Expire, when the router would
 	// have forwarded it, which is when its answer starts back.
-	Depart time.Time
-	Router netip.Addr // the member's router; the zero Addr when there is none
+	Depart  time.Time
+	Router  netip.Addr // the member's router; the zero Addr when there is none
+	Router6 netip.Addr // its IPv6 address; the zero Addr when it has none
+}
+
+// RouterFor is the address the member's router answers pkt from: its IPv6 address for an
+// IPv6 packet, else its IPv4 one.
+func (f Fate) RouterFor(pkt []byte) netip.Addr {
+	if isIPv6(pkt) {
+		return f.Router6
+	}
+	return f.Router
 }
 
 // Counters are totals since start, per direction.
@@ -189,7 +200,7 @@ func (d *Direction) Admit(pkt []byte, now time.Time) Fate {
 	if len(d.p.Members) > 0 {
 		fate.Member = d.pickMember(pkt)
 		m := d.p.Members[fate.Member]
-		delay, fate.Router = m.Delay, m.Router
+		delay, fate.Router, fate.Router6 = m.Delay, m.Router, m.Router6
 	}
 	if d.p.Jitter > 0 {
 		offset := time.Duration((d.rng.Float64()*2 - 1) * float64(d.p.Jitter))

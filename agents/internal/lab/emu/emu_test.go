@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"net/netip"
 	"sync"
 	"testing"
 	"time"
@@ -45,17 +46,53 @@ func TestFlowHashKeepsAFlowAndSeparatesFlows(t *testing.T) {
 	}
 }
 
-func TestFlowHashRefusesNonIPv4(t *testing.T) {
-	for _, pkt := range [][]byte{nil, make([]byte, 10), append([]byte{0x60}, make([]byte, 39)...), {0x4f, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}} {
+func TestFlowHashRefusesWhatIsNotIP(t *testing.T) {
+	for _, pkt := range [][]byte{nil, make([]byte, 10), append([]byte{0x60}, make([]byte, 38)...), {0x4f, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}} {
 		if _, ok := FlowHash(pkt); ok {
 			t.Fatalf("accepted %x", pkt)
 		}
 	}
 }
 
+// ipv6Packet is an IPv6 packet of proto from src to dst with ports, of size bytes.
+func ipv6Packet(proto byte, src, dst string, sport, dport uint16, size int) []byte {
+	pkt := make([]byte, size)
+	pkt[0] = 0x60
+	binary.BigEndian.PutUint16(pkt[4:6], uint16(size-40))
+	pkt[6], pkt[7] = proto, 64
+	s, d := netip.MustParseAddr(src).As16(), netip.MustParseAddr(dst).As16()
+	copy(pkt[8:24], s[:])
+	copy(pkt[24:40], d[:])
+	binary.BigEndian.PutUint16(pkt[40:42], sport)
+	binary.BigEndian.PutUint16(pkt[42:44], dport)
+	return pkt
+}
+
+func TestFlowHashKeepsAnIPv6FlowAndSeparatesFlows(t *testing.T) {
+	a, _ := FlowHash(ipv6Packet(protoTCP, "2001:2::1", "2001:2::2", 40000, 5201, 1500))
+	b, ok := FlowHash(ipv6Packet(protoTCP, "2001:2::1", "2001:2::2", 40000, 5201, 60))
+	if !ok || a != b {
+		t.Fatal("one IPv6 flow must keep its hash whatever the packet size")
+	}
+	seen := map[uint32]bool{}
+	for port := uint16(40000); port < 40064; port++ {
+		h, _ := FlowHash(ipv6Packet(protoUDP, "2001:2::1", "2001:2::2", port, 33434, 60))
+		seen[h] = true
+	}
+	if len(seen) < 60 {
+		t.Fatalf("64 IPv6 flows gave %d hashes", len(seen))
+	}
+	i1, _ := FlowHash(ipv6Packet(protoICMPv6, "2001:2::1", "2001:2::2", 1, 1, 64))
+	i2, _ := FlowHash(ipv6Packet(protoICMPv6, "2001:2::1", "2001:2::2", 2, 99, 64))
+	if i1 != i2 {
+		t.Fatal("ICMPv6 must keep one member")
+	}
+}
+
 func FuzzFlowHash(f *testing.F) {
 	f.Add(ipv4(6, hostA, hostB, 1, 2, 40))
 	f.Add([]byte{0x45})
+	f.Add(ipv6Packet(protoUDP, "2001:2::1", "2001:2::2", 1, 2, 48))
 	f.Fuzz(func(t *testing.T, pkt []byte) { FlowHash(pkt) })
 }
 

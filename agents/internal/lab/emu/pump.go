@@ -65,7 +65,7 @@ func (p *Pump) handle(pkt []byte, now time.Time) {
 		}
 		p.line.Push(out, fate.Depart)
 	case Expire:
-		if reply := timeExceeded(pkt, fate.Router); reply != nil {
+		if reply := timeExceeded(pkt, fate.RouterFor(pkt)); reply != nil {
 			p.back.line.Push(reply, fate.Depart.Add(p.back.Dir.BaseDelay(reply)))
 		}
 	}

@@ -36,8 +36,12 @@ func ipv4HeaderLen(pkt []byte) (headerLen int, ok bool) {
 	return headerLen, headerLen >= 20 && len(pkt) >= headerLen
 }
 
-// ttlExhausted says whether a router must not forward pkt: an IPv4 packet with TTL 1 or 0.
+// ttlExhausted says whether a router must not forward pkt: an IPv4 packet with TTL 1 or 0,
+// an IPv6 packet with hop limit 1 or 0.
 func ttlExhausted(pkt []byte) bool {
+	if isIPv6(pkt) {
+		return pkt[7] <= 1
+	}
 	_, ok := ipv4HeaderLen(pkt)
 	return ok && pkt[8] <= 1
 }
@@ -45,8 +49,15 @@ func ttlExhausted(pkt []byte) bool {
 // decrementTTL is what a router does to the IPv4 packets it forwards. The header checksum
 // is updated incrementally (RFC 1624) as Linux's ip_decrease_ttl does: the TTL is the high
 // byte of its 16-bit word, so the word drops by 0x0100 and the checksum rises by as much,
-// with the end-around carry. Anything that is not IPv4 passes untouched.
+// with the end-around carry. IPv6 has no header checksum: its hop limit just drops.
+// Anything else passes untouched.
 func decrementTTL(pkt []byte) {
+	if isIPv6(pkt) {
+		if pkt[7] > 0 {
+			pkt[7]--
+		}
+		return
+	}
 	if _, ok := ipv4HeaderLen(pkt); !ok || pkt[8] == 0 {
 		return
 	}
@@ -62,8 +73,13 @@ func decrementTTL(pkt []byte) {
 // source when pkt's TTL runs out there: a fresh IPv4 header, then the ICMP header and
 // pkt's IP header with the first 8 bytes of its payload (RFC 792). It is nil for packets a
 // router answers with silence: anything but TCP, UDP and ICMP echo (above all ICMP errors,
-// which must never cause ICMP errors), and fragments other than the first.
+// which must never cause ICMP errors), and fragments other than the first. An IPv6 packet
+// gets ICMPv6's answer from an IPv6 router (timeExceeded6); a router of the other family
+// cannot answer at all.
 func timeExceeded(pkt []byte, router netip.Addr) []byte {
+	if isIPv6(pkt) {
+		return timeExceeded6(pkt, router)
+	}
 	headerLen, ok := ipv4HeaderLen(pkt)
 	if !ok || !router.Is4() || !answerable(pkt, headerLen) {
 		return nil

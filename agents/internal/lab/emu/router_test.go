@@ -56,10 +56,21 @@ func TestDecrementTTLKeepsTheHeaderChecksumValid(t *testing.T) {
 	}
 }
 
+func TestDecrementTTLLowersTheIPv6HopLimitOnly(t *testing.T) {
+	pkt := ipv6Packet(protoUDP, "2001:2::1", "2001:2::2", 1, 2, 60)
+	before := append([]byte(nil), pkt...)
+	decrementTTL(pkt)
+	if pkt[7] != 63 || !bytes.Equal(pkt[:7], before[:7]) || !bytes.Equal(pkt[8:], before[8:]) {
+		t.Fatalf("hop limit 64 gave % x", pkt)
+	}
+	pkt[7] = 1
+	if !ttlExhausted(pkt) {
+		t.Fatal("hop limit 1 must expire at a router")
+	}
+}
+
 func TestDecrementTTLLeavesOtherPacketsAlone(t *testing.T) {
-	ipv6 := append([]byte{0x60}, make([]byte, 47)...)
-	ipv6[8] = 5
-	for _, pkt := range [][]byte{ipv6, {0x45, 0, 0}, probe(protoUDP, 0, 1, 2, 40)} {
+	for _, pkt := range [][]byte{{0x60, 0, 0}, {0x45, 0, 0}, probe(protoUDP, 0, 1, 2, 40)} {
 		before := append([]byte(nil), pkt...)
 		decrementTTL(pkt)
 		if !bytes.Equal(pkt, before) {
@@ -102,6 +113,49 @@ func TestTimeExceededQuotesOptionsAndShortPayloads(t *testing.T) {
 		if binary.BigEndian.Uint16(reply[2:4]) != uint16(len(reply)) || checksum(reply[:20]) != 0 || checksum(reply[20:]) != 0 {
 			t.Fatalf("%s: bad length or checksum: % x", name, reply)
 		}
+	}
+}
+
+func TestTimeExceeded6Bytes(t *testing.T) {
+	// A traceroute UDP probe over IPv6, hop limit 1; the expected answer was built
+	// independently (Python's struct and ipaddress, its own pseudo-header checksum).
+	expired, _ := hex.DecodeString("600000000018110120010002000000000000000000000001200100020000000000000000000000029c40829a001812346162636465666768696a6b6c6d6e6f70")
+	want, _ := hex.DecodeString("6000000000483a40200100020000000100000000c612800120010002000000000000000000000001" + // IPv6, ICMPv6, hop limit 64, router -> sender
+		"030050cc00000000" + // type 3, code 0, checksum, unused
+		"600000000018110120010002000000000000000000000001200100020000000000000000000000029c40829a001812346162636465666768696a6b6c6d6e6f70")
+	router6 := netip.MustParseAddr("2001:2:0:1::c612:8001")
+	if got := timeExceeded(expired, router6); !bytes.Equal(got, want) {
+		t.Fatalf("got  % x\nwant % x", got, want)
+	}
+	if got := timeExceeded(expired, routerA); got != nil {
+		t.Fatalf("an IPv4 router answered an IPv6 packet: % x", got)
+	}
+	big := ipv6Packet(protoTCP, "2001:2::1", "2001:2::2", 1, 2, 9000)
+	big[7] = 1
+	if reply := timeExceeded(big, router6); len(reply) != minIPv6MTU || !bytes.Equal(reply[48:], big[:minIPv6MTU-48]) {
+		t.Fatalf("a jumbo packet's answer is %d bytes, want %d quoting its start", len(reply), minIPv6MTU)
+	}
+}
+
+func TestNoTimeExceededForICMPv6ErrorsAndOthers(t *testing.T) {
+	router6 := netip.MustParseAddr("2001:2:0:1::c612:8001")
+	for _, icmpType := range []byte{1, 2, icmp6TimeExceeded, 4, 135} { // errors, neighbour solicitation
+		pkt := ipv6Packet(protoICMPv6, "2001:2::1", "2001:2::2", 0, 0, 64)
+		pkt[7], pkt[40] = 1, icmpType
+		if reply := timeExceeded(pkt, router6); reply != nil {
+			t.Errorf("ICMPv6 type %d answered", icmpType)
+		}
+	}
+	for _, icmpType := range []byte{icmp6EchoRequest, icmp6EchoReply} {
+		pkt := ipv6Packet(protoICMPv6, "2001:2::1", "2001:2::2", 0, 0, 64)
+		pkt[7], pkt[40] = 1, icmpType
+		if timeExceeded(pkt, router6) == nil {
+			t.Errorf("echo type %d not answered", icmpType)
+		}
+	}
+	fragment := ipv6Packet(44, "2001:2::1", "2001:2::2", 0, 0, 64) // a fragment header
+	if timeExceeded(fragment, router6) != nil {
+		t.Error("a packet with extension headers answered")
 	}
 }
 

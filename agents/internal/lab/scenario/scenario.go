@@ -47,6 +47,10 @@ type Link struct {
 	Name    string    `yaml:"name"`
 	Between [2]string `yaml:"between"`
 	MTU     int       `yaml:"mtu"`
+	// Families are the address families the link carries: ipv4 (the default), ipv6 or
+	// both. Two links may join one pair if they carry different families, so a dual-stack
+	// pair can take one route for IPv4 and another for IPv6.
+	Families []string `yaml:"families"`
 	// Both applies to each direction; AToB and BToA override it field by field.
 	Both Direction  `yaml:"both"`
 	AToB *Direction `yaml:"a_to_b"`
@@ -188,6 +192,50 @@ func (l Link) Routers(j int) [2][]netip.Addr {
 		}
 	}
 	return out
+}
+
+// Address families a link can carry.
+const (
+	IPv4 = "ipv4"
+	IPv6 = "ipv6"
+)
+
+// Carries says whether the link carries family (IPv4 or IPv6); a link that names no
+// families carries IPv4 only, as every link did before IPv6.
+func (l Link) Carries(family string) bool {
+	if len(l.Families) == 0 {
+		return family == IPv4
+	}
+	for _, f := range l.Families {
+		if f == family {
+			return true
+		}
+	}
+	return false
+}
+
+// HasIPv6 says whether host i has an IPv6 address: whether any of its links carries IPv6.
+func (s *Scenario) HasIPv6(i int) bool {
+	for _, l := range s.Links {
+		if l.Carries(IPv6) && (s.HostIndex(l.Between[0]) == i || s.HostIndex(l.Between[1]) == i) {
+			return true
+		}
+	}
+	return false
+}
+
+// routers6 is where ECMP routers' IPv6 addresses live: RFC 5180's benchmarking block
+// 2001:2::/48, the /96 that embeds the router's IPv4 address in its last 32 bits.
+var routers6 = netip.MustParsePrefix("2001:2:0:1::/96")
+
+// Router6 is the IPv6 address of the router whose IPv4 address is v4: 2001:2:0:1:: with
+// v4 in its last 32 bits (198.18.128.1 is 2001:2:0:1::c612:8001), so a member is one
+// router in both families and traceroute's hops read alike.
+func Router6(v4 netip.Addr) netip.Addr {
+	addr := routers6.Addr().As16()
+	low := v4.As4()
+	copy(addr[12:], low[:])
+	return netip.AddrFrom16(addr)
 }
 
 // Forward is the a->b direction: Both overridden by AToB.

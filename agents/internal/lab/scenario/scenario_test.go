@@ -89,6 +89,14 @@ func TestBadScenariosAreRefusedWithTheirLine(t *testing.T) {
 			withRouters("198.18.200.1", "198.18.200.1"), "links[0].b_to_a.ecmp[1].router: 198.18.200.1 is also ecmp[0]'s router"},
 		"router taken automatically": {
 			withRouters("", "198.18.128.17"), "198.18.128.17 is the automatic router address of links[0].b_to_a.ecmp[0]"},
+		"unknown family": {
+			strings.Replace(valid, "    between: [a, b]\n", "    between: [a, b]\n    families: [ipv4, inet6]\n", 1), `links[0].families[1]: "inet6" is not a family`},
+		"family twice": {
+			strings.Replace(valid, "    between: [a, b]\n", "    between: [a, b]\n    families: [ipv6, ipv6]\n", 1), "links[0].families[1]: ipv6 is listed twice"},
+		"no family": {
+			strings.Replace(valid, "    between: [a, b]\n", "    between: [a, b]\n    families: []\n", 1), "links[0].families: a link carries ipv4, ipv6 or both"},
+		"second route for one family": {
+			valid + "  - name: again\n    between: [b, a]\n    families: [ipv6, ipv4]\n    both: {delay_ms: 5}\n", "links[1].between: a and b are already linked for ipv4"},
 		"too many members": {
 			strings.Replace(valid, "        - {delay_ms: 8, weight: 1}\n", strings.Repeat("        - {delay_ms: 8, weight: 1}\n", 15), 1), "links[0].b_to_a.ecmp: 16 members, at most 15"},
 	}
@@ -99,6 +107,32 @@ func TestBadScenariosAreRefusedWithTheirLine(t *testing.T) {
 				t.Fatalf("error %v, want %q", err, tc.want)
 			}
 		})
+	}
+}
+
+func TestAPairCanTakeOneLinkPerFamily(t *testing.T) {
+	dual := valid + "  - name: six\n    between: [b, a]\n    families: [ipv6]\n    both: {delay_ms: 15}\n"
+	s, err := Parse("t.yaml", []byte(dual))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, six := s.Links[0], s.Links[1]
+	if !plain.Carries(IPv4) || plain.Carries(IPv6) || six.Carries(IPv4) || !six.Carries(IPv6) {
+		t.Fatal("a link without families carries IPv4 only; families: [ipv6] carries IPv6 only")
+	}
+	if !s.HasIPv6(0) || !s.HasIPv6(1) {
+		t.Fatal("both ends of an IPv6 link have an IPv6 address")
+	}
+	ipv4Only, _ := Parse("t.yaml", []byte(valid))
+	if ipv4Only.HasIPv6(0) {
+		t.Fatal("a host without IPv6 links has no IPv6 address")
+	}
+}
+
+func TestRouter6EmbedsTheIPv4Router(t *testing.T) {
+	got := Router6(netip.MustParseAddr("198.18.128.1"))
+	if got.String() != "2001:2:0:1::c612:8001" || !netip.MustParsePrefix("2001:2::/48").Contains(got) {
+		t.Fatalf("Router6(198.18.128.1) = %s", got)
 	}
 }
 

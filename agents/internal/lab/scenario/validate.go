@@ -48,7 +48,7 @@ func (s *Scenario) validate() []problem {
 	}
 	automatic := s.automaticRouters()
 	links := map[string]bool{}
-	pairs := map[[2]string]bool{}
+	pairs := map[[3]string]bool{} // the two hosts and a family
 	for i, l := range s.Links {
 		path := fmt.Sprintf("links[%d]", i)
 		if !namePattern.MatchString(l.Name) {
@@ -70,10 +70,29 @@ func (s *Scenario) validate() []problem {
 		if pair[0] > pair[1] {
 			pair[0], pair[1] = pair[1], pair[0]
 		}
-		if pairs[pair] {
-			add(path+".between", "%s and %s are already linked", pair[0], pair[1])
+		seen := map[string]bool{}
+		for k, family := range l.Families {
+			if family != IPv4 && family != IPv6 {
+				add(fmt.Sprintf("%s.families[%d]", path, k), "%q is not a family: ipv4 or ipv6", family)
+			}
+			if seen[family] {
+				add(fmt.Sprintf("%s.families[%d]", path, k), "%s is listed twice", family)
+			}
+			seen[family] = true
 		}
-		pairs[pair] = true
+		if l.Families != nil && len(l.Families) == 0 {
+			add(path+".families", "a link carries ipv4, ipv6 or both")
+		}
+		for _, family := range []string{IPv4, IPv6} {
+			key := [3]string{pair[0], pair[1], family}
+			if !l.Carries(family) {
+				continue
+			}
+			if pairs[key] {
+				add(path+".between", "%s and %s are already linked for %s: one route per family", pair[0], pair[1], family)
+			}
+			pairs[key] = true
+		}
 		if l.MTU != 0 && (l.MTU < 576 || l.MTU > 65000) {
 			add(path+".mtu", "%d out of range 576..65000", l.MTU)
 		}

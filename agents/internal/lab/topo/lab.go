@@ -105,7 +105,7 @@ func Up(s *scenario.Scenario, prefix string, management bool, log *slog.Logger) 
 		return nil, fmt.Errorf("prefix %s is in use (%v): run `fathom-lab down` first: %w", prefix, existing, err)
 	}
 	lab = &Lab{
-		State:      &State{Prefix: prefix, Scenario: s.Name, PID: os.Getpid(), Links: map[string][2]int{}, Routers: map[string][2][]string{}, RootSysctls: map[string]string{}},
+		State:      &State{Prefix: prefix, Scenario: s.Name, PID: os.Getpid(), Links: map[string][2]int{}, Routers: map[string][2][]string{}, Routers6: map[string][2][]string{}, RootSysctls: map[string]string{}},
 		Directions: map[string][2]*emu.Direction{},
 		log:        log,
 	}
@@ -122,8 +122,12 @@ func Up(s *scenario.Scenario, prefix string, management bool, log *slog.Logger) 
 		if err := ip("netns", "add", ns); err != nil {
 			return nil, err
 		}
-		lab.State.Hosts = append(lab.State.Hosts, HostState{Name: h.Name, Namespace: ns, Address: HostAddr(i).String()})
-		if err := lab.configureHost(ns, i, h); err != nil {
+		host := HostState{Name: h.Name, Namespace: ns, Address: HostAddr(i).String()}
+		if s.HasIPv6(i) {
+			host.Address6 = HostAddr6(i).String()
+		}
+		lab.State.Hosts = append(lab.State.Hosts, host)
+		if err := lab.configureHost(ns, i, h, host.Address6); err != nil {
 			return nil, err
 		}
 	}
@@ -217,10 +221,13 @@ func contains(list []string, item string) bool {
 	return false
 }
 
-func (lab *Lab) configureHost(ns string, i int, h scenario.Host) error {
+func (lab *Lab) configureHost(ns string, i int, h scenario.Host, address6 string) error {
 	steps := [][]string{
 		{"-n", ns, "link", "set", "lo", "up"},
 		{"-n", ns, "addr", "add", HostAddr(i).String() + "/32", "dev", "lo"},
+	}
+	if address6 != "" {
+		steps = append(steps, []string{"-n", ns, "-6", "addr", "add", address6 + "/128", "dev", "lo"})
 	}
 	for _, step := range steps {
 		if err := ip(step...); err != nil {
@@ -231,6 +238,11 @@ func (lab *Lab) configureHost(ns string, i int, h scenario.Host) error {
 	// route leads back to. The link devices arrive later and take the default (0) here;
 	// a device's filter is the larger of its own and `all`.
 	settings := map[string]string{"net.ipv4.conf.all.rp_filter": "0", "net.ipv4.conf.default.rp_filter": "0"}
+	if address6 != "" {
+		// The link devices skip duplicate address detection, which would hold their
+		// link-local addresses back and send solicitations through the emulator for nothing.
+		settings["net.ipv6.conf.default.accept_dad"] = "0"
+	}
 	for key, value := range h.Sysctls {
 		settings[key] = value
 	}
@@ -272,7 +284,12 @@ func (lab *Lab) addLink(s *scenario.Scenario, j int, l scenario.Link) error {
 			{"link", "set", end.tun.Name, "netns", ns},
 			{"-n", ns, "addr", "add", end.addr, "peer", peerAddr[side], "dev", end.tun.Name},
 			{"-n", ns, "link", "set", end.tun.Name, "mtu", strconv.Itoa(l.LinkMTU()), "txqueuelen", "10000", "up"},
-			{"-n", ns, "route", "add", HostAddr(end.peer).String() + "/32", "dev", end.tun.Name, "src", HostAddr(end.host).String()},
+		}
+		if l.Carries(scenario.IPv4) {
+			steps = append(steps, []string{"-n", ns, "route", "add", HostAddr(end.peer).String() + "/32", "dev", end.tun.Name, "src", HostAddr(end.host).String()})
+		}
+		if l.Carries(scenario.IPv6) {
+			steps = append(steps, []string{"-n", ns, "-6", "route", "add", HostAddr6(end.peer).String() + "/128", "dev", end.tun.Name, "src", HostAddr6(end.host).String()})
 		}
 		for _, step := range steps {
 			if err := ip(step...); err != nil {
@@ -287,6 +304,9 @@ func (lab *Lab) addLink(s *scenario.Scenario, j int, l scenario.Link) error {
 	lab.State.Links[l.Name] = [2]int{ia, ib}
 	if routers := l.Routers(j); len(routers[0])+len(routers[1]) > 0 {
 		lab.State.Routers[l.Name] = [2][]string{addrStrings(routers[0]), addrStrings(routers[1])}
+		if l.Carries(scenario.IPv6) {
+			lab.State.Routers6[l.Name] = [2][]string{addrStrings(routers6(routers[0])), addrStrings(routers6(routers[1]))}
+		}
 	}
 	pumpAB, pumpBA := emu.NewPumps(forward, reverse, ends[0].tun, ends[1].tun)
 	for _, pump := range []*emu.Pump{pumpAB, pumpBA} {
@@ -298,6 +318,14 @@ func (lab *Lab) addLink(s *scenario.Scenario, j int, l scenario.Link) error {
 		}()
 	}
 	return nil
+}
+
+func routers6(routers []netip.Addr) []netip.Addr {
+	out := make([]netip.Addr, len(routers))
+	for i, r := range routers {
+		out[i] = scenario.Router6(r)
+	}
+	return out
 }
 
 func addrStrings(addrs []netip.Addr) []string {

@@ -26,6 +26,14 @@ func NewPrefix() string {
 // HostAddr is host i's address (on its loopback): 198.18.0.(i+1).
 func HostAddr(i int) netip.Addr { return netip.AddrFrom4([4]byte{198, 18, 0, byte(i + 1)}) }
 
+// HostAddr6 is host i's IPv6 address (on its loopback, when one of its links carries
+// IPv6): 2001:2::(i+1) in RFC 5180's benchmarking block.
+func HostAddr6(i int) netip.Addr {
+	addr := netip.MustParseAddr("2001:2::").As16()
+	addr[14], addr[15] = byte((i+1)>>8), byte(i+1)
+	return netip.AddrFrom16(addr)
+}
+
 // linkAddrs are the two ends of link j's point-to-point /30 in 198.18.1.0 onwards.
 func linkAddrs(j int) (netip.Addr, netip.Addr) {
 	third, fourth := byte(1+j/64), byte(4*(j%64))
@@ -88,6 +96,9 @@ func LinkParams(l scenario.Link, j int) [2]emu.Params {
 	for d := range params {
 		for m := range params[d].Members {
 			params[d].Members[m].Router = routers[d][m]
+			if l.Carries(scenario.IPv6) {
+				params[d].Members[m].Router6 = scenario.Router6(routers[d][m])
+			}
 		}
 	}
 	return params

@@ -18,6 +18,8 @@ type State struct {
 	// Routers are the router addresses of each link's ECMP members, a->b then b->a (links
 	// without ECMP are left out): the hops traceroute shows.
 	Routers map[string][2][]string `json:"routers,omitempty"`
+	// Routers6 are the same routers' IPv6 addresses, for links that carry IPv6.
+	Routers6 map[string][2][]string `json:"routers6,omitempty"`
 	// RootSysctls holds the root namespace's values before the lab changed them.
 	RootSysctls map[string]string `json:"root_sysctls"`
 	// Management is the root namespace's address on the management bridge ("" without
@@ -30,6 +32,8 @@ type HostState struct {
 	Name      string `json:"name"`
 	Namespace string `json:"namespace"`
 	Address   string `json:"address"`
+	// Address6 is the host's IPv6 address ("" when none of its links carries IPv6).
+	Address6 string `json:"address6,omitempty"`
 	// ManagementAddress is the host's address on the management bridge, if any.
 	ManagementAddress string `json:"management_address,omitempty"`
 }

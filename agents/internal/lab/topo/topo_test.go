@@ -3,6 +3,7 @@ package topo
 import (
 	"io"
 	"log/slog"
+	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -84,6 +85,29 @@ links:
 	}
 	if len(params[1].Members) != 0 || params[1].Delay != time.Millisecond {
 		t.Fatalf("b->a %+v: no ECMP, so no router", params[1])
+	}
+	if members[0].Router6.IsValid() {
+		t.Fatal("a link that carries no IPv6 gives its routers no IPv6 address")
+	}
+	s.Links[1].Families = []string{scenario.IPv4, scenario.IPv6}
+	members = LinkParams(s.Links[1], 1)[0].Members
+	if members[0].Router6.String() != "2001:2:0:1::c612:8021" || members[1].Router6.String() != "2001:2:0:1::c612:c807" {
+		t.Fatalf("IPv6 routers %v, %v: want the IPv4 routers embedded in 2001:2:0:1::/96", members[0].Router6, members[1].Router6)
+	}
+}
+
+func TestIPv6HostAddressesStayInTheBenchmarkingBlock(t *testing.T) {
+	block := netip.MustParsePrefix("2001:2::/48")
+	seen := map[netip.Addr]bool{}
+	for i := 0; i < scenario.MaxHosts; i++ {
+		a := HostAddr6(i)
+		if !block.Contains(a) || seen[a] {
+			t.Fatalf("host %d: %v reused or outside 2001:2::/48", i, a)
+		}
+		seen[a] = true
+	}
+	if HostAddr6(0).String() != "2001:2::1" || HostAddr6(199).String() != "2001:2::c8" {
+		t.Fatalf("hosts 0 and 199 are %v and %v", HostAddr6(0), HostAddr6(199))
 	}
 }
 
