@@ -185,10 +185,13 @@ func (c *Client) do(ctx context.Context, method, path string, body any, header h
 
 // EnrollRequest is the body of POST /agents/enroll/.
 type EnrollRequest struct {
-	Token        string `json:"token"`
-	Name         string `json:"name"`
-	Address      string `json:"address"`
-	AgentVersion string `json:"agent_version"`
+	Token   string `json:"token"`
+	Name    string `json:"name"`
+	Address string `json:"address"`
+	// OtherAddresses are the agent's addresses in its other families (a dual-stack host's
+	// IPv6 beside its IPv4): each family to each peer is a path of its own.
+	OtherAddresses []string `json:"other_addresses,omitempty"`
+	AgentVersion   string   `json:"agent_version"`
 }
 
 // EnrollResponse carries the credential, shown once.

@@ -22,7 +22,8 @@ import (
 )
 
 const usage = `usage:
-  fathom-agent enroll --server URL --token TOKEN --name NAME --address ADDRESS [--state-dir DIR] [--force] [--allow-insecure-http]
+  fathom-agent enroll --server URL --token TOKEN --name NAME --address ADDRESS [--address IPV6-ADDRESS]
+                      [--state-dir DIR] [--force] [--allow-insecure-http]
   fathom-agent run [--config FILE] [--config.check] [--state-dir DIR] [--server URL] [--iperf3-port N]
                    [--iperf3-bind ADDR] [--iperf3-enabled BOOL] [--allow-insecure-http BOOL] [--log.level L] [--log.format text|json]
   fathom-agent doctor [--server URL] [--state-dir DIR] [--iperf3-port N] [--path-rtt-ms MS] [--goal-mbps N]
@@ -69,14 +70,17 @@ func enroll(args []string, version string, getenv func(string) string, stdout io
 	server := fs.String("server", getenv("FATHOM_SERVER"), "Fathom server URL")
 	token := fs.String("token", getenv("FATHOM_ENROLL_TOKEN"), "single-use enrolment token")
 	name := fs.String("name", getenv("FATHOM_AGENT_NAME"), "this agent's name")
-	address := fs.String("address", getenv("FATHOM_AGENT_ADDRESS"), "the address peers reach this agent at")
+	addresses := addressList{values: strings.Fields(strings.ReplaceAll(getenv("FATHOM_AGENT_ADDRESS"), ",", " "))}
+	fs.Var(&addresses, "address", "an address peers reach this agent at; again for its other family (IPv4 and IPv6)")
 	stateDir := fs.String("state-dir", firstNonEmpty(getenv("FATHOM_STATE_DIR"), config.Defaults().StateDir), "state directory")
 	force := fs.Bool("force", false, "replace an existing credential")
 	insecure := fs.Bool("allow-insecure-http", false, "allow plain http to a non-loopback server (labs only)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	required := []struct{ flag, value string }{{"server", *server}, {"token", *token}, {"name", *name}, {"address", *address}}
+	required := []struct{ flag, value string }{
+		{"server", *server}, {"token", *token}, {"name", *name}, {"address", strings.Join(addresses.values, " ")},
+	}
 	for _, r := range required {
 		if strings.TrimSpace(r.value) == "" {
 			return fmt.Errorf("--%s is required", r.flag)
@@ -94,7 +98,9 @@ func enroll(args []string, version string, getenv func(string) string, stdout io
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	client := api.New(base, "", "", version)
-	answer, err := client.Enroll(ctx, api.EnrollRequest{Token: *token, Name: *name, Address: *address, AgentVersion: version})
+	request := api.EnrollRequest{Token: *token, Name: *name, Address: addresses.values[0], AgentVersion: version}
+	request.OtherAddresses = addresses.values[1:]
+	answer, err := client.Enroll(ctx, request)
 	if err != nil {
 		return fmt.Errorf("enrolment failed: %w", err)
 	}
@@ -103,6 +109,25 @@ func enroll(args []string, version string, getenv func(string) string, stdout io
 		return fmt.Errorf("enrolled as %s but the credential could not be saved: %w", answer.AgentID, err)
 	}
 	fmt.Fprintf(stdout, "enrolled %s as agent %s; credential in %s\n", answer.Name, answer.AgentID, credential.Path(*stateDir))
+	return nil
+}
+
+// addressList is --address given once per family: the first flag on the command line
+// replaces what FATHOM_AGENT_ADDRESS gave (space- or comma-separated), the rest add to it.
+type addressList struct {
+	values  []string
+	flagged bool
+}
+
+func (l *addressList) String() string { return strings.Join(l.values, " ") }
+
+func (l *addressList) Set(value string) error {
+	if !l.flagged {
+		l.values, l.flagged = nil, true
+	}
+	for _, address := range strings.Fields(strings.ReplaceAll(value, ",", " ")) {
+		l.values = append(l.values, address)
+	}
 	return nil
 }
 

@@ -77,6 +77,38 @@ func TestEnrollSavesTheCredentialOnceAndRefusesReuse(t *testing.T) {
 	}
 }
 
+func TestEnrollRegistersEveryFamilysAddressPrimaryFirst(t *testing.T) {
+	var got struct {
+		Address        string   `json:"address"`
+		OtherAddresses []string `json:"other_addresses"`
+	}
+	server := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewDecoder(r.Body).Decode(&got)
+		_, _ = io.WriteString(w, `{"agent_id":"0b7e4c1d-2f3a-4b5c-8d9e-0a1b2c3d4e5f","name":"lisbon","credential":"c"}`)
+	}))
+	t.Cleanup(server.Close)
+	env := map[string]string{"FATHOM_AGENT_ADDRESS": "198.18.9.9"}
+	for name, tc := range map[string]struct {
+		env  map[string]string
+		args []string
+	}{
+		"two flags, which replace the environment's": {env, []string{"--address", "198.18.0.1", "--address", "2001:2::1"}},
+		"the environment, comma-separated":           {map[string]string{"FATHOM_AGENT_ADDRESS": "198.18.0.1,2001:2::1"}, nil},
+	} {
+		t.Run(name, func(t *testing.T) {
+			got.Address, got.OtherAddresses = "", nil
+			args := append([]string{"enroll", "--server", server.URL, "--token", "t", "--name", "lisbon",
+				"--state-dir", filepath.Join(t.TempDir(), "state")}, tc.args...)
+			if code, _, stderr := runMain(tc.env, args...); code != 0 {
+				t.Fatalf("enroll: %d %q", code, stderr)
+			}
+			if got.Address != "198.18.0.1" || len(got.OtherAddresses) != 1 || got.OtherAddresses[0] != "2001:2::1" {
+				t.Fatalf("registered %q and %v", got.Address, got.OtherAddresses)
+			}
+		})
+	}
+}
+
 func TestEnrollRefusesBadInputWithoutWritingAnything(t *testing.T) {
 	server := enrollServer(t)
 	cases := map[string]struct {
