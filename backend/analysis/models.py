@@ -13,7 +13,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from analysis.choices import Diagnosis, FindingKind, FindingMetric, FindingState, RttModeVerdict
-from inventory.models import Agent
+from inventory.models import Agent, address_family_field
 
 # Bumped when the analysis of a run would come out differently: rows of older versions are
 # recomputed by the incremental task.
@@ -27,6 +27,7 @@ class RunAnalysis(models.Model):
     started_at = models.DateTimeField()
     source = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
     destination = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    family = address_family_field()
     streams = models.IntegerField()
     # Runs with the same key are one regression series (streams, -w, congestion control).
     options_key = models.CharField(max_length=100, default="")
@@ -76,6 +77,7 @@ class SweepModes(models.Model):
     started_at = models.DateTimeField()
     source = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
     destination = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    family = address_family_field()
     verdict = models.CharField(max_length=16, choices=RttModeVerdict.choices)
     base_rtt_ms = models.FloatField(null=True, blank=True)
     mode_count = models.IntegerField()
@@ -97,6 +99,7 @@ class StandingModes(models.Model):
 
     source = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
     destination = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    family = address_family_field()
     sweep_run_id = models.UUIDField(null=True, blank=True)  # the standing sweep; null: no decided sweep
     mode_count = models.IntegerField(null=True, blank=True)
     verdict = models.CharField(max_length=16, choices=RttModeVerdict.choices, blank=True)  # "": none
@@ -105,7 +108,7 @@ class StandingModes(models.Model):
     computed_at = models.DateTimeField()
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["source", "destination"], name="standing_modes_path")]
+        constraints = [models.UniqueConstraint(fields=["source", "destination", "family"], name="standing_modes_path")]
 
     def __str__(self) -> str:
         return f"{self.source_id} -> {self.destination_id}: {self.verdict} ({self.mode_count} modes)"
@@ -116,6 +119,7 @@ class Finding(models.Model):
 
     source = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
     destination = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    family = address_family_field()
     metric = models.CharField(max_length=16, choices=FindingMetric.choices)
     rules = models.JSONField(default=list)
     kind = models.CharField(max_length=16, choices=FindingKind.choices, default=FindingKind.ALARM)
@@ -138,12 +142,12 @@ class Finding(models.Model):
         ordering = ["-detected_at"]
         constraints = [
             models.UniqueConstraint(
-                fields=["source", "destination", "metric"],
+                fields=["source", "destination", "family", "metric"],
                 condition=Q(state="open"),
                 name="finding_one_open_per_path_metric",
             ),
             models.UniqueConstraint(
-                fields=["source", "destination", "metric", "started_at"], name="finding_path_metric_start"
+                fields=["source", "destination", "family", "metric", "started_at"], name="finding_path_metric_start"
             ),
         ]
         indexes = [models.Index(fields=["source", "destination", "metric", "-started_at"], name="finding_path")]

@@ -314,8 +314,8 @@ def run(test_db: str, began: float) -> None:
             pings(every_path, moment, moment + MINUTE.width)
             due = every_path[int(minute * 27.5) % len(every_path) :][: 28 if minute % 2 else 27]
             runs(due, [moment + timedelta(seconds=20)] * len(due))
-            mark(MINUTE, [Mark(Kind.RTT, s, d, moment) for s, d in every_path]
-                 + [Mark(Kind.THROUGHPUT, s, d, moment) for s, d in due])  # fmt: skip
+            mark(MINUTE, [Mark(Kind.RTT, s, d, 4, moment) for s, d in every_path]
+                 + [Mark(Kind.THROUGHPUT, s, d, 4, moment) for s, d in due])  # fmt: skip
             bases_by_minute += len(every_path)
         tick = moment + MINUTE.width + timedelta(seconds=5)
         cpu, wall = timed(minute_and_hour_refresh(tick), backend_pid)
@@ -331,7 +331,7 @@ def run(test_db: str, began: float) -> None:
     mark(
         MINUTE,
         [
-            Mark(Kind.RTT, s, d, rest + k * MINUTE.width)
+            Mark(Kind.RTT, s, d, 4, rest + k * MINUTE.width)
             for s, d in measured
             for k in range(int((now - rest) / MINUTE.width))
         ],
@@ -341,7 +341,7 @@ def run(test_db: str, began: float) -> None:
     StaleBucket.objects.filter(resolution=DAY.name).delete()
     ClosedBuckets.objects.filter(resolution=DAY.name).update(before=DAY.settled_before(now))
     refresh(now)
-    store_last_hour(every_path, now)
+    store_last_hour([(s, d, 4) for s, d in every_path], now)
     progress(began, "the last hour filled")
     # 5. A day's close: 99 paths with a full day of raw data (and the measured path's two), the
     # real close (marks from raw, recompute), scaled to 9,900 paths once a day.

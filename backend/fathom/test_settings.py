@@ -6,7 +6,7 @@ import os
 os.environ.setdefault("FATHOM_DEBUG", "1")
 os.environ.setdefault("FATHOM_CELERY_EAGER", "1")
 # The fixtures' agents live in the lab's range, as the lab's and the demo's do.
-os.environ.setdefault("FATHOM_AGENT_ADDRESS_NETWORKS", "198.18.0.0/15")
+os.environ.setdefault("FATHOM_AGENT_ADDRESS_NETWORKS", "198.18.0.0/15,2001:2::/48")
 # Enrolments are throttled per client address, and every test client is 127.0.0.1: a run
 # that enrols more than 30 agents in a minute across its test cases must not be refused.
 os.environ.setdefault("FATHOM_ENROLL_THROTTLE", "10000/min")

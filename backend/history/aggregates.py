@@ -1,7 +1,7 @@
 """The one computation of a rollup bucket from raw data, shared by the refresh (which stores
 it) and by path queries (which compute the unsettled tail of a range with it).
 
-Each statement takes a list of (source, destination, bucket) and a constant [lo, hi) that
+Each statement takes a list of (source, destination, family, bucket) and a constant [lo, hi) that
 holds every bucket: the constant range lets TimescaleDB exclude other chunks when it plans.
 A few buckets (late data, a query's tail) are each read through the raw table's path-and-time
 index; many buckets (a minute of the whole mesh, an hour or a day closing) in one pass over
@@ -29,10 +29,10 @@ from history.models import Kind
 
 RTT_COLUMNS = ("count", "sent", "lost", "min_ms", "p10_ms", "p50_ms", "p90_ms", "max_ms", "own_load")
 RTT_SELECT = """
-SELECT c.source_id, c.destination_id, c.bucket,
+SELECT c.source_id, c.destination_id, c.family, c.bucket,
        a.sent - a.lost, a.sent, a.lost, a.min_ms, a.p[1], a.p[2], a.p[3], a.max_ms, a.own_load
-FROM unnest(%(sources)s::uuid[], %(destinations)s::uuid[], %(buckets)s::timestamptz[])
-     AS c(source_id, destination_id, bucket)
+FROM unnest(%(sources)s::uuid[], %(destinations)s::uuid[], %(families)s::smallint[], %(buckets)s::timestamptz[])
+     AS c(source_id, destination_id, family, bucket)
 CROSS JOIN LATERAL (
     SELECT count(*) FILTER (WHERE NOT s.duplicate AND NOT s.own_load) AS sent,
            count(*) FILTER (WHERE NOT s.duplicate AND NOT s.own_load AND s.rtt_ms IS NULL) AS lost,
@@ -42,7 +42,7 @@ CROSS JOIN LATERAL (
                FILTER (WHERE NOT s.duplicate AND NOT s.own_load) AS p,
            count(*) FILTER (WHERE NOT s.duplicate AND s.own_load) AS own_load
     FROM measurements_pingsample s
-    WHERE s.source_id = c.source_id AND s.destination_id = c.destination_id
+    WHERE s.source_id = c.source_id AND s.destination_id = c.destination_id AND s.family = c.family
       AND s.time >= c.bucket AND s.time < c.bucket + %(width)s
       AND s.time >= %(lo)s AND s.time < %(hi)s
 ) a
@@ -51,10 +51,10 @@ WHERE a.sent + a.own_load > 0
 
 # Many buckets of pings: one pass over the range's samples.
 RTT_DENSE_SELECT = """
-SELECT s.source_id, s.destination_id, c.bucket,
+SELECT s.source_id, s.destination_id, s.family, c.bucket,
        a_sent - a_lost, a_sent, a_lost, a_min_ms, a_p[1], a_p[2], a_p[3], a_max_ms, a_own_load
 FROM (
-    SELECT s.source_id, s.destination_id, time_bucket(%(width)s, s.time) AS bucket,
+    SELECT s.source_id, s.destination_id, s.family, time_bucket(%(width)s, s.time) AS bucket,
            count(*) FILTER (WHERE NOT s.duplicate AND NOT s.own_load) AS a_sent,
            count(*) FILTER (WHERE NOT s.duplicate AND NOT s.own_load AND s.rtt_ms IS NULL) AS a_lost,
            min(s.rtt_ms) FILTER (WHERE NOT s.duplicate AND NOT s.own_load) AS a_min_ms,
@@ -64,11 +64,12 @@ FROM (
            count(*) FILTER (WHERE NOT s.duplicate AND s.own_load) AS a_own_load
     FROM measurements_pingsample s
     WHERE s.time >= %(lo)s AND s.time < %(hi)s AND s.destination_id IS NOT NULL
-    GROUP BY 1, 2, 3
+    GROUP BY 1, 2, 3, 4
 ) s
-JOIN unnest(%(sources)s::uuid[], %(destinations)s::uuid[], %(buckets)s::timestamptz[])
-     AS c(source_id, destination_id, bucket)
-  ON c.source_id = s.source_id AND c.destination_id = s.destination_id AND c.bucket = s.bucket
+JOIN unnest(%(sources)s::uuid[], %(destinations)s::uuid[], %(families)s::smallint[], %(buckets)s::timestamptz[])
+     AS c(source_id, destination_id, family, bucket)
+  ON c.source_id = s.source_id AND c.destination_id = s.destination_id AND c.family = s.family
+     AND c.bucket = s.bucket
 WHERE a_sent + a_own_load > 0
 """
 # More buckets than this in one range are read in one pass (RTT_DENSE_SELECT).
@@ -81,10 +82,10 @@ DENSE_BUCKETS = 500
 # analysis reads them): they are left out.
 THROUGHPUT_COLUMNS = ("runs_ok", "runs_failed", "min_bps", "median_bps", "max_bps", "retransmits")
 THROUGHPUT_SELECT = """
-SELECT c.source_id, c.destination_id, c.bucket,
+SELECT c.source_id, c.destination_id, c.family, c.bucket,
        a.runs_ok, a.runs_failed, a.min_bps, a.median_bps, a.max_bps, a.retransmits
-FROM unnest(%(sources)s::uuid[], %(destinations)s::uuid[], %(buckets)s::timestamptz[])
-     AS c(source_id, destination_id, bucket)
+FROM unnest(%(sources)s::uuid[], %(destinations)s::uuid[], %(families)s::smallint[], %(buckets)s::timestamptz[])
+     AS c(source_id, destination_id, family, bucket)
 CROSS JOIN LATERAL (
     SELECT count(*) FILTER (WHERE r.ok) AS runs_ok,
            count(*) FILTER (WHERE NOT r.ok) AS runs_failed,
@@ -104,6 +105,7 @@ CROSS JOIN LATERAL (
           AND NOT coalesce((run.params ->> 'streams_probe')::boolean, false)
           AND ((run.source_id = c.source_id AND run.destination_id = c.destination_id)
                OR (run.source_id = c.destination_id AND run.destination_id = c.source_id))
+          AND run.family = c.family
           AND run.started_at >= c.bucket AND run.started_at < c.bucket + %(width)s
           AND run.started_at >= %(lo)s AND run.started_at < %(hi)s
     ) r
@@ -129,6 +131,7 @@ class BucketKeys:
 
     sources: Sequence[uuid.UUID]
     destinations: Sequence[uuid.UUID]
+    families: Sequence[int]
     buckets: Sequence[datetime]
     lo: datetime
     hi: datetime
@@ -137,6 +140,7 @@ class BucketKeys:
         return {
             "sources": list(self.sources),
             "destinations": list(self.destinations),
+            "families": list(self.families),
             "buckets": list(self.buckets),
             "width": resolution.width,
             "lo": self.lo,
@@ -148,8 +152,8 @@ def upsert_sql(kind: str, table: str, buckets: int) -> str:
     select, columns = select_sql(kind, buckets), SELECTS[kind][1]
     updates = ", ".join(f"{column} = EXCLUDED.{column}" for column in columns)
     return (
-        f"INSERT INTO {table} (source_id, destination_id, bucket, {', '.join(columns)})\n{select}\n"
-        f"ON CONFLICT (source_id, destination_id, bucket) DO UPDATE SET {updates}"
+        f"INSERT INTO {table} (source_id, destination_id, family, bucket, {', '.join(columns)})\n{select}\n"
+        f"ON CONFLICT (source_id, destination_id, family, bucket) DO UPDATE SET {updates}"
     )
 
 
@@ -161,7 +165,7 @@ def store(kind: str, table: str, resolution: Resolution, keys: BucketKeys) -> in
 
 
 def compute(kind: str, resolution: Resolution, keys: BucketKeys) -> list[tuple[Any, ...]]:
-    """The buckets' rows as the refresh would store them: (source, destination, bucket, ...)."""
+    """The buckets' rows as the refresh would store them: (source, destination, family, bucket, ...)."""
     with connection.cursor() as cursor:
         cursor.execute(select_sql(kind, len(keys.buckets)), keys.params(resolution))
         return list(cursor.fetchall())

@@ -23,23 +23,24 @@ from history.buckets import MINUTE
 LAST_HOUR = timedelta(hours=1)
 
 STORE_SQL = """
-INSERT INTO history_rttlasthour (source_id, destination_id, sent, lost, min_ms, p50_ms, p90_ms, through)
-SELECT m.source_id, m.destination_id, sum(m.sent), sum(m.lost), min(m.min_ms),
+INSERT INTO history_rttlasthour (source_id, destination_id, family, sent, lost, min_ms, p50_ms, p90_ms, through)
+SELECT m.source_id, m.destination_id, m.family, sum(m.sent), sum(m.lost), min(m.min_ms),
        percentile_cont(0.5) WITHIN GROUP (ORDER BY m.p50_ms),
        percentile_cont(0.5) WITHIN GROUP (ORDER BY m.p90_ms), %(through)s
 FROM history_rttminute m
-WHERE (m.source_id, m.destination_id) IN (SELECT * FROM unnest(%(sources)s::uuid[], %(destinations)s::uuid[]))
+WHERE (m.source_id, m.destination_id, m.family)
+      IN (SELECT * FROM unnest(%(sources)s::uuid[], %(destinations)s::uuid[], %(families)s::smallint[]))
   AND m.bucket >= %(since)s AND m.bucket < %(through)s
-GROUP BY m.source_id, m.destination_id
-ON CONFLICT (source_id, destination_id) DO UPDATE
+GROUP BY m.source_id, m.destination_id, m.family
+ON CONFLICT (source_id, destination_id, family) DO UPDATE
 SET sent = excluded.sent, lost = excluded.lost, min_ms = excluded.min_ms, p50_ms = excluded.p50_ms,
     p90_ms = excluded.p90_ms, through = excluded.through
 """
 
 
-def store_last_hour(paths: Iterable[tuple[uuid.UUID, uuid.UUID]], now: datetime) -> int:
-    """Recomputes the last hour of these paths, up to the newest settled minute at `now`;
-    returns the rows written."""
+def store_last_hour(paths: Iterable[tuple[uuid.UUID, uuid.UUID, int]], now: datetime) -> int:
+    """Recomputes the last hour of these paths (source, destination, family), up to the newest
+    settled minute at `now`; returns the rows written."""
     wanted = sorted(set(paths))
     if not wanted:
         return 0
@@ -48,8 +49,9 @@ def store_last_hour(paths: Iterable[tuple[uuid.UUID, uuid.UUID]], now: datetime)
         cursor.execute(
             STORE_SQL,
             {
-                "sources": [src for src, _ in wanted],
-                "destinations": [dst for _, dst in wanted],
+                "sources": [src for src, _, _ in wanted],
+                "destinations": [dst for _, dst, _ in wanted],
+                "families": [family for _, _, family in wanted],
                 "since": through - LAST_HOUR,
                 "through": through,
             },

@@ -16,14 +16,16 @@ from django.utils import timezone
 
 from history.buckets import MINUTE, Resolution
 from history.models import Kind, StaleBucket
+from inventory.addresses import address_family
 from measurements.kinds.base import timestamp
 
 MARK_SQL = """
-INSERT INTO history_stalebucket (kind, resolution, source_id, destination_id, bucket, marked_at)
-SELECT kind, %(resolution)s, source_id, destination_id, bucket, %(now)s
-FROM unnest(%(kinds)s::text[], %(sources)s::uuid[], %(destinations)s::uuid[], %(buckets)s::timestamptz[])
-     AS m(kind, source_id, destination_id, bucket)
-ON CONFLICT (resolution, kind, source_id, destination_id, bucket) DO NOTHING
+INSERT INTO history_stalebucket (kind, resolution, source_id, destination_id, family, bucket, marked_at)
+SELECT kind, %(resolution)s, source_id, destination_id, family, bucket, %(now)s
+FROM unnest(%(kinds)s::text[], %(sources)s::uuid[], %(destinations)s::uuid[], %(families)s::smallint[],
+            %(buckets)s::timestamptz[])
+     AS m(kind, source_id, destination_id, family, bucket)
+ON CONFLICT (resolution, kind, source_id, destination_id, family, bucket) DO NOTHING
 """
 
 
@@ -32,6 +34,7 @@ class Mark:
     kind: str
     source_id: uuid.UUID
     destination_id: uuid.UUID
+    family: int
     bucket: datetime
 
 
@@ -49,6 +52,7 @@ def mark(resolution: Resolution, marks: Iterable[Mark], now: datetime | None = N
                 "kinds": [item.kind for item in unique],
                 "sources": [item.source_id for item in unique],
                 "destinations": [item.destination_id for item in unique],
+                "families": [item.family for item in unique],
                 "buckets": [item.bucket for item in unique],
             },
         )
@@ -74,40 +78,41 @@ def result_marks(source_id: uuid.UUID, results: Iterable[dict[str, Any]]) -> set
         if not result.get("peer_id"):
             continue  # an external target: no agent at the far end, no path to roll up
         peer_id = uuid.UUID(result["peer_id"])
+        family = address_family(result["target"])
         if result["test_type"] == "ping":
             samples = (result.get("ping") or {}).get("samples") or []
             # Parsed once per minute, not per sample (ingest's hot path: 1,000s of samples a
             # result); an RFC 3339 offset is whole minutes, so the text names the minute.
             minutes = {_minute_text(sample["time"]) for sample in samples}
-            found |= {Mark(Kind.RTT, source_id, peer_id, MINUTE.floor(timestamp(text))) for text in minutes}
+            found |= {Mark(Kind.RTT, source_id, peer_id, family, MINUTE.floor(timestamp(text))) for text in minutes}
         elif result["test_type"] == "throughput":
             sender, receiver = (peer_id, source_id) if _is_reverse(result) else (source_id, peer_id)
-            found.add(Mark(Kind.THROUGHPUT, sender, receiver, MINUTE.floor(timestamp(result["started_at"]))))
+            found.add(Mark(Kind.THROUGHPUT, sender, receiver, family, MINUTE.floor(timestamp(result["started_at"]))))
     return found
 
 
 RTT_FROM_RAW_SQL = """
-INSERT INTO history_stalebucket (kind, resolution, source_id, destination_id, bucket, marked_at)
-SELECT DISTINCT %(kind)s, %(resolution)s, source_id, destination_id, time_bucket(%(width)s, time), %(now)s
+INSERT INTO history_stalebucket (kind, resolution, source_id, destination_id, family, bucket, marked_at)
+SELECT DISTINCT %(kind)s, %(resolution)s, source_id, destination_id, family, time_bucket(%(width)s, time), %(now)s
 FROM measurements_pingsample
 WHERE destination_id IS NOT NULL AND time >= %(start)s AND time < %(end)s
-ON CONFLICT (resolution, kind, source_id, destination_id, bucket) DO NOTHING
+ON CONFLICT (resolution, kind, source_id, destination_id, family, bucket) DO NOTHING
 """
 
 # In the data's direction, as aggregates.THROUGHPUT_SELECT counts runs.
 THROUGHPUT_FROM_RAW_SQL = """
-INSERT INTO history_stalebucket (kind, resolution, source_id, destination_id, bucket, marked_at)
+INSERT INTO history_stalebucket (kind, resolution, source_id, destination_id, family, bucket, marked_at)
 SELECT DISTINCT %(kind)s, %(resolution)s,
        CASE WHEN reverse THEN destination_id ELSE source_id END,
        CASE WHEN reverse THEN source_id ELSE destination_id END,
-       time_bucket(%(width)s, started_at), %(now)s
+       family, time_bucket(%(width)s, started_at), %(now)s
 FROM (
-    SELECT source_id, destination_id, started_at,
+    SELECT source_id, destination_id, family, started_at,
            coalesce(summary ->> 'reverse' = 'true' OR params ->> 'reverse' = 'true', false) AS reverse
     FROM measurements_run
     WHERE test_type = 'throughput' AND destination_id IS NOT NULL AND started_at >= %(start)s AND started_at < %(end)s
 ) runs
-ON CONFLICT (resolution, kind, source_id, destination_id, bucket) DO NOTHING
+ON CONFLICT (resolution, kind, source_id, destination_id, family, bucket) DO NOTHING
 """
 
 

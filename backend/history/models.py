@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from django.db import models
 
+from inventory.models import address_family_field
+
 
 class Kind(models.TextChoices):
     RTT = "rtt", "RTT and loss (ping samples)"
@@ -19,9 +21,10 @@ class Kind(models.TextChoices):
 class RttRollup(models.Model):
     """RTT percentiles and loss of one path (pings from source to destination) in one bucket."""
 
-    pk = models.CompositePrimaryKey("source_id", "destination_id", "bucket")
+    pk = models.CompositePrimaryKey("source_id", "destination_id", "family", "bucket")
     source_id = models.UUIDField()
     destination_id = models.UUIDField()
+    family = address_family_field()
     bucket = models.DateTimeField()
     # Pings sent (duplicates not counted) while none of Fathom's own throughput tests loaded
     # either host; own_load counts the others, which every other figure here leaves out.
@@ -46,9 +49,10 @@ class ThroughputRollup(models.Model):
     """Throughput runs of one path in one bucket, in the data's direction: a reverse (-R) run
     counts for the path from its destination to its source, as analysis stores it."""
 
-    pk = models.CompositePrimaryKey("source_id", "destination_id", "bucket")
+    pk = models.CompositePrimaryKey("source_id", "destination_id", "family", "bucket")
     source_id = models.UUIDField()  # the sender
     destination_id = models.UUIDField()  # the receiver
+    family = address_family_field()
     bucket = models.DateTimeField()
     runs_ok = models.IntegerField()
     runs_failed = models.IntegerField()  # failed and missed: runs that did not measure
@@ -93,9 +97,10 @@ class RttLastHour(models.Model):
     the minute refresh (history/last_hour.py) so the grid and the Paths list read one row per
     path instead of sixty minute rows."""
 
-    pk = models.CompositePrimaryKey("source_id", "destination_id")
+    pk = models.CompositePrimaryKey("source_id", "destination_id", "family")
     source_id = models.UUIDField()
     destination_id = models.UUIDField()
+    family = address_family_field()
     sent = models.IntegerField()
     lost = models.IntegerField()
     min_ms = models.FloatField(null=True)  # the hour's smallest RTT
@@ -129,13 +134,15 @@ class StaleBucket(models.Model):
     resolution = models.CharField(max_length=8)  # history.buckets.RESOLUTIONS
     source_id = models.UUIDField()
     destination_id = models.UUIDField()
+    family = address_family_field()
     bucket = models.DateTimeField()
     marked_at = models.DateTimeField()
 
     class Meta:
         constraints = [
             models.UniqueConstraint(
-                fields=["resolution", "kind", "source_id", "destination_id", "bucket"], name="stale_bucket_unique"
+                fields=["resolution", "kind", "source_id", "destination_id", "family", "bucket"],
+                name="stale_bucket_unique",
             ),
         ]
         indexes = [models.Index(fields=["resolution", "bucket"], name="stale_bucket_due")]

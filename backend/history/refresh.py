@@ -33,7 +33,7 @@ DELETE FROM history_stalebucket WHERE id IN (
     SELECT id FROM history_stalebucket WHERE resolution = %(resolution)s AND bucket < %(settled)s
     ORDER BY bucket LIMIT %(limit)s
 )
-RETURNING kind, source_id, destination_id, bucket
+RETURNING kind, source_id, destination_id, family, bucket
 """
 # Marks claimed per transaction: five minutes of a 100-agent mesh. A backlog (the refresh was
 # down) is worked off oldest first in transactions of this size, never in one.
@@ -81,11 +81,12 @@ def _refresh_batch(resolution: Resolution, now: datetime) -> int:
         for kind in Kind.values:
             recompute(kind, resolution, [item for item in claimed if item.kind == kind and item.bucket >= horizon])
         if resolution is MINUTE:
-            store_last_hour({(m.source_id, m.destination_id) for m in claimed if m.kind == Kind.RTT}, now)
+            store_last_hour({(m.source_id, m.destination_id, m.family) for m in claimed if m.kind == Kind.RTT}, now)
             for coarser in (HOUR, DAY):
                 closed = ClosedBuckets.objects.filter(resolution=coarser.name).first()
                 late = [m for m in claimed if closed is None or coarser.floor(m.bucket) < closed.before]
-                mark(coarser, (Mark(m.kind, m.source_id, m.destination_id, coarser.floor(m.bucket)) for m in late), now)
+                coarse = (Mark(m.kind, m.source_id, m.destination_id, m.family, coarser.floor(m.bucket)) for m in late)
+                mark(coarser, coarse, now)
     return len(claimed)
 
 
@@ -113,6 +114,7 @@ def recompute(kind: str, resolution: Resolution, marks: list[Mark]) -> int:
         keys = aggregates.BucketKeys(
             [item.source_id for item in run_marks],
             [item.destination_id for item in run_marks],
+            [item.family for item in run_marks],
             [item.bucket for item in run_marks],
             run[0],
             run[-1] + resolution.width,

@@ -24,7 +24,7 @@ STORED_SQL = """
 SELECT source_id = %(a)s, to_char(bucket AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), {columns}
 FROM {table}
 WHERE ((source_id = %(a)s AND destination_id = %(b)s) OR (source_id = %(b)s AND destination_id = %(a)s))
-  AND bucket >= %(first)s AND bucket < %(stop)s
+  AND family = %(family)s AND bucket >= %(first)s AND bucket < %(stop)s
 ORDER BY bucket
 """
 
@@ -48,44 +48,52 @@ class PathHistory:
 
 
 def path_history(
-    source: uuid.UUID, destination: uuid.UUID, start: datetime, end: datetime, now: datetime
+    source: uuid.UUID, destination: uuid.UUID, start: datetime, end: datetime, now: datetime, family: int = 4
 ) -> PathHistory:
-    """Raises buckets.RangeRefused for a range no resolution serves within the bounds."""
+    """Both directions of the path in one family. Raises buckets.RangeRefused for a range no
+    resolution serves within the bounds."""
     resolution = choose_resolution(start, end, now, retention_days())
     first = resolution.floor(start)
     live_from = max(first, resolution.served_live_from(now))
     history = PathHistory(resolution, start, end, Direction(), Direction())
     for kind in Kind.values:
-        rows = _stored(kind, resolution, source, destination, first, min(end, live_from))
+        rows = _stored(kind, resolution, (source, destination, family), first, min(end, live_from))
         if min(end, now) > live_from:
-            rows += _live(kind, resolution, source, destination, live_from, min(end, now))
+            rows += _live(kind, resolution, (source, destination, family), live_from, min(end, now))
         for row in rows:
             getattr(history.forward if row[0] else history.reverse, kind).append(row[1:])
     return history
 
 
+# Two agents and a family: the path both ways.
+PathEnds = tuple[uuid.UUID, uuid.UUID, int]
+
+
 def _stored(
-    kind: str, resolution: Resolution, a: uuid.UUID, b: uuid.UUID, first: datetime, stop: datetime
+    kind: str, resolution: Resolution, ends: PathEnds, first: datetime, stop: datetime
 ) -> list[tuple[Any, ...]]:
     if stop <= first:
         return []
+    a, b, family = ends
     _select, columns = aggregates.SELECTS[kind]
     sql = STORED_SQL.format(columns=", ".join(columns), table=table(kind, resolution))
     with connection.cursor() as cursor:
-        cursor.execute(sql, {"a": a, "b": b, "first": first, "stop": stop})
+        cursor.execute(sql, {"a": a, "b": b, "family": family, "first": first, "stop": stop})
         return list(cursor.fetchall())
 
 
 def _live(
-    kind: str, resolution: Resolution, a: uuid.UUID, b: uuid.UUID, live_from: datetime, end: datetime
+    kind: str, resolution: Resolution, ends: PathEnds, live_from: datetime, end: datetime
 ) -> list[tuple[Any, ...]]:
+    a, b, family = ends
     buckets = []
     bucket = live_from
     while bucket < end:
         buckets.append(bucket)
         bucket += resolution.width
     hi = buckets[-1] + resolution.width
-    keys = aggregates.BucketKeys([a] * len(buckets) + [b] * len(buckets), [b] * len(buckets) + [a] * len(buckets),
-                                 buckets * 2, live_from, hi)  # fmt: skip
-    rows = sorted(aggregates.compute(kind, resolution, keys), key=lambda row: row[2])
-    return [(row[0] == a, row[2].strftime(ISO_FORMAT), *row[3:]) for row in rows]
+    n = len(buckets)
+    keys = aggregates.BucketKeys([a] * n + [b] * n, [b] * n + [a] * n, [family] * 2 * n, buckets * 2, live_from, hi)
+    # (source, destination, family, bucket, *columns)
+    rows = sorted(aggregates.compute(kind, resolution, keys), key=lambda row: row[3])
+    return [(row[0] == a, row[3].strftime(ISO_FORMAT), *row[4:]) for row in rows]

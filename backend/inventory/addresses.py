@@ -13,6 +13,8 @@ import ipaddress
 from collections.abc import Iterable
 from ipaddress import IPv4Address, IPv4Network, IPv6Address, IPv6Network
 
+from inventory.choices import AddressFamily
+
 Network = IPv4Network | IPv6Network
 
 LIMITED_BROADCAST = IPv4Address("255.255.255.255")
@@ -20,6 +22,38 @@ LIMITED_BROADCAST = IPv4Address("255.255.255.255")
 
 class AddressError(ValueError):
     """Not an address an agent may register; the message says why."""
+
+
+def address_family(address: str) -> int:
+    """4 or 6: the family of an IP literal (an IPv4-mapped IPv6 address is IPv4). A host name,
+    which only external targets may be, counts as IPv4, as the tools resolve it by default."""
+    try:
+        ip: IPv4Address | IPv6Address = ipaddress.ip_address(address.strip().strip("[]"))
+    except ValueError:
+        return AddressFamily.IPV4
+    if isinstance(ip, IPv6Address) and ip.ipv4_mapped is None:
+        return AddressFamily.IPV6
+    return AddressFamily.IPV4
+
+
+def agent_addresses(primary: str, others: Iterable[str], allowed: Iterable[Network]) -> tuple[str, list[str]]:
+    """An agent's primary address and its addresses in its other families, each checked as
+    agent_address checks one, in canonical form: one address per family, since a dual-stack
+    agent is one endpoint of an IPv4 path and one of an IPv6 path to each peer."""
+    networks = list(allowed)
+    canonical = agent_address(primary, networks)
+    seen = {address_family(canonical): canonical}
+    rest = []
+    for value in others:
+        address = agent_address(value, networks)
+        family = address_family(address)
+        if family in seen:
+            raise AddressError(
+                f"{address} is a second IPv{family} address (with {seen[family]}): an agent has one address per family"
+            )
+        seen[family] = address
+        rest.append(address)
+    return canonical, rest
 
 
 def agent_address(value: str, allowed: Iterable[Network]) -> str:

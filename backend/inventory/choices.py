@@ -14,6 +14,14 @@ class AgentKind(models.TextChoices):
     PERFSONAR = "perfsonar", "perfSONAR node"
 
 
+class AddressFamily(models.IntegerChoices):
+    """An address's IP version. A dual-stack pair is two paths, one per family: their routes,
+    MTUs and policers differ, so every path key carries its family."""
+
+    IPV4 = 4, "IPv4"
+    IPV6 = 6, "IPv6"
+
+
 class AgentStatus(models.TextChoices):
     ONLINE = "online", "Online"
     OFFLINE = "offline", "Offline"

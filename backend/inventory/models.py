@@ -10,10 +10,20 @@ import uuid
 from datetime import datetime
 
 from django.conf import settings
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.utils import timezone
 
-from inventory.choices import AgentKind, AgentStatus, TokenState
+from inventory.addresses import address_family
+from inventory.choices import AddressFamily, AgentKind, AgentStatus, TokenState
+
+
+def address_family_field() -> models.PositiveSmallIntegerField[int, int]:
+    """A path's address family, part of every path key (a dual-stack pair is two paths); rows
+    from before IPv6 are IPv4, as a database default too (raw inserts and COPY leave it out)."""
+    return models.PositiveSmallIntegerField(
+        choices=AddressFamily.choices, default=AddressFamily.IPV4, db_default=AddressFamily.IPV4
+    )
 
 
 class Agent(models.Model):
@@ -24,6 +34,9 @@ class Agent(models.Model):
     kind = models.CharField(max_length=16, choices=AgentKind.choices, default=AgentKind.FATHOM)
     # The address peers use to reach this agent (its iperf3 server, ping target).
     address = models.CharField(max_length=255)
+    # Its addresses in its other families (a dual-stack agent's IPv6 beside its IPv4), one per
+    # family: each family to each peer is a path of its own (inventory/addresses.py).
+    other_addresses = ArrayField(models.CharField(max_length=255), default=list, blank=True)
     credential_sha256 = models.CharField(max_length=64)
     enrolled_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(null=True, blank=True)
@@ -52,6 +65,20 @@ class Agent(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @property
+    def addresses(self) -> list[str]:
+        """Every address the agent measures from, its primary first."""
+        return [self.address, *self.other_addresses]
+
+    @property
+    def families(self) -> list[int]:
+        """The families it measures in (4, 6), its primary's first."""
+        return [address_family(address) for address in self.addresses]
+
+    def address_for(self, family: int) -> str | None:
+        """Its address in that family; None when it has none there."""
+        return next((address for address in self.addresses if address_family(address) == family), None)
 
     @property
     def is_active(self) -> bool:

@@ -9,6 +9,7 @@ import math
 import re
 import secrets
 import uuid
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
@@ -18,7 +19,7 @@ from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from inventory.addresses import AddressError, agent_address
+from inventory.addresses import AddressError, agent_addresses
 from inventory.agent_state import read_state
 from inventory.choices import AgentKind, TokenState
 from inventory.models import Agent, EnrollmentToken, HostFactsSnapshot
@@ -127,16 +128,19 @@ _REFUSALS = {
 }
 
 
-def enroll_agent(token_plaintext: str, name: str, address: str, agent_version: str = "") -> Enrollment:
+def enroll_agent(
+    token_plaintext: str, name: str, address: str, agent_version: str = "", other_addresses: Sequence[str] = ()
+) -> Enrollment:
     """Exchanges a single-use token for an agent credential, in one transaction.
 
     A token bound to a name enrols only that name. An enrolled agent's credential is replaced
-    only by a re-key token issued for it (same id and history), and only at the address it
+    only by a re-key token issued for it (same id and history), and only at the addresses it
     is registered at: moving an agent is an operator's edit, never the agent's say. A
     revoked agent stays revoked. A refused enrolment leaves the token unused.
+    `other_addresses` are its addresses in its other families (a dual-stack agent's IPv6).
     """
     try:
-        address = agent_address(address, settings.AGENT_ADDRESS_NETWORKS)
+        address, others = agent_addresses(address, other_addresses, settings.AGENT_ADDRESS_NETWORKS)
     except AddressError as exc:
         raise InvalidAddress(str(exc)) from exc
     now = timezone.now()
@@ -151,10 +155,10 @@ def enroll_agent(token_plaintext: str, name: str, address: str, agent_version: s
         if token.agent_name and token.agent_name != name:
             raise EnrollmentError(f"this enrolment token is for agent {token.agent_name!r}")
         agent = Agent.objects.select_for_update().filter(name=name).first()
-        _check_replacement(token, agent, name, address)
+        _check_replacement(token, agent, name, [address, *others])
         replaced = agent is not None
         if agent is None:
-            agent = Agent(name=name, address=address)
+            agent = Agent(name=name, address=address, other_addresses=others)
         agent.agent_version = agent_version
         agent.credential_sha256 = digest(credential)
         agent.enrolled_at = now
@@ -165,7 +169,7 @@ def enroll_agent(token_plaintext: str, name: str, address: str, agent_version: s
     return Enrollment(agent, credential, replaced)
 
 
-def _check_replacement(token: EnrollmentToken, agent: Agent | None, name: str, address: str) -> None:
+def _check_replacement(token: EnrollmentToken, agent: Agent | None, name: str, addresses: list[str]) -> None:
     """Raises EnrollmentError unless this token may enrol `name` as things stand."""
     if agent is not None and agent.decommissioned_at is not None:
         raise EnrollmentError(decommissioned_name_message(name))
@@ -182,10 +186,10 @@ def _check_replacement(token: EnrollmentToken, agent: Agent | None, name: str, a
         raise EnrollmentError(f"this re-key token is not for an agent named {name!r}")
     if agent.revoked_at is not None:
         raise EnrollmentError(f"agent {name!r} is revoked, and a revoked agent is never re-enrolled")
-    if address != agent.address:
+    if addresses != agent.addresses:
         raise EnrollmentError(
-            f"agent {name!r} is registered at {agent.address}, not {address}: an operator moves the agent"
-            " (PATCH /api/v1/agents/<id>/ with its new address) before it re-enrols at another"
+            f"agent {name!r} is registered at {', '.join(agent.addresses)}, not {', '.join(addresses)}: an operator"
+            " moves the agent (PATCH /api/v1/agents/<id>/ with its new addresses) before it re-enrols at others"
         )
 
 
@@ -270,17 +274,20 @@ def rename_agent(agent: Agent, name: str) -> bool:
     return True
 
 
-def move_agent(agent: Agent, address: str) -> bool:
-    """Gives the agent a new address (its host moved; an agent cannot move itself), checked as
-    at enrolment: every peer will probe it. False when it already had it. Peers take it up
-    at their next plan poll; a decommissioned agent stays where it was."""
-    canonical = agent_address(address, settings.AGENT_ADDRESS_NETWORKS)  # AddressError
-    if canonical == agent.address:
+def move_agent(agent: Agent, address: str | None = None, other_addresses: Sequence[str] | None = None) -> bool:
+    """Gives the agent a new address, or new addresses in its other families (its host moved
+    or gained IPv6; an agent cannot move itself), checked as at enrolment: every peer will
+    probe them. What is not given stays. False when nothing changed. Peers take it up at
+    their next plan poll; a decommissioned agent stays where it was."""
+    primary = agent.address if address is None else address
+    others = agent.other_addresses if other_addresses is None else other_addresses
+    canonical, rest = agent_addresses(primary, others, settings.AGENT_ADDRESS_NETWORKS)  # AddressError
+    if canonical == agent.address and rest == agent.other_addresses:
         return False
     if agent.decommissioned_at is not None:
-        raise AddressError("a decommissioned agent keeps its address")
-    agent.address = canonical
-    agent.save(update_fields=["address"])
+        raise AddressError("a decommissioned agent keeps its addresses")
+    agent.address, agent.other_addresses = canonical, rest
+    agent.save(update_fields=["address", "other_addresses"])
     return True
 
 

@@ -30,6 +30,7 @@ from jsonschema import Draft202012Validator, ValidationError
 from jsonschema.exceptions import best_match
 
 from core import contract, metrics
+from inventory.addresses import address_family
 from inventory.models import Agent
 from measurements.copy_rows import copy_rows
 from measurements.kinds import REGISTRY
@@ -267,6 +268,7 @@ def _sample_rows(kind: KindIngest, agent: Agent, results: list[dict[str, Any]]) 
             uuid.UUID(result["id"]),
             agent.pk,
             destination_id,
+            address_family(result["target"]),
             timestamp(result["started_at"]),
             timestamp(result["ended_at"]),
         )
@@ -281,6 +283,7 @@ def _run_row(agent: Agent, result: dict[str, Any], received_at: datetime) -> Run
         ended_at=timestamp(result["ended_at"]),
         source_id=agent.pk,
         destination_id=uuid.UUID(result["peer_id"]) if result.get("peer_id") else None,
+        family=address_family(result["target"]),
         # An external target in one spelling, so its runs are found whatever case a mesh used.
         target=result["target"] if result.get("peer_id") else normalize_target(result["target"]),
         test_type=result["test_type"],
@@ -296,22 +299,27 @@ def _run_row(agent: Agent, result: dict[str, Any], received_at: datetime) -> Run
 
 
 def _update_latest_runs(agent: Agent, results: list[dict[str, Any]]) -> None:
-    latest: dict[tuple[str, str], dict[str, Any]] = {}
+    latest: dict[tuple[str, int, str], dict[str, Any]] = {}
     for result in results:
         if not result.get("peer_id"):
             continue
-        key = (result["peer_id"], result["test_type"])
+        key = (result["peer_id"], address_family(result["target"]), result["test_type"])
         if key not in latest or timestamp(result["started_at"]) > timestamp(latest[key]["started_at"]):
             latest[key] = result
-    for (peer_id, test_type), result in latest.items():
+    for (peer_id, family, test_type), result in latest.items():
         started_at = timestamp(result["started_at"])
         updated = PathLatestRun.objects.filter(
-            Q(started_at__lt=started_at), source=agent, destination_id=uuid.UUID(peer_id), test_type=test_type
+            Q(started_at__lt=started_at),
+            source=agent,
+            destination_id=uuid.UUID(peer_id),
+            family=family,
+            test_type=test_type,
         ).update(run_id=result["id"], started_at=started_at, status=result["status"])
         if not updated:
             PathLatestRun.objects.get_or_create(
                 source=agent,
                 destination_id=uuid.UUID(peer_id),
+                family=family,
                 test_type=test_type,
                 defaults={"run_id": result["id"], "started_at": started_at, "status": result["status"]},
             )

@@ -9,7 +9,7 @@ from __future__ import annotations
 from django.db import models
 from django.utils import timezone
 
-from inventory.models import Agent
+from inventory.models import Agent, address_family_field
 from measurements.choices import RunStatus, TestType
 
 
@@ -22,6 +22,7 @@ class Run(models.Model):
     ended_at = models.DateTimeField()
     source_id = models.UUIDField()
     destination_id = models.UUIDField(null=True, blank=True)
+    family = address_family_field()  # of the address probed
     target = models.CharField(max_length=255)
     test_type = models.CharField(max_length=32, choices=TestType.choices)
     test_id = models.CharField(max_length=200)
@@ -60,6 +61,7 @@ class PingSample(models.Model):
     # Source and destination of the path, copied from the run so path queries need no join.
     source_id = models.UUIDField()
     destination_id = models.UUIDField(null=True, blank=True)
+    family = address_family_field()  # of the address probed
     seq = models.IntegerField()
     rtt_ms = models.FloatField(null=True, blank=True)
     ttl = models.SmallIntegerField(null=True, blank=True)
@@ -86,6 +88,7 @@ class ThroughputInterval(models.Model):
     interval_index = models.IntegerField()
     source_id = models.UUIDField()
     destination_id = models.UUIDField(null=True, blank=True)
+    family = address_family_field()  # of the address probed
     stream = models.IntegerField()
     start_s = models.FloatField()
     end_s = models.FloatField()
@@ -119,6 +122,7 @@ class FlowSample(models.Model):
     sample_index = models.IntegerField()
     source_id = models.UUIDField()
     destination_id = models.UUIDField(null=True, blank=True)
+    family = address_family_field()  # of the address probed
     flow = models.SmallIntegerField()
     src_port = models.IntegerField()
     seq = models.SmallIntegerField()
@@ -141,6 +145,7 @@ class TracePath(models.Model):
     flow = models.SmallIntegerField()
     source_id = models.UUIDField()
     destination_id = models.UUIDField(null=True, blank=True)
+    family = address_family_field()  # of the address probed
     src_port = models.IntegerField()
     reached = models.BooleanField()
     fingerprint = models.CharField(max_length=64)
@@ -170,6 +175,7 @@ class LatencyInterval(models.Model):
     run_id = models.UUIDField()
     source_id = models.UUIDField()
     destination_id = models.UUIDField(null=True, blank=True)
+    family = address_family_field()  # of the address probed
     sent = models.IntegerField()
     answered = models.IntegerField()
     duplicates = models.IntegerField()
@@ -218,6 +224,7 @@ class PathLatestRun(models.Model):
 
     source = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
     destination = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    family = address_family_field()  # of the address probed
     test_type = models.CharField(max_length=32, choices=TestType.choices)
     run_id = models.UUIDField()
     started_at = models.DateTimeField()
@@ -225,11 +232,11 @@ class PathLatestRun(models.Model):
 
     class Meta:
         constraints = [
-            models.UniqueConstraint(fields=["source", "destination", "test_type"], name="path_latest_unique"),
+            models.UniqueConstraint(fields=["source", "destination", "family", "test_type"], name="path_latest_unique"),
         ]
 
     def __str__(self) -> str:
-        return f"{self.source_id} -> {self.destination_id} {self.test_type}"
+        return f"{self.source_id} -> {self.destination_id} IPv{self.family} {self.test_type}"
 
 
 class TargetLatestRun(models.Model):

@@ -58,20 +58,20 @@ SELECT time_bucket(make_interval(secs => %(width)s), time) AS bucket,
        count(*) FILTER (WHERE NOT duplicate),
        count(*) FILTER (WHERE NOT duplicate AND rtt_ms IS NULL)
 FROM measurements_pingsample
-WHERE source_id = %(source)s AND destination_id = %(destination)s AND time >= %(start)s AND time < %(end)s
+WHERE source_id = %(source)s AND destination_id = %(destination)s AND family = %(family)s
+  AND time >= %(start)s AND time < %(end)s
 GROUP BY bucket
 ORDER BY bucket
 """
 
 
 def rtt_series(
-    source: uuid.UUID, destination: uuid.UUID, start: datetime, end: datetime, max_points: int
+    source: uuid.UUID, destination: uuid.UUID, start: datetime, end: datetime, max_points: int, family: int = 4
 ) -> tuple[int, list[RttPoint]]:
     width = bucket_width_s(start, end, max_points)
+    keys: dict[str, Any] = {"source": source, "destination": destination, "family": family}
     with connection.cursor() as cursor:
-        cursor.execute(
-            RTT_SQL, {"width": width, "source": source, "destination": destination, "start": start, "end": end}
-        )
+        cursor.execute(RTT_SQL, {**keys, "width": width, "start": start, "end": end})
         rows = cursor.fetchall()
     return width, [RttPoint(row[0], row[1], row[2], row[3], row[4]) for row in rows]
 
@@ -80,18 +80,20 @@ def rtt_series(
 class PathEntry:
     source: Agent
     destination: Agent
+    family: int
     test_types: list[str]
     last_run_at: datetime
     last_status: str
 
 
 def known_paths() -> list[PathEntry]:
-    """Every source -> destination pair with runs, newest result first per test type."""
-    by_pair: dict[tuple[Any, Any], list[PathLatestRun]] = {}
+    """Every source -> destination pair with runs, once per family, newest result first per
+    test type."""
+    by_pair: dict[tuple[Any, Any, int], list[PathLatestRun]] = {}
     for row in PathLatestRun.objects.select_related("source", "destination").order_by(
-        "source__name", "destination__name"
+        "source__name", "destination__name", "family"
     ):
-        by_pair.setdefault((row.source_id, row.destination_id), []).append(row)
+        by_pair.setdefault((row.source_id, row.destination_id, row.family), []).append(row)
     entries = []
     for rows in by_pair.values():
         newest = max(rows, key=lambda row: row.started_at)
@@ -99,6 +101,7 @@ def known_paths() -> list[PathEntry]:
             PathEntry(
                 source=newest.source,
                 destination=newest.destination,
+                family=newest.family,
                 test_types=sorted({row.test_type for row in rows}),
                 last_run_at=newest.started_at,
                 last_status=newest.status,
@@ -175,15 +178,21 @@ WHERE {{path}} AND time >= %(start)s AND time < %(end)s
 GROUP BY bucket
 ORDER BY bucket
 """  # noqa: S608 (composed of constants, no input)
-AGENT_PATH_LATENCY = "source_id = %(source)s AND destination_id = %(destination)s"
+AGENT_PATH_LATENCY = "source_id = %(source)s AND destination_id = %(destination)s AND family = %(family)s"
 
 
 def latency_series(
-    source: uuid.UUID, destination: uuid.UUID, start: datetime, end: datetime, max_points: int, clock_limit_ms: float
+    source: uuid.UUID,
+    destination: uuid.UUID,
+    start: datetime,
+    end: datetime,
+    max_points: int,
+    clock_limit_ms: float,
+    family: int = 4,
 ) -> tuple[int, list[LatencyPoint]]:
-    """One path's latency intervals (the sessions `source` ran towards `destination`: forward
-    is source to destination), bucketed as latency_buckets says."""
-    keys = {"source": source, "destination": destination}
+    """One path's latency intervals (the sessions `source` ran towards `destination` in one
+    family: forward is source to destination), bucketed as latency_buckets says."""
+    keys = {"source": source, "destination": destination, "family": family}
     return latency_buckets(AGENT_PATH_LATENCY, keys, start, end, max_points, clock_limit_ms)
 
 

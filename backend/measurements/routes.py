@@ -47,7 +47,7 @@ WHERE {path} AND fingerprint = ANY(%(fingerprints)s)
 ORDER BY fingerprint, time DESC
 """
 
-AGENT_PATH = "source_id = %(source)s AND destination_id = %(destination)s"
+AGENT_PATH = "source_id = %(source)s AND destination_id = %(destination)s AND family = %(family)s"
 # A trace sample's time is its run's start, so the runs of the range are those of its samples.
 TARGET_PATH = """source_id = %(source)s AND destination_id IS NULL AND run_id IN (
     SELECT id FROM measurements_run
@@ -134,9 +134,12 @@ def summarize_hop(hop: dict[str, Any]) -> RouteHop:
     )
 
 
-def path_routes(source: uuid.UUID, destination: uuid.UUID, start: datetime, end: datetime) -> PathRoutes:
+def path_routes(
+    source: uuid.UUID, destination: uuid.UUID, start: datetime, end: datetime, family: int = 4
+) -> PathRoutes:
     """The routes from one agent to another."""
-    return _routes(AGENT_PATH, {"source": source, "destination": destination, "start": start, "end": end})
+    keys = {"source": source, "destination": destination, "family": family}
+    return _routes(AGENT_PATH, {**keys, "start": start, "end": end})
 
 
 def target_routes(source: uuid.UUID, target: str, start: datetime, end: datetime) -> PathRoutes:

@@ -8,7 +8,7 @@ import uuid
 from django.db import models
 from django.utils import timezone
 
-from inventory.models import Agent
+from inventory.models import Agent, address_family_field
 from measurements.choices import TestType
 from meshes.choices import MemberSide, MeshKind, SlotState
 from meshes.names import NAME_MAX
@@ -81,6 +81,8 @@ class Slot(models.Model):
     mesh_test = models.ForeignKey(MeshTest, null=True, on_delete=models.SET_NULL, related_name="slots")
     source = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
     destination = models.ForeignKey(Agent, on_delete=models.CASCADE, related_name="+")
+    # The path's address family: a dual-stack pair's IPv4 and IPv6 runs are slots of their own.
+    family = address_family_field()
     test_type = models.CharField(max_length=32, choices=TestType.choices)
     period_start = models.DateTimeField()
     start_at = models.DateTimeField()
@@ -98,7 +100,7 @@ class Slot(models.Model):
         ordering = ["start_at"]
         constraints = [
             models.UniqueConstraint(
-                fields=["mesh_test", "source", "destination", "period_start"], name="slot_period_unique"
+                fields=["mesh_test", "source", "destination", "family", "period_start"], name="slot_period_unique"
             )
         ]
         indexes = [

@@ -223,7 +223,7 @@ def _gather(draft: DraftMesh, replaces: Mesh | None, now: datetime | None) -> _C
     now = (now or timezone.now()).replace(microsecond=0)
     agents = {agent.pk: agent for agent in active_agents()}
     current = [
-        (path.test, path.source, path.destination, path.slot_key)
+        (path.test, path.source, path.destination, path.family, path.slot_key)
         for path in mesh_paths(exclusive=True)
         if path.destination is not None
     ]
@@ -231,35 +231,39 @@ def _gather(draft: DraftMesh, replaces: Mesh | None, now: datetime | None) -> _C
         members = [(agent, str(MemberSide.A)) for agent in agents.values()]
     else:
         members = [(agent, side) for agent, side in draft.members if agent.pk in agents]
-    draft_paths: list[tuple[MeshTest, Agent, Agent]] = []
+    draft_paths: list[tuple[MeshTest, Agent, Agent, int]] = []
     if draft.enabled:
         pairs = [
-            (src, dst) for src, dst, _ in member_pairs(draft.kind, draft.unidirectional, draft.targets, members) if dst
+            (src, dst, family)
+            for src, dst, _, family in member_pairs(draft.kind, draft.unidirectional, draft.targets, members)
+            if dst
         ]
         for test in draft.tests:
             if test.enabled and test.test_type in EXCLUSIVE_TEST_TYPES:
-                draft_paths.extend((test, src, dst) for src, dst in pairs)
+                draft_paths.extend((test, src, dst, family) for src, dst, family in pairs)
     rtts = path_min_rtt_ms(
-        [(src.pk, dst.pk) for _, src, dst, _ in current] + [(src.pk, dst.pk) for _, src, dst in draft_paths],
+        [(src.pk, dst.pk, family) for _, src, dst, family, _ in current]
+        + [(src.pk, dst.pk, family) for _, src, dst, family in draft_paths],
         now - timedelta(days=1),
     )
 
-    def labelled(test: MeshTest, src: Agent, dst: Agent, key: str, mesh_name: str) -> _Labelled:
+    def labelled(test: MeshTest, src: Agent, dst: Agent, family: int, key: str, mesh_name: str) -> _Labelled:
         with_node = AgentKind.PERFSONAR in (src.kind, dst.kind)
-        request, _ = exclusive_request(key, src.pk, dst.pk, test, rtts.get((src.pk, dst.pk)), with_node)
+        request, _ = exclusive_request(key, src.pk, dst.pk, test, rtts.get((src.pk, dst.pk, family)), with_node)
         return _Labelled(request, f"{mesh_name}/{test.name}")
 
-    before = [labelled(test, src, dst, key, test.mesh.name) for test, src, dst, key in current]
+    before = [labelled(test, src, dst, family, key, test.mesh.name) for test, src, dst, family, key in current]
     replaced = [replaces is not None and test.mesh_id == replaces.pk for test, *_ in current]
     changed = [
         labelled(
             test,
             src,
             dst,
-            slot_key(test.pk, src.pk, dst.pk) if test.pk else f"draft:{test.name}:{src.pk}:{dst.pk}",
+            family,
+            slot_key(test.pk, src.pk, dst.pk, family) if test.pk else f"draft:{test.name}:{src.pk}:{dst.pk}:{family}",
             draft.name,
         )
-        for test, src, dst in draft_paths
+        for test, src, dst, family in draft_paths
     ]
     changed_keys = {entry.request.key for entry in changed}
     unaffected = {e.request for e in changed} == {e.request for e, mine in zip(before, replaced, strict=True) if mine}
@@ -267,16 +271,16 @@ def _gather(draft: DraftMesh, replaces: Mesh | None, now: datetime | None) -> _C
     existing = list(
         Slot.objects.filter(end_at__gt=now)
         .exclude(state=SlotState.UNSCHEDULABLE)
-        .only("mesh_test_id", "source_id", "destination_id", "period_start", "start_at", "end_at")
+        .only("mesh_test_id", "source_id", "destination_id", "family", "period_start", "start_at", "end_at")
     )
     dropped = set()
     if replaces is not None:
         # As drop_future_slots will: runs yet to start go, but the current period's run of a
         # path that remains stays.
-        for pk, test_id, source_id, destination_id, period_start in Slot.objects.filter(
+        for pk, test_id, source_id, destination_id, family, period_start in Slot.objects.filter(
             mesh_test__mesh=replaces, state=SlotState.PLANNED, start_at__gt=now
-        ).values_list("pk", "mesh_test_id", "source_id", "destination_id", "period_start"):
-            if period_start >= now or slot_key(test_id, source_id, destination_id) not in changed_keys:
+        ).values_list("pk", "mesh_test_id", "source_id", "destination_id", "family", "period_start"):
+            if period_start >= now or slot_key(test_id, source_id, destination_id, family) not in changed_keys:
                 dropped.add(pk)
     return _Change(
         now=now,

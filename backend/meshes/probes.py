@@ -24,18 +24,18 @@ from meshes.ramps import future_slots, marked_slots
 PROBE_STREAMS = 4
 
 
-def probe_slots(sender: Agent, receiver: Agent, since: datetime) -> list[Slot]:
+def probe_slots(sender: Agent, receiver: Agent, since: datetime, family: int = 4) -> list[Slot]:
     """The slots in the data's direction that hold a streams probe and start from `since` on."""
-    return marked_slots(sender, receiver, since, "streams_probe")
+    return marked_slots(sender, receiver, since, "streams_probe", family)
 
 
-def next_probe_slot(sender: Agent, receiver: Agent, now: datetime) -> Slot | None:
+def next_probe_slot(sender: Agent, receiver: Agent, now: datetime, family: int = 4) -> Slot | None:
     """The path's first planned TCP slot in the data's direction that its client fetches
     before it starts (the planning lead)."""
     # From the moment of writing, not the caller's: a long analysis pass must not hand a slot
     # to a plan its client has already fetched.
     after = max(now, timezone.now()) + timedelta(seconds=settings.SLOT_PLANNING_LEAD_S)
-    candidates = future_slots(sender, receiver, after)
+    candidates = future_slots(sender, receiver, after, family)
     return next((slot for slot in candidates if isinstance(slot.spec, dict) and not slot.spec.get("udp")), None)
 
 

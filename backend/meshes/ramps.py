@@ -41,12 +41,13 @@ def sends_from(slot: Slot, sender: Agent) -> bool:
     return (slot.source_id == sender.pk) != reverse
 
 
-def marked_slots(sender: Agent, receiver: Agent, since: datetime, key: str) -> list[Slot]:
-    """The slots in the data's direction whose spec holds `key` (a ramp's ramp_bps, a streams
-    probe's streams_probe) and that start from `since` on, whatever came of them (still to
-    come, under way, ok, failed or missed)."""
+def marked_slots(sender: Agent, receiver: Agent, since: datetime, key: str, family: int = 4) -> list[Slot]:
+    """The slots of the path (in its family) in the data's direction whose spec holds `key`
+    (a ramp's ramp_bps, a streams probe's streams_probe) and that start from `since` on,
+    whatever came of them (still to come, under way, ok, failed or missed)."""
     rows = Slot.objects.filter(
         Q(source=sender, destination=receiver) | Q(source=receiver, destination=sender),
+        family=family,
         test_type=TestType.THROUGHPUT,
         start_at__gte=since,
         spec__has_key=key,
@@ -54,17 +55,18 @@ def marked_slots(sender: Agent, receiver: Agent, since: datetime, key: str) -> l
     return [slot for slot in rows if sends_from(slot, sender)]
 
 
-def ramp_slots(sender: Agent, receiver: Agent, since: datetime) -> list[Slot]:
+def ramp_slots(sender: Agent, receiver: Agent, since: datetime, family: int = 4) -> list[Slot]:
     """The slots in the data's direction that hold a ramp and start from `since` on."""
-    return marked_slots(sender, receiver, since, "ramp_bps")
+    return marked_slots(sender, receiver, since, "ramp_bps", family)
 
 
-def future_slots(sender: Agent, receiver: Agent, after: datetime) -> list[Slot]:
+def future_slots(sender: Agent, receiver: Agent, after: datetime, family: int = 4) -> list[Slot]:
     """The path's next planned slots of a mesh test in the data's direction that run Fathom's
     own test (no perfSONAR node) and hold no ramp or streams probe yet."""
     rows = (
         Slot.objects.filter(
             Q(source=sender, destination=receiver) | Q(source=receiver, destination=sender),
+            family=family,
             state=SlotState.PLANNED,
             test_type=TestType.THROUGHPUT,
             mesh_test__isnull=False,
@@ -80,13 +82,14 @@ def future_slots(sender: Agent, receiver: Agent, after: datetime) -> list[Slot]:
     return [slot for slot in rows if sends_from(slot, sender)]
 
 
-def next_ramp_slot(sender: Agent, receiver: Agent, now: datetime) -> Slot | None:
+def next_ramp_slot(sender: Agent, receiver: Agent, now: datetime, family: int = 4) -> Slot | None:
     """The path's first planned slot in the data's direction that its client fetches before it
     starts (the planning lead) and that holds at least MIN_RAMP_STEPS steps."""
     # From the moment of writing, not the caller's: a long analysis pass must not hand a slot
     # to a plan its client has already fetched.
     after = max(now, timezone.now()) + timedelta(seconds=settings.SLOT_PLANNING_LEAD_S)
-    return next((slot for slot in future_slots(sender, receiver, after) if steps_fitting(slot) >= MIN_RAMP_STEPS), None)
+    candidates = future_slots(sender, receiver, after, family)
+    return next((slot for slot in candidates if steps_fitting(slot) >= MIN_RAMP_STEPS), None)
 
 
 def steps_fitting(slot: Slot) -> int:

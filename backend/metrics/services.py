@@ -27,36 +27,36 @@ from meshes.models import Mesh
 from meshes.services.paths import mesh_pairs
 
 RTT_SQL = """
-SELECT source_id::text, destination_id::text, min_ms, p50_ms, p90_ms
+SELECT source_id::text, destination_id::text, family, min_ms, p50_ms, p90_ms
 FROM history_rttlasthour
 WHERE through > %(since)s
 """
 
 MODES_SQL = """
-SELECT source_id::text, destination_id::text, mode_count
+SELECT source_id::text, destination_id::text, family, mode_count
 FROM analysis_standingmodes
 WHERE mode_count IS NOT NULL
 """
 
 FINDINGS_SQL = """
-SELECT source_id::text, destination_id::text, metric, count(*)
+SELECT source_id::text, destination_id::text, family, metric, count(*)
 FROM analysis_finding
 WHERE state = %(open)s
-GROUP BY source_id, destination_id, metric
+GROUP BY source_id, destination_id, family, metric
 """
 
 # Celery's Redis transport keeps one list per queue and priority step.
 CELERY_QUEUES = ("celery", "alerts")
 PRIORITY_SUFFIXES = ("", "\x06\x163", "\x06\x166", "\x06\x169")
 
-Path = tuple[str, str]  # agent ids as text
+Path = tuple[str, str, int]  # agent ids as text, family
 
 
 @dataclass(frozen=True)
 class PathFigures:
     source: str  # agent names
     destination: str
-    family: str  # "ipv4" or "ipv6": the destination's address
+    family: str  # "ipv4" or "ipv6": the path's
     state: PathState
     rtt_ms: tuple[float | None, float | None, float | None]  # min, median, p90 of the last hour
     ecmp_members: int | None
@@ -86,8 +86,8 @@ class Scrape:
     own: dict[str, float] | None  # core.metrics' fields; None: Redis did not answer
 
 
-def family_of(address: str) -> str:
-    return "ipv6" if ":" in address else "ipv4"
+def family_label(family: int) -> str:
+    return "ipv6" if family == 6 else "ipv4"
 
 
 def scrape(now: datetime | None = None) -> Scrape:
@@ -108,13 +108,13 @@ def _paths(agents: dict[str, Agent], now: datetime) -> list[PathFigures]:
     states = path_states(now)
     with connection.cursor() as cursor:
         cursor.execute(RTT_SQL, {"since": now - PINGS_WINDOW})
-        rtts = {(row[0], row[1]): (row[2], row[3], row[4]) for row in cursor.fetchall()}
+        rtts = {(row[0], row[1], row[2]): (row[3], row[4], row[5]) for row in cursor.fetchall()}
         cursor.execute(MODES_SQL)
-        modes = {(row[0], row[1]): int(row[2]) for row in cursor.fetchall()}
+        modes = {(row[0], row[1], row[2]): int(row[3]) for row in cursor.fetchall()}
         cursor.execute(FINDINGS_SQL, {"open": FindingState.OPEN})
         findings: dict[Path, dict[str, int]] = {}
-        for src, dst, metric, number in cursor.fetchall():
-            findings.setdefault((src, dst), {})[metric] = int(number)
+        for src, dst, family, metric, number in cursor.fetchall():
+            findings.setdefault((src, dst, family), {})[metric] = int(number)
     figures = []
     for path in sorted(states.with_runs()):
         source, destination = agents.get(path[0]), agents.get(path[1])
@@ -124,7 +124,7 @@ def _paths(agents: dict[str, Agent], now: datetime) -> list[PathFigures]:
             PathFigures(
                 source=source.name,
                 destination=destination.name,
-                family=family_of(destination.address),
+                family=family_label(path[2]),
                 state=states.get(path),
                 rtt_ms=rtts.get(path, (None, None, None)),
                 ecmp_members=modes.get(path),
@@ -138,9 +138,9 @@ def _mesh_pairs(agents: dict[str, Agent]) -> list[tuple[str, str, str, str]]:
     active = {agent.pk: agent for agent in agents.values() if agent.revoked_at is None}
     pairs = set()
     for mesh in Mesh.objects.filter(enabled=True):
-        for source, destination, _ in mesh_pairs(mesh, active):
+        for source, destination, _, family in mesh_pairs(mesh, active):
             if destination is not None:
-                pairs.add((mesh.name, source.name, destination.name, family_of(destination.address)))
+                pairs.add((mesh.name, source.name, destination.name, family_label(family)))
     return sorted(pairs)
 
 

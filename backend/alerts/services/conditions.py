@@ -53,6 +53,9 @@ class Condition:
     @property
     def fingerprint(self) -> str:
         subject = {k: v for k, v in self.labels.items() if k in SUBJECT_LABELS}
+        # An IPv6 path is a subject of its own; IPv4's keep the fingerprints they had before IPv6.
+        if self.labels.get("family", "ipv4") != "ipv4":
+            subject["family"] = self.labels["family"]
         raw = json.dumps([self.rule.pk, subject], sort_keys=True)
         return hashlib.sha256(raw.encode()).hexdigest()[:32]
 
@@ -70,14 +73,16 @@ class World:
         both = (self.meshes_of.get(source_id, set()) & self.meshes_of.get(destination_id, set())) | self.everyone_meshes
         return sorted(both)
 
-    def path_labels(self, source_id: str, destination_id: str, **extra: Any) -> dict[str, Any]:
+    def path_labels(self, source_id: str, destination_id: str, family: int = 4, **extra: Any) -> dict[str, Any]:
         src, dst = self.agents[source_id].name, self.agents[destination_id].name
         return {
             "mesh": self.path_meshes(source_id, destination_id),
             "agent": [src, dst],
             "source": src,
             "destination": dst,
-            "path": f"{src}->{dst}",
+            "family": f"ipv{family}",
+            # IPv4 paths read as they did before IPv6; an IPv6 path says so.
+            "path": f"{src}->{dst}" + (f" (IPv{family})" if family != 4 else ""),
             "source_id": source_id,
             "destination_id": destination_id,
             **extra,
@@ -122,7 +127,7 @@ def finding_conditions(rules: Sequence[Rule], world: World) -> Iterable[Conditio
         src, dst = str(finding.source_id), str(finding.destination_id)
         if src not in world.agents or dst not in world.agents:
             continue
-        labels = world.path_labels(src, dst, metric=finding.metric, direction=finding.direction)
+        labels = world.path_labels(src, dst, finding.family, metric=finding.metric, direction=finding.direction)
         if finding.metric == "route":
             labels["hop"] = new_hops(finding)
         for rule in rules:
@@ -178,6 +183,7 @@ def _recent_runs(now: datetime, test_types: Sequence[str], limit: int) -> dict[t
             "ended_at",
             "source_id",
             "destination_id",
+            "family",
             "test_type",
             "test_id",
             "status",
@@ -206,7 +212,7 @@ def no_data_conditions(rules: Sequence[Rule], world: World) -> Iterable[Conditio
         if interval_s is None or src not in world.agents or dst not in world.agents:
             continue
         overdue_s = (world.now - runs[0].started_at).total_seconds()
-        labels = world.path_labels(src, dst, metric=runs[0].test_type, test=test_id)
+        labels = world.path_labels(src, dst, runs[0].family, metric=runs[0].test_type, test=test_id)
         for rule in rules:
             full = _labels_for_rule(rule, labels)
             if not _in_scope(rule, full):
@@ -237,20 +243,22 @@ THRESHOLD_UNITS = {
 }
 
 
-def _threshold_series(metric: str, now: datetime, depth: int) -> dict[tuple[str, str], list[float | None]]:
-    """Per path, newest first, the metric of its last `depth` runs (None when unreadable)."""
-    series: dict[tuple[str, str], list[float | None]] = defaultdict(list)
+def _threshold_series(metric: str, now: datetime, depth: int) -> dict[tuple[str, str, int], list[float | None]]:
+    """Per path (source, destination, family), newest first, the metric of its last `depth`
+    runs (None when unreadable)."""
+    series: dict[tuple[str, str, int], list[float | None]] = defaultdict(list)
     since = now - LOOKBACK
     if metric == ThresholdMetric.THROUGHPUT_FRACTION:
         rows = RunAnalysis.objects.filter(started_at__gte=since).order_by("-started_at")
-        for row in rows.only("source_id", "destination_id", "rate_bps", "ceiling_bps", "started_at").iterator():
-            key = (str(row.source_id), str(row.destination_id))
+        fields = ("source_id", "destination_id", "family", "rate_bps", "ceiling_bps", "evidence", "started_at")
+        for row in rows.only(*fields).iterator():
+            key = (str(row.source_id), str(row.destination_id), row.family)
             if len(series[key]) < depth:
                 series[key].append(row.fraction_of_ceiling)
     elif metric == ThresholdMetric.MODE_COUNT:
         sweeps = SweepModes.objects.filter(started_at__gte=since).order_by("-started_at")
-        for sweep in sweeps.only("source_id", "destination_id", "mode_count", "started_at").iterator():
-            key = (str(sweep.source_id), str(sweep.destination_id))
+        for sweep in sweeps.only("source_id", "destination_id", "family", "mode_count", "started_at").iterator():
+            key = (str(sweep.source_id), str(sweep.destination_id), sweep.family)
             if len(series[key]) < depth:
                 series[key].append(float(sweep.mode_count))
     else:
@@ -261,8 +269,8 @@ def _threshold_series(metric: str, now: datetime, depth: int) -> dict[tuple[str,
         oldest = min((run.started_at for runs in recent.values() for run in runs), default=now)
         busy = busy_spans(oldest, now)
         for (src, dst, _), runs in recent.items():
-            key = (src, dst)
             for run in runs:
+                key = (src, dst, run.family)
                 if len(series[key]) >= depth or run.status != RunStatus.OK:
                     continue
                 if overlaps_busy(busy, (run.source_id, run.destination_id), run.started_at, run.ended_at):
@@ -280,10 +288,10 @@ def threshold_conditions(rules: Sequence[Rule], world: World) -> Iterable[Condit
             by_metric[rule.metric].append(rule)
     for metric, metric_rules in by_metric.items():
         depth = max(rule.n for rule in metric_rules)
-        for (src, dst), values in _threshold_series(metric, world.now, depth).items():
+        for (src, dst, family), values in _threshold_series(metric, world.now, depth).items():
             if src not in world.agents or dst not in world.agents:
                 continue
-            labels = world.path_labels(src, dst, metric=metric)
+            labels = world.path_labels(src, dst, family, metric=metric)
             for rule in metric_rules:
                 assert rule.value is not None
                 window = values[: rule.n]

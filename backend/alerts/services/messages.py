@@ -56,6 +56,8 @@ def path_url(alert: Alert) -> str | None:
     if "source_id" not in labels or "destination_id" not in labels:
         return None
     around = {"from": (alert.started_at - timedelta(hours=1)).isoformat(timespec="seconds")}
+    if labels.get("family") == "ipv6":
+        around["family"] = "6"
     return f"{settings.PUBLIC_URL}/paths/{labels['source_id']}/{labels['destination_id']}?{urlencode(around)}"
 
 

@@ -17,7 +17,7 @@ from analysis.payloads import SCHEMA
 from analysis.services.path_spark import SPARK_PAIRS, parse_pair
 from core import contract
 from core.serializers import StrictSerializer
-from inventory.api.serializers import AgentRefSerializer
+from inventory.api.serializers import AgentRefSerializer, family_field, family_filter_field, family_query_field
 
 
 def contract_field(definition: str) -> type[serializers.JSONField]:
@@ -52,6 +52,7 @@ ModeVerdictField = contract_enum_field("ModeVerdict")
 class PathQuerySerializer(StrictSerializer):
     source = serializers.UUIDField()  # type: ignore[assignment]
     destination = serializers.UUIDField()
+    family = family_query_field()
     goal_bps = serializers.FloatField(
         required=False, min_value=1e5, max_value=1e13, help_text="rate the advice aims for (default: link speed)"
     )
@@ -64,6 +65,7 @@ class PathQuerySerializer(StrictSerializer):
 class FindingQuerySerializer(StrictSerializer):
     source = serializers.UUIDField(required=False)  # type: ignore[assignment]
     destination = serializers.UUIDField(required=False)
+    family = family_filter_field()
     metric = serializers.ChoiceField(choices=FindingMetric.choices, required=False)
     state = serializers.ChoiceField(choices=FindingState.choices, required=False)
     kind = serializers.ChoiceField(choices=FindingKind.choices, required=False)
@@ -82,6 +84,7 @@ class FindingSerializer(serializers.Serializer[Any]):
     id = serializers.IntegerField()
     source = AgentRefSerializer()  # type: ignore[assignment]
     destination = AgentRefSerializer()
+    family = family_field()
     metric = serializers.CharField()
     rules = serializers.ListField(child=serializers.CharField())
     kind = serializers.CharField()
@@ -108,6 +111,7 @@ class CoincidenceSerializer(serializers.Serializer[Any]):
     finding_id = serializers.IntegerField(allow_null=True, help_text="the other finding, when it is one")
     source_id = serializers.UUIDField(allow_null=True)
     destination_id = serializers.UUIDField(allow_null=True)
+    family = serializers.IntegerField(allow_null=True, help_text="the other finding's path family: 4 or 6")
 
 
 class FindingChangesSerializer(serializers.Serializer[Any]):
@@ -229,6 +233,7 @@ class StreamsProbeSerializer(serializers.Serializer[Any]):
 class PathAnalysisSerializer(serializers.Serializer[Any]):
     source = AgentRefSerializer()  # type: ignore[assignment]
     destination = AgentRefSerializer()
+    family = family_field()
     ceilings_now = CeilingsNowField(allow_null=True, help_text="terms with today's tuning, RTT and loss")
     runs = RunAnalysisSerializer(many=True)
     path_label = PathLabelSerializer(allow_null=True, help_text="the path's label: the consensus of its recent runs")
@@ -254,6 +259,7 @@ FORWARD_LOSS_HELP = (
 class GridCellSerializer(serializers.Serializer[Any]):
     source = AgentRefSerializer()  # type: ignore[assignment]
     destination = AgentRefSerializer()
+    family = family_field()
     rate_bps = serializers.FloatField(allow_null=True)
     ceiling_bps = serializers.FloatField(allow_null=True)
     fraction_of_ceiling = serializers.FloatField(allow_null=True)
@@ -298,6 +304,7 @@ class MeshGridSerializer(serializers.Serializer[Any]):
 
 class PathListQuerySerializer(StrictSerializer):
     mesh = serializers.CharField(required=False, max_length=200, help_text="only this mesh's pairs")
+    family = family_filter_field()
 
 
 class PathSummarySerializer(serializers.Serializer[Any]):
@@ -306,6 +313,7 @@ class PathSummarySerializer(serializers.Serializer[Any]):
 
     source = AgentRefSerializer()  # type: ignore[assignment]
     destination = AgentRefSerializer()
+    family = family_field()
     test_types = serializers.ListField(child=serializers.CharField(), help_text="test types with runs")
     last_run_at = serializers.DateTimeField(allow_null=True, help_text="the path's newest data")
     last_run_status = serializers.CharField(allow_null=True, help_text="of the newest run of any kind (RunStatus)")
@@ -337,10 +345,10 @@ class PathSparkQuerySerializer(StrictSerializer):
     pair = serializers.ListField(
         child=serializers.CharField(max_length=100),
         min_length=1,
-        help_text="<source uuid>:<destination uuid>, repeated (1 to 100)",
+        help_text="<source uuid>:<destination uuid>, with :6 after it for the IPv6 path; repeated (1 to 40)",
     )
 
-    def validate_pair(self, value: list[str]) -> list[tuple[Any, Any]]:
+    def validate_pair(self, value: list[str]) -> list[tuple[Any, Any, int]]:
         if len(value) > SPARK_PAIRS:
             raise serializers.ValidationError(f"at most {SPARK_PAIRS} pairs a request, not {len(value)}")
         try:
@@ -358,6 +366,7 @@ class SparkRunSerializer(serializers.Serializer[Any]):
 class SparkSerializer(serializers.Serializer[Any]):
     source = serializers.UUIDField()  # type: ignore[assignment]
     destination = serializers.UUIDField()
+    family = family_field()
     rtt_p50_ms = serializers.ListField(
         child=serializers.FloatField(allow_null=True), help_text="hourly RTT medians from `start`, oldest first"
     )
@@ -469,6 +478,7 @@ class TimelineOwnLoadSerializer(serializers.Serializer[Any]):
 class PathTimelineSerializer(serializers.Serializer[Any]):
     source = AgentRefSerializer()  # type: ignore[assignment]
     destination = AgentRefSerializer()
+    family = family_field()
     to = serializers.DateTimeField()
     run_cap = serializers.IntegerField(help_text="most runs (and sweeps) listed per direction")
     forward = TimelineDirectionSerializer(help_text="data from source to destination")

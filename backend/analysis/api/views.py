@@ -59,8 +59,10 @@ class PathAnalysisView(HistoryReadView):
             goal_bps=params.get("goal_bps"),
             daily_volume_bytes=params.get("daily_volume_bytes", settings.ANALYSIS_DAILY_VOLUME_BYTES),
             runs_limit=params["runs"],
+            family=params["family"],
         )
-        return Response(PathAnalysisSerializer(shaping.path_analysis(source, destination, report)).data)
+        body = shaping.path_analysis(source, destination, report, params["family"])
+        return Response(PathAnalysisSerializer(body).data)
 
 
 class MeshGridView(HistoryReadView):
@@ -92,6 +94,7 @@ class FindingListView(HistoryReadView):
         chosen = FindingFilter(
             source=params.get("source"),
             destination=params.get("destination"),
+            family=params.get("family"),
             metric=params.get("metric"),
             state=params.get("state"),
             kind=params.get("kind"),
@@ -131,7 +134,7 @@ class PathListView(HistoryReadView):
                 raise NotFound(f"there is no mesh named {name!r}")
         # As the grid: the shaped body is the serializer's output (tests/api/test_path_list.py
         # holds them equal), without the serializer's cost at 9,900 rows.
-        return Response(shaping.path_list(path_list(mesh)))
+        return Response(shaping.path_list(path_list(mesh, query.validated_data.get("family"))))
 
 
 class PathSparkView(HistoryReadView):
@@ -153,11 +156,11 @@ class PathTimelineView(HistoryReadView):
     @extend_schema(parameters=[HistoryQuerySerializer], responses={200: PathTimelineSerializer})
     def get(self, request: Request) -> Response:
         now = timezone.now()
-        source, destination, start, end = path_range(request.query_params.dict(), now)
+        source, destination, start, end, family = path_range(request.query_params.dict(), now)
         try:
             # Refuses what the history refuses: longer than its daily points, older than kept.
             choose_resolution(start, end, now, retention_days())
         except RangeRefused as exc:
             raise ValidationError({"from": [str(exc)]}) from exc
         # Plain dicts, like the history: PathTimelineSerializer is the schema.
-        return Response(path_timeline(source, destination, start, end))
+        return Response(path_timeline(source, destination, start, end, family))

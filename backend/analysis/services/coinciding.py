@@ -48,6 +48,7 @@ class Coincidence:
     finding_id: int | None = None
     source_id: uuid.UUID | None = None
     destination_id: uuid.UUID | None = None
+    family: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -57,6 +58,7 @@ class Coincidence:
             "finding_id": self.finding_id,
             "source_id": self.source_id,
             "destination_id": self.destination_id,
+            "family": self.family,
         }
 
 
@@ -67,6 +69,7 @@ def change_moment(finding: Finding) -> tuple[datetime, datetime]:
             RunAnalysis.objects.filter(
                 source_id=finding.source_id,
                 destination_id=finding.destination_id,
+                family=finding.family,
                 started_at__lt=finding.started_at,
                 started_at__gte=finding.started_at - THROUGHPUT_LOOKBACK,
             )
@@ -93,10 +96,12 @@ def what_else_changed(finding: Finding) -> list[Coincidence]:
         shared = {other.source_id, other.destination_id} & ends
         if not shared:
             continue
-        if (other.source_id, other.destination_id) == (finding.source_id, finding.destination_id):
+        if _path(other) == _path(finding):
             relation, note = ChangeRelation.SAME_PATH, ""
-        elif (other.source_id, other.destination_id) == (finding.destination_id, finding.source_id):
+        elif _path(other) == (finding.destination_id, finding.source_id, finding.family):
             relation, note = ChangeRelation.REVERSE, ""
+        elif shared == ends:  # the same two hosts over the other family
+            relation, note = ChangeRelation.SHARED_AGENT, f"the same hosts over IPv{other.family}"
         else:
             agent = other.source if other.source_id in shared else other.destination
             relation, note = ChangeRelation.SHARED_AGENT, f"shares agent {agent.name}"
@@ -113,7 +118,9 @@ def _coincidence(other: Finding, relation: ChangeRelation, note: str) -> Coincid
         sentence += f", through {_listed(hops)}"
     if note:
         sentence += f" ({note})"
-    return Coincidence(relation, other.started_at, sentence, other.pk, other.source_id, other.destination_id)
+    return Coincidence(
+        relation, other.started_at, sentence, other.pk, other.source_id, other.destination_id, other.family
+    )
 
 
 def _shared_router_changes(finding: Finding, far: list[Finding], when: datetime) -> list[Coincidence]:
@@ -139,31 +146,37 @@ def _listed(values: list[str], shown: int = 3) -> str:
     return ", ".join(values[:shown]) + (f" and {len(values) - shown} more" if len(values) > shown else "")
 
 
-def _path(finding: Finding) -> tuple[uuid.UUID, uuid.UUID]:
-    return finding.source_id, finding.destination_id
+# A path as findings and traces key it: source, destination, family.
+PathKey = tuple[uuid.UUID, uuid.UUID, int]
 
 
-def routers(paths: list[tuple[uuid.UUID, uuid.UUID]], when: datetime) -> dict[tuple[uuid.UUID, uuid.UUID], set[str]]:
+def _path(finding: Finding) -> PathKey:
+    return finding.source_id, finding.destination_id, finding.family
+
+
+def routers(paths: list[PathKey], when: datetime) -> dict[PathKey, set[str]]:
     """Per path, the addresses that answered on its newest trace of the day before `when`
     (every flow of that run), the path's own agents left out. Three queries for any number."""
     wanted = Q()
-    for source_id, destination_id in paths:
-        wanted |= Q(source_id=source_id, destination_id=destination_id)
+    for source_id, destination_id, family in paths:
+        wanted |= Q(source_id=source_id, destination_id=destination_id, family=family)
     newest = (
         TracePath.objects.filter(wanted, time__lte=when, time__gte=when - THROUGHPUT_LOOKBACK)
-        .order_by("source_id", "destination_id", "-time")
-        .distinct("source_id", "destination_id")
+        .order_by("source_id", "destination_id", "family", "-time")
+        .distinct("source_id", "destination_id", "family")
         .values_list("run_id", flat=True)
     )
-    rows = TracePath.objects.filter(run_id__in=list(newest)).values_list("source_id", "destination_id", "hops")
-    agents = {source for source, _ in paths} | {destination for _, destination in paths}
-    address = dict(Agent.objects.filter(pk__in=agents).values_list("pk", "address"))
-    found: dict[tuple[uuid.UUID, uuid.UUID], set[str]] = {}
-    for src, dst, hops in rows:
+    rows = TracePath.objects.filter(run_id__in=list(newest)).values_list(
+        "source_id", "destination_id", "family", "hops"
+    )
+    agents = {source for source, _, _ in paths} | {destination for _, destination, _ in paths}
+    addresses = {agent.pk: set(agent.addresses) for agent in Agent.objects.filter(pk__in=agents)}
+    found: dict[PathKey, set[str]] = {}
+    for src, dst, family, hops in rows:
         if dst is None:
             continue
-        own = {address.get(src), address.get(dst), "*", ""}
-        found.setdefault((src, dst), set()).update(
+        own = addresses.get(src, set()) | addresses.get(dst, set()) | {"*", ""}
+        found.setdefault((src, dst, family), set()).update(
             probe["address"]
             for hop in hops
             if isinstance(hop, dict)

@@ -19,6 +19,7 @@ from meshes.services.paths import mesh_pairs
 class FindingFilter:
     source: uuid.UUID | None = None
     destination: uuid.UUID | None = None
+    family: int | None = None
     metric: str | None = None
     state: str | None = None
     kind: str | None = None
@@ -34,7 +35,7 @@ def list_findings(chosen: FindingFilter, limit: int) -> list[Finding]:
         value = getattr(chosen, key)
         if value is not None:
             findings = findings.filter(**{f"{key}_id": value})
-    for key in ("metric", "state", "kind"):
+    for key in ("family", "metric", "state", "kind"):
         value = getattr(chosen, key)
         if value is not None:
             findings = findings.filter(**{key: value})
@@ -47,11 +48,11 @@ def list_findings(chosen: FindingFilter, limit: int) -> list[Finding]:
     # A mesh's paths are its directed pairs among active agents (a disjoint mesh tests A -> B
     # and back, not A -> A'): narrow by member ids in SQL, then keep only the mesh's pairs.
     agents = {agent.pk: agent for agent in Agent.objects.filter(revoked_at__isnull=True)}
-    pairs = {(src.pk, dst.pk) for src, dst, _ in mesh_pairs(chosen.mesh, agents) if dst is not None}
-    ids = {agent_id for pair in pairs for agent_id in pair}
+    pairs = {(src.pk, dst.pk, family) for src, dst, _, family in mesh_pairs(chosen.mesh, agents) if dst is not None}
+    ids = {agent_id for src, dst, _ in pairs for agent_id in (src, dst)}
     rows: list[Finding] = []
     for finding in findings.filter(source_id__in=ids, destination_id__in=ids).iterator(chunk_size=500):
-        if (finding.source_id, finding.destination_id) in pairs:
+        if (finding.source_id, finding.destination_id, finding.family) in pairs:
             rows.append(finding)
             if len(rows) >= limit:
                 break

@@ -33,11 +33,11 @@ def finding_summary(finding: Finding, path: str, ends: tuple[str, str] | None = 
     return f"ECMP members changed on {path} ({', '.join(finding.rules) or 'changed'})"
 
 
-def hop_addresses(source_id: str, destination_id: str, fingerprints: Iterable[str]) -> set[str]:
+def hop_addresses(source_id: str, destination_id: str, fingerprints: Iterable[str], family: int = 4) -> set[str]:
     """The router addresses on the path's traces with these route fingerprints."""
     found: set[str] = set()
     traces = TracePath.objects.filter(
-        source_id=source_id, destination_id=destination_id, fingerprint__in=list(fingerprints)
+        source_id=source_id, destination_id=destination_id, family=family, fingerprint__in=list(fingerprints)
     ).order_by("-time")
     seen: set[str] = set()
     for fingerprint, hops in traces.values_list("fingerprint", "hops")[:50]:
@@ -56,5 +56,5 @@ def new_hops(finding: Finding) -> list[str]:
     added, old = evidence.get("added") or [], evidence.get("old_fingerprints") or []
     if not added:
         return []
-    src, dst = str(finding.source_id), str(finding.destination_id)
-    return sorted(hop_addresses(src, dst, added) - hop_addresses(src, dst, old) - {"*"})[:20]
+    src, dst, family = str(finding.source_id), str(finding.destination_id), finding.family
+    return sorted(hop_addresses(src, dst, added, family) - hop_addresses(src, dst, old, family) - {"*"})[:20]

@@ -66,14 +66,14 @@ SELECT time_bucket(make_interval(secs => %(width)s), time) AS bucket,
        percentile_cont(0.5) WITHIN GROUP (ORDER BY rtt_ms) FILTER (WHERE NOT duplicate),
        percentile_cont(0.9) WITHIN GROUP (ORDER BY rtt_ms) FILTER (WHERE NOT duplicate)
 FROM measurements_pingsample
-WHERE source_id = %(a)s AND destination_id = %(b)s AND time >= %(start)s AND time < %(end)s
-  AND {NOT_BUSY}
+WHERE source_id = %(a)s AND destination_id = %(b)s AND family = %(family)s
+  AND time >= %(start)s AND time < %(end)s AND {NOT_BUSY}
 GROUP BY bucket
 ORDER BY bucket
 """  # noqa: S608 (own_load.py's constants, no input)
 
 
-def rtt_windows(source: Agent, destination: Agent, start: datetime, end: datetime) -> list[RttWindow]:
+def rtt_windows(source: Agent, destination: Agent, start: datetime, end: datetime, family: int = 4) -> list[RttWindow]:
     """Ping samples of a path in fixed windows (only complete ones: the newest may still fill,
     and the first starts on a window boundary so it is not a partial one), without those
     answered while a throughput test loaded either agent (own_load.py)."""
@@ -82,7 +82,7 @@ def rtt_windows(source: Agent, destination: Agent, start: datetime, end: datetim
     with connection.cursor() as cursor:
         cursor.execute(
             RTT_WINDOWS_SQL,
-            {"width": width, "a": source.pk, "b": destination.pk, "start": start, "end": end},
+            {"width": width, "a": source.pk, "b": destination.pk, "family": family, "start": start, "end": end},
         )
         rows = cursor.fetchall()
     step = timedelta(seconds=width)
@@ -106,8 +106,8 @@ SELECT time_bucket(make_interval(secs => %(width)s), time) AS bucket,
        percentile_cont(0.5) WITHIN GROUP (ORDER BY {direction}_p50_ms) FILTER (WHERE {trusted}),
        percentile_cont(0.5) WITHIN GROUP (ORDER BY {direction}_p90_ms) FILTER (WHERE {trusted})
 FROM measurements_latencyinterval
-WHERE source_id = %(source)s AND destination_id = %(destination)s AND time >= %(start)s AND time < %(end)s
-  AND {lost} IS NOT NULL
+WHERE source_id = %(source)s AND destination_id = %(destination)s AND family = %(family)s
+  AND time >= %(start)s AND time < %(end)s AND {lost} IS NOT NULL
 GROUP BY bucket
 ORDER BY bucket
 """
@@ -123,7 +123,7 @@ ONE_WAY_SQL = {
 
 
 def one_way_windows(
-    source: Agent, destination: Agent, start: datetime, end: datetime
+    source: Agent, destination: Agent, start: datetime, end: datetime, family: int = 4
 ) -> tuple[list[RttWindow], list[RttWindow]]:
     """The delay and loss windows of the direction source -> destination (complete windows
     only, as rtt_windows): from source's latency sessions towards destination, or where it ran
@@ -132,6 +132,7 @@ def one_way_windows(
     start = datetime.fromtimestamp(-(-start.timestamp() // width) * width, tz=start.tzinfo)
     params: dict[str, Any] = {
         "width": width, "start": start, "end": end, "clock_limit": settings.LATENCY_CLOCK_ERROR_LIMIT_MS,
+        "family": family,
     }  # fmt: skip
     rows: list[tuple[Any, ...]] = []
     with connection.cursor() as cursor:
@@ -149,19 +150,16 @@ def one_way_windows(
     return [window for window in windows if window.min_ms is not None], [window for window in windows if window.sent]
 
 
-def trace_route_sets(source: Agent, destination: Agent, since: datetime) -> list[tuple[datetime, frozenset[str]]]:
+def trace_route_sets(
+    source: Agent, destination: Agent, since: datetime, family: int = 4
+) -> list[tuple[datetime, frozenset[str]]]:
     """Per trace run, the routes of the flows that reached the destination (a route with
     silent hops read as the complete route it fits: a router's ICMP rate limit is no move)."""
-    rows = list(
-        TracePath.objects.filter(
-            source_id=source.pk, destination_id=destination.pk, time__gte=since, reached=True
-        ).values_list("time", "run_id", "fingerprint")
-    )
+    path = TracePath.objects.filter(source_id=source.pk, destination_id=destination.pk, family=family, time__gte=since)
+    rows = list(path.filter(reached=True).values_list("time", "run_id", "fingerprint"))
     weights = Counter(fingerprint for _, _, fingerprint in rows)
     hops = (
-        TracePath.objects.filter(
-            source_id=source.pk, destination_id=destination.pk, time__gte=since, fingerprint__in=list(weights)
-        )
+        path.filter(fingerprint__in=list(weights))
         .order_by("fingerprint", "-time")
         .distinct("fingerprint")
         .values_list("fingerprint", "hops")
@@ -177,39 +175,50 @@ ALL_METRICS = frozenset(FindingMetric)
 
 
 def path_episodes(
-    source: Agent, destination: Agent, now: datetime, metrics: frozenset[FindingMetric] = ALL_METRICS
+    source: Agent,
+    destination: Agent,
+    now: datetime,
+    metrics: frozenset[FindingMetric] = ALL_METRICS,
+    family: int = 4,
 ) -> dict[FindingMetric, list[Episode]]:
-    """The rules of the given metrics (all by default) over the path's history: what the
-    stored findings of those metrics must match. Each metric reads only its own inputs."""
+    """The rules of the given metrics (all by default) over the path's history (in its
+    family): what the stored findings of those metrics must match. Each metric reads only
+    its own inputs."""
     episodes: dict[FindingMetric, list[Episode]] = {}
     if FindingMetric.THROUGHPUT in metrics:
-        episodes[FindingMetric.THROUGHPUT] = throughput_episodes(source, destination, now)
+        episodes[FindingMetric.THROUGHPUT] = throughput_episodes(source, destination, now, family)
     if metrics & {FindingMetric.RTT, FindingMetric.LOSS}:
         baseline = timedelta(seconds=settings.ANALYSIS_RTT_BASELINE_S)
-        windows = rtt_windows(source, destination, now - 2 * baseline, now)
+        windows = rtt_windows(source, destination, now - 2 * baseline, now, family)
         if FindingMetric.RTT in metrics:
             # RTT is compared within the ECMP member each ping ran on; loss is the same on every member.
-            judged = within_member(windows, ecmp_modes_at(source, destination, windows))
+            judged = within_member(windows, ecmp_modes_at(source, destination, windows, family))
             episodes[FindingMetric.RTT] = rtt_cusum(judged, baseline_s=settings.ANALYSIS_RTT_BASELINE_S)
         if FindingMetric.LOSS in metrics:
             episodes[FindingMetric.LOSS] = loss_rule(windows, baseline_s=settings.ANALYSIS_RTT_BASELINE_S)
     if metrics & {FindingMetric.ONE_WAY_DELAY, FindingMetric.ONE_WAY_LOSS}:
         baseline = timedelta(seconds=settings.ANALYSIS_RTT_BASELINE_S)
-        delays, losses = one_way_windows(source, destination, now - 2 * baseline, now)
+        delays, losses = one_way_windows(source, destination, now - 2 * baseline, now, family)
         if FindingMetric.ONE_WAY_DELAY in metrics:
             episodes[FindingMetric.ONE_WAY_DELAY] = rtt_cusum(delays, baseline_s=settings.ANALYSIS_RTT_BASELINE_S)
         if FindingMetric.ONE_WAY_LOSS in metrics:
             episodes[FindingMetric.ONE_WAY_LOSS] = loss_rule(losses, baseline_s=settings.ANALYSIS_RTT_BASELINE_S)
     if FindingMetric.ROUTE in metrics:
-        episodes[FindingMetric.ROUTE] = route_changes(trace_route_sets(source, destination, now - TRACE_HISTORY))
+        routes = trace_route_sets(source, destination, now - TRACE_HISTORY, family)
+        episodes[FindingMetric.ROUTE] = route_changes(routes)
     if FindingMetric.ECMP in metrics:
-        episodes[FindingMetric.ECMP] = ecmp_changes(sweep_observations(source, destination, now - ECMP_HISTORY, now))
+        sweeps = sweep_observations(source, destination, now - ECMP_HISTORY, now, family)
+        episodes[FindingMetric.ECMP] = ecmp_changes(sweeps)
     return episodes
 
 
-def throughput_episodes(source: Agent, destination: Agent, now: datetime) -> list[Episode]:
+def throughput_episodes(source: Agent, destination: Agent, now: datetime, family: int = 4) -> list[Episode]:
     history = RunAnalysis.objects.filter(
-        source=source, destination=destination, started_at__gte=now - THROUGHPUT_HISTORY, rate_bps__isnull=False
+        source=source,
+        destination=destination,
+        family=family,
+        started_at__gte=now - THROUGHPUT_HISTORY,
+        rate_bps__isnull=False,
     ).order_by("started_at")
     series: dict[str, list[Point]] = defaultdict(list)
     scaled: dict[str, int] = defaultdict(int)
@@ -229,11 +238,13 @@ def throughput_episodes(source: Agent, destination: Agent, now: datetime) -> lis
     ]
 
 
-def sweep_observations(source: Agent, destination: Agent, since: datetime, until: datetime) -> list[SweepObservation]:
+def sweep_observations(
+    source: Agent, destination: Agent, since: datetime, until: datetime, family: int = 4
+) -> list[SweepObservation]:
     """The path's decided flow sweeps as the ECMP rules read them: flows used and each mode's
     RTT and flows (stored analyses are contract-checked; anything else is passed over)."""
     rows = SweepModes.objects.filter(
-        source=source, destination=destination, started_at__gte=since, started_at__lte=until
+        source=source, destination=destination, family=family, started_at__gte=since, started_at__lte=until
     ).exclude(verdict=RttModeVerdict.INSUFFICIENT)
     found: list[SweepObservation] = []
     for row in rows.order_by("started_at").only("started_at", "analysis"):
@@ -269,7 +280,9 @@ def stored_levels(analysis: dict[str, Any]) -> tuple[MemberLevel, ...]:
     return tuple(levels)
 
 
-def ecmp_modes_at(source: Agent, destination: Agent, windows: Sequence[RttWindow]) -> list[tuple[MemberLevel, ...]]:
+def ecmp_modes_at(
+    source: Agent, destination: Agent, windows: Sequence[RttWindow], family: int = 4
+) -> list[tuple[MemberLevel, ...]]:
     """Per window, the RTT modes of the newest ECMP flow sweep of the day before its end (the
     reverse path's where the forward one has none); () where the path had no ECMP sweep."""
     if not windows:
@@ -277,6 +290,7 @@ def ecmp_modes_at(source: Agent, destination: Agent, windows: Sequence[RttWindow
     since, until = windows[0].start - MODES_LOOKBACK, windows[-1].end
     both_ways = SweepModes.objects.filter(
         Q(source=source, destination=destination) | Q(source=destination, destination=source),
+        family=family,
         verdict=RttModeVerdict.ECMP,
         started_at__gte=since,
         started_at__lte=until,
@@ -338,7 +352,7 @@ def _facts_change(agent: Agent, start: datetime, end: datetime) -> str:
     return ""
 
 
-def day_levels(source: Agent, destination: Agent, when: datetime) -> tuple[MemberLevel, ...]:
+def day_levels(source: Agent, destination: Agent, when: datetime, family: int = 4) -> tuple[MemberLevel, ...]:
     """Every ECMP mode the path's sweeps showed in the day before `when` (the reverse path's
     where the forward one has none): a member of 5 % forms a mode in one sweep in five, so the
     newest sweep alone would miss the member a ping took."""
@@ -346,6 +360,7 @@ def day_levels(source: Agent, destination: Agent, when: datetime) -> tuple[Membe
         rows = SweepModes.objects.filter(
             source=src,
             destination=dst,
+            family=family,
             verdict=RttModeVerdict.ECMP,
             started_at__gte=when - MODES_LOOKBACK,
             started_at__lte=when,
@@ -356,42 +371,36 @@ def day_levels(source: Agent, destination: Agent, when: datetime) -> tuple[Membe
     return ()
 
 
-def ping_member_switch(source: Agent, destination: Agent, episode: MergedEpisode) -> str:
+def ping_member_switch(source: Agent, destination: Agent, episode: MergedEpisode, family: int = 4) -> str:
     """An RTT step from one ECMP member's RTT to another's: ping's flow moved, nothing changed.
 
     Both must be members the sweeps showed before the step began: after a real shift the
     sweeps show every member moved, and the moved first member is no other member."""
     first = episode.first
-    raw = rtt_windows(
-        source, destination, first.started_at, first.detected_at + timedelta(seconds=settings.ANALYSIS_RTT_WINDOW_S)
-    )
+    until = first.detected_at + timedelta(seconds=settings.ANALYSIS_RTT_WINDOW_S)
+    raw = rtt_windows(source, destination, first.started_at, until, family)
     minima = [math.nan if window.min_ms is None else window.min_ms for window in raw]
     scale = first.evidence.get("baseline_scale_ms")
     slack = float(scale) if isinstance(scale, int | float) and not isinstance(scale, bool) else 0.0
-    levels = day_levels(source, destination, first.started_at)
-    return member_switch(first.baseline, minima, levels, slack, ecmp_modes_at(source, destination, raw))
+    levels = day_levels(source, destination, first.started_at, family)
+    return member_switch(first.baseline, minima, levels, slack, ecmp_modes_at(source, destination, raw, family))
 
 
-def coinciding_change(source: Agent, destination: Agent, episode: MergedEpisode, metric: FindingMetric) -> str:
+def coinciding_change(
+    source: Agent, destination: Agent, episode: MergedEpisode, metric: FindingMetric, family: int = 4
+) -> str:
     """What explains a step, so it is an annotation and not an alarm ('' if nothing does): a
     tuning or iperf3 change for throughput, ping moving to another ECMP member for RTT."""
     if metric == FindingMetric.RTT:
-        return ping_member_switch(source, destination, episode)
+        return ping_member_switch(source, destination, episode, family)
     if metric != FindingMetric.THROUGHPUT:
         return ""
-    before = (
-        RunAnalysis.objects.filter(source=source, destination=destination, started_at__lt=episode.started_at)
-        .order_by("-started_at")
-        .first()
-    )
+    analyses = RunAnalysis.objects.filter(source=source, destination=destination, family=family)
+    before = analyses.filter(started_at__lt=episode.started_at).order_by("-started_at").first()
     start = before.started_at if before else episode.started_at - timedelta(days=1)
     end = episode.first.detected_at
     notes = [note for agent in (source, destination) if (note := _facts_change(agent, start, end))]
-    after = (
-        RunAnalysis.objects.filter(source=source, destination=destination, started_at__gte=episode.started_at)
-        .order_by("started_at")
-        .first()
-    )
+    after = analyses.filter(started_at__gte=episode.started_at).order_by("started_at").first()
     if before and after and before.iperf3_version and after.iperf3_version != before.iperf3_version:
         notes.append(f"iperf3 changed from {before.iperf3_version} to {after.iperf3_version}")
     return "; ".join(notes)
@@ -423,6 +432,7 @@ def reconcile_findings(
     episodes: Sequence[Episode],
     now: datetime,
     existing: list[Finding] | None = None,
+    family: int = 4,
 ) -> int:
     """Makes the stored findings of one path and metric match the rules' episodes.
 
@@ -434,7 +444,7 @@ def reconcile_findings(
     merged = merge_episodes(episodes, worse=REGRESSION_DIRECTION.get(metric))
     opened = 0
     if existing is None:
-        existing = list(Finding.objects.filter(source=source, destination=destination, metric=metric))
+        existing = list(Finding.objects.filter(source=source, destination=destination, family=family, metric=metric))
     if not merged and not existing:
         return 0  # the usual path: nothing found, nothing stored
     by_key = {finding.pk: finding for finding in existing}
@@ -449,7 +459,7 @@ def reconcile_findings(
         if incident.key is not None:
             matched.add(incident.key)
         episode = incident.episode
-        fields = _finding_fields(episode, metric, coinciding_change(source, destination, episode, metric))
+        fields = _finding_fields(episode, metric, coinciding_change(source, destination, episode, metric, family))
         plans.append((by_key[incident.key] if incident.key is not None else None, fields))
     # Close stale open findings first: at most one may be open per path and metric.
     for finding in existing:
@@ -462,7 +472,7 @@ def reconcile_findings(
             finding.save(update_fields=["state", "cleared_at", "updated_at", "evidence"])
     for match, fields in sorted(plans, key=lambda plan: plan[1]["state"] == FindingState.OPEN):
         if match is None:
-            Finding.objects.create(source=source, destination=destination, metric=metric, **fields)
+            Finding.objects.create(source=source, destination=destination, family=family, metric=metric, **fields)
             opened += fields["state"] == FindingState.OPEN
             continue
         if any(getattr(match, key) != value for key, value in fields.items()):
@@ -474,10 +484,14 @@ def reconcile_findings(
 
 
 def detect_findings(
-    source: Agent, destination: Agent, now: datetime | None = None, metrics: frozenset[FindingMetric] = ALL_METRICS
+    source: Agent,
+    destination: Agent,
+    now: datetime | None = None,
+    metrics: frozenset[FindingMetric] = ALL_METRICS,
+    family: int = 4,
 ) -> int:
-    """Runs the rules of the given metrics (every rule by default) on one path and stores
-    what they find; returns findings newly opened.
+    """Runs the rules of the given metrics (every rule by default) on one path (in one
+    family) and stores what they find; returns findings newly opened.
 
     The rules run under the path's lock and on data up to the moment the lock is held, so
     the task and a recompute cannot store findings from different views of the data.
@@ -487,13 +501,14 @@ def detect_findings(
     # an error still rolls the path back whole, and a pass over 4,500 paths saves 9,000 queries.
     with transaction.atomic(savepoint=False):
         with connection.cursor() as cursor:
-            key = f"findings:{source.pk}:{destination.pk}"
+            key = f"findings:{source.pk}:{destination.pk}:{family}"
             cursor.execute("SELECT pg_advisory_xact_lock(hashtextextended(%s, 0))", [key])
         now = now or timezone.now()
-        episodes = path_episodes(source, destination, now, metrics)
+        episodes = path_episodes(source, destination, now, metrics, family)
         stored: dict[str, list[Finding]] = defaultdict(list)
-        for finding in Finding.objects.filter(source=source, destination=destination, metric__in=list(episodes)):
+        path = Finding.objects.filter(source=source, destination=destination, family=family)
+        for finding in path.filter(metric__in=list(episodes)):
             stored[finding.metric].append(finding)
         for metric, found in episodes.items():
-            opened += reconcile_findings(source, destination, metric, found, now, stored[metric])
+            opened += reconcile_findings(source, destination, metric, found, now, stored[metric], family)
     return opened

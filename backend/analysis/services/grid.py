@@ -26,6 +26,7 @@ from meshes.thresholds import GridThresholds, effective_thresholds
 class GridCell(NamedTuple):  # a tuple: 9,900 are made per request
     source: Agent
     destination: Agent
+    family: int  # a dual-stack pair has a cell per family
     state: PathState
     mode_count: int | None  # of the sweep whose modes stand now
     rtt_mode_verdict: str | None
@@ -45,22 +46,22 @@ def mesh_grid(mesh: Mesh) -> MeshGrid:
     """For every src -> dst of a mesh: its current state and RTT mode count, with the mesh's
     thresholds. A fixed number of queries, whatever the mesh size."""
     agents = {agent.pk: agent for agent in Agent.objects.filter(revoked_at__isnull=True)}
-    pairs = [(src, dst) for src, dst, _ in mesh_pairs(mesh, agents) if dst is not None]
+    pairs = [(src, dst, family) for src, dst, _, family in mesh_pairs(mesh, agents) if dst is not None]
     # By id, not by instance: a model's __hash__ costs more than the rest of a 9,900-cell grid.
-    members = {agent.id: agent for pair in pairs for agent in pair}
+    members = {agent.id: agent for src, dst, _ in pairs for agent in (src, dst)}
     ids = sorted(members)
     now = timezone.now()
     thresholds = effective_thresholds(mesh.thresholds, [test.interval_s for test in mesh.tests.all() if test.enabled])
     states = path_states(now, ids)
-    modes = standing_mode_counts(ids, now)
+    modes = standing_mode_counts(ids, now, sorted({family for _, _, family in pairs}))
     stale_after_s = thresholds.stale_after_s
     text_ids = {agent_id: str(agent_id) for agent_id in ids}
     cells = []
-    for src, dst in pairs:
-        key = (text_ids[src.id], text_ids[dst.id])
+    for src, dst, family in pairs:
+        key = (text_ids[src.id], text_ids[dst.id], family)
         state = states.get(key)
         mode_count, verdict = modes.get(key, (None, None))
         age_s = state.data_age_s
         stale = age_s is not None and stale_after_s is not None and age_s > stale_after_s
-        cells.append(GridCell(src, dst, state, mode_count, verdict, stale))
+        cells.append(GridCell(src, dst, family, state, mode_count, verdict, stale))
     return MeshGrid(mesh, sorted(members.values(), key=lambda agent: agent.name), cells, thresholds, now)

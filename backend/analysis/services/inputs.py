@@ -92,18 +92,18 @@ FROM (
            min(rtt_ms) AS min_rtt
     FROM measurements_pingsample
     WHERE ((source_id = %(a)s AND destination_id = %(b)s) OR (source_id = %(b)s AND destination_id = %(a)s))
-      AND time >= %(start)s AND time < %(end)s AND {NOT_BUSY}
+      AND family = %(family)s AND time >= %(start)s AND time < %(end)s AND {NOT_BUSY}
     GROUP BY run_id
 ) AS runs
 """  # noqa: S608 (own_load.py's constants, no input)
 
 
-def path_loss(a: uuid.UUID, b: uuid.UUID, start: datetime, end: datetime) -> PathLoss:
-    """Random loss and minimum RTT between two agents from pings (either direction: both are
-    round trips). A ping run that lost every packet is an outage, not random loss, and ICMP
-    errors are not losses; both are left out."""
+def path_loss(a: uuid.UUID, b: uuid.UUID, start: datetime, end: datetime, family: int = 4) -> PathLoss:
+    """Random loss and minimum RTT between two agents in one family from pings (either
+    direction: both are round trips). A ping run that lost every packet is an outage, not
+    random loss, and ICMP errors are not losses; both are left out."""
     with connection.cursor() as cursor:
-        cursor.execute(PING_LOSS_SQL, {"a": a, "b": b, "start": start, "end": end})
+        cursor.execute(PING_LOSS_SQL, {"a": a, "b": b, "family": family, "start": start, "end": end})
         sent, lost, outages, min_rtt = cursor.fetchone() or (None, None, 0, None)
     sent, lost = int(sent or 0), int(lost or 0)
     outage_note = f"; {outages} ping runs lost entirely (outages) left out" if outages else ""
@@ -120,11 +120,12 @@ def is_udp(run: Run) -> bool:
     return udp_run(as_dict(run.summary), as_dict(run.params))
 
 
-def ok_throughput_runs(a: Agent, b: Agent, since: datetime, until: datetime) -> QuerySet[Run]:
-    """The measured throughput runs between two agents, either way, started in [since,
-    until], newest first: which way the data flowed is the caller's (data_direction)."""
+def ok_throughput_runs(a: Agent, b: Agent, since: datetime, until: datetime, family: int = 4) -> QuerySet[Run]:
+    """The measured throughput runs between two agents in one family, either way, started in
+    [since, until], newest first: which way the data flowed is the caller's (data_direction)."""
     return Run.objects.filter(
         Q(source_id=a.pk, destination_id=b.pk) | Q(source_id=b.pk, destination_id=a.pk),
+        family=family,
         test_type=TestType.THROUGHPUT,
         status=RunStatus.OK,
         started_at__gte=since,
@@ -169,10 +170,12 @@ def interval_rows(run: Run) -> list[IntervalRow]:
     ]
 
 
-def ecmp_seen(source: Agent, destination: Agent, at: datetime) -> bool:
+def ecmp_seen(source: Agent, destination: Agent, at: datetime, family: int = 4) -> bool:
     """Whether a flow sweep found ECMP members on the path, either way, in the week before `at`."""
     path = Q(source=source, destination=destination) | Q(source=destination, destination=source)
-    recent = SweepModes.objects.filter(path, verdict=RttModeVerdict.ECMP, started_at__gte=at - ECMP_SEEN_LOOKBACK)
+    recent = SweepModes.objects.filter(
+        path, family=family, verdict=RttModeVerdict.ECMP, started_at__gte=at - ECMP_SEEN_LOOKBACK
+    )
     return recent.filter(started_at__lte=at).exists()
 
 
@@ -186,11 +189,12 @@ class Surroundings:
     sources: dict[str, str]  # sender_facts, receiver_facts, loss, modes: one sentence each
 
 
-def surroundings(sender: Agent, receiver: Agent, at: datetime) -> Surroundings:
-    """The hosts' tuning and the path's loss, RTT and modes as of `at` (a run's start, or now)."""
+def surroundings(sender: Agent, receiver: Agent, at: datetime, family: int = 4) -> Surroundings:
+    """The hosts' tuning and the path's loss, RTT and modes (in its family) as of `at` (a
+    run's start, or now)."""
     sender_facts, receiver_facts = host_facts_at(sender, at), host_facts_at(receiver, at)
-    loss = path_loss(sender.pk, receiver.pk, at - LOSS_LOOKBACK, at)
-    modes = sweep_modes_near(sender, receiver, at)
+    loss = path_loss(sender.pk, receiver.pk, at - LOSS_LOOKBACK, at, family)
+    modes = sweep_modes_near(sender, receiver, at, family)
     context = PathContext(
         loss_fraction=loss.fraction,
         loss_floor=loss.floor,
@@ -202,7 +206,7 @@ def surroundings(sender: Agent, receiver: Agent, at: datetime) -> Surroundings:
             if modes and modes.verdict == RttModeVerdict.ECMP
             else ()
         ),
-        ecmp_seen=ecmp_seen(sender, receiver, at),
+        ecmp_seen=ecmp_seen(sender, receiver, at, family),
     )
     sources = {
         "sender_facts": sender_facts.source,
@@ -211,8 +215,8 @@ def surroundings(sender: Agent, receiver: Agent, at: datetime) -> Surroundings:
         "modes": f"flow sweep {modes.run_id} ({modes.verdict})" if modes else "no flow sweep in the 24 h before",
     }
     return Surroundings(
-        HostTuning.from_facts(sender_facts.facts, sender.address),
-        HostTuning.from_facts(receiver_facts.facts, receiver.address),
+        HostTuning.from_facts(sender_facts.facts, sender.address_for(family) or sender.address),
+        HostTuning.from_facts(receiver_facts.facts, receiver.address_for(family) or receiver.address),
         context,
         sources,
     )
@@ -220,6 +224,6 @@ def surroundings(sender: Agent, receiver: Agent, at: datetime) -> Surroundings:
 
 def run_inputs(run: Run, sender: Agent, receiver: Agent, at: datetime, stats: IntervalStats | None) -> RunInputs:
     """What one run's ceilings rest on, looked up as of `at` (the run's start, or now)."""
-    around = surroundings(sender, receiver, at)
+    around = surroundings(sender, receiver, at, run.family)
     facts = run_facts(as_dict(run.summary), as_dict(run.params), around.sender, around.receiver, around.context, stats)
     return RunInputs(facts, around.sources)

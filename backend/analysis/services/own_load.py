@@ -133,9 +133,10 @@ WITH flagged AS (
     WHERE (s.source_id IN (t.a, t.b) OR s.destination_id IN (t.a, t.b))
       AND s.time >= t.start_at AND s.time < t.end_at
       AND s.time >= %(lo)s AND s.time < %(hi)s AND NOT s.own_load
-    RETURNING s.source_id, s.destination_id, s.time
+    RETURNING s.source_id, s.destination_id, s.family, s.time
 )
-SELECT DISTINCT source_id, destination_id, time_bucket(%(width)s, time) FROM flagged WHERE destination_id IS NOT NULL
+SELECT DISTINCT source_id, destination_id, family, time_bucket(%(width)s, time)
+FROM flagged WHERE destination_id IS NOT NULL
 """
 # Latency intervals stored before a throughput run that no slot announced, on a path of either
 # of its agents, that overlap it. An interval starts at most its longest length (the options'
@@ -205,7 +206,7 @@ def _mark_earlier_pings(agent_id: uuid.UUID, runs: list[dict[str, Any]]) -> None
     with connection.cursor() as cursor:
         cursor.execute(MARK_EARLIER_PINGS_SQL, params)
         minutes = cursor.fetchall()
-    mark(MINUTE, (Mark(Kind.RTT, source, destination, bucket) for source, destination, bucket in minutes))
+    mark(MINUTE, (Mark(Kind.RTT, *minute) for minute in minutes))
 
 
 def _mark_latency(agent_id: uuid.UUID, sessions: list[dict[str, Any]]) -> None:

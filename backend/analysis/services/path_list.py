@@ -20,6 +20,7 @@ from meshes.services.paths import mesh_pairs
 class PathRow(NamedTuple):  # a tuple: 9,900 are made per request
     source: Agent
     destination: Agent
+    family: int
     state: PathState
 
 
@@ -30,18 +31,24 @@ class PathList:
     generated_at: datetime
 
 
-def path_list(mesh: Mesh | None = None) -> PathList:
+def path_list(mesh: Mesh | None = None, family: int | None = None) -> PathList:
     """Every path with a run of any kind (revoked agents' too: their history stays), or only
-    those among a mesh's pairs of active agents."""
+    those among a mesh's pairs of active agents, or only those of one family."""
     now = timezone.now()
     agents = {str(agent.id): agent for agent in Agent.objects.all()}
     states = path_states(now)
     paths = states.with_runs()
     if mesh is not None:
         active = {agent.pk: agent for agent in agents.values() if agent.revoked_at is None}
-        wanted = {(str(src.id), str(dst.id)) for src, dst, _ in mesh_pairs(mesh, active) if dst is not None}
+        wanted = {
+            (str(src.id), str(dst.id), path_family)
+            for src, dst, _, path_family in mesh_pairs(mesh, active)
+            if dst is not None
+        }
         paths = [path for path in paths if path in wanted]
-    rows = [PathRow(agents[src], agents[dst], states.get((src, dst))) for src, dst in paths]
-    rows.sort(key=lambda row: (row.source.name, row.destination.name))
+    if family is not None:
+        paths = [path for path in paths if path[2] == family]
+    rows = [PathRow(agents[src], agents[dst], fam, states.get((src, dst, fam))) for src, dst, fam in paths]
+    rows.sort(key=lambda row: (row.source.name, row.destination.name, row.family))
     named = {row.source.id: row.source for row in rows} | {row.destination.id: row.destination for row in rows}
     return PathList(list(named.values()), rows, now)

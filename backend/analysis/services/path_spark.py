@@ -23,42 +23,45 @@ SPARK_PAIRS = 40
 SPARK_HOURS = 24
 SPARK_RUNS = 12
 
+# The paths asked for, as rows: (source, destination, family).
+PATHS = "SELECT * FROM unnest(%(sources)s::uuid[], %(destinations)s::uuid[], %(families)s::smallint[])"
 HOURS_SQL = """
-SELECT source_id, destination_id, bucket, p50_ms FROM history_rtthour
-WHERE (source_id, destination_id) IN (SELECT * FROM unnest(%(sources)s::uuid[], %(destinations)s::uuid[]))
+SELECT source_id, destination_id, family, bucket, p50_ms FROM history_rtthour
+WHERE (source_id, destination_id, family) IN ({PATHS})
   AND bucket >= %(start)s AND bucket < %(live_from)s
 """
 # Hours the refresh has not closed yet (the current one, and the one before for a few minutes
 # after it ends): the median of their stored 1-minute medians, as path_state's last hour.
 LIVE_HOURS_SQL = """
-SELECT source_id, destination_id, date_bin('1 hour', bucket, 'epoch'::timestamptz),
+SELECT source_id, destination_id, family, date_bin('1 hour', bucket, 'epoch'::timestamptz),
        percentile_cont(0.5) WITHIN GROUP (ORDER BY p50_ms)
 FROM history_rttminute
-WHERE (source_id, destination_id) IN (SELECT * FROM unnest(%(sources)s::uuid[], %(destinations)s::uuid[]))
+WHERE (source_id, destination_id, family) IN ({PATHS})
   AND bucket >= %(live_from)s
-GROUP BY 1, 2, 3
+GROUP BY 1, 2, 3, 4
 """
 RUNS_SQL = """
-SELECT source_id, destination_id, started_at_text, rate_bps, ceiling_bps FROM (
-  SELECT source_id, destination_id, started_at,
+SELECT source_id, destination_id, family, started_at_text, rate_bps, ceiling_bps FROM (
+  SELECT source_id, destination_id, family, started_at,
          to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') AS started_at_text,
          rate_bps, ceiling_bps,
-         row_number() OVER (PARTITION BY source_id, destination_id ORDER BY started_at DESC) AS newest
+         row_number() OVER (PARTITION BY source_id, destination_id, family ORDER BY started_at DESC) AS newest
   FROM analysis_runanalysis
-  WHERE (source_id, destination_id) IN (SELECT * FROM unnest(%(sources)s::uuid[], %(destinations)s::uuid[]))
+  WHERE (source_id, destination_id, family) IN ({PATHS})
   AND started_at >= %(runs_since)s
 ) recent
 WHERE newest <= %(runs)s
 ORDER BY started_at
 """
 
-Path = tuple[uuid.UUID, uuid.UUID]
+Path = tuple[uuid.UUID, uuid.UUID, int]  # source, destination, family
 
 
 @dataclass(frozen=True)
 class Spark:
     source: uuid.UUID
     destination: uuid.UUID
+    family: int
     rtt_p50_ms: list[float | None]  # SPARK_HOURS hourly buckets from PathSparks.start
     runs: list[tuple[str, float | None, float | None]]  # (started_at ISO 8601, rate, ceiling), oldest first
 
@@ -72,14 +75,15 @@ class PathSparks:
 
 
 def path_sparks(pairs: Sequence[Path]) -> PathSparks:
-    """Series of each pair (source id, destination id); a pair without data gets empty series."""
+    """Series of each path (source id, destination id, family); one without data gets empty series."""
     now = timezone.now()
     start = HOUR.floor(now) - (SPARK_HOURS - 1) * HOUR.width
     # A closed hour is stored from raw data; until the refresh closes it, its minutes stand in.
     live_from = max(start, HOUR.served_live_from(now))
     params: dict[str, Any] = {
-        "sources": [src for src, _ in pairs],
-        "destinations": [dst for _, dst in pairs],
+        "sources": [src for src, _, _ in pairs],
+        "destinations": [dst for _, dst, _ in pairs],
+        "families": [family for _, _, family in pairs],
         "start": start,
         "live_from": live_from,
         "runs_since": now - RUNS_LOOKBACK,
@@ -89,26 +93,26 @@ def path_sparks(pairs: Sequence[Path]) -> PathSparks:
     runs: dict[Path, list[tuple[str, float | None, float | None]]] = defaultdict(list)
     with connection.cursor() as cursor:
         for sql in (HOURS_SQL, LIVE_HOURS_SQL):
-            cursor.execute(sql, params)
-            for source_id, destination_id, bucket, p50_ms in cursor.fetchall():
+            cursor.execute(sql.format(PATHS=PATHS), params)
+            for source_id, destination_id, family, bucket, p50_ms in cursor.fetchall():
                 index = (bucket - start) // HOUR.width
                 if 0 <= index < SPARK_HOURS:
-                    rtt[(source_id, destination_id)][index] = p50_ms
-        cursor.execute(RUNS_SQL, params)
-        for source_id, destination_id, started_at, rate_bps, ceiling_bps in cursor.fetchall():
-            runs[(source_id, destination_id)].append((started_at, rate_bps, ceiling_bps))
-    sparks = [
-        Spark(src, dst, rtt.get((src, dst), [None] * SPARK_HOURS), runs.get((src, dst), [])) for src, dst in pairs
-    ]
+                    rtt[(source_id, destination_id, family)][index] = p50_ms
+        cursor.execute(RUNS_SQL.format(PATHS=PATHS), params)
+        for source_id, destination_id, family, started_at, rate_bps, ceiling_bps in cursor.fetchall():
+            runs[(source_id, destination_id, family)].append((started_at, rate_bps, ceiling_bps))
+    sparks = [Spark(*path, rtt.get(path, [None] * SPARK_HOURS), runs.get(path, [])) for path in pairs]
     return PathSparks(now, start, HOUR.width_s, sparks)
 
 
 def parse_pair(text: str) -> Path:
-    """ "<source uuid>:<destination uuid>"; raises ValueError naming what is wrong."""
-    source, sep, destination = text.partition(":")
-    if not sep:
-        raise ValueError(f"{text!r} is not <source uuid>:<destination uuid>")
+    """ "<source uuid>:<destination uuid>", IPv4, or with ":6" after it, the IPv6 path;
+    raises ValueError naming what is wrong."""
+    parts = text.split(":")
+    wrong = f"{text!r} is not <source uuid>:<destination uuid>[:6]"
+    if len(parts) not in (2, 3) or (len(parts) == 3 and parts[2] not in ("4", "6")):
+        raise ValueError(wrong)
     try:
-        return uuid.UUID(source), uuid.UUID(destination)
+        return uuid.UUID(parts[0]), uuid.UUID(parts[1]), int(parts[2]) if len(parts) == 3 else 4
     except ValueError:
-        raise ValueError(f"{text!r} is not <source uuid>:<destination uuid>") from None
+        raise ValueError(wrong) from None

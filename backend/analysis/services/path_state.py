@@ -6,7 +6,8 @@ alarms. Five queries whatever the number of paths.
 Both callers serve up to 9,900 paths in a few hundred milliseconds, so ids and times leave
 PostgreSQL as text (times to the second, ages to 0.1 s, to keep the body small) and ages are
 computed there: psycopg makes a UUID in 4 us and a datetime in 13 us, which at 9,900 paths
-costs more than the queries. Paths are keyed by the agents' ids as text.
+costs more than the queries. Paths are keyed by the agents' ids as text and the family (a
+dual-stack pair is two paths).
 """
 
 from __future__ import annotations
@@ -34,18 +35,18 @@ RUNS_LOOKBACK = timedelta(days=31)
 AMONG_SQL = " AND source_id = ANY(%(ids)s) AND destination_id = ANY(%(ids)s)"
 
 RUNS_SQL = """
-SELECT DISTINCT ON (source_id, destination_id) source_id::text, destination_id::text,
+SELECT DISTINCT ON (source_id, destination_id, family) source_id::text, destination_id::text, family,
        rate_bps, COALESCE(NULLIF((evidence->>'binding_bps')::float8, 0), ceiling_bps), diagnosis, "limit",
        to_char(started_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')
 FROM analysis_runanalysis
 WHERE started_at >= %(runs_since)s{among}
-ORDER BY source_id, destination_id, started_at DESC
+ORDER BY source_id, destination_id, family, started_at DESC
 """
 
 # Loss and RTT median of the last hour, one row a path, kept by the history refresh (see
 # history/last_hour.py for the window and why it is the median of the minutes' medians).
 RTT_SQL = """
-SELECT source_id::text, destination_id::text, sent, lost, p50_ms
+SELECT source_id::text, destination_id::text, family, sent, lost, p50_ms
 FROM history_rttlasthour
 WHERE through > %(pings_since)s{among}
 """
@@ -55,7 +56,7 @@ WHERE through > %(pings_since)s{among}
 # sent and lost forward; whether the sessions have a way back (OWAMP has none), and what reached
 # the far end and was lost on the way back. The bound on `time` lets the scan use its index.
 LATENCY_SQL = """
-SELECT source_id::text, destination_id::text,
+SELECT source_id::text, destination_id::text, family,
        coalesce(sum(sent) FILTER (WHERE NOT own_load), 0),
        coalesce(sum(forward_lost) FILTER (WHERE NOT own_load), 0),
        bool_or(backward_lost IS NOT NULL),
@@ -63,27 +64,27 @@ SELECT source_id::text, destination_id::text,
        coalesce(sum(backward_lost) FILTER (WHERE NOT own_load), 0)
 FROM measurements_latencyinterval
 WHERE time >= %(latency_from)s AND ended_at > %(latency_since)s AND destination_id IS NOT NULL{among}
-GROUP BY source_id, destination_id
+GROUP BY source_id, destination_id, family
 """
 
 LATEST_SQL = """
-SELECT source_id::text, destination_id::text, string_agg(DISTINCT test_type, ',' ORDER BY test_type),
+SELECT source_id::text, destination_id::text, family, string_agg(DISTINCT test_type, ',' ORDER BY test_type),
        (array_agg(status ORDER BY started_at DESC))[1], (array_agg(test_type ORDER BY started_at DESC))[1],
        to_char(max(started_at) AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
        round(extract(epoch FROM %(now)s - max(started_at)), 1)::float8
 FROM measurements_pathlatestrun
 WHERE true{among}
-GROUP BY source_id, destination_id
+GROUP BY source_id, destination_id, family
 """
 
 FINDINGS_SQL = """
-SELECT source_id::text, destination_id::text, count(*)
+SELECT source_id::text, destination_id::text, family, count(*)
 FROM analysis_finding
 WHERE state = %(open)s AND kind = %(alarm)s{among}
-GROUP BY source_id, destination_id
+GROUP BY source_id, destination_id, family
 """
 
-Path = tuple[str, str]  # (source id, destination id) as text
+Path = tuple[str, str, int]  # (source id, destination id) as text, family
 
 
 class PathState(NamedTuple):
@@ -120,7 +121,7 @@ NO_LATEST: tuple[Any, ...] = ("", None, None, None, None)
 
 @dataclass(frozen=True)
 class PathStates:
-    """What the five queries found, by (source id, destination id)."""
+    """What the five queries found, by (source id, destination id, family)."""
 
     runs: dict[Path, tuple[Any, ...]]
     pings: dict[Path, tuple[Any, ...]]
@@ -132,15 +133,15 @@ class PathStates:
         """Every path with a run of any kind (PathLatestRun)."""
         return list(self.latest)
 
-    def one_way_loss(self, source: str, destination: str) -> float | None:
+    def one_way_loss(self, source: str, destination: str, family: int) -> float | None:
         """Loss source -> destination as the one-way findings read it (findings.one_way_windows):
         the forward loss of source's sessions towards destination, or where it ran none, the
         backward loss of destination's sessions towards source."""
-        sessions = self.latency.get((source, destination))
+        sessions = self.latency.get((source, destination, family))
         if sessions is not None:
             sent, lost = sessions[0], sessions[1]
             return lost / sent if sent else None
-        sessions = self.latency.get((destination, source))
+        sessions = self.latency.get((destination, source, family))
         if sessions is not None and sessions[2]:
             reached, lost = sessions[3], sessions[4]
             return lost / reached if reached else None
@@ -158,7 +159,7 @@ class PathStates:
             measured_at=measured_at,
             loss_fraction=lost / sent if sent else None,
             forward_loss_fraction=self.one_way_loss(*path) if self.latency else None,
-            backward_loss_fraction=self.one_way_loss(path[1], path[0]) if self.latency else None,
+            backward_loss_fraction=self.one_way_loss(path[1], path[0], path[2]) if self.latency else None,
             rtt_median_ms=rtt_median_ms,
             open_findings=self.open_findings.get(path, 0),
             last_run_status=status,
@@ -186,7 +187,7 @@ def path_states(now: datetime, among: Sequence[uuid.UUID] | None = None) -> Path
     def by_path(sql: str) -> dict[Path, tuple[Any, ...]]:
         with connection.cursor() as cursor:
             cursor.execute(sql.format(among=where), params)
-            return {(row[0], row[1]): row[2:] for row in cursor.fetchall()}
+            return {(row[0], row[1], row[2]): row[3:] for row in cursor.fetchall()}
 
     return PathStates(
         runs=by_path(RUNS_SQL),

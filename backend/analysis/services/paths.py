@@ -95,7 +95,10 @@ def consensus(latest: RunAnalysis) -> Consensus | None:
     from before a retune are another path as far as their ceilings go, so they do not vote."""
     rows = (
         RunAnalysis.objects.filter(
-            source_id=latest.source_id, destination_id=latest.destination_id, options_key=latest.options_key
+            source_id=latest.source_id,
+            destination_id=latest.destination_id,
+            family=latest.family,
+            options_key=latest.options_key,
         )
         .order_by("-started_at")
         .values_list("diagnosis", "rate_bps", "inputs")[:CONSENSUS_RUNS]
@@ -109,9 +112,9 @@ def consensus(latest: RunAnalysis) -> Consensus | None:
     return Consensus(label, statistics.median(rates) if rates else None)
 
 
-def udp_runs(source: Agent, destination: Agent, now: datetime) -> list[UdpRun]:
+def udp_runs(source: Agent, destination: Agent, now: datetime, family: int = 4) -> list[UdpRun]:
     """The path's recent paced UDP runs in the data's direction (iperf3 -R counted)."""
-    runs = ok_throughput_runs(source, destination, now - UDP_LOOKBACK, now)[: 5 * UDP_RUNS]
+    runs = ok_throughput_runs(source, destination, now - UDP_LOOKBACK, now, family)[: 5 * UDP_RUNS]
     agents = {source.pk: source, destination.pk: destination}
     found: list[UdpRun] = []
     for run in runs:
@@ -129,23 +132,31 @@ def udp_runs(source: Agent, destination: Agent, now: datetime) -> list[UdpRun]:
     return found
 
 
-def path_policer(source: Agent, destination: Agent, agreed: Consensus) -> PolicerEstimate | None:
+def path_policer(source: Agent, destination: Agent, agreed: Consensus, family: int = 4) -> PolicerEstimate | None:
     """The policer's estimated rate when the path's label is a policer: what its newest paced
     UDP ramp measured, else its paced UDP runs, else TCP's rate as a lower bound."""
     if agreed.label.diagnosis is not Diagnosis.POLICER:
         return None
     now = timezone.now()
-    ramp = latest_ramp(source, destination, now)
-    return policer_estimate(agreed.rate_bps, agreed.label.agreeing_runs, udp_runs(source, destination, now), ramp=ramp)
+    ramp = latest_ramp(source, destination, now, family)
+    udp = udp_runs(source, destination, now, family)
+    return policer_estimate(agreed.rate_bps, agreed.label.agreeing_runs, udp, ramp=ramp)
 
 
 def path_report(
-    source: Agent, destination: Agent, *, goal_bps: float | None, daily_volume_bytes: int, runs_limit: int
+    source: Agent,
+    destination: Agent,
+    *,
+    goal_bps: float | None,
+    daily_volume_bytes: int,
+    runs_limit: int,
+    family: int = 4,
 ) -> PathReport:
-    runs = list(RunAnalysis.objects.filter(source=source, destination=destination).order_by("-started_at")[:runs_limit])
+    analyses = RunAnalysis.objects.filter(source=source, destination=destination, family=family)
+    runs = list(analyses.order_by("-started_at")[:runs_limit])
     latest = runs[0] if runs else None
     now = ceilings_now(source, destination, latest) if latest else None
-    modes = path_modes_now(source, destination, now.ceilings if now is not None else None)
+    modes = path_modes_now(source, destination, now.ceilings if now is not None else None, family)
     agreed = consensus(latest) if latest is not None else None
     advice: list[Advice] = []
     goal = goal_bps
@@ -160,7 +171,7 @@ def path_report(
             fraction_of_ceiling=latest.fraction_of_ceiling,
             evidence=(),
         )
-        policer = path_policer(source, destination, agreed)
+        policer = path_policer(source, destination, agreed, family)
         link_bps = now.ceilings.at_min_rtt.ceilings.link.rate_bps if now is not None else None
         shared = shared_ceiling(diagnosis.label, diagnosis.rate_bps, link_bps, policer)
         if now is not None:
@@ -180,7 +191,7 @@ def path_report(
             )
         plan = capacity_plan(daily_volume_bytes, agreed.rate_bps, latest.streams, shared)
     findings = list(
-        Finding.objects.filter(source=source, destination=destination)
+        Finding.objects.filter(source=source, destination=destination, family=family)
         .select_related("source", "destination")
         .order_by("-started_at")[:50]
     )
@@ -193,5 +204,5 @@ def path_report(
         goal_bps=goal,
         advice=advice,
         capacity_plan=plan,
-        streams_probe=latest_streams_probe(source, destination, timezone.now()),
+        streams_probe=latest_streams_probe(source, destination, timezone.now(), family),
     )

@@ -53,11 +53,13 @@ def _delivered(fields: dict[str, Any], lost_percent: float | None) -> float | No
     return number(fields, "receiver_bits_per_s")
 
 
-def ramp_runs(sender: Agent, receiver: Agent, since: datetime, now: datetime) -> list[Run]:
-    """The OK ramps of the path from `since`, newest first, whose data went sender -> receiver."""
+def ramp_runs(sender: Agent, receiver: Agent, since: datetime, now: datetime, family: int = 4) -> list[Run]:
+    """The OK ramps of the path (in its family) from `since`, newest first, whose data went
+    sender -> receiver."""
     rows = (
         Run.objects.filter(
             Q(source_id=sender.pk, destination_id=receiver.pk) | Q(source_id=receiver.pk, destination_id=sender.pk),
+            family=family,
             test_type=TestType.THROUGHPUT,
             status=RunStatus.OK,
             started_at__gte=since,
@@ -71,9 +73,9 @@ def ramp_runs(sender: Agent, receiver: Agent, since: datetime, now: datetime) ->
     return [run for run in rows if (direction := data_direction(run, agents)) and direction[0].pk == sender.pk]
 
 
-def latest_ramp(sender: Agent, receiver: Agent, now: datetime) -> PolicerEstimate | None:
+def latest_ramp(sender: Agent, receiver: Agent, now: datetime, family: int = 4) -> PolicerEstimate | None:
     """What the path's newest ramp of the last RAMP_VALID measured, if any."""
-    for run in ramp_runs(sender, receiver, now - RAMP_VALID, now):
+    for run in ramp_runs(sender, receiver, now - RAMP_VALID, now, family):
         estimate = from_ramp(ramp_steps(run.summary), f"{run.started_at:%Y-%m-%d %H:%M} UTC")
         if estimate is not None:
             return estimate

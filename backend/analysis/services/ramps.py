@@ -46,35 +46,36 @@ class RampRequest:
     reason: str
 
 
-def request_policer_ramp(sender: Agent, receiver: Agent, now: datetime) -> RampRequest:
+def request_policer_ramp(sender: Agent, receiver: Agent, now: datetime, family: int = 4) -> RampRequest:
     """Puts a ramp in the path's next slot when its label is a policer and no ramp is recent
     or already planned; says why not otherwise. Idempotent within the ramp interval."""
     every_h = settings.POLICER_RAMP_EVERY_H
     if every_h <= 0:
         return RampRequest(None, [], "ramps are off (FATHOM_POLICER_RAMP_EVERY_H=0)")
-    latest = RunAnalysis.objects.filter(source=sender, destination=receiver).order_by("-started_at").first()
+    analyses = RunAnalysis.objects.filter(source=sender, destination=receiver, family=family)
+    latest = analyses.order_by("-started_at").first()
     agreed = consensus(latest) if latest is not None else None
     if latest is None or agreed is None or agreed.label.diagnosis is not Diagnosis.POLICER:
         return RampRequest(None, [], "the path's runs do not agree on a policer")
     since = now - timedelta(hours=every_h)
-    ramps = ramp_slots(sender, receiver, since)
+    ramps = ramp_slots(sender, receiver, since, family)
     waiting = [slot for slot in ramps if slot.state == SlotState.PLANNED]
     if waiting:
         started_already = waiting[0].start_at <= now
         return RampRequest(None, [], "a ramp is under way" if started_already else "a ramp is already planned")
     # Today's ceilings take several queries: read once, and only when a decision needs them.
     link = functools.cache(lambda: _link_bps(sender, receiver, latest))
-    recent = ramp_runs(sender, receiver, since, now)
+    recent = ramp_runs(sender, receiver, since, now, family)
     if recent and not _still_climbing(recent, len(recent), link):
         return RampRequest(None, [], f"a ramp ran in the last {every_h} h")
     failed = unmeasured(ramps, since, "ramp_bps")
     if len(failed) >= MAX_UNMEASURED:  # the next interval tries again
         latest_reason = failure_reason(failed[-1])
         return RampRequest(None, [], f"{len(failed)} ramps failed in the last {every_h} h; the latest: {latest_reason}")
-    slot = next_ramp_slot(sender, receiver, now)
+    slot = next_ramp_slot(sender, receiver, now, family)
     if slot is None:
         return RampRequest(None, [], f"no planned slot ahead holds {MIN_RAMP_STEPS} ramp steps")
-    estimate = path_policer(sender, receiver, agreed)
+    estimate = path_policer(sender, receiver, agreed, family)
     # The newest run's binding TCP ceiling: the policer lies below what TCP could have reached.
     rates = ramp_rates(
         estimate.rate_bps if estimate is not None else 0.0, link(), steps_fitting(slot), latest.ceiling_bps

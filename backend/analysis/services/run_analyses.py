@@ -64,7 +64,7 @@ def analyze_throughput_run(run: Run, agents: dict[uuid.UUID, Agent] | None = Non
         return None
     sender, receiver = direction
     summary = as_dict(run.summary)
-    around = surroundings(sender, receiver, run.started_at)
+    around = surroundings(sender, receiver, run.started_at, run.family)
     judged = judge_run(summary, as_dict(run.params), interval_rows(run), around.sender, around.receiver, around.context)
     inputs = RunInputs(judged.facts, around.sources)
     ceilings, stats, diagnosis = judged.ceilings, judged.stats, judged.diagnosis
@@ -75,6 +75,7 @@ def analyze_throughput_run(run: Run, agents: dict[uuid.UUID, Agent] | None = Non
             "started_at": run.started_at,
             "source": sender,
             "destination": receiver,
+            "family": run.family,
             "streams": inputs.facts.streams,
             "options_key": options_key(inputs.facts),
             "rate_bps": diagnosis.rate_bps,
@@ -146,7 +147,7 @@ def analyze_range(
         if (result := _guarded(f"throughput run {run.id}", partial(analyze_throughput_run, run, agents))) is not None
     ]
     # The grid's standing modes of the paths these sweeps and runs may change.
-    swept = {(run.source_id, run.destination_id) for run in sweeps if run.destination_id is not None}
+    swept = {(run.source_id, run.destination_id, run.family) for run in sweeps if run.destination_id is not None}
     _guarded(
         "standing modes",
         lambda: refresh_standing_modes(swept | overlapped_paths(throughput), now or timezone.now()),
@@ -155,33 +156,36 @@ def analyze_range(
     checks: dict[PathKey, set[FindingMetric]] = defaultdict(set)
     for run in runs:
         if run.destination_id:
-            path = (run.source_id, run.destination_id)
+            path = (run.source_id, run.destination_id, run.family)
             if not only_missing:  # a recompute of the range: every rule
                 checks[path] |= ALL_METRICS
             elif run.test_type == TestType.FLOWSWEEP:
                 checks[path] |= METRICS_OF_TEST[TestType.FLOWSWEEP]
                 # RTT is judged within the members of the reverse path's sweep where the forward has none.
-                checks[(run.destination_id, run.source_id)].add(FindingMetric.RTT)
+                checks[(run.destination_id, run.source_id, run.family)].add(FindingMetric.RTT)
     for result in analysed:  # stored in the data's direction (a reverse run is the far end's)
-        checks[(result.source_id, result.destination_id)].add(FindingMetric.THROUGHPUT)
+        checks[(result.source_id, result.destination_id, result.family)].add(FindingMetric.THROUGHPUT)
     now = now or timezone.now()
     since = now - new_data_window()
     judged_until = windows_judged_until(since, now) if only_missing else since
     for path, metrics in recently_received_metrics(since, now, judged_until).items():
         checks[path] |= metrics
     opened = 0
-    for (source_id, destination_id), metrics in sorted(checks.items()):
+    for (source_id, destination_id, family), metrics in sorted(checks.items()):
         if metrics and source_id in agents and destination_id in agents:
             source, destination = agents[source_id], agents[destination_id]
-            work = partial(detect_findings, source, destination, now=now, metrics=frozenset(metrics))
-            opened += _guarded(f"path {source} -> {destination}", work) or 0
+            work = partial(detect_findings, source, destination, now=now, metrics=frozenset(metrics), family=family)
+            opened += _guarded(f"path {source} -> {destination} (IPv{family})", work) or 0
     # New runs, not a recompute of history: a policed path may get its ramp, and a single stream
     # far below its ceilings a probe of several (the ramp first: it takes the nearer slot).
     if only_missing:
-        for sender_id, receiver_id in sorted({(result.source_id, result.destination_id) for result in analysed}):
+        paths = sorted({(result.source_id, result.destination_id, result.family) for result in analysed})
+        for sender_id, receiver_id, family in paths:
             sender, receiver = agents[sender_id], agents[receiver_id]
-            _guarded(f"policer ramp {sender} -> {receiver}", partial(request_policer_ramp, sender, receiver, now))
-            _guarded(f"streams probe {sender} -> {receiver}", partial(request_streams_probe, sender, receiver, now))
+            ramp = partial(request_policer_ramp, sender, receiver, now, family)
+            _guarded(f"policer ramp {sender} -> {receiver} (IPv{family})", ramp)
+            probe = partial(request_streams_probe, sender, receiver, now, family)
+            _guarded(f"streams probe {sender} -> {receiver} (IPv{family})", probe)
     return Progress(len(throughput), len(sweeps), len(checks), opened)
 
 
@@ -199,7 +203,7 @@ def _guarded(what: str, work: Callable[[], T]) -> T | None:
         return None
 
 
-PathKey = tuple[uuid.UUID, uuid.UUID]
+PathKey = tuple[uuid.UUID, uuid.UUID, int]  # source, destination, family
 
 # The metrics whose rules read each test type's data (a flow sweep's modes also place each
 # ping on its ECMP member).
@@ -248,18 +252,18 @@ def recently_received_metrics(
             started_at__gte=since - timedelta(hours=1), received_at__gte=since, destination_id__isnull=False
         )
         .order_by()
-        .values_list("source_id", "destination_id", "test_type")
+        .values_list("source_id", "destination_id", "family", "test_type")
         .annotate(first_unseen=Min("started_at", filter=Q(received_at__gte=judged_until - COMMIT_MARGIN)))
     )
     found: dict[PathKey, set[FindingMetric]] = defaultdict(set)
-    for source_id, destination_id, test_type, first_unseen in rows:
+    for source_id, destination_id, family, test_type, first_unseen in rows:
         if test_type in WINDOWED_TESTS:
             late = first_unseen is not None and first_unseen < boundary
             if not (boundary > judged_until or late):
                 continue
-        found[(source_id, destination_id)] |= METRICS_OF_TEST.get(test_type, ALL_METRICS)
+        found[(source_id, destination_id, family)] |= METRICS_OF_TEST.get(test_type, ALL_METRICS)
         if test_type == TestType.LATENCY:  # its backward direction is the reverse path's
-            found[(destination_id, source_id)] |= METRICS_OF_TEST[test_type]
+            found[(destination_id, source_id, family)] |= METRICS_OF_TEST[test_type]
     return found
 
 
@@ -270,7 +274,7 @@ def analyze_recent(now: datetime | None = None) -> Progress:
         now - INCREMENTAL_LOOKBACK, now + timedelta(minutes=5), only_missing=True, now=now, settled=True
     )
     # Standing modes whose window has moved past a sweep that counted.
-    expired = StandingModes.objects.filter(valid_until__lte=now).values_list("source_id", "destination_id")
+    expired = StandingModes.objects.filter(valid_until__lte=now).values_list("source_id", "destination_id", "family")
     _guarded("expired standing modes", lambda: refresh_standing_modes(list(expired), now))
     AnalysisPass.objects.update_or_create(pk=1, defaults={"judged_at": now})
     return progress

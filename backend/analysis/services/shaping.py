@@ -29,6 +29,7 @@ def finding(row: Finding) -> dict[str, Any]:
         "id": row.pk,
         "source": {"id": row.source_id, "name": row.source.name},
         "destination": {"id": row.destination_id, "name": row.destination.name},
+        "family": row.family,
         "metric": row.metric,
         "rules": row.rules,
         "kind": row.kind,
@@ -94,10 +95,11 @@ def ceilings_now(now: CeilingsNow) -> dict[str, Any]:
     return checked("CeilingsNow", body)
 
 
-def path_analysis(source: Agent, destination: Agent, report: PathReport) -> dict[str, Any]:
+def path_analysis(source: Agent, destination: Agent, report: PathReport, family: int = 4) -> dict[str, Any]:
     return {
         "source": agent_ref(source),
         "destination": agent_ref(destination),
+        "family": family,
         "ceilings_now": ceilings_now(report.ceilings_now) if report.ceilings_now is not None else None,
         "runs": [run_analysis(row) for row in report.runs],
         "path_label": report.path_label.to_dict() if report.path_label is not None else None,
@@ -126,6 +128,7 @@ def mesh_grid(grid: MeshGrid) -> dict[str, Any]:
             {
                 "source": refs[cell.source.id],
                 "destination": refs[cell.destination.id],
+                "family": cell.family,
                 "rate_bps": cell.state.rate_bps,
                 "ceiling_bps": cell.state.ceiling_bps,
                 "fraction_of_ceiling": cell.state.fraction_of_ceiling,
@@ -160,6 +163,7 @@ def path_list(paths: PathList) -> dict[str, Any]:
             {
                 "source": refs[row.source.id],
                 "destination": refs[row.destination.id],
+                "family": row.family,
                 "test_types": row.state.test_types.split(",") if row.state.test_types else [],
                 "last_run_at": row.state.last_run_at,
                 "last_run_status": row.state.last_run_status,
@@ -191,6 +195,7 @@ def path_sparks(sparks: PathSparks) -> dict[str, Any]:
             {
                 "source": spark.source,
                 "destination": spark.destination,
+                "family": spark.family,
                 "rtt_p50_ms": spark.rtt_p50_ms,
                 "runs": [
                     {"started_at": started_at, "rate_bps": rate_bps, "ceiling_bps": ceiling_bps}

@@ -47,20 +47,20 @@ class ProbeRequest:
     reason: str
 
 
-def request_streams_probe(sender: Agent, receiver: Agent, now: datetime) -> ProbeRequest:
+def request_streams_probe(sender: Agent, receiver: Agent, now: datetime, family: int = 4) -> ProbeRequest:
     """Puts a probe in the path's next slot when its newest single-stream run is far below its
     ceilings and no probe is recent or planned; says why not otherwise."""
     every_h = settings.STREAMS_PROBE_EVERY_H
     if every_h <= 0:
         return ProbeRequest(None, "probes are off (FATHOM_STREAMS_PROBE_EVERY_H=0)")
-    singles = _single_runs(sender, receiver, now - SINGLE_LOOKBACK, now)
+    singles = _single_runs(sender, receiver, now - SINGLE_LOOKBACK, now, family)
     if len(singles) < MIN_SINGLE_RUNS:
         return ProbeRequest(None, f"fewer than {MIN_SINGLE_RUNS} single-stream runs in the last day")
     latest = singles[0]
     if not latest.ceiling_bps or latest.rate_bps is None or latest.rate_bps >= FAR_BELOW * latest.ceiling_bps:
         return ProbeRequest(None, "the newest single-stream run is not far below its ceilings")
     since = now - timedelta(hours=every_h)
-    probes = probe_slots(sender, receiver, since)
+    probes = probe_slots(sender, receiver, since, family)
     if any(slot.state == SlotState.PLANNED for slot in probes):
         return ProbeRequest(None, "a probe is already planned")
     measured, failed = measured_and_unmeasured(probes, since, "streams_probe")
@@ -70,18 +70,20 @@ def request_streams_probe(sender: Agent, receiver: Agent, now: datetime) -> Prob
         return ProbeRequest(
             None, f"{len(failed)} probes failed in the last {every_h} h; the latest: {failure_reason(failed[-1])}"
         )
-    slot = next_probe_slot(sender, receiver, now)
+    slot = next_probe_slot(sender, receiver, now, family)
     if slot is None or not put_streams_probe(slot):
         return ProbeRequest(None, "no planned TCP slot ahead")
     logger.info("streams probe %s -> %s in slot %s at %s", sender, receiver, slot.pk, slot.start_at)
     return ProbeRequest(str(slot.pk), f"a probe in the slot at {slot.start_at:%H:%M:%S}")
 
 
-def _single_runs(sender: Agent, receiver: Agent, since: datetime, until: datetime) -> list[RunAnalysis]:
+def _single_runs(
+    sender: Agent, receiver: Agent, since: datetime, until: datetime, family: int = 4
+) -> list[RunAnalysis]:
     """The path's analysed single-stream runs in [since, until), newest first."""
     return list(
         RunAnalysis.objects.filter(
-            source=sender, destination=receiver, streams=1, started_at__gte=since, started_at__lt=until
+            source=sender, destination=receiver, family=family, streams=1, started_at__gte=since, started_at__lt=until
         ).order_by("-started_at")[:SINGLE_RUNS]
     )
 
@@ -97,10 +99,10 @@ class StreamsProbe:
         return {"run_id": str(self.run.id), "started_at": self.run.started_at, **self.verdict.to_dict()}
 
 
-def latest_streams_probe(sender: Agent, receiver: Agent, now: datetime) -> StreamsProbe | None:
+def latest_streams_probe(sender: Agent, receiver: Agent, now: datetime, family: int = 4) -> StreamsProbe | None:
     """The newest measured probe in the data's direction within SHOWN_FOR, with its verdict;
     None without one, or without the single-stream runs to compare it with."""
-    runs = ok_throughput_runs(sender, receiver, now - SHOWN_FOR, now).filter(params__streams_probe=True)[:5]
+    runs = ok_throughput_runs(sender, receiver, now - SHOWN_FOR, now, family).filter(params__streams_probe=True)[:5]
     for run in runs:
         if (run.source_id == sender.pk) == is_reverse(run):
             continue  # the other direction's data
@@ -108,7 +110,7 @@ def latest_streams_probe(sender: Agent, receiver: Agent, now: datetime) -> Strea
         streams = as_dict(run.params).get("parallel")
         if not isinstance(rate, int | float) or not isinstance(streams, int):
             continue
-        singles = _single_runs(sender, receiver, run.started_at - SINGLE_LOOKBACK, run.started_at)
+        singles = _single_runs(sender, receiver, run.started_at - SINGLE_LOOKBACK, run.started_at, family)
         verdict = compare_streams([row.rate_bps for row in singles if row.rate_bps], float(rate), streams)
         if verdict is not None:
             return StreamsProbe(run, verdict)

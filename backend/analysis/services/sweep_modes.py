@@ -76,6 +76,7 @@ def analyze_sweep(run: Run, agents: dict[uuid.UUID, Agent] | None = None) -> Swe
             "started_at": run.started_at,
             "source": agents[run.source_id],
             "destination": agents[run.destination_id],
+            "family": run.family,
             "verdict": result.verdict.value,
             "base_rtt_ms": base,
             "mode_count": len(result.modes),
@@ -87,12 +88,13 @@ def analyze_sweep(run: Run, agents: dict[uuid.UUID, Agent] | None = None) -> Swe
     return sweep
 
 
-def sweep_modes_near(source: Agent, destination: Agent, when: datetime) -> SweepModes | None:
-    """The flow-sweep modes that stood on the path at `when` (or, failing that, on the reverse
-    path): the rule of `current_modes` over the sweeps of the day before."""
+def sweep_modes_near(source: Agent, destination: Agent, when: datetime, family: int = 4) -> SweepModes | None:
+    """The flow-sweep modes that stood on the path (in its family) at `when` (or, failing that,
+    on the reverse path): the rule of `current_modes` over the sweeps of the day before."""
     # Only sweeps that started before: a later one would make a recompute differ from the first.
     for src, dst in ((source, destination), (destination, source)):
-        chosen = path_current_modes([src.pk], [dst.pk], when - MODES_LOOKBACK, when).get((src.pk, dst.pk))
+        found = path_current_modes([src.pk], [dst.pk], when - MODES_LOOKBACK, when)
+        chosen = found.get((src.pk, dst.pk, family))
         if chosen is not None and chosen.sweep is not None:
             return SweepModes.objects.filter(run_id=chosen.sweep.key).first()
     return None
@@ -100,12 +102,12 @@ def sweep_modes_near(source: Agent, destination: Agent, when: datetime) -> Sweep
 
 # Each path's decided sweeps in a time range, newest last, with when each ended. The newest
 # CURRENT_MODES_SWEEPS per path are enough for the hold rule and bound the work. {paths} is
-# CROSS_PATHS (every source to every destination) or LISTED_PATHS (given pairs).
+# CROSS_PATHS (every source to every destination, every family) or LISTED_PATHS (given paths).
 SWEEP_SUMMARIES_SQL = """
-SELECT source_id, destination_id, run_id, started_at, ended_at, verdict, modes, flows_used FROM (
-  SELECT s.source_id, s.destination_id, s.run_id, s.started_at, r.ended_at, s.verdict,
+SELECT source_id, destination_id, family, run_id, started_at, ended_at, verdict, modes, flows_used FROM (
+  SELECT s.source_id, s.destination_id, s.family, s.run_id, s.started_at, r.ended_at, s.verdict,
          (s.analysis->'modes')::text AS modes, (s.analysis->>'flows_used')::int AS flows_used,
-         row_number() OVER (PARTITION BY s.source_id, s.destination_id ORDER BY s.started_at DESC) AS newest
+         row_number() OVER (PARTITION BY s.source_id, s.destination_id, s.family ORDER BY s.started_at DESC) AS newest
   FROM analysis_sweepmodes s
   LEFT JOIN measurements_run r ON r.id = s.run_id AND r.started_at = s.started_at
   WHERE {paths} AND s.started_at >= %(since)s AND s.started_at <= %(until)s AND s.verdict <> %(insufficient)s
@@ -115,10 +117,12 @@ ORDER BY started_at
 """
 CROSS_PATHS = "s.source_id = ANY(%(sources)s) AND s.destination_id = ANY(%(destinations)s)"
 LISTED_PATHS = (
-    "(s.source_id, s.destination_id) IN (SELECT * FROM unnest(%(sources)s::uuid[], %(destinations)s::uuid[]))"
+    "(s.source_id, s.destination_id, s.family)"
+    " IN (SELECT * FROM unnest(%(sources)s::uuid[], %(destinations)s::uuid[], %(families)s::smallint[]))"
 )
 # Throughput runs are few (one per path every few hours) and last minutes (at most 300 s plus
 # omit and margin): fetching those of the agents in one go is cheaper than a lookup per sweep.
+# A host is busy in every family: an IPv4 run loads the host an IPv6 sweep leaves from.
 THROUGHPUT_SPANS_SQL = """
 SELECT source_id, destination_id, started_at, ended_at FROM measurements_run
 WHERE test_type = %(throughput)s AND started_at >= %(since)s AND started_at <= %(until)s
@@ -127,7 +131,12 @@ WHERE test_type = %(throughput)s AND started_at >= %(since)s AND started_at <= %
 THROUGHPUT_SPAN_BOUND = timedelta(hours=1)
 CURRENT_MODES_SWEEPS = 100
 
-PathKey = tuple[uuid.UUID, uuid.UUID]
+PathKey = tuple[uuid.UUID, uuid.UUID, int]  # source, destination, family
+
+
+def _columns(paths: Sequence[PathKey]) -> tuple[list[uuid.UUID], list[uuid.UUID], list[int]]:
+    """Sources, destinations and families of paths, as parallel lists for unnest."""
+    return [path[0] for path in paths], [path[1] for path in paths], [path[2] for path in paths]
 
 
 def _mode_pairs(text: str | None) -> tuple[tuple[float, float], ...]:
@@ -143,16 +152,22 @@ def _mode_pairs(text: str | None) -> tuple[tuple[float, float], ...]:
 
 
 def _recent_sweeps(
-    paths: str, sources: Sequence[uuid.UUID], destinations: Sequence[uuid.UUID], since: datetime, until: datetime
+    paths: str,
+    sources: Sequence[uuid.UUID],
+    destinations: Sequence[uuid.UUID],
+    since: datetime,
+    until: datetime,
+    families: Sequence[int] = (),
 ) -> dict[PathKey, list[SweepSummary]]:
     """Each path's decided sweeps in the range, oldest first, each marked disturbed when a
-    throughput run of either agent overlapped it."""
+    throughput run of either agent overlapped it. `families` go with LISTED_PATHS."""
     with connection.cursor() as cursor:
         cursor.execute(
             SWEEP_SUMMARIES_SQL.format(paths=paths),
             {
                 "sources": list(sources),
                 "destinations": list(destinations),
+                "families": list(families),
                 "since": since,
                 "until": until,
                 "insufficient": RttModeVerdict.INSUFFICIENT.value,
@@ -179,7 +194,7 @@ def _recent_sweeps(
     for spans in busy.values():
         spans.sort()
     by_path: dict[PathKey, list[SweepSummary]] = defaultdict(list)
-    for source_id, destination_id, run_id, started_at, ended_at, verdict, modes, flows_used in rows:
+    for source_id, destination_id, family, run_id, started_at, ended_at, verdict, modes, flows_used in rows:
         # A throughput run of either agent during the sweep queues its probes (or their echo
         # replies) and blurs the modes.
         end = ended_at or started_at
@@ -187,7 +202,7 @@ def _recent_sweeps(
         summary = SweepSummary(
             str(run_id), started_at, ModeVerdict(verdict), _mode_pairs(modes), int(flows_used or 0), disturbed
         )
-        by_path[(source_id, destination_id)].append(summary)
+        by_path[(source_id, destination_id, family)].append(summary)
     return by_path
 
 
@@ -206,8 +221,8 @@ def _overlaps(spans: list[tuple[datetime, datetime]], start: datetime, end: date
 def path_current_modes(
     sources: Sequence[uuid.UUID], destinations: Sequence[uuid.UUID], since: datetime, until: datetime
 ) -> dict[PathKey, CurrentModes]:
-    """`current_modes` for every source -> destination pair with a decided sweep in the range,
-    in two queries."""
+    """`current_modes` for every source -> destination path (each family) with a decided sweep
+    in the range, in two queries."""
     by_path = _recent_sweeps(CROSS_PATHS, sources, destinations, since, until)
     return {path: current_modes(summaries) for path, summaries in by_path.items()}
 
@@ -239,17 +254,18 @@ def refresh_standing_modes(paths: Iterable[PathKey], now: datetime) -> int:
     wanted = sorted(set(paths))
     if not wanted:
         return 0
-    sources, destinations = [src for src, _ in wanted], [dst for _, dst in wanted]
-    by_path = _recent_sweeps(LISTED_PATHS, sources, destinations, now - MODES_LOOKBACK, now)
+    sources, destinations, families = _columns(wanted)
+    by_path = _recent_sweeps(LISTED_PATHS, sources, destinations, now - MODES_LOOKBACK, now, families)
     rows = []
-    for source_id, destination_id in wanted:
-        summaries = by_path.get((source_id, destination_id), [])
+    for source_id, destination_id, family in wanted:
+        summaries = by_path.get((source_id, destination_id, family), [])
         chosen = current_modes(summaries)
         sweep = chosen.sweep
         rows.append(
             StandingModes(
                 source_id=source_id,
                 destination_id=destination_id,
+                family=family,
                 sweep_run_id=uuid.UUID(sweep.key) if sweep is not None else None,
                 mode_count=len(sweep.modes) if sweep is not None else None,
                 verdict=sweep.verdict.value if sweep is not None else "",
@@ -261,7 +277,7 @@ def refresh_standing_modes(paths: Iterable[PathKey], now: datetime) -> int:
         rows,
         batch_size=1000,
         update_conflicts=True,
-        unique_fields=["source", "destination"],
+        unique_fields=["source", "destination", "family"],
         update_fields=["sweep_run_id", "mode_count", "verdict", "valid_until", "computed_at"],
     )
     return len(rows)
@@ -270,7 +286,7 @@ def refresh_standing_modes(paths: Iterable[PathKey], now: datetime) -> int:
 # Paths whose standing modes a newly analysed throughput run may change: those of either agent
 # with a sweep that overlapped the run (the rule passes over disturbed sweeps).
 OVERLAPPED_SQL = """
-SELECT DISTINCT s.source_id, s.destination_id
+SELECT DISTINCT s.source_id, s.destination_id, s.family
 FROM unnest(%(sources)s::uuid[], %(destinations)s::uuid[], %(starts)s::timestamptz[], %(ends)s::timestamptz[])
      AS t(source_id, destination_id, started_at, ended_at)
 JOIN analysis_sweepmodes s
@@ -296,43 +312,54 @@ def overlapped_paths(runs: Sequence[Run]) -> set[PathKey]:
                 "bound_s": THROUGHPUT_SPAN_BOUND.total_seconds(),
             },
         )
-        return {(row[0], row[1]) for row in cursor.fetchall()}
+        return {(row[0], row[1], row[2]) for row in cursor.fetchall()}
 
 
 STANDING_SQL = """
-SELECT source_id::text, destination_id::text, mode_count, verdict, valid_until IS NULL OR valid_until > %(now)s
+SELECT source_id::text, destination_id::text, family, mode_count, verdict,
+       valid_until IS NULL OR valid_until > %(now)s
 FROM analysis_standingmodes
 WHERE source_id = ANY(%(ids)s) AND destination_id = ANY(%(ids)s)
 """
 
 
-def standing_mode_counts(ids: Sequence[uuid.UUID], now: datetime) -> dict[tuple[str, str], tuple[int, str]]:
+def standing_mode_counts(
+    ids: Sequence[uuid.UUID], now: datetime, families: Sequence[int] = (4, 6)
+) -> dict[tuple[str, str, int], tuple[int, str]]:
     """(mode count, verdict) of the sweep whose modes stand now, for every path between the
-    agents that has one, keyed by the ids as text (as analysis.services.path_state): the kept
-    rows, and the paths without a valid one computed here."""
+    agents (in each of `families`) that has one, keyed by the ids as text and the family (as
+    analysis.services.path_state): the kept rows, and the paths without a valid one computed
+    here."""
     with connection.cursor() as cursor:
         cursor.execute(STANDING_SQL, {"ids": list(ids), "now": now})
         rows = cursor.fetchall()
-    counts = {(row[0], row[1]): (row[2], row[3]) for row in rows if row[4] and row[2] is not None}
-    kept = {(row[0], row[1]) for row in rows if row[4]}
+    counts = {(row[0], row[1], row[2]): (row[3], row[4]) for row in rows if row[5] and row[3] is not None}
+    kept = {(row[0], row[1], row[2]) for row in rows if row[5]}
     text_ids = [(agent_id, str(agent_id)) for agent_id in ids]
-    missing = [(src, dst) for src, s in text_ids for dst, d in text_ids if src != dst and (s, d) not in kept]
+    missing = [
+        (src, dst, family)
+        for src, s in text_ids
+        for dst, d in text_ids
+        for family in families
+        if src != dst and (s, d, family) not in kept
+    ]
     if missing:
-        by_path = _recent_sweeps(
-            LISTED_PATHS, [src for src, _ in missing], [dst for _, dst in missing], now - MODES_LOOKBACK, now
-        )
-        for (source_id, destination_id), summaries in by_path.items():
+        sources, destinations, wanted = _columns(missing)
+        by_path = _recent_sweeps(LISTED_PATHS, sources, destinations, now - MODES_LOOKBACK, now, wanted)
+        for (source_id, destination_id, family), summaries in by_path.items():
             sweep = current_modes(summaries).sweep
             if sweep is not None:
-                counts[(str(source_id), str(destination_id))] = (len(sweep.modes), sweep.verdict.value)
+                counts[(str(source_id), str(destination_id), family)] = (len(sweep.modes), sweep.verdict.value)
     return counts
 
 
-def _trace_paths_by_rtt(source: Agent, destination: Agent, since: datetime) -> list[tuple[float, list[str]]]:
+def _trace_paths_by_rtt(
+    source: Agent, destination: Agent, since: datetime, family: int
+) -> list[tuple[float, list[str]]]:
     """(median RTT at the destination, router addresses) per distinct reached trace path; a
     path with silent hops counts as the complete one it fits (measurements.route_match)."""
     rows = TracePath.objects.filter(
-        source_id=source.pk, destination_id=destination.pk, time__gte=since, reached=True
+        source_id=source.pk, destination_id=destination.pk, family=family, time__gte=since, reached=True
     ).values_list("fingerprint", "hops")
     patterns: dict[str, route_match.HopPattern] = {}
     rtts: dict[str, list[float]] = {}
@@ -377,19 +404,21 @@ class PathModesNow:
     time_modes: TimeModes
 
 
-def path_modes_now(source: Agent, destination: Agent, ceilings: RunCeilings | None) -> PathModesNow:
+def path_modes_now(source: Agent, destination: Agent, ceilings: RunCeilings | None, family: int = 4) -> PathModesNow:
     """RTT modes now (the newest sweep no throughput run disturbed), how often sweeps saw
     ECMP, ping dip candidates and modes that separate in time."""
     now = timezone.now()
     since = now - MODES_LOOKBACK
     sweeps = list(
-        SweepModes.objects.filter(source=source, destination=destination, started_at__gte=since).order_by("started_at")
+        SweepModes.objects.filter(
+            source=source, destination=destination, family=family, started_at__gte=since
+        ).order_by("started_at")
     )
     decided = [sweep for sweep in sweeps if sweep.verdict != RttModeVerdict.INSUFFICIENT]
-    chosen = path_current_modes([source.pk], [destination.pk], since, now).get((source.pk, destination.pk))
+    chosen = path_current_modes([source.pk], [destination.pk], since, now).get((source.pk, destination.pk, family))
     standing = chosen.sweep.key if chosen is not None and chosen.sweep is not None else None
     latest = next((sweep for sweep in reversed(decided) if str(sweep.run_id) == standing), None)
-    traces = _trace_paths_by_rtt(source, destination, since)
+    traces = _trace_paths_by_rtt(source, destination, since, family)
     modes: list[ModeNow] = []
     for index, mode in enumerate((latest.analysis.get("modes") or []) if latest else []):
         path = min(traces, key=lambda trace: abs(trace[0] - mode["rtt_ms"]), default=None)
@@ -400,7 +429,12 @@ def path_modes_now(source: Agent, destination: Agent, ceilings: RunCeilings | No
         modes.append(ModeNow(mode, path[1] if near and path else None, ceiling))
     pings = (
         PingSample.objects.filter(
-            source_id=source.pk, destination_id=destination.pk, time__gte=since, rtt_ms__isnull=False, duplicate=False
+            source_id=source.pk,
+            destination_id=destination.pk,
+            family=family,
+            time__gte=since,
+            rtt_ms__isnull=False,
+            duplicate=False,
         )
         .order_by("-time")
         .values_list("rtt_ms", flat=True)[:20000]

@@ -77,10 +77,11 @@ def _newest(rows: Iterable[Any], cap: int) -> Capped:
     return Capped(list(reversed(listed[:cap])), len(listed) > cap)
 
 
-def _runs(sender: uuid.UUID, receiver: uuid.UUID, start: datetime, end: datetime) -> Capped:
+def _runs(sender: uuid.UUID, receiver: uuid.UUID, start: datetime, end: datetime, family: int) -> Capped:
     rows = (
         Run.objects.filter(
             _data_flows(sender, receiver),
+            family=family,
             test_type=TestType.THROUGHPUT,
             status=RunStatus.OK,
             started_at__gte=start,
@@ -104,10 +105,15 @@ def _runs(sender: uuid.UUID, receiver: uuid.UUID, start: datetime, end: datetime
     return _newest(rows, RUN_CAP)
 
 
-def _analyses(a: uuid.UUID, b: uuid.UUID, since: datetime, end: datetime) -> dict[uuid.UUID, tuple[Any, ...]]:
+def _analyses(
+    a: uuid.UUID, b: uuid.UUID, since: datetime, end: datetime, family: int
+) -> dict[uuid.UUID, tuple[Any, ...]]:
     """The stored analyses of the path's runs from `since` (the oldest run shown), both ways."""
     rows = RunAnalysis.objects.filter(
-        Q(source_id=a, destination_id=b) | Q(source_id=b, destination_id=a), started_at__gte=since, started_at__lte=end
+        Q(source_id=a, destination_id=b) | Q(source_id=b, destination_id=a),
+        family=family,
+        started_at__gte=since,
+        started_at__lte=end,
     ).values_list(
         "run_id",
         "rate_bps",
@@ -257,7 +263,7 @@ class TimeBucket(Func):
     output_field = DateTimeField()
 
 
-def _sweeps(sender: uuid.UUID, receiver: uuid.UUID, start: datetime, end: datetime) -> Capped:
+def _sweeps(sender: uuid.UUID, receiver: uuid.UUID, start: datetime, end: datetime, family: int) -> Capped:
     """At most SWEEP_CAP sweeps spread over the range: the newest of each 1/SWEEP_CAP of it
     (sweeps run every few minutes: the newest 1,500 alone would cover a year's last days).
     The buckets start at `start`, not at time_bucket's default origin (midnight), which would
@@ -267,7 +273,9 @@ def _sweeps(sender: uuid.UUID, receiver: uuid.UUID, start: datetime, end: dateti
         Value(width, output_field=DurationField()), "started_at", Value(start, output_field=DateTimeField())
     )
     rows = (
-        SweepModes.objects.filter(source_id=sender, destination_id=receiver, started_at__gte=start, started_at__lte=end)
+        SweepModes.objects.filter(
+            source_id=sender, destination_id=receiver, family=family, started_at__gte=start, started_at__lte=end
+        )
         .annotate(bucket=bucket)
         .annotate(in_bucket=Window(Count("id"), partition_by=[F("bucket")]))
         .order_by("bucket", "-started_at")
@@ -296,11 +304,12 @@ def _sweeps(sender: uuid.UUID, receiver: uuid.UUID, start: datetime, end: dateti
     return Capped(points, thinned)
 
 
-def _findings(a: uuid.UUID, b: uuid.UUID, start: datetime, end: datetime) -> Capped:
+def _findings(a: uuid.UUID, b: uuid.UUID, start: datetime, end: datetime, family: int) -> Capped:
     rows = (
         Finding.objects.filter(
             Q(source_id=a, destination_id=b) | Q(source_id=b, destination_id=a),
             Q(cleared_at__isnull=True) | Q(cleared_at__gte=start),
+            family=family,
             started_at__lte=end,
         )
         .order_by("-started_at")
@@ -319,7 +328,8 @@ def _own_load(a: uuid.UUID, b: uuid.UUID, names: dict[uuid.UUID, str], start: da
     """The spans when a throughput test (any status, UDP ramps included) ran with either host
     at either end, overlapping ones merged: [{start, end, tests}], tests naming each test's
     client -> server. These are the runs own_load.BUSY_CTE counts; it also counts the slots of
-    tests not reported yet, which a chart need not show (their runs land within a minute)."""
+    tests not reported yet, which a chart need not show (their runs land within a minute).
+    A host is loaded in every family: an IPv4 test loads the IPv6 path's hosts too."""
     rows = (
         Run.objects.filter(
             Q(source_id__in=(a, b)) | Q(destination_id__in=(a, b)),
@@ -345,22 +355,25 @@ def _own_load(a: uuid.UUID, b: uuid.UUID, names: dict[uuid.UUID, str], start: da
     return Capped(spans, capped.capped)
 
 
-def _direction(sender: uuid.UUID, receiver: uuid.UUID, start: datetime, end: datetime) -> tuple[Capped, Capped]:
-    return _runs(sender, receiver, start, end), _sweeps(sender, receiver, start, end)
+def _direction(
+    sender: uuid.UUID, receiver: uuid.UUID, start: datetime, end: datetime, family: int
+) -> tuple[Capped, Capped]:
+    return _runs(sender, receiver, start, end, family), _sweeps(sender, receiver, start, end, family)
 
 
-def path_timeline(source: Agent, destination: Agent, start: datetime, end: datetime) -> dict[str, Any]:
-    """Both directions of the path over [start, end], as the timeline API returns them."""
+def path_timeline(source: Agent, destination: Agent, start: datetime, end: datetime, family: int = 4) -> dict[str, Any]:
+    """Both directions of the path (in one family) over [start, end], as the timeline API
+    returns them."""
     a, b = source.pk, destination.pk
     names = {a: source.name, b: destination.name}
-    forward_runs, forward_sweeps = _direction(a, b, start, end)
-    reverse_runs, reverse_sweeps = _direction(b, a, start, end)
+    forward_runs, forward_sweeps = _direction(a, b, start, end, family)
+    reverse_runs, reverse_sweeps = _direction(b, a, start, end, family)
     shown = [row[1] for row in forward_runs.rows[:1] + reverse_runs.rows[:1]]
-    analyses = _analyses(a, b, min(shown), end) if shown else {}
+    analyses = _analyses(a, b, min(shown), end, family) if shown else {}
     forward = [run_point(row, analyses.get(row[0])) for row in forward_runs.rows]
     reverse = [run_point(row, analyses.get(row[0])) for row in reverse_runs.rows]
     tuning = _tuning_changes([a, b], start, end)
-    findings = _findings(a, b, start, end)
+    findings = _findings(a, b, start, end, family)
     own_load = _own_load(a, b, names, start, end)
 
     def agent(agent_id: uuid.UUID) -> dict[str, Any]:
@@ -380,6 +393,7 @@ def path_timeline(source: Agent, destination: Agent, start: datetime, end: datet
     return {
         "source": agent(a),
         "destination": agent(b),
+        "family": family,
         "from": start,
         "to": end,
         "run_cap": RUN_CAP,

@@ -20,6 +20,7 @@ class PathRange(NamedTuple):
     destination: Agent
     start: datetime
     end: datetime
+    family: int
 
 
 def path_range(query_params: dict[str, Any], now: datetime) -> PathRange:
@@ -39,4 +40,4 @@ def path_range(query_params: dict[str, Any], now: datetime) -> PathRange:
         raise ValidationError({"from": ["the range is empty: from equals to"]})
     if start >= now:
         raise ValidationError({"from": ["the range lies in the future: there is no data yet"]})
-    return PathRange(source, destination, start, min(end, now))
+    return PathRange(source, destination, start, min(end, now), params["family"])

@@ -8,13 +8,14 @@ from rest_framework import serializers
 
 from core.serializers import StrictSerializer
 from history.buckets import RESOLUTION_NAMES
-from inventory.api.serializers import AgentRefSerializer
+from inventory.api.serializers import AgentRefSerializer, family_field, family_query_field
 from measurements.api.serializers import RttBucketSerializer
 
 
 class HistoryQuerySerializer(StrictSerializer):
     source = serializers.UUIDField()  # type: ignore[assignment]
     destination = serializers.UUIDField()
+    family = family_query_field()
     to = serializers.DateTimeField(required=False, help_text="the range's end (default: now; later is clipped to now)")
 
     def get_fields(self) -> dict[str, serializers.Field[Any, Any, Any, Any]]:
@@ -50,6 +51,7 @@ class HistoryDirectionSerializer(serializers.Serializer[Any]):
 class PathHistorySerializer(serializers.Serializer[Any]):
     source = AgentRefSerializer()  # type: ignore[assignment]
     destination = AgentRefSerializer()
+    family = family_field()
     resolution = serializers.ChoiceField(choices=RESOLUTION_NAMES)
     bucket_s = serializers.IntegerField()
     to = serializers.DateTimeField()

@@ -46,9 +46,9 @@ class PathHistoryView(HistoryReadView):
     @extend_schema(parameters=[HistoryQuerySerializer], responses={200: PathHistorySerializer})
     def get(self, request: Request) -> Response:
         now = timezone.now()
-        source, destination, start, end = path_range(request.query_params.dict(), now)
+        source, destination, start, end, family = path_range(request.query_params.dict(), now)
         try:
-            history = path_history(source.pk, destination.pk, start, end, now)
+            history = path_history(source.pk, destination.pk, start, end, now, family)
         except RangeRefused as exc:
             raise ValidationError({"from": [str(exc)]}) from exc
         # Built as plain dicts: a day at one minute is 2 x 1,440 points, which a serializer
@@ -57,6 +57,7 @@ class PathHistoryView(HistoryReadView):
             {
                 "source": {"id": source.pk, "name": source.name},
                 "destination": {"id": destination.pk, "name": destination.name},
+                "family": family,
                 "resolution": history.resolution.name,
                 "bucket_s": history.resolution.width_s,
                 "from": start,

@@ -120,7 +120,7 @@ class RefreshTests(FathomTestCase):
         tables = ((RttMinute, MINUTE, Kind.RTT), (RttHour, HOUR, Kind.RTT), (RttDay, DAY, Kind.RTT),
                   (ThroughputMinute, MINUTE, Kind.THROUGHPUT))  # fmt: skip
         for model, resolution, kind in tables:
-            keys = model.objects.values_list("source_id", "destination_id", "bucket")
+            keys = model.objects.values_list("source_id", "destination_id", "family", "bucket")
             mark(resolution, (Mark(kind, *key) for key in keys))
         claimed = refresh(T0)
         assert claimed == {"minute": 61, "hour": 2, "day": 2}  # 60 + 1 minutes; an RTT and a throughput hour and day
@@ -186,7 +186,7 @@ class RefreshTests(FathomTestCase):
             refresh(T0)
         one_pass = snapshot()
         for model, resolution in ((RttMinute, MINUTE), (RttHour, HOUR)):
-            keys = model._default_manager.values_list("source_id", "destination_id", "bucket")
+            keys = model._default_manager.values_list("source_id", "destination_id", "family", "bucket")
             mark(resolution, (Mark(Kind.RTT, *key) for key in keys))
         with mock.patch("history.aggregates.DENSE_BUCKETS", 10**9):
             assert refresh(T0)["minute"] == 60

@@ -45,7 +45,7 @@ class RollupRetentionTests(FathomTestCase):
         ROLLUP_MINUTE_RETENTION_DAYS=0, ROLLUP_HOURLY_RETENTION_DAYS=100, ROLLUP_DAILY_RETENTION_DAYS=365
     )
     def test_each_retention_is_its_own_setting(self) -> None:
-        mark(DAY, [Mark(Kind.RTT, A, B, DAY.floor(self.now - timedelta(days=3000)))])
+        mark(DAY, [Mark(Kind.RTT, A, B, 4, DAY.floor(self.now - timedelta(days=3000)))])
         drop_expired_rollups(self.now)
         assert (self.ages(RttMinute), self.ages(RttHour), self.ages(RttDay)) == ([2, 40], [10], [10])
         assert not StaleBucket.objects.exists()

@@ -12,6 +12,7 @@ from inventory.choices import (
     MAX_CLOCK_ERROR_MS,
     REPORTED_SYSCTLS,
     TOKEN_STATE_COLORS,
+    AddressFamily,
 )
 from inventory.models import Agent, EnrollmentToken
 from inventory.public_keys import validate_rsa_public_key_pem
@@ -89,6 +90,13 @@ class EnrollRequestSerializer(StrictSerializer):
     address = serializers.CharField(
         max_length=255,
         help_text="The one IP address peers probe: global, or in FATHOM_AGENT_ADDRESS_NETWORKS; no host names.",
+    )
+    other_addresses = serializers.ListField(
+        child=serializers.CharField(max_length=255),
+        max_length=1,
+        default=list,
+        help_text="Its address in its other family (a dual-stack agent's IPv6 beside its IPv4), checked as `address`;"
+        " each family to each peer is a path of its own.",
     )
     agent_version = serializers.CharField(max_length=64, allow_blank=True, default="")
 
@@ -188,11 +196,39 @@ class AgentChangeSerializer(StrictSerializer):
     address = serializers.CharField(
         max_length=255, required=False, help_text="where peers reach it; checked as at enrolment"
     )
+    other_addresses = serializers.ListField(
+        child=serializers.CharField(max_length=255),
+        max_length=1,
+        required=False,
+        help_text="its address in its other family, or [] for none; checked as at enrolment",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not attrs:
             raise serializers.ValidationError({"name": ["give a name or an address to change"]})
         return attrs
+
+
+def family_query_field() -> serializers.ChoiceField:
+    """One path's address family in a query: 4 (the default) or 6. A dual-stack pair is two
+    paths, one per family."""
+    return serializers.ChoiceField(
+        choices=AddressFamily.choices,
+        default=AddressFamily.IPV4,
+        help_text="the path's address family: 4 (IPv4, the default) or 6 (IPv6)",
+    )
+
+
+def family_filter_field() -> serializers.ChoiceField:
+    """An address family to filter by: every family when left out."""
+    return serializers.ChoiceField(
+        choices=AddressFamily.choices, required=False, help_text="only paths of this family: 4 (IPv4) or 6 (IPv6)"
+    )
+
+
+def family_field() -> serializers.IntegerField:
+    """A path's address family in a response."""
+    return serializers.IntegerField(help_text="the path's address family: 4 (IPv4) or 6 (IPv6)")
 
 
 class AgentRefSerializer(serializers.Serializer[Any]):
@@ -212,6 +248,7 @@ class AgentSerializer(serializers.ModelSerializer[Agent]):
             "name",
             "kind",
             "address",
+            "other_addresses",
             "status",
             "last_seen_at",
             "enrolled_at",
@@ -238,7 +275,7 @@ class AgentSerializer(serializers.ModelSerializer[Agent]):
 
 
 TOKEN_AUDIT_FIELDS = ("prefix", "note", "agent_name", "rekey", "expires_at", "revoked_at")
-AGENT_AUDIT_FIELDS = ("name", "address", "revoked_at", "decommissioned_at")
+AGENT_AUDIT_FIELDS = ("name", "address", "other_addresses", "revoked_at", "decommissioned_at")
 
 
 def token_snapshot(token: EnrollmentToken) -> dict[str, Any]:

@@ -131,7 +131,9 @@ class EnrollView(APIView):
         params.is_valid(raise_exception=True)
         data = params.validated_data
         try:
-            enrollment = services.enroll_agent(data["token"], data["name"], data["address"], data["agent_version"])
+            enrollment = services.enroll_agent(
+                data["token"], data["name"], data["address"], data["agent_version"], data["other_addresses"]
+            )
         except services.InvalidAddress as exc:
             raise ValidationError({"address": [str(exc)]}) from exc
         except services.EnrollmentError as exc:
@@ -191,9 +193,9 @@ class AgentViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Ge
                     changed |= services.rename_agent(agent, data["name"])
                 except services.AgentNameError as exc:
                     raise ValidationError({"name": [str(exc)]}) from exc
-            if "address" in data:
+            if "address" in data or "other_addresses" in data:
                 try:
-                    changed |= services.move_agent(agent, data["address"])
+                    changed |= services.move_agent(agent, data.get("address"), data.get("other_addresses"))
                 except AddressError as exc:
                     raise ValidationError({"address": [str(exc)]}) from exc
             return changed

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from audit.models import AuditEntry
 from fathom.testing import FathomTestCase
-from inventory.addresses import AddressError, agent_address
+from inventory.addresses import AddressError, address_family, agent_address, agent_addresses
 from inventory.models import Agent
 from inventory.services import create_enrollment_token
 
@@ -62,6 +62,33 @@ class AgentAddressRuleTests(SimpleTestCase):
             agent_address("::ffff:127.0.0.1", LAB)
 
 
+class AgentFamiliesTests(SimpleTestCase):
+    """A dual-stack agent registers one address per family (issue 33 item 4)."""
+
+    SIX = (ipaddress.ip_network("198.18.0.0/15"), ipaddress.ip_network("2001:2::/48"))
+
+    def test_a_literal_has_a_family_and_a_name_reads_as_ipv4(self) -> None:
+        assert [address_family(a) for a in ("198.18.0.1", "2001:2::1", "[2001:2::1]", "::ffff:198.18.0.1")] == [
+            4,
+            6,
+            6,
+            4,
+        ]
+        assert address_family("dca.example.org") == 4
+
+    def test_one_address_per_family_each_checked(self) -> None:
+        assert agent_addresses("198.18.0.1", ["2001:2:0::1"], self.SIX) == ("198.18.0.1", ["2001:2::1"])
+        assert agent_addresses("2001:2::1", ["198.18.0.1"], self.SIX) == ("2001:2::1", ["198.18.0.1"])
+        with pytest.raises(AddressError, match="second IPv4 address"):
+            agent_addresses("198.18.0.1", ["198.18.0.2"], self.SIX)
+        with pytest.raises(AddressError, match="second IPv6 address"):
+            agent_addresses("2001:2::1", ["2001:2::1"], self.SIX)
+        with pytest.raises(AddressError, match="link-local"):
+            agent_addresses("198.18.0.1", ["fe80::1"], self.SIX)
+        with pytest.raises(AddressError, match="not a global address"):
+            agent_addresses("198.18.0.1", ["2001:2::1"], LAB)
+
+
 class EnrolAddressTests(FathomTestCase):
     def enrol(self, token: str, name: str, address: str) -> Any:
         return self.client.post(ENROLL_URL, {"token": token, "name": name, "address": address}, format="json")
@@ -108,6 +135,43 @@ class EnrolAddressTests(FathomTestCase):
         entry = AuditEntry.objects.get(object_type="agent", action="update")
         assert entry.actor_name == "operator" and entry.changes["address"] == ["198.18.1.1", "198.18.1.66"]
         assert operator.patch(url, {}, format="json").status_code == 400
+
+    def test_a_dual_stack_agent_enrols_with_both_families_and_re_keys_only_at_both(self) -> None:
+        issued = create_enrollment_token(600)
+        body = {"token": issued.plaintext, "name": "lisbon", "address": "198.18.0.1", "other_addresses": ["2001:2::1"]}
+        for bad, why in (
+            (["198.18.0.9"], "second IPv4"),
+            (["fe80::1"], "link-local"),
+            (["2001:2::1", "2001:2::2"], ""),
+        ):
+            reply = self.client.post(ENROLL_URL, {**body, "other_addresses": bad}, format="json")
+            assert reply.status_code == 400 and why in str(reply.json()), (bad, reply.json())
+        assert not Agent.objects.filter(name="lisbon").exists()
+        assert self.client.post(ENROLL_URL, body, format="json").status_code == 201
+        lisbon = Agent.objects.get(name="lisbon")
+        assert (lisbon.addresses, lisbon.families, lisbon.address_for(6)) == (
+            ["198.18.0.1", "2001:2::1"],
+            [4, 6],
+            "2001:2::1",
+        )
+        rekey = create_enrollment_token(600, agent_name="lisbon", rekey=True)
+        again = {**body, "token": rekey.plaintext, "other_addresses": []}
+        refused = self.client.post(ENROLL_URL, again, format="json")
+        assert refused.status_code == 403 and "198.18.0.1, 2001:2::1" in refused.json()["detail"]
+        assert (
+            self.client.post(ENROLL_URL, {**again, "other_addresses": ["2001:2::1"]}, format="json").status_code == 201
+        )
+
+    def test_an_operator_gives_an_agent_its_ipv6_and_takes_it_away(self) -> None:
+        operator = self.user_client(self.operator)
+        url = f"/api/v1/agents/{self.athens.pk}/"
+        refused = operator.patch(url, {"other_addresses": ["198.18.1.9"]}, format="json")
+        assert refused.status_code == 400 and "second IPv4" in str(refused.json())
+        added = operator.patch(url, {"other_addresses": ["2001:2::11"]}, format="json")
+        assert added.status_code == 200 and added.json()["other_addresses"] == ["2001:2::11"], added.json()
+        entry = AuditEntry.objects.get(object_type="agent", action="update")
+        assert entry.changes["other_addresses"] == [[], ["2001:2::11"]]
+        assert operator.patch(url, {"other_addresses": []}, format="json").json()["other_addresses"] == []
 
     def test_the_admin_site_only_reads_audited_models(self) -> None:
         """Issue 34 item 3: the admin site could un-revoke an agent, move it, reuse a used

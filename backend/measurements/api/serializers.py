@@ -7,7 +7,7 @@ from rest_framework import serializers
 # DRF moves declared fields off the class, so field names such as "source" and "errors" do
 # not clash with the Field/Serializer attributes of the same name; the stubs cannot know.
 from core.serializers import StrictSerializer
-from inventory.api.serializers import AgentRefSerializer
+from inventory.api.serializers import AgentRefSerializer, family_field, family_query_field
 from measurements.choices import RunStatus, TestType
 from measurements.paths import MAX_POINTS_LIMIT
 
@@ -34,6 +34,7 @@ class InvalidBatchSerializer(serializers.Serializer[Any]):
 class PathSerializer(serializers.Serializer[Any]):
     source = AgentRefSerializer()  # type: ignore[assignment]
     destination = AgentRefSerializer()
+    family = family_field()
     test_types = serializers.ListField(child=serializers.CharField())
     last_run_at = serializers.DateTimeField()
     last_status = serializers.CharField()
@@ -42,6 +43,7 @@ class PathSerializer(serializers.Serializer[Any]):
 class RttQuerySerializer(StrictSerializer):
     source = serializers.UUIDField()  # type: ignore[assignment]
     destination = serializers.UUIDField()
+    family = family_query_field()
     start = serializers.DateTimeField(required=False)
     end = serializers.DateTimeField(required=False)
     max_points = serializers.IntegerField(min_value=2, max_value=MAX_POINTS_LIMIT, default=1000)
@@ -65,6 +67,7 @@ class RttPointSerializer(serializers.Serializer[Any]):
 class RttSeriesSerializer(serializers.Serializer[Any]):
     source = AgentRefSerializer()  # type: ignore[assignment]
     destination = AgentRefSerializer()
+    family = family_field()
     start = serializers.DateTimeField()
     end = serializers.DateTimeField()
     bucket_s = serializers.IntegerField()
@@ -111,6 +114,7 @@ class PathLatencyPointSerializer(serializers.Serializer[Any]):
 class PathLatencySeriesSerializer(serializers.Serializer[Any]):
     source = AgentRefSerializer()  # type: ignore[assignment]
     destination = AgentRefSerializer()
+    family = family_field()
     start = serializers.DateTimeField()
     end = serializers.DateTimeField()
     bucket_s = serializers.IntegerField()
@@ -121,6 +125,7 @@ class PathLatencySeriesSerializer(serializers.Serializer[Any]):
 class RunQuerySerializer(StrictSerializer):
     source = serializers.UUIDField()  # type: ignore[assignment]
     destination = serializers.UUIDField()
+    family = family_query_field()
     status = serializers.ChoiceField(
         choices=["failed", "ok", "all"],
         default="all",
@@ -165,6 +170,7 @@ class RunRowSerializer(serializers.Serializer[Any]):
 class RouteQuerySerializer(StrictSerializer):
     source = serializers.UUIDField()  # type: ignore[assignment]
     destination = serializers.UUIDField()
+    family = family_query_field()
     start = serializers.DateTimeField(required=False, help_text="default: 7 days before end")
     end = serializers.DateTimeField(required=False, help_text="default: now")
 
@@ -215,6 +221,7 @@ class RouteChangeSerializer(serializers.Serializer[Any]):
 class PathRoutesSerializer(serializers.Serializer[Any]):
     source = AgentRefSerializer()  # type: ignore[assignment]
     destination = AgentRefSerializer()
+    family = family_field()
     start = serializers.DateTimeField()
     end = serializers.DateTimeField()
     routes = RouteSerializer(many=True)

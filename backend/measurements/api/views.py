@@ -80,6 +80,7 @@ class PathListView(HistoryReadView):
             {
                 "source": agent_ref(entry.source),
                 "destination": agent_ref(entry.destination),
+                "family": entry.family,
                 "test_types": entry.test_types,
                 "last_run_at": entry.last_run_at,
                 "last_status": entry.last_status,
@@ -101,10 +102,13 @@ class PathRttView(HistoryReadView):
         start, end = paths.default_range(params.get("end"), params.get("start"), timezone.now())
         if start >= end:
             raise ValidationError({"start": ["start must be before end"]})
-        width, points = paths.rtt_series(params["source"], params["destination"], start, end, params["max_points"])
+        width, points = paths.rtt_series(
+            params["source"], params["destination"], start, end, params["max_points"], params["family"]
+        )
         body = {
             "source": agent_ref(source),
             "destination": agent_ref(destination),
+            "family": params["family"],
             "start": start,
             "end": end,
             "bucket_s": width,
@@ -168,11 +172,12 @@ class PathLatencyView(HistoryReadView):
             raise ValidationError({"start": ["start must be before end"]})
         limit_ms = settings.LATENCY_CLOCK_ERROR_LIMIT_MS
         width, points = paths.latency_series(
-            params["source"], params["destination"], start, end, params["max_points"], limit_ms
+            params["source"], params["destination"], start, end, params["max_points"], limit_ms, params["family"]
         )
         body = {
             "source": agent_ref(source),
             "destination": agent_ref(destination),
+            "family": params["family"],
             "start": start,
             "end": end,
             "bucket_s": width,
@@ -192,7 +197,9 @@ class PathRunsView(HistoryReadView):
         query.is_valid(raise_exception=True)
         params = query.validated_data
         runs = runs_matching(
-            Run.objects.filter(source_id=params["source"], destination_id=params["destination"]),
+            Run.objects.filter(
+                source_id=params["source"], destination_id=params["destination"], family=params["family"]
+            ),
             params["status"],
             params.get("test_type"),
         )
@@ -222,10 +229,11 @@ class PathRoutesView(HistoryReadView):
             raise ValidationError({"start": ["start must be before end"]})
         if source.pk == destination.pk:
             raise ValidationError({"destination": ["a path needs two different agents"]})
-        found = routes.path_routes(source.pk, destination.pk, start, end)
+        found = routes.path_routes(source.pk, destination.pk, start, end, params["family"])
         body = {
             "source": agent_ref(source),
             "destination": agent_ref(destination),
+            "family": params["family"],
             "start": start,
             "end": end,
             "routes": [asdict(route) for route in found.routes],

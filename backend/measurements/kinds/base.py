@@ -28,6 +28,7 @@ class RunKeys:
     run_id: uuid.UUID
     source_id: uuid.UUID
     destination_id: uuid.UUID | None
+    family: int  # of the address probed (inventory.choices.AddressFamily)
     started_at: datetime
     ended_at: datetime
 

@@ -52,6 +52,7 @@ def rows(keys: RunKeys, sweep: dict[str, Any]) -> Iterable[dict[str, Any]]:
             "sample_index": index,
             "source_id": keys.source_id,
             "destination_id": keys.destination_id,
+            "family": keys.family,
             "flow": sample["flow"],
             "src_port": sample["src_port"],
             "seq": sample["seq"],

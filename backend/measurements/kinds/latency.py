@@ -122,6 +122,7 @@ def rows(keys: RunKeys, latency: dict[str, Any]) -> Iterable[dict[str, Any]]:
         "run_id": keys.run_id,
         "source_id": keys.source_id,
         "destination_id": keys.destination_id,
+        "family": keys.family,
         "sent": latency["sent"],
         "answered": latency["answered"],
         "duplicates": latency["duplicates"],

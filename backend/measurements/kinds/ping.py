@@ -56,6 +56,7 @@ def rows(keys: RunKeys, ping: dict[str, Any]) -> Iterable[dict[str, Any]]:
             "sample_index": index,
             "source_id": keys.source_id,
             "destination_id": keys.destination_id,
+            "family": keys.family,
             "seq": sample["seq"],
             "rtt_ms": sample["rtt_ms"],
             "ttl": sample["ttl"],

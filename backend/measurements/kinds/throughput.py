@@ -63,6 +63,7 @@ def rows(keys: RunKeys, throughput: dict[str, Any]) -> Iterable[dict[str, Any]]:
             "interval_index": index,
             "source_id": keys.source_id,
             "destination_id": keys.destination_id,
+            "family": keys.family,
             "stream": interval["stream"],
             "start_s": interval["start_s"],
             "end_s": interval["end_s"],

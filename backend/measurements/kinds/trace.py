@@ -43,6 +43,7 @@ def rows(keys: RunKeys, trace: dict[str, Any]) -> Iterable[dict[str, Any]]:
             "flow": flow["flow"],
             "source_id": keys.source_id,
             "destination_id": keys.destination_id,
+            "family": keys.family,
             "src_port": flow["src_port"],
             "reached": flow["reached"],
             "fingerprint": flow["fingerprint"],

@@ -148,6 +148,7 @@ class PathListTests(FathomTestCase):
             {
                 "source": {"id": str(self.athens.pk), "name": "athens"},
                 "destination": {"id": str(self.frankfurt.pk), "name": "frankfurt"},
+                "family": 4,
                 "test_types": ["ping"],
                 "last_run_at": "2026-11-22T10:02:00Z",
                 "last_status": "failed",

@@ -9,11 +9,13 @@ from typing import Any
 from django.conf import settings
 from django.utils import timezone
 
+from inventory.addresses import address_family
 from inventory.models import Agent
 from meshes.models import IssuedPlan
 from meshes.services.plans import Plan
 
-PathKey = tuple[str, str, str]  # (peer agent id or "", external target or "", test type)
+# (peer agent id or "", external target or the family of an IPv6 agent path, test type)
+PathKey = tuple[str, str, str]
 
 
 # A result may start a little before the plan that asked for it reached the server's clock.
@@ -26,8 +28,11 @@ ISSUED_PLAN_RETENTION = timedelta(days=30)
 
 
 def path_key(peer_id: str | None, target: str, test_type: str) -> PathKey:
-    """A directed path as plans and results name it: the peer agent, or else the target."""
-    return (peer_id, "", test_type) if peer_id else ("", target, test_type)
+    """A directed path as plans and results name it: the peer agent and the family of the
+    address probed ("" for IPv4, as plans were issued before IPv6), or else the target."""
+    if peer_id:
+        return (peer_id, "ipv6" if address_family(target) == 6 else "", test_type)
+    return ("", target, test_type)
 
 
 def record_issued_plan(agent: Agent, plan: Plan) -> None:

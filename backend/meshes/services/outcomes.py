@@ -10,6 +10,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from inventory.addresses import address_family
 from inventory.models import Agent
 from meshes.choices import SlotState
 from meshes.models import Slot
@@ -26,7 +27,11 @@ def record_slot_outcomes(agent: Agent, results: Iterable[dict[str, Any]]) -> Non
         # Only the slot's own run settles it, and a measured slot stays measured: a retry
         # that failed later does not erase the run that worked.
         Slot.objects.filter(
-            pk=slot_id, source=agent, destination_id=result.get("peer_id"), test_type=result["test_type"]
+            pk=slot_id,
+            source=agent,
+            destination_id=result.get("peer_id"),
+            family=address_family(result["target"]),
+            test_type=result["test_type"],
         ).exclude(state=SlotState.OK).update(
             state=result["status"], run_id=result["id"], reason=result["error"][:500], updated_at=timezone.now()
         )

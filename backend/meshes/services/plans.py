@@ -174,9 +174,9 @@ def twamp_peers(agent: Agent) -> list[TwampPeer]:
     peers: set[TwampPeer] = set()
     for path in mesh_paths(involving=agent, test_type=TestType.LATENCY):
         if path.destination is not None and path.destination.pk == agent.pk:
-            peers.add(peer(path.source.address, path))
+            peers.add(peer(path.source.address_for(path.family) or path.source.address, path))
         elif path.destination is not None and is_node(path.destination):
-            peers.add(peer(path.destination.address, path))
+            peers.add(peer(path.target, path))
     return sorted(peers, key=lambda peer: (peer.address, peer.port))
 
 
@@ -197,10 +197,14 @@ def planned_slots(agent: Agent, now: datetime, until: datetime) -> list[PlannedS
     return [
         PlannedSlot(
             id=str(slot.id),
-            test_id=mesh_test_id(slot.mesh_test.mesh.name, slot.mesh_test.name, str(slot.destination_id)),
+            test_id=mesh_test_id(slot.mesh_test.mesh.name, slot.mesh_test.name, str(slot.destination_id), slot.family),
             type=slot.test_type,
             start_at=slot.start_at.astimezone(UTC).isoformat(),
-            peer=Peer(str(slot.destination.pk), slot.destination.name, slot.destination.address),
+            peer=Peer(
+                str(slot.destination.pk),
+                slot.destination.name,
+                slot.destination.address_for(slot.family) or slot.destination.address,
+            ),
             spec=slot.spec,
             iperf3_auth=client_auth(slot.id, slot.destination.host_facts),
         )

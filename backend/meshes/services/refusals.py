@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from inventory.addresses import address_family
 from inventory.models import Agent
 from measurements.kinds.base import BatchError, timestamp
 from meshes.models import Slot
@@ -20,16 +21,17 @@ def unplanned_results(agent: Agent, results: list[dict[str, Any]]) -> list[Batch
     slot_ids = {result["slot_id"] for result in results if result.get("slot_id")}
     # A slot stays the agent's after its test is edited away: its run is still the agent's.
     slots = {
-        str(pk): (str(destination_id), test_type)
-        for pk, destination_id, test_type in Slot.objects.filter(pk__in=slot_ids, source=agent).values_list(
-            "pk", "destination_id", "test_type"
+        str(pk): (str(destination_id), family, test_type)
+        for pk, destination_id, family, test_type in Slot.objects.filter(pk__in=slot_ids, source=agent).values_list(
+            "pk", "destination_id", "family", "test_type"
         )
     }
 
     def vouched_for(result: dict[str, Any]) -> bool:
         """Measured under a plan issued to this agent with the path in it, or in its slot."""
         peer_id, test_type = result.get("peer_id"), result["test_type"]
-        if peer_id and slots.get(result.get("slot_id") or "") == (peer_id, test_type):
+        in_slot = (peer_id, address_family(result["target"]), test_type)
+        if peer_id and slots.get(result.get("slot_id") or "") == in_slot:
             return True
         plan = held.get(result.get("plan_version") or "")
         key = path_key(peer_id, result["target"], test_type)

@@ -58,7 +58,7 @@ def plan_exclusive_slots(now: datetime | None = None, seed: int | None = None) -
         lock_planner()
         paths = [path for path in mesh_paths(exclusive=True) if path.destination is not None]
         rtts = path_min_rtt_ms(
-            ((p.source.pk, p.destination.pk) for p in paths if p.destination), now - timedelta(days=1)
+            ((p.source.pk, p.destination.pk, p.family) for p in paths if p.destination), now - timedelta(days=1)
         )
         requests, by_key = [], {}
         for path in paths:
@@ -68,7 +68,7 @@ def plan_exclusive_slots(now: datetime | None = None, seed: int | None = None) -
                 path.source.pk,
                 path.destination.pk,
                 path.test,
-                rtts.get((path.source.pk, path.destination.pk)),
+                rtts.get((path.source.pk, path.destination.pk, path.family)),
                 with_node=is_node(path.source) or is_node(path.destination),
             )
             requests.append(request)
@@ -89,6 +89,7 @@ def plan_exclusive_slots(now: datetime | None = None, seed: int | None = None) -
                 mesh_test=row.mesh_test,
                 source=row.source,
                 destination=row.destination,
+                family=row.family,
                 period_start=row.period_start,
                 state=SlotState.UNSCHEDULABLE,
             ).delete()
@@ -124,7 +125,7 @@ def placements_of(rows: Iterable[Slot]) -> list[slots.Placement]:
     """Slots as the planner keeps them: busy time of both agents, and periods already planned."""
     return [
         slots.Placement(
-            key=slot_key(slot.mesh_test_id, slot.source_id, slot.destination_id),
+            key=slot_key(slot.mesh_test_id, slot.source_id, slot.destination_id, slot.family),
             source=str(slot.source_id),
             destination=str(slot.destination_id),
             period_start=_epoch(slot.period_start),
@@ -149,6 +150,7 @@ def _slot_row(path_and_spec: tuple[Path, dict[str, Any]], period_s: float, start
         mesh_test=path.test,
         source=path.source,
         destination=path.destination,
+        family=path.family,
         test_type=path.test.test_type,
         period_start=_moment(period_s),
         start_at=_moment(start_s),
@@ -175,7 +177,7 @@ def drop_future_slots(mesh: Mesh, now: datetime | None = None) -> None:
     future.filter(period_start__gte=now).delete()
     keep = {path.slot_key for path in mesh_paths(exclusive=True) if path.test.mesh_id == mesh.pk and path.destination}
     for slot in future.filter(period_start__lt=now):
-        if slot_key(slot.mesh_test_id, slot.source_id, slot.destination_id) not in keep:
+        if slot_key(slot.mesh_test_id, slot.source_id, slot.destination_id, slot.family) not in keep:
             slot.delete()
     Slot.objects.filter(mesh_test__mesh=mesh, state=SlotState.UNSCHEDULABLE, period_start__gt=now).delete()
 

@@ -55,6 +55,7 @@ class AgentChangeTests(FathomTestCase):
         assert entry.before == {
             "name": "athens",
             "address": "198.18.1.1",
+            "other_addresses": [],
             "revoked_at": None,
             "decommissioned_at": None,
         }

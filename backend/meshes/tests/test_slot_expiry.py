@@ -54,7 +54,8 @@ class SlotExpiryTests(TransactionTestCase):
         now = timezone.now()
         slot = throughput_slot(athens, frankfurt, now - timedelta(hours=2))
         assert expire_overdue_slots(now) == 1
-        late = {"slot_id": str(slot.pk), "peer_id": frankfurt.pk, "test_type": "throughput", "status": "failed",
+        late = {"slot_id": str(slot.pk), "peer_id": frankfurt.pk, "target": "198.18.2.1", "test_type": "throughput",
+                "status": "failed",
                 "id": None, "error": "iperf3 error: the server is busy"}  # fmt: skip
         record_slot_outcomes(athens, [late])
         slot.refresh_from_db()

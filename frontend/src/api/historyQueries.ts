@@ -4,6 +4,7 @@ import { useQuery } from "@tanstack/react-query";
 
 import { apiGet } from "./client";
 import { ANALYSIS_REFRESH_MS, REFRESH_MS, type Finding } from "./queries";
+import { withFamily } from "../lib/family";
 import type { PathHistory } from "../lib/historyFigure";
 
 /**
@@ -11,13 +12,20 @@ import type { PathHistory } from "../lib/historyFigure";
  * own now (the page's `to` is held to the minute to keep the query key still, and would cut
  * off what arrived since).
  */
-export function usePathHistory(source: string, destination: string, from: Date, to: Date, live: boolean) {
+export function usePathHistory(
+  source: string,
+  destination: string,
+  from: Date,
+  to: Date,
+  live: boolean,
+  family: number = 4,
+) {
   const fromIso = from.toISOString();
   const toIso = live ? "now" : to.toISOString();
   return useQuery({
-    queryKey: ["history", source, destination, fromIso, toIso] as const,
+    queryKey: ["history", source, destination, fromIso, toIso, family] as const,
     queryFn: () => {
-      const params = new URLSearchParams({ source, destination, from: fromIso });
+      const params = withFamily(new URLSearchParams({ source, destination, from: fromIso }), family);
       if (!live) {
         params.set("to", toIso);
       }
@@ -30,13 +38,21 @@ export function usePathHistory(source: string, destination: string, from: Date, 
 }
 
 /** The path's findings that overlap the window, for the chart's shaded spans (`live` as above). */
-export function usePathFindings(source: string, destination: string, from: Date, to: Date, live: boolean) {
+export function usePathFindings(
+  source: string,
+  destination: string,
+  from: Date,
+  to: Date,
+  live: boolean,
+  family: number = 4,
+) {
   const fromIso = from.toISOString();
   const toIso = live ? "now" : to.toISOString();
   return useQuery({
-    queryKey: ["findings", "path", source, destination, fromIso, toIso] as const,
+    queryKey: ["findings", "path", source, destination, fromIso, toIso, family] as const,
     queryFn: () => {
-      const params = new URLSearchParams({ source, destination, since: fromIso, limit: "200" });
+      // The filter names the family either way: the list would otherwise hold both families' findings.
+      const params = new URLSearchParams({ source, destination, family: String(family), since: fromIso, limit: "200" });
       if (!live) {
         params.set("until", toIso);
       }

@@ -2,6 +2,7 @@
 // (GET /paths/latency/), for the path page's shared time axis.
 import { useQuery } from "@tanstack/react-query";
 
+import { withFamily } from "../lib/family";
 import { apiGet, type Schemas } from "./client";
 import { REFRESH_MS } from "./queries";
 
@@ -15,15 +16,25 @@ export type LatencyPoint = PathLatency["points"][number];
 const FINEST_BUCKET_S = 60;
 
 /** `live`: the range ends now, so the request leaves `end` out (the server reads to its now). */
-export function usePathLatency(source: string, destination: string, from: Date, to: Date, live: boolean) {
+export function usePathLatency(
+  source: string,
+  destination: string,
+  from: Date,
+  to: Date,
+  live: boolean,
+  family: number = 4,
+) {
   const fromIso = from.toISOString();
   const toIso = live ? "now" : to.toISOString();
   return useQuery({
-    queryKey: ["latency", source, destination, fromIso, toIso] as const,
+    queryKey: ["latency", source, destination, fromIso, toIso, family] as const,
     queryFn: () => {
       const minutes = Math.floor((to.getTime() - from.getTime()) / 1000 / FINEST_BUCKET_S);
       const maxPoints = String(Math.min(1000, Math.max(2, minutes)));
-      const params = new URLSearchParams({ source, destination, start: fromIso, max_points: maxPoints });
+      const params = withFamily(
+        new URLSearchParams({ source, destination, start: fromIso, max_points: maxPoints }),
+        family,
+      );
       if (!live) {
         params.set("end", toIso);
       }

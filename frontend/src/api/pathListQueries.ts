@@ -4,6 +4,7 @@ import { useQueries, useQuery, type UseQueryResult } from "@tanstack/react-query
 
 import { apiGet, type Schemas } from "./client";
 import { ANALYSIS_REFRESH_MS, queryKeys } from "./queries";
+import { pairParam } from "../lib/pathList";
 
 export type PathList = Schemas["PathList"];
 export type PathListEntry = Schemas["PathSummary"];
@@ -44,7 +45,7 @@ export function chunks<T>(items: readonly T[], size: number): T[][] {
 }
 
 export interface SparkLookup {
-  /** By pair ("<source id>:<destination id>"); absent while its request is in flight. */
+  /** By pair (lib/pathList.ts pairParam); absent while its request is in flight. */
   byPair: ReadonlyMap<string, PathSpark>;
   isPending: boolean;
   /** The first failed request's error, null when none failed. */
@@ -55,7 +56,7 @@ function combineSparks(results: UseQueryResult<PathSparks>[]): SparkLookup {
   const byPair = new Map<string, PathSpark>();
   for (const result of results) {
     for (const spark of result.data?.sparks ?? []) {
-      byPair.set(`${spark.source}:${spark.destination}`, spark);
+      byPair.set(pairParam({ source: { id: spark.source }, destination: { id: spark.destination }, family: spark.family }), spark);
     }
   }
   return {

@@ -2,6 +2,7 @@
 // import and publishing, and the failed runs of a path (pScheduler's nonstart, missed, …).
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
+import { withFamily } from "../lib/family";
 import { apiDelete, apiGet, apiPatch, apiPost, type Schemas } from "./client";
 import type {
   ArchiveToken,
@@ -24,8 +25,8 @@ export const perfsonarKeys = {
   nodes: ["perfsonar", "nodes"] as const,
   archiveToken: (name: string) => ["perfsonar", "archive-token", name] as const,
   tasks: (name: string) => ["perfsonar", "tasks", name] as const,
-  failedRuns: (source: string, destination: string, rangeS: string) =>
-    ["runs", "failed", source, destination, rangeS] as const,
+  failedRuns: (source: string, destination: string, rangeS: string, family: number = 4) =>
+    ["runs", "failed", source, destination, rangeS, family] as const,
 };
 
 function nodePath(name: string): string {
@@ -155,9 +156,9 @@ export function useSetPsconfigPublished(mesh: string) {
  * The runs of one path (agent ids) that failed or were missed, in the window that ends now,
  * newest first: up to RUNS_LIMIT of them.
  */
-export function useFailedRuns(source: string, destination: string, rangeS: number) {
+export function useFailedRuns(source: string, destination: string, rangeS: number, family: number = 4) {
   return useQuery({
-    queryKey: perfsonarKeys.failedRuns(source, destination, String(rangeS)),
+    queryKey: perfsonarKeys.failedRuns(source, destination, String(rangeS), family),
     queryFn: () => {
       const params = new URLSearchParams({
         source,
@@ -166,6 +167,7 @@ export function useFailedRuns(source: string, destination: string, rangeS: numbe
         since: new Date(Date.now() - rangeS * 1000).toISOString(),
         limit: String(RUNS_LIMIT),
       });
+      withFamily(params, family);
       return apiGet<PathRun[]>(`/paths/runs/?${params.toString()}`);
     },
     refetchInterval: REFRESH_MS,

@@ -2,6 +2,7 @@
 // hooks; each other domain has its own *Queries.ts beside this one.
 import { useMutation, useQuery, useQueryClient } from "@tanstack/react-query";
 
+import { withFamily } from "../lib/family";
 import { apiGet, apiPost, type Schemas } from "./client";
 
 export type Agent = Schemas["Agent"];
@@ -51,11 +52,11 @@ export const queryKeys = {
   agents: ["agents"] as const,
   // The prefix of the Paths list and its sparklines (api/pathListQueries.ts).
   paths: ["analysis", "paths"] as const,
-  rtt: (source: string, destination: string, start: string, end: string) =>
-    ["rtt", source, destination, start, end] as const,
+  rtt: (source: string, destination: string, start: string, end: string, family: number = 4) =>
+    ["rtt", source, destination, start, end, family] as const,
   meshes: ["meshes"] as const,
-  pathAnalysis: (source: string, destination: string, goalBps: string, dailyVolumeBytes: string) =>
-    ["analysis", "path", source, destination, goalBps, dailyVolumeBytes] as const,
+  pathAnalysis: (source: string, destination: string, goalBps: string, dailyVolumeBytes: string, family: number = 4) =>
+    ["analysis", "path", source, destination, goalBps, dailyVolumeBytes, family] as const,
   meshGrid: (mesh: string) => ["analysis", "grid", mesh] as const,
   utilization: ["slots", "utilization"] as const,
   slots: (state: string, agent: string, lookbackS: string, aheadS: string, limit: string) =>
@@ -140,16 +141,25 @@ export interface PathAnalysisOptions {
   goalBps?: number | null;
   /** The volume the capacity plan moves each day, in bytes; null for the server's default. */
   dailyVolumeBytes?: number | null;
+  /** The path's address family (IPv4 by default). */
+  family?: number;
 }
 
 /** One path in depth: ceilings now, diagnosed runs, RTT modes, findings, advice, capacity plan. */
 export function usePathAnalysis(source: string, destination: string, options: PathAnalysisOptions = {}) {
   const goalBps = options.goalBps ?? null;
   const dailyVolumeBytes = options.dailyVolumeBytes ?? null;
+  const family = options.family ?? 4;
   return useQuery({
-    queryKey: queryKeys.pathAnalysis(source, destination, String(goalBps ?? ""), String(dailyVolumeBytes ?? "")),
+    queryKey: queryKeys.pathAnalysis(
+      source,
+      destination,
+      String(goalBps ?? ""),
+      String(dailyVolumeBytes ?? ""),
+      family,
+    ),
     queryFn: () => {
-      const params = new URLSearchParams({ source, destination });
+      const params = withFamily(new URLSearchParams({ source, destination }), family);
       if (goalBps !== null) {
         params.set("goal_bps", String(goalBps));
       }
@@ -162,7 +172,9 @@ export function usePathAnalysis(source: string, destination: string, options: Pa
     // Keeps the panels readable while a new goal or volume is fetched, but never shows
     // another path's analysis while this one loads.
     placeholderData: (previous) =>
-      previous?.source.id === source && previous.destination.id === destination ? previous : undefined,
+      previous?.source.id === source && previous.destination.id === destination && previous.family === family
+        ? previous
+        : undefined,
   });
 }
 
@@ -196,11 +208,21 @@ export function useLogout() {
 }
 
 /** RTT of a path over a fixed window (an incident's time), not one sliding with now. */
-export function useRttWindow(source: string, destination: string, start: string, end: string, maxPoints: number) {
+export function useRttWindow(
+  source: string,
+  destination: string,
+  start: string,
+  end: string,
+  maxPoints: number,
+  family: number = 4,
+) {
   return useQuery({
-    queryKey: [...queryKeys.rtt(source, destination, start, end), String(maxPoints)] as const,
+    queryKey: [...queryKeys.rtt(source, destination, start, end, family), String(maxPoints)] as const,
     queryFn: () => {
-      const params = new URLSearchParams({ source, destination, start, end, max_points: String(maxPoints) });
+      const params = withFamily(
+        new URLSearchParams({ source, destination, start, end, max_points: String(maxPoints) }),
+        family,
+      );
       return apiGet<RttSeries>(`/paths/rtt/?${params.toString()}`);
     },
     enabled: source !== "" && destination !== "",

@@ -1343,6 +1343,7 @@ export interface components {
             name: string;
             kind?: components["schemas"]["AgentKindEnum"];
             address: string;
+            other_addresses?: string[];
             readonly status: components["schemas"]["Choice"];
             /** Format: date-time */
             last_seen_at?: string | null;
@@ -1736,6 +1737,8 @@ export interface components {
             source_id: string | null;
             /** Format: uuid */
             destination_id: string | null;
+            /** @description the other finding's path family: 4 or 6 */
+            family: number | null;
         };
         CommentRequest: {
             /** @default  */
@@ -1914,6 +1917,8 @@ export interface components {
             name: string;
             /** @description The one IP address peers probe: global, or in FATHOM_AGENT_ADDRESS_NETWORKS; no host names. */
             address: string;
+            /** @description Its address in its other family (a dual-stack agent's IPv6 beside its IPv4), checked as `address`; each family to each peer is a path of its own. */
+            other_addresses?: string[];
             /** @default  */
             agent_version: string;
         };
@@ -1959,6 +1964,8 @@ export interface components {
             id: number;
             source: components["schemas"]["AgentRef"];
             destination: components["schemas"]["AgentRef"];
+            /** @description the path's address family: 4 (IPv4) or 6 (IPv6) */
+            family: number;
             metric: string;
             rules: string[];
             kind: string;
@@ -2002,6 +2009,8 @@ export interface components {
         GridCell: {
             source: components["schemas"]["AgentRef"];
             destination: components["schemas"]["AgentRef"];
+            /** @description the path's address family: 4 (IPv4) or 6 (IPv6) */
+            family: number;
             /** Format: double */
             rate_bps: number | null;
             /** Format: double */
@@ -2765,6 +2774,8 @@ export interface components {
             name?: string;
             /** @description where peers reach it; checked as at enrolment */
             address?: string;
+            /** @description its address in its other family, or [] for none; checked as at enrolment */
+            other_addresses?: string[];
         };
         PatchedChannelRequest: {
             name?: string;
@@ -2824,6 +2835,8 @@ export interface components {
         Path: {
             source: components["schemas"]["AgentRef"];
             destination: components["schemas"]["AgentRef"];
+            /** @description the path's address family: 4 (IPv4) or 6 (IPv6) */
+            family: number;
             test_types: string[];
             /** Format: date-time */
             last_run_at: string;
@@ -2832,6 +2845,8 @@ export interface components {
         PathAnalysis: {
             source: components["schemas"]["AgentRef"];
             destination: components["schemas"]["AgentRef"];
+            /** @description the path's address family: 4 (IPv4) or 6 (IPv6) */
+            family: number;
             /** @description terms with today's tuning, RTT and loss */
             ceilings_now: components["schemas"]["CeilingsNow"] | null;
             runs: components["schemas"]["RunAnalysis"][];
@@ -2855,6 +2870,8 @@ export interface components {
         PathHistory: {
             source: components["schemas"]["AgentRef"];
             destination: components["schemas"]["AgentRef"];
+            /** @description the path's address family: 4 (IPv4) or 6 (IPv6) */
+            family: number;
             resolution: components["schemas"]["HistoryResolutionEnum"];
             bucket_s: number;
             /** Format: date-time */
@@ -2954,6 +2971,8 @@ export interface components {
         PathLatencySeries: {
             source: components["schemas"]["AgentRef"];
             destination: components["schemas"]["AgentRef"];
+            /** @description the path's address family: 4 (IPv4) or 6 (IPv6) */
+            family: number;
             /** Format: date-time */
             start: string;
             /** Format: date-time */
@@ -2994,6 +3013,8 @@ export interface components {
         PathRoutes: {
             source: components["schemas"]["AgentRef"];
             destination: components["schemas"]["AgentRef"];
+            /** @description the path's address family: 4 (IPv4) or 6 (IPv6) */
+            family: number;
             /** Format: date-time */
             start: string;
             /** Format: date-time */
@@ -3022,6 +3043,8 @@ export interface components {
         PathSummary: {
             source: components["schemas"]["AgentRef"];
             destination: components["schemas"]["AgentRef"];
+            /** @description the path's address family: 4 (IPv4) or 6 (IPv6) */
+            family: number;
             /** @description test types with runs */
             test_types: string[];
             /**
@@ -3079,6 +3102,8 @@ export interface components {
         PathTimeline: {
             source: components["schemas"]["AgentRef"];
             destination: components["schemas"]["AgentRef"];
+            /** @description the path's address family: 4 (IPv4) or 6 (IPv6) */
+            family: number;
             /** Format: date-time */
             to: string;
             /** @description most runs (and sweeps) listed per direction */
@@ -3338,6 +3363,8 @@ export interface components {
         RttSeries: {
             source: components["schemas"]["AgentRef"];
             destination: components["schemas"]["AgentRef"];
+            /** @description the path's address family: 4 (IPv4) or 6 (IPv6) */
+            family: number;
             /** Format: date-time */
             start: string;
             /** Format: date-time */
@@ -3577,6 +3604,8 @@ export interface components {
             source: string;
             /** Format: uuid */
             destination: string;
+            /** @description the path's address family: 4 (IPv4) or 6 (IPv6) */
+            family: number;
             /** @description hourly RTT medians from `start`, oldest first */
             rtt_p50_ms: (number | null)[];
             /** @description newest analysed throughput runs of 31 days, oldest first */
@@ -4839,6 +4868,13 @@ export interface operations {
             query?: {
                 destination?: string;
                 /**
+                 * @description only paths of this family: 4 (IPv4) or 6 (IPv6)
+                 *
+                 *     * `4` - IPv4
+                 *     * `6` - IPv6
+                 */
+                family?: 4 | 6;
+                /**
                  * @description * `alarm` - Alarm
                  *     * `annotation` - Annotation
                  */
@@ -4931,6 +4967,13 @@ export interface operations {
                 /** @description volume of the capacity plan (default 13 TiB) */
                 daily_volume_bytes?: number;
                 destination: string;
+                /**
+                 * @description the path's address family: 4 (IPv4, the default) or 6 (IPv6)
+                 *
+                 *     * `4` - IPv4
+                 *     * `6` - IPv6
+                 */
+                family?: 4 | 6;
                 /** @description rate the advice aims for (default: link speed) */
                 goal_bps?: number;
                 runs?: number;
@@ -4956,6 +4999,13 @@ export interface operations {
         parameters: {
             query: {
                 destination: string;
+                /**
+                 * @description the path's address family: 4 (IPv4, the default) or 6 (IPv6)
+                 *
+                 *     * `4` - IPv4
+                 *     * `6` - IPv6
+                 */
+                family?: 4 | 6;
                 /** @description the range's start (default: to - 24 h) */
                 from?: string;
                 source: string;
@@ -4981,6 +5031,13 @@ export interface operations {
     analysis_paths_retrieve: {
         parameters: {
             query?: {
+                /**
+                 * @description only paths of this family: 4 (IPv4) or 6 (IPv6)
+                 *
+                 *     * `4` - IPv4
+                 *     * `6` - IPv6
+                 */
+                family?: 4 | 6;
                 /** @description only this mesh's pairs */
                 mesh?: string;
             };
@@ -5003,7 +5060,7 @@ export interface operations {
     analysis_paths_spark_retrieve: {
         parameters: {
             query: {
-                /** @description <source uuid>:<destination uuid>, repeated (1 to 100) */
+                /** @description <source uuid>:<destination uuid>, with :6 after it for the IPv6 path; repeated (1 to 40) */
                 pair: string[];
             };
             header?: never;
@@ -5619,6 +5676,13 @@ export interface operations {
         parameters: {
             query: {
                 destination: string;
+                /**
+                 * @description the path's address family: 4 (IPv4, the default) or 6 (IPv6)
+                 *
+                 *     * `4` - IPv4
+                 *     * `6` - IPv6
+                 */
+                family?: 4 | 6;
                 /** @description the range's start (default: to - 24 h) */
                 from?: string;
                 source: string;
@@ -5646,6 +5710,13 @@ export interface operations {
             query: {
                 destination: string;
                 end?: string;
+                /**
+                 * @description the path's address family: 4 (IPv4, the default) or 6 (IPv6)
+                 *
+                 *     * `4` - IPv4
+                 *     * `6` - IPv6
+                 */
+                family?: 4 | 6;
                 max_points?: number;
                 source: string;
                 start?: string;
@@ -5672,6 +5743,13 @@ export interface operations {
                 destination: string;
                 /** @description default: now */
                 end?: string;
+                /**
+                 * @description the path's address family: 4 (IPv4, the default) or 6 (IPv6)
+                 *
+                 *     * `4` - IPv4
+                 *     * `6` - IPv6
+                 */
+                family?: 4 | 6;
                 source: string;
                 /** @description default: 7 days before end */
                 start?: string;
@@ -5697,6 +5775,13 @@ export interface operations {
             query: {
                 destination: string;
                 end?: string;
+                /**
+                 * @description the path's address family: 4 (IPv4, the default) or 6 (IPv6)
+                 *
+                 *     * `4` - IPv4
+                 *     * `6` - IPv6
+                 */
+                family?: 4 | 6;
                 max_points?: number;
                 source: string;
                 start?: string;
@@ -5721,6 +5806,13 @@ export interface operations {
         parameters: {
             query: {
                 destination: string;
+                /**
+                 * @description the path's address family: 4 (IPv4, the default) or 6 (IPv6)
+                 *
+                 *     * `4` - IPv4
+                 *     * `6` - IPv6
+                 */
+                family?: 4 | 6;
                 limit?: number;
                 since?: string;
                 source: string;

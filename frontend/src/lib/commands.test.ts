@@ -21,6 +21,12 @@ describe("enrollCommand", () => {
     );
   });
 
+  it("registers a dual-stack host's addresses, one --address each, the primary first", () => {
+    expect(
+      enrollCommand({ server: "https://f.example", token: "fet_x", name: "lisbon", address: " 198.18.0.1, 2001:2::1 " }),
+    ).toBe("fathom-agent enroll --server https://f.example --token fet_x --name lisbon --address 198.18.0.1 --address 2001:2::1");
+  });
+
   it("keeps placeholders for what is not known yet", () => {
     expect(enrollCommand({ server: "http://localhost:8000", token: "fet_x", name: " ", address: "" })).toBe(
       "fathom-agent enroll --server http://localhost:8000 --token fet_x --name <name> --address <address>",

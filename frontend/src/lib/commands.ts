@@ -22,7 +22,8 @@ export interface EnrollCommand {
   token: string;
   /** Blank when the token enrols any new name: the command keeps a <name> placeholder. */
   name: string;
-  /** The address peers probe; blank leaves an <address> placeholder. */
+  /** The addresses peers probe, one per family (space- or comma-separated, the primary
+   * first: a dual-stack host's IPv4 and IPv6); blank leaves an <address> placeholder. */
   address: string;
   /** A re-key replaces the credential the agent already holds. */
   rekey?: boolean;
@@ -35,8 +36,11 @@ export function enrollCommand({ server, token, name, address, rekey = false }: E
     `--server ${shellQuote(server)}`,
     `--token ${shellQuote(token)}`,
     `--name ${argument(name, "name")}`,
-    `--address ${argument(address, "address")}`,
   ];
+  const addresses = address.split(/[\s,]+/).filter((word) => word !== "");
+  for (const each of addresses.length > 0 ? addresses : [""]) {
+    words.push(`--address ${argument(each, "address")}`);
+  }
   if (rekey) {
     words.push("--force");
   }

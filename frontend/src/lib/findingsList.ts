@@ -2,6 +2,7 @@
 // it has lasted. Plain functions of the API's data.
 import type { Finding } from "../api/queries";
 import { TIME_RANGES } from "./timeRange";
+import { withFamily } from "./family";
 
 /** The windows the page filters by (seconds back from now; null for all time). */
 export const FINDING_WINDOWS: readonly { key: string; label: string; seconds: number | null }[] = [
@@ -39,7 +40,7 @@ export function findingHref(finding: Finding, now: Date): string {
     from: new Date(start).toISOString(),
     to: new Date(end).toISOString(),
   });
-  return `/paths/${finding.source.id}/${finding.destination.id}?${params.toString()}`;
+  return `/paths/${finding.source.id}/${finding.destination.id}?${withFamily(params, finding.family).toString()}`;
 }
 
 /** How long a finding lasted, or has lasted so far: "2 h 5 min", "open 3 d". */

@@ -121,6 +121,13 @@ describe("pathAtHref", () => {
   it("opens the plain path page without data", () => {
     expect(pathAtHref("a", "b", null)).toBe("/paths/a/b");
   });
+
+  it("opens an IPv6 cell's path page on its family", () => {
+    expect(pathAtHref("a", "b", null, 6)).toBe("/paths/a/b?family=6");
+    expect(pathAtHref("a", "b", "2026-11-22T12:05:00Z", 6)).toBe(
+      "/paths/a/b?family=6&from=2026-11-21T12%3A05%3A00.000Z&to=2026-11-22T12%3A05%3A00Z",
+    );
+  });
 });
 
 describe("gridView", () => {

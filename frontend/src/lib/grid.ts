@@ -4,6 +4,7 @@
 import type { Schemas } from "../api/client";
 import type { AgentRef, Choice, GridCell, Mesh, MeshGrid } from "../api/queries";
 import { formatDuration, formatMs, formatPercent, formatRate, formatUtc } from "./format";
+import { withFamily } from "./family";
 
 /** The thresholds the grid colours by: the mesh's, over the defaults. */
 export type GridThresholds = Schemas["GridThresholdsNow"];
@@ -177,14 +178,16 @@ export function cellReading(cell: GridCell, metric: GridMetric, thresholds: Grid
 
 /** The path page over the 24 hours up to the cell's newest data, so the link shows what the
  * cell shows even when it is stale; the path page's own range when there is no data. */
-export function pathAtHref(sourceId: string, destinationId: string, newestAt: string | null): string {
+export function pathAtHref(sourceId: string, destinationId: string, newestAt: string | null, family = 4): string {
   const path = `/paths/${sourceId}/${destinationId}`;
   const to = newestAt === null ? Number.NaN : Date.parse(newestAt);
-  if (Number.isNaN(to)) {
-    return path;
+  const params = withFamily(new URLSearchParams(), family);
+  if (!Number.isNaN(to)) {
+    params.set("from", new Date(to - 86_400_000).toISOString());
+    params.set("to", newestAt ?? "");
   }
-  const from = new Date(to - 86_400_000).toISOString();
-  return `${path}?from=${encodeURIComponent(from)}&to=${encodeURIComponent(newestAt ?? "")}`;
+  const query = params.toString();
+  return query === "" ? path : `${path}?${query}`;
 }
 
 export interface Labels {
@@ -286,10 +289,16 @@ function half(key: string, cell: GridCell, metric: GridMetric, grid: MeshGrid, l
   return {
     ...cellReading(cell, metric, grid.thresholds),
     key,
-    href: pathAtHref(cell.source.id, cell.destination.id, newestAt(cell)),
+    href: pathAtHref(cell.source.id, cell.destination.id, newestAt(cell), cell.family),
     findings: cell.open_findings,
     ecmp: cell.rtt_mode_verdict === ECMP_VERDICT ? ecmpLabel(labels) : null,
   };
+}
+
+/** The grid of one address family: a dual-stack pair has a cell in each, and the matrix
+ * shows one family at a time. */
+export function familyGrid(grid: MeshGrid, family: number): MeshGrid {
+  return { ...grid, cells: grid.cells.filter((cell) => cell.family === family) };
 }
 
 /** The whole matrix as the page draws it, for one metric: each direction built once, though

@@ -17,6 +17,7 @@ function tput(t: string, median: number) {
 const HISTORY: PathHistory = {
   source: SOURCE,
   destination: DESTINATION,
+  family: 4,
   resolution: "hour",
   bucket_s: 3600,
   from: "2026-11-22T00:00:00Z",
@@ -112,7 +113,7 @@ describe("historyFigure with the path's timeline", () => {
 describe("historyFigure of a path measured by its latency test alone", () => {
   const quiet: PathHistory = { ...HISTORY, rtt: [], throughput: [], reverse: { rtt: [], throughput: [] } };
   const latency: PathLatency = {
-    source: SOURCE, destination: DESTINATION, start: HISTORY.from, end: HISTORY.to, bucket_s: 60,
+    source: SOURCE, destination: DESTINATION, family: 4, start: HISTORY.from, end: HISTORY.to, bucket_s: 60,
     clock_error_limit_ms: 0.5,
     points: [{
       time: "2026-11-22T01:00:00Z", sent: 600, answered: 600, forward_lost: 0, backward_lost: null,

@@ -1,6 +1,7 @@
 // Pure helpers of the alerting pages: what a silence "from here" covers, and readable matchers.
 import type { Schemas } from "../api/client";
 import type { IncidentAlert, Matcher, SilenceRequest } from "../api/alertQueries";
+import type { Family } from "./family";
 
 type MatcherRequest = Schemas["MatcherRequest"];
 
@@ -51,7 +52,7 @@ export function matcherText(matchers: readonly (Matcher | MatcherRequest)[]): st
 /** The path page of an alert, if it is about a path. */
 export function pathLink(alert: IncidentAlert): string | null {
   const ends = pathEnds(alert);
-  return ends === null ? null : `/paths/${ends.source}/${ends.destination}`;
+  return ends === null ? null : `/paths/${ends.source}/${ends.destination}${ends.family === 6 ? "?family=6" : ""}`;
 }
 
 /** The server's channel kinds: a form below for each (a kind added there fails tsc here). */
@@ -110,11 +111,13 @@ export function channelConfig(kind: ChannelKind, target: string, secret = ""): R
 }
 
 /** The two ends of a path alert (agent ids), or null for an agent alert. */
-export function pathEnds(alert: IncidentAlert): { source: string; destination: string } | null {
+export function pathEnds(alert: IncidentAlert): { source: string; destination: string; family: Family } | null {
   const raw = (alert.labels ?? {}) as Record<string, unknown>;
   const source = raw.source_id;
   const destination = raw.destination_id;
-  return typeof source === "string" && typeof destination === "string" ? { source, destination } : null;
+  // Alerts from before IPv6 carry no family: their paths are IPv4.
+  const family: Family = raw.family === "ipv6" ? 6 : 4;
+  return typeof source === "string" && typeof destination === "string" ? { source, destination, family } : null;
 }
 
 /** From an hour before an alert started to 10 minutes after it resolved (or now, if sooner). */

@@ -23,6 +23,7 @@ function path(source: string, destination: string, fields: Partial<ListedPath> =
   return {
     source: { id: `${source}-id`, name: source },
     destination: { id: `${destination}-id`, name: destination },
+    family: 4,
     rtt_median_ms: 10,
     loss_fraction: 0,
     forward_loss_fraction: null,
@@ -49,6 +50,7 @@ describe("parseView and viewParams", () => {
     expect(DEFAULT).toEqual({
       text: "",
       mesh: null,
+      family: null,
       openFindingsOnly: false,
       diagnosis: null,
       status: null,
@@ -62,12 +64,13 @@ describe("parseView and viewParams", () => {
 
   it("round-trips every field", () => {
     const params = new URLSearchParams(
-      "q=dca+dcb&mesh=lab&findings=open&diagnosis=receive_window&status=failed&oneway=crit&sort=rtt&dir=asc&page=3",
+      "q=dca+dcb&mesh=lab&family=6&findings=open&diagnosis=receive_window&status=failed&oneway=crit&sort=rtt&dir=asc&page=3",
     );
     const view = parseView(params);
     expect(view).toEqual({
       text: "dca dcb",
       mesh: "lab",
+      family: 6,
       openFindingsOnly: true,
       diagnosis: "receive_window",
       status: "failed",
@@ -77,6 +80,17 @@ describe("parseView and viewParams", () => {
       page: 3,
     });
     expect(parseView(viewParams(view))).toEqual(view);
+  });
+
+  it("keeps one family's paths, and both without a family", () => {
+    const four = path("dca", "dcb");
+    const six = path("dca", "dcb", { family: 6 });
+    expect(filterPaths([four, six], { ...DEFAULT, family: 6 })).toEqual([six]);
+    expect(filterPaths([four, six], { ...DEFAULT, family: 4 })).toEqual([four]);
+    expect(filterPaths([four, six], DEFAULT)).toEqual([four, six]);
+    expect(parseView(new URLSearchParams("family=5")).family).toBeNull();
+    expect(pairParam(six)).toBe("dca-id:dcb-id:6");
+    expect(pairParam(four)).toBe("dca-id:dcb-id");
   });
 
   it("falls back to defaults on malformed values", () => {

@@ -2,12 +2,15 @@
 // order, and which page of them shows. All of it lives in the URL's search params, so a link
 // reproduces the view; all of it is client-side over the whole list (9,900 paths sort in a
 // few milliseconds), and only the visible page asks the server for sparklines.
+import type { Family } from "./family";
 import { formatMs, formatRate } from "./format";
 
 /** The fields of a path summary (GET /analysis/paths/) the list sorts and filters by. */
 export interface ListedPath {
   source: { id: string; name: string };
   destination: { id: string; name: string };
+  /** 4 or 6: a dual-stack pair is two paths. */
+  family: number;
   rtt_median_ms: number | null;
   loss_fraction: number | null;
   /** One-way loss of the last hour's latency tests, source → destination and the way back. */
@@ -79,6 +82,8 @@ export interface PathListView {
   text: string;
   /** Sent to the API as ?mesh=; null for every path. */
   mesh: string | null;
+  /** 4 or 6: only that family's paths; null for both. */
+  family: Family | null;
   openFindingsOnly: boolean;
   /** A diagnosis value, NONE_VALUE for paths without one, null for any. */
   diagnosis: string | null;
@@ -113,6 +118,7 @@ export function parseView(params: URLSearchParams): PathListView {
   return {
     text: params.get("q") ?? "",
     mesh: emptyToNull(params.get("mesh")),
+    family: params.get("family") === "4" ? 4 : params.get("family") === "6" ? 6 : null,
     openFindingsOnly: params.get("findings") === "open",
     diagnosis: emptyToNull(params.get("diagnosis")),
     status: emptyToNull(params.get("status")),
@@ -131,6 +137,9 @@ export function viewParams(view: PathListView): URLSearchParams {
   }
   if (view.mesh !== null) {
     params.set("mesh", view.mesh);
+  }
+  if (view.family !== null) {
+    params.set("family", String(view.family));
   }
   if (view.openFindingsOnly) {
     params.set("findings", "open");
@@ -167,6 +176,7 @@ export function isFiltered(view: PathListView): boolean {
   return (
     view.text.trim() !== "" ||
     view.mesh !== null ||
+    view.family !== null ||
     view.openFindingsOnly ||
     view.diagnosis !== null ||
     view.status !== null ||
@@ -189,6 +199,9 @@ function passesOneWayLoss(path: ListedPath, filter: string): boolean {
 export function filterPaths<T extends ListedPath>(paths: readonly T[], view: PathListView): T[] {
   const words = view.text.toLowerCase().split(/\s+/).filter((word) => word !== "");
   return paths.filter((path) => {
+    if (view.family !== null && path.family !== view.family) {
+      return false;
+    }
     if (view.openFindingsOnly && path.open_findings <= 0) {
       return false;
     }
@@ -210,7 +223,7 @@ export function filterPaths<T extends ListedPath>(paths: readonly T[], view: Pat
 }
 
 function pathName(path: ListedPath): string {
-  return `${path.source.name}\u0000${path.destination.name}`;
+  return `${path.source.name}\u0000${path.destination.name}\u0000${String(path.family)}`;
 }
 
 /** The value a column sorts by; null sorts last in either direction (nothing to compare). */
@@ -316,9 +329,9 @@ export function distinctValues<T>(paths: readonly T[], pick: (path: T) => string
   return [...seen].sort((a, b) => collator.compare(a, b));
 }
 
-/** The batch sparkline endpoint's `pair` value for a path. */
-export function pairParam(path: Pick<ListedPath, "source" | "destination">): string {
-  return `${path.source.id}:${path.destination.id}`;
+/** The batch sparkline endpoint's `pair` value for a path (an IPv6 path's ends in ":6"). */
+export function pairParam(path: { source: { id: string }; destination: { id: string }; family: number }): string {
+  return `${path.source.id}:${path.destination.id}${path.family === 6 ? ":6" : ""}`;
 }
 
 /** The sparkline series of one path (GET /analysis/paths/spark/), as the batch endpoint sends them. */

@@ -219,6 +219,7 @@ export function routesAsPath(data: TargetRoutes): PathRoutes {
   return {
     source: data.source,
     destination: { id: "", name: data.target },
+    family: data.target.includes(":") ? 6 : 4,
     start: data.from,
     end: data.to,
     routes: data.routes,

@@ -154,7 +154,7 @@ describe("AgentsPage", () => {
     renderWithProviders(<AgentsPage />, "/agents", meAs("operator"));
     fireEvent.click(await screen.findByRole("button", { name: "Enrol an agent" }));
     fireEvent.change(screen.getByLabelText("Agent name"), { target: { value: "dublin" } });
-    fireEvent.change(screen.getByLabelText("Address"), { target: { value: "198.18.4.4" } });
+    fireEvent.change(screen.getByLabelText("Addresses"), { target: { value: "198.18.4.4" } });
     fireEvent.change(screen.getByLabelText("Valid for"), { target: { value: "86400" } });
     fireEvent.click(screen.getByRole("button", { name: "Create enrolment token" }));
 

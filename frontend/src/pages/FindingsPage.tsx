@@ -7,6 +7,7 @@ import { ChoiceBadge } from "../components/StatusBadge";
 import { ecmpFindingSentence, formatMagnitude, metricTitle } from "../lib/analysis";
 import { formatAgo, formatUtc } from "../lib/format";
 import { FINDING_WINDOWS, findingDuration, findingHref, findingWindow } from "../lib/findingsList";
+import { FamilyTag } from "../components/FamilyTag";
 
 const KINDS = [
   { value: "alarm", label: "Alarms" },
@@ -30,7 +31,8 @@ function FindingRow({ finding, choices, now }: FindingRowProps) {
       <td>
         <Link to={findingHref(finding, now)} title="Open the path page at this finding">
           {finding.source.name} → {finding.destination.name}
-        </Link>
+        </Link>{" "}
+        <FamilyTag family={finding.family} />
       </td>
       <td>
         {metricTitle(finding.metric, choices)}

@@ -8,6 +8,7 @@ import {
   ECMP_VERDICT,
   GRID_METRICS,
   defaultMesh,
+  familyGrid,
   gridTitle,
   gridView,
   parseMetric,
@@ -17,6 +18,7 @@ import {
   type GridView,
   type Labels,
 } from "../lib/grid";
+import { FAMILIES, familyFromParams, familyLabel, type Family } from "../lib/family";
 import { formatUtc } from "../lib/format";
 import { useCan } from "../lib/roles";
 import { ThresholdsForm } from "./grid/ThresholdsForm";
@@ -161,18 +163,20 @@ function MeshGridPanel({
   mesh,
   stored,
   metric,
+  family,
   labels,
 }: {
   mesh: string;
   stored: Mesh | undefined;
   metric: GridMetric;
+  family: Family;
   labels: Labels;
 }) {
   const grid = useMeshGrid(mesh);
   const canEdit = useCan("operator");
   const view = useMemo(
-    () => (grid.data === undefined ? null : gridView(grid.data, metric, labels)),
-    [grid.data, metric, labels],
+    () => (grid.data === undefined ? null : gridView(familyGrid(grid.data, family), metric, labels)),
+    [grid.data, family, metric, labels],
   );
   if (grid.isError) {
     return <LoadError what={`the grid of ${mesh}`} error={grid.error} />;
@@ -206,6 +210,7 @@ export function GridPage() {
   const verdicts = choices.data?.rtt_mode_verdict;
   const labels = useMemo<Labels>(() => ({ diagnoses, verdicts }), [diagnoses, verdicts]);
   const metric = parseMetric(params.get("metric"));
+  const family = familyFromParams(params);
 
   const update = (key: string, value: string) => {
     const next = new URLSearchParams(params);
@@ -266,6 +271,21 @@ export function GridPage() {
                 </option>
               ))}
             </select>
+          </label>{" "}
+          <label>
+            Family{" "}
+            <select
+              value={String(family)}
+              onChange={(event) => {
+                update("family", event.target.value);
+              }}
+            >
+              {FAMILIES.map((item) => (
+                <option key={item} value={String(item)}>
+                  {familyLabel(item)}
+                </option>
+              ))}
+            </select>
           </label>
         </div>
         <Panel title={`Mesh ${chosen}`}>
@@ -274,6 +294,7 @@ export function GridPage() {
             mesh={chosen}
             stored={meshes.data.find((mesh) => mesh.name === chosen)}
             metric={metric}
+            family={family}
             labels={labels}
           />
         </Panel>
@@ -285,7 +306,8 @@ export function GridPage() {
     <section>
       <h1>Grid</h1>
       <p className="muted">
-        Each path of a mesh at a glance, for one metric: throughput against its ceiling (the lowest of what the link,
+        Each path of a mesh at a glance, for one metric and one address family (a dual-stack pair is an IPv4 and an
+        IPv6 path): throughput against its ceiling (the lowest of what the link,
         the receive window, the send buffer and loss allow) or absolute, the RTT median and loss of the last hour, the
         one-way loss of each direction (latency tests), the RTT modes, or how the newest run went. Colours follow the mesh&apos;s thresholds.
       </p>

@@ -162,7 +162,7 @@ function Evidence({ alert }: { alert: IncidentAlert }) {
 function AlertRttChart({ alert }: { alert: IncidentAlert }) {
   const ends = pathEnds(alert);
   const span = useMemo(() => alertWindow(alert, new Date()), [alert]);
-  const series = useRttWindow(ends?.source ?? "", ends?.destination ?? "", span.start, span.end, 400);
+  const series = useRttWindow(ends?.source ?? "", ends?.destination ?? "", span.start, span.end, 400, ends?.family);
   const traces = useMemo(() => (series.data === undefined ? [] : rttTraces(bucketsOf(series.data.points), series.data.bucket_s)), [series.data]);
   const layout = useMemo(() => rttLayout(span.start, span.end), [span]);
   if (ends === null) {

@@ -14,10 +14,18 @@ import { LimitPanel } from "./path/LimitPanel";
 import { RttModesPanel } from "./path/RttModesPanel";
 
 /** The analysis panels of one path; the goal rate and daily volume re-ask the server. */
-export function PathAnalysisSection({ source, destination }: { source: string; destination: string }) {
+export function PathAnalysisSection({
+  source,
+  destination,
+  family = 4,
+}: {
+  source: string;
+  destination: string;
+  family?: number;
+}) {
   const [goalBps, setGoalBps] = useState<number | null>(null);
   const [dailyVolumeBytes, setDailyVolumeBytes] = useState<number | null>(null);
-  const analysis = usePathAnalysis(source, destination, { goalBps, dailyVolumeBytes });
+  const analysis = usePathAnalysis(source, destination, { goalBps, dailyVolumeBytes, family });
   const choices = useChoices();
   const diagnoses = choices.data?.diagnosis;
 

@@ -2,6 +2,7 @@ import { useParams, useSearchParams } from "react-router-dom";
 
 import { usePathHistory } from "../api/historyQueries";
 import { usePlotlyAhead } from "../components/PlotlyChart";
+import { familyFromParams } from "../lib/family";
 import { formatUtc } from "../lib/format";
 import { rangeFromParams } from "../lib/historyRange";
 import { PathAnalysisSection } from "./PathAnalysisSection";
@@ -18,6 +19,7 @@ function minuteNow(): Date {
 export function PathPage() {
   const { source = "", destination = "" } = useParams();
   const [params] = useSearchParams();
+  const family = familyFromParams(params);
   const range = rangeFromParams(params, minuteNow());
   usePlotlyAhead();
   // "the last 24 hours", or "the range from ... on" for explicit bounds.
@@ -25,16 +27,17 @@ export function PathPage() {
   // The chart's data first: the panels below it ask once the history has answered, so that on
   // a first load their queries (the analysis is the slowest) do not share the server's and the
   // browser's cores with the chart's (make bench-ui). The same query as HistorySection's.
-  const history = usePathHistory(source, destination, range.from, range.to, range.live);
+  const history = usePathHistory(source, destination, range.from, range.to, range.live, family);
+  const ends = { source, destination, family };
   return (
     <>
-      <HistorySection source={source} destination={destination} range={range} />
+      <HistorySection {...ends} range={range} />
       {!history.isPending && (
         <>
-          <FailedRunsPanel source={source} destination={destination} rangeS={range.backS} rangeLabel={phrase} />
-          <RoutesPanel source={source} destination={destination} rangeS={range.backS} rangeLabel={phrase} />
+          <FailedRunsPanel {...ends} rangeS={range.backS} rangeLabel={phrase} />
+          <RoutesPanel {...ends} rangeS={range.backS} rangeLabel={phrase} />
           {/* A new path starts from the server's default goal and volume. */}
-          <PathAnalysisSection key={`${source}/${destination}`} source={source} destination={destination} />
+          <PathAnalysisSection key={`${source}/${destination}/${String(family)}`} {...ends} />
         </>
       )}
     </>

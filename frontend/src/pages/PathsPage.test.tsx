@@ -27,6 +27,7 @@ function summary(source: AgentRef, destination: AgentRef, fields: Partial<PathLi
   return {
     source,
     destination,
+    family: 4,
     test_types: ["ping", "throughput"],
     last_run_at: "2026-11-22T12:05:00Z",
     last_run_status: "ok",
@@ -75,6 +76,7 @@ function spark(pair: string): PathSpark {
   return {
     source,
     destination,
+    family: 4,
     rtt_p50_ms: Array.from({ length: 24 }, (_, hour) => (hour < 2 ? null : 7.5 + (hour % 3) / 10)),
     runs: [
       { started_at: "2026-11-22T05:00:00Z", rate_bps: 2.9e9, ceiling_bps: 3.2e9 },

@@ -221,6 +221,7 @@ export const FINDING: Finding = {
   id: 7,
   source: SOURCE,
   destination: DESTINATION,
+  family: 4,
   metric: "throughput",
   rules: ["cusum", "level"],
   kind: "annotation",
@@ -265,6 +266,7 @@ export const CEILINGS_NOW: CeilingsNow = {
 export const ANALYSIS: PathAnalysis = {
   source: SOURCE,
   destination: DESTINATION,
+  family: 4,
   ceilings_now: CEILINGS_NOW,
   runs: [
     run({ run_id: "33333333-3333-4333-8333-333333333333", started_at: "2026-11-22T12:00:00Z" }),
@@ -360,6 +362,7 @@ export const ANALYSIS: PathAnalysis = {
 export const EMPTY_ANALYSIS: PathAnalysis = {
   source: SOURCE,
   destination: DESTINATION,
+  family: 4,
   ceilings_now: null,
   runs: [],
   path_label: null,
@@ -472,6 +475,7 @@ export function gridCell(source: AgentRef, destination: AgentRef, fields: Partia
   return {
     source,
     destination,
+    family: 4,
     rate_bps: 3.1e9,
     ceiling_bps: 3.2e9,
     fraction_of_ceiling: 0.97,

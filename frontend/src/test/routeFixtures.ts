@@ -42,6 +42,7 @@ export const ROUTE_B = route("B", [hop(1, "198.18.128.2"), hop(2, "198.18.2.1")]
 export const ROUTES: PathRoutes = {
   source: SOURCE,
   destination: DESTINATION,
+  family: 4,
   start: "2026-11-22T00:00:00Z",
   end: "2026-11-22T12:10:00Z",
   routes: [ROUTE_A, ROUTE_B],

@@ -17,6 +17,7 @@ export function timelineRun(t: string, rate: number, overrides: Partial<Timeline
 export const TIMELINE: PathTimeline = {
   source: SOURCE,
   destination: DESTINATION,
+  family: 4,
   from: "2026-11-22T00:00:00Z",
   to: "2026-11-22T12:00:00Z",
   run_cap: 1500,

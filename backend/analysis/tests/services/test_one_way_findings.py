@@ -80,6 +80,6 @@ class OneWayFindingTests(FathomTestCase):
         )  # fmt: skip
         found = recently_received_metrics(NOW - 5 * MINUTE, NOW)
         assert found == {
-            (self.athens.pk, self.frankfurt.pk): set(ONE_WAY),
-            (self.frankfurt.pk, self.athens.pk): set(ONE_WAY),
+            (self.athens.pk, self.frankfurt.pk, 4): set(ONE_WAY),
+            (self.frankfurt.pk, self.athens.pk, 4): set(ONE_WAY),
         }

@@ -256,7 +256,7 @@ class RecheckedMetricsTests(FathomTestCase):
 
     def metrics(self, now: datetime) -> set[FindingMetric]:
         found = recently_received_metrics(now - new_data_window(), now)
-        return found.get((self.athens.pk, self.frankfurt.pk), set())
+        return found.get((self.athens.pk, self.frankfurt.pk, 4), set())
 
     def test_pings_in_the_window_still_filling_change_nothing(self) -> None:
         now = self.BOUNDARY + timedelta(seconds=200)

@@ -154,7 +154,7 @@ class StreamsProbeTests(FathomTestCase):
         probe = self.probe_run(30e6, ago_s=3600 - 30)  # the single run's minute
         minute = MINUTE.floor(single.started_at)
         assert MINUTE.floor(probe.started_at) == minute
-        mark(MINUTE, [Mark(Kind.THROUGHPUT, self.athens.pk, self.frankfurt.pk, minute)])
+        mark(MINUTE, [Mark(Kind.THROUGHPUT, self.athens.pk, self.frankfurt.pk, 4, minute)])
         refresh(self.now + timedelta(minutes=5))
         row = ThroughputMinute.objects.get(source_id=self.athens.pk, bucket=minute)
         assert (row.runs_ok, row.median_bps) == (1, 8e6)

@@ -20,6 +20,7 @@ import { NodeRow } from "../perfsonar/NodeRow";
 import type { AgentsRow } from "../perfsonar/nodes";
 import { IssuedEnrolment } from "./Enrolment";
 import { HostFactsPanel } from "./HostFactsPanel";
+import { agentAddresses } from "../../lib/family";
 
 function RenameForm({ agent, onDone }: { agent: Agent; onDone: () => void }) {
   const [name, setName] = useState(agent.name);
@@ -160,7 +161,7 @@ function AgentRow({
         <td>
           <ChoiceBadge choices={kindChoices} value="fathom" />
         </td>
-        <td>{agent.address}</td>
+        <td>{agentAddresses(agent).join(", ")}</td>
         <td>
           <StatusBadge choice={agent.status} />
           {offline && (
@@ -213,7 +214,7 @@ function AgentRow({
             <IssuedEnrolment
               issued={rekeyed}
               name={agent.name}
-              address={agent.address}
+              address={agentAddresses(agent).join(" ")}
               onDone={() => {
                 setRekeyed(null);
               }}

@@ -100,10 +100,10 @@ export function EnrolAgent({ onClose }: { onClose: () => void }) {
         onChange={setName}
       />
       <TextField
-        label="Address"
-        hint="Only for the command line: the agent registers it when it enrols."
+        label="Addresses"
+        hint="Only for the command line: the agent registers them when it enrols. A dual-stack host: its IPv4 and its IPv6, space-separated; each family is a path of its own."
         value={address}
-        placeholder="198.18.1.2"
+        placeholder="198.18.1.2 2001:db8::2"
         onChange={setAddress}
       />
       <Field label="Valid for" error={errors.fields.expires_in_s}>

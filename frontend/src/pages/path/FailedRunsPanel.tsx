@@ -52,6 +52,7 @@ export function FailedRunsPanel({
   destination,
   rangeS,
   rangeLabel,
+  family = 4,
 }: {
   source: string;
   destination: string;
@@ -59,11 +60,13 @@ export function FailedRunsPanel({
   rangeS?: number;
   /** The range in words, e.g. "the last 24 hours". */
   rangeLabel?: string;
+  /** The path's address family (IPv4 unless given). */
+  family?: number;
 }) {
   const [params] = useSearchParams();
   const named = rangeFromKey(params.get("range"));
   const range = { seconds: rangeS ?? named.seconds, label: rangeLabel ?? `the last ${named.label}` };
-  const runs = useFailedRuns(source, destination, range.seconds);
+  const runs = useFailedRuns(source, destination, range.seconds, family);
   const choices = useChoices();
   let body;
   if (runs.isPending) {

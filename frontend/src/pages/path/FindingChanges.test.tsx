@@ -28,11 +28,11 @@ describe("FindingChanges", () => {
       [URL_PATH]: changes([
         {
           relation: "same_path", at: "2026-11-20T11:55:00Z", sentence: "Route changed on a → b (1 new route)",
-          finding_id: 9, source_id: "src", destination_id: "dst",
+          finding_id: 9, source_id: "src", destination_id: "dst", family: 4,
         },
         {
           relation: "host", at: "2026-11-20T11:59:00Z", sentence: "b: iperf3 version 3.12 → 3.16",
-          finding_id: null, source_id: null, destination_id: null,
+          finding_id: null, source_id: null, destination_id: null, family: null,
         },
       ]),
     });

@@ -36,7 +36,14 @@ export function FindingChanges({ findingId, choices }: { findingId: number; choi
                 {choiceFor(choices?.change_relation, item.relation)?.label ?? item.relation}, {formatUtc(item.at)}:
               </span>{" "}
               {item.finding_id !== null && item.source_id !== null && item.destination_id !== null ? (
-                <Link to={`${pathHref(item.source_id, item.destination_id)}?finding=${String(item.finding_id)}`}>
+                <Link
+                  to={pathHref(
+                    item.source_id,
+                    item.destination_id,
+                    item.family ?? 4,
+                    new URLSearchParams({ finding: String(item.finding_id) }),
+                  )}
+                >
                   {item.sentence}
                 </Link>
               ) : (

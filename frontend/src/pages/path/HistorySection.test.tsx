@@ -13,6 +13,7 @@ import { HistorySection } from "./HistorySection";
 const HISTORY: PathHistory = {
   source: SOURCE,
   destination: DESTINATION,
+  family: 4,
   resolution: "minute",
   bucket_s: 60,
   from: "2026-11-22T11:00:00Z",

@@ -10,10 +10,12 @@ import { Link, useSearchParams } from "react-router-dom";
 import { usePathFindings, usePathHistory } from "../../api/historyQueries";
 import { usePathLatency } from "../../api/latencyQueries";
 import { useFailedRuns } from "../../api/perfsonarQueries";
-import { useChoices } from "../../api/queries";
+import { useAgents, useChoices } from "../../api/queries";
 import { usePathTimeline, type PathTimeline } from "../../api/timelineQueries";
 import { PlotlyChart } from "../../components/PlotlyChart";
+import { FamilyTag } from "../../components/FamilyTag";
 import { LoadError, Loading } from "../../components/QueryState";
+import { familyLabel, sharedFamilies, type Family } from "../../lib/family";
 import { formatDuration, formatRate, formatUtc } from "../../lib/format";
 import { historyFigure, type PathHistory } from "../../lib/historyFigure";
 import {
@@ -120,21 +122,36 @@ function CustomRange({ range, onApply }: { range: HistoryRange; onApply: (from: 
   );
 }
 
+/** The pair's other family, when both agents have an address in it (a dual-stack pair). */
+function useOtherFamily(source: string, destination: string, family: number): Family | null {
+  const agents = useAgents();
+  const a = agents.data?.find((agent) => agent.id === source);
+  const b = agents.data?.find((agent) => agent.id === destination);
+  if (a === undefined || b === undefined) {
+    return null;
+  }
+  return sharedFamilies(a, b).find((other) => other !== family) ?? null;
+}
+
 export function HistorySection({
   source,
   destination,
   range,
+  family = 4,
 }: {
   source: string;
   destination: string;
   range: HistoryRange;
+  /** The path's address family: a dual-stack pair's IPv4 and IPv6 are two paths. */
+  family?: number;
 }) {
   const [params, setParams] = useSearchParams();
-  const history = usePathHistory(source, destination, range.from, range.to, range.live);
-  const failed = useFailedRuns(source, destination, range.backS);
-  const findings = usePathFindings(source, destination, range.from, range.to, range.live);
-  const timeline = usePathTimeline(source, destination, range.from, range.to, range.live);
-  const latency = usePathLatency(source, destination, range.from, range.to, range.live);
+  const history = usePathHistory(source, destination, range.from, range.to, range.live, family);
+  const failed = useFailedRuns(source, destination, range.backS, family);
+  const findings = usePathFindings(source, destination, range.from, range.to, range.live, family);
+  const timeline = usePathTimeline(source, destination, range.from, range.to, range.live, family);
+  const latency = usePathLatency(source, destination, range.from, range.to, range.live, family);
+  const otherFamily = useOtherFamily(source, destination, family);
   const choices = useChoices();
   const figure = useMemo(
     () =>
@@ -196,14 +213,23 @@ export function HistorySection({
         <Link to="/paths">Paths</Link> /
       </p>
       <h1>
-        {data.source.name} → {data.destination.name}
+        {data.source.name} → {data.destination.name} <FamilyTag family={family} />
       </h1>
       <p className="muted">
-        Measured by {data.source.name} towards {data.destination.name}, and the reverse direction&apos;s throughput
-        beside it.{" "}
-        <Link to={`${pathHref(destination, source)}?${reverseParams.toString()}`}>
+        Measured by {data.source.name} towards {data.destination.name} over {familyLabel(family)}, and the reverse
+        direction&apos;s throughput beside it.{" "}
+        <Link to={pathHref(destination, source, family, reverseParams)}>
           Reverse direction ({data.destination.name} → {data.source.name})
         </Link>
+        {otherFamily !== null && (
+          <>
+            {" "}
+            ·{" "}
+            <Link to={pathHref(source, destination, otherFamily, reverseParams)}>
+              The same pair over {familyLabel(otherFamily)}
+            </Link>
+          </>
+        )}
       </p>
 
       <div className="toolbar" role="group" aria-label="Time range">

@@ -53,13 +53,16 @@ export function RoutesPanel({
   destination,
   rangeS,
   rangeLabel,
+  family = 4,
 }: {
   source: string;
   destination: string;
   rangeS: number;
   rangeLabel: string;
+  /** The path's address family: IPv6 takes its own routes. */
+  family?: number;
 }) {
-  const routes = usePathRoutes(source, destination, rangeS);
+  const routes = usePathRoutes(source, destination, rangeS, family);
   return (
     <Panel title="Routes">
       {routes.isPending ? (

@@ -1,4 +1,5 @@
 import type { Choice } from "../../api/queries";
+import { FAMILIES, familyLabel } from "../../lib/family";
 import { NONE_VALUE, ONE_WAY_LOSS_LEVELS, type PathListView } from "../../lib/pathList";
 
 export interface FilterOption {
@@ -90,6 +91,15 @@ export function PathFilters({
         options={meshes.map((name) => ({ value: name, label: name }))}
         onChange={(mesh) => {
           onChange({ mesh });
+        }}
+      />
+      <Select
+        label="Family"
+        value={view.family === null ? null : String(view.family)}
+        anyLabel="IPv4 and IPv6"
+        options={FAMILIES.map((family) => ({ value: String(family), label: familyLabel(family) }))}
+        onChange={(family) => {
+          onChange({ family: family === "6" ? 6 : family === "4" ? 4 : null });
         }}
       />
       <Select

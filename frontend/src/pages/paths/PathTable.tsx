@@ -3,6 +3,7 @@ import { Link } from "react-router-dom";
 import type { PathListEntry } from "../../api/pathListQueries";
 import { usePathSparks, type PathSpark, type SparkLookup } from "../../api/pathListQueries";
 import type { Choice } from "../../api/queries";
+import { FamilyTag } from "../../components/FamilyTag";
 import { ChoiceBadge } from "../../components/StatusBadge";
 import { Sparkline } from "../../components/Sparkline";
 import { termTitle } from "../../lib/analysis";
@@ -138,14 +139,15 @@ function PathRow({
   labels: PathLabels;
   generatedAt: Date;
 }) {
-  const href = pathHref(path.source.id, path.destination.id);
+  const href = pathHref(path.source.id, path.destination.id, path.family);
   const stale = isStale(path);
   return (
     <tr className={stale ? "stale-path" : undefined}>
       <td>
         <Link to={href}>
           {path.source.name} → {path.destination.name}
-        </Link>
+        </Link>{" "}
+        <FamilyTag family={path.family} />
         <div className="muted small">{path.test_types.map((type) => testKind(type).label).join(", ")}</div>
       </td>
       <td className="number">{formatMs(path.rtt_median_ms)}</td>
