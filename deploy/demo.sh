@@ -36,7 +36,7 @@ FATHOM_SECRET_KEY=$(cat "$(secret_file django_secret_key)")
 FATHOM_DEBUG=${FATHOM_DEBUG:-0}
 FATHOM_ALLOWED_HOSTS=${FATHOM_ALLOWED_HOSTS:-*}
 # The demo's agents sit in the lab's range, or on loopback without the lab.
-FATHOM_AGENT_ADDRESS_NETWORKS=${FATHOM_AGENT_ADDRESS_NETWORKS:-198.18.0.0/15,127.0.0.0/8}
+FATHOM_AGENT_ADDRESS_NETWORKS=${FATHOM_AGENT_ADDRESS_NETWORKS:-198.18.0.0/15,2001:2::/48,127.0.0.0/8}
 # Alert email goes to a local mailbox (an SMTP server that keeps .eml files under var/mail).
 MAILBOX_PORT=${FATHOM_DEMO_MAILBOX_PORT:-8025}
 FATHOM_EMAIL_HOST=${FATHOM_EMAIL_HOST:-127.0.0.1}
@@ -110,29 +110,35 @@ for _ in $(seq 100); do
   sleep 0.2
 done
 
-# enroll STATE_DIR NAME ADDRESS SERVER [PREFIX...]: a first run enrols the agent with a fresh
-# single-use token; later runs reuse its credential. PREFIX runs it inside a lab host.
+# enroll STATE_DIR NAME ADDRESSES SERVER [PREFIX...]: a first run enrols the agent with a fresh
+# single-use token; later runs reuse its credential. ADDRESSES: its address, and its IPv6
+# address after a space on a dual-stack host. PREFIX runs it inside a lab host.
 enroll() {
-  local state=$1 name=$2 address=$3 server=$4 token
+  local state=$1 name=$2 addresses=$3 server=$4 token address flags=()
   shift 4
   [ -f "$state/credential.json" ] && return 0
   token=$(cd backend && "$VENV/bin/python" manage.py create_enrollment_token --note "demo $name")
-  "$@" "$AGENT" enroll --server "$server" --token "$token" --name "$name" --address "$address" \
+  for address in $addresses; do flags+=(--address "$address"); done
+  "$@" "$AGENT" enroll --server "$server" --token "$token" --name "$name" "${flags[@]}" \
     --state-dir "$state" --allow-insecure-http --force >/dev/null
 }
 
 # Every agent is enrolled before any starts, so each one's first plan already lists its peers.
 if [ "$use_lab" -eq 1 ]; then
   mapfile -t lab_hosts < <("$LAB" hosts --state-dir "$LAB_STATE")
+  # "NAME ADDRESS MANAGEMENT [ADDRESS6]": a dual-stack host registers both addresses.
   for line in "${lab_hosts[@]}"; do
-    read -r host address _ <<<"$line"
-    enroll "$DEMO/lab-agents/$host" "$host" "$address" "http://$LAB_SERVER" "$LAB" exec --state-dir "$LAB_STATE" "$host" --
+    read -r host address _ address6 <<<"$line"
+    enroll "$DEMO/lab-agents/$host" "$host" "$address $address6" "http://$LAB_SERVER" \
+      "$LAB" exec --state-dir "$LAB_STATE" "$host" --
   done
   for line in "${lab_hosts[@]}"; do
-    read -r host address _ <<<"$line"
+    read -r host address _ address6 <<<"$line"
+    # A dual-stack host's servers listen on every address of its namespace.
+    binds=(--iperf3-bind "$address" --twamp-bind "$address")
+    [ -n "$address6" ] && binds=()
     start "agent-$host" "$LAB" exec --state-dir "$LAB_STATE" "$host" -- \
-      "$AGENT" run --state-dir "$DEMO/lab-agents/$host" --iperf3-bind "$address" \
-      --twamp-bind "$address" --twamp-clock-shared true
+      "$AGENT" run --state-dir "$DEMO/lab-agents/$host" "${binds[@]}" --twamp-clock-shared true
   done
 else
   enroll "$DEMO/agents/demo-a" demo-a 127.0.0.2 "http://$HTTP_BIND"

@@ -120,7 +120,8 @@ system_pytest() {
 # The alert drill and the findings lab last, on one lab (tests/system/findings_drill_lab.py;
 # conftest.py runs its tests after the others): their fast rule judges 100 Mbit/s runs a
 # starved emulator scatters, and by then the quick lane (pytest, go, vitest: both cores) is done.
-LAB_TESTS="tests/system/test_mesh_lab.py tests/system/test_latency_lab.py tests/system/test_analysis_lab.py
+LAB_TESTS="tests/system/test_mesh_lab.py tests/system/test_latency_lab.py tests/system/test_dual_stack_lab.py
+  tests/system/test_analysis_lab.py
   tests/system/test_alert_drill.py
   tests/system/test_findings_lab.py"
 # Agents on loopback, browser tests: a stack of its own, so it runs beside system-lab.

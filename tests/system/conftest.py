@@ -253,7 +253,7 @@ def stack(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Stack]:
         "FATHOM_ALLOWED_HOSTS": "127.0.0.1,localhost",
         "FATHOM_CSRF_TRUSTED_ORIGINS": url,
         # The agents run on loopback here, and in the lab's range in the lab tests.
-        "FATHOM_AGENT_ADDRESS_NETWORKS": "127.0.0.0/8,198.18.0.0/15",
+        "FATHOM_AGENT_ADDRESS_NETWORKS": "127.0.0.0/8,198.18.0.0/15,2001:2::/48",
         # Its alert receivers and fake perfSONAR nodes listen on loopback (core/outbound.py).
         "FATHOM_OUTBOUND_ALLOW_NETWORKS": "127.0.0.0/8",
         "FATHOM_STATIC_ROOT": str(tmp / "static"),

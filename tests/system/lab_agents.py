@@ -69,19 +69,29 @@ def lab_with_agents(
                 for name in names:
                     state = tmp / name
                     token = stack.manage("create_enrollment_token", "--note", f"lab {name}").strip()
+                    # A host with an IPv6 link registers its IPv6 address too: a dual-stack agent.
+                    addresses = [lab.addresses[name], *([lab.addresses6[name]] if name in lab.addresses6 else [])]
                     lab.exec(
                         name, str(AGENT_BIN), "enroll", "--server", server, "--token", token, "--name", name,
-                        "--address", lab.addresses[name], "--state-dir", str(state), "--allow-insecure-http",
+                        *(word for address in addresses for word in ("--address", address)),
+                        "--state-dir", str(state), "--allow-insecure-http",
                     )  # fmt: skip
                     ids[name] = json.loads((state / "credential.json").read_text())["agent_id"]
                 apply_meshes(stack, tmp, [mesh])
                 for name in names:
+                    # A dual-stack host's servers listen on every address of its namespace (its
+                    # own two and the management bridge's), an IPv4-only host's on its address.
+                    binds = (
+                        []
+                        if name in lab.addresses6
+                        else ["--iperf3-bind", lab.addresses[name], "--twamp-bind", lab.addresses[name]]
+                    )
                     stack.start(
                         f"agent-{name}",
                         [str(LAB_BIN), "exec", "--state-dir", str(lab.state_dir), name, "--", str(AGENT_BIN), "run",
-                         "--state-dir", str(tmp / name), "--iperf3-bind", lab.addresses[name],
+                         "--state-dir", str(tmp / name), *binds,
                          # The lab's namespaces share one kernel clock exactly.
-                         "--twamp-bind", lab.addresses[name], "--twamp-clock-shared", "true"],
+                         "--twamp-clock-shared", "true"],
                     )  # fmt: skip
                     started.append(f"agent-{name}")
                 yield lab, ids

@@ -3,6 +3,7 @@
 package labcli
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -464,12 +465,17 @@ func hosts(args []string, stdout, _ io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// NAME ADDRESS [MANAGEMENT-ADDRESS [ADDRESS6]]: a host with an IPv6 address has "-" for a
+	// management address it lacks, so the columns stay where scripts read them.
 	for _, h := range st.Hosts {
-		if h.ManagementAddress != "" {
-			fmt.Fprintln(stdout, h.Name, h.Address, h.ManagementAddress)
-		} else {
-			fmt.Fprintln(stdout, h.Name, h.Address)
+		words := []any{h.Name, h.Address}
+		if h.ManagementAddress != "" || h.Address6 != "" {
+			words = append(words, cmp.Or(h.ManagementAddress, "-"))
 		}
+		if h.Address6 != "" {
+			words = append(words, h.Address6)
+		}
+		fmt.Fprintln(stdout, words...)
 	}
 	return nil
 }
