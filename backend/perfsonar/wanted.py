@@ -113,12 +113,13 @@ TWPING_SETUP_S = 4.0
 
 
 def latency_test(
-    destination: Agent, options: dict[str, Any], *, reported_back: bool = False
+    destination: Agent, options: dict[str, Any], *, reported_back: bool = False, address: str | None = None
 ) -> tuple[dict[str, Any], list[str]]:
-    """The pScheduler test and tools of a node's latency test towards `destination`; with
-    reported_back (towards an agent only), the twping run reports the way back, agent to node."""
+    """The pScheduler test and tools of a node's latency test towards `destination` (at
+    `address`, its address in the path's family; its primary by default); with reported_back
+    (towards an agent only), the twping run reports the way back, agent to node."""
     spec = {key: value for key, value in spec_to_pscheduler(TestType.LATENCY, options).items() if key != "packet-count"}
-    spec["dest"] = destination.address
+    spec["dest"] = address or destination.address
     if is_node(destination):
         if reported_back:
             raise ValueError("between two nodes each leads its own direction: nothing is reported back")
@@ -143,6 +144,12 @@ def latency_test(
     return {"type": "latency", "spec": spec}, ["twping"]
 
 
+def address_in(agent: Agent, family: int) -> str:
+    """The agent's address in a path's family; its primary where it has none there (a
+    single-address agent, as before IPv6)."""
+    return agent.address_for(family) or agent.address
+
+
 def throughput_test(slot: Slot, source: Agent, destination: Agent) -> dict[str, Any]:
     options = slot.spec
     spec: dict[str, Any] = {"schema": 1, "duration": _seconds(options["duration_s"])}
@@ -163,7 +170,7 @@ def throughput_test(slot: Slot, source: Agent, destination: Agent) -> dict[str, 
         spec["mss"] = int(options["mss"])
     fathom_reverse = bool(options.get("reverse"))
     if is_node(source) and is_node(destination):
-        spec.update({"source": source.address, "dest": destination.address})
+        spec.update({"source": source.address, "dest": address_in(destination, slot.family)})
         if fathom_reverse:
             spec["reverse"] = True
     else:
@@ -173,7 +180,7 @@ def throughput_test(slot: Slot, source: Agent, destination: Agent) -> dict[str, 
         spec.update(
             {
                 "schema": 2,
-                "dest": agent.address,
+                "dest": address_in(agent, slot.family),
                 "single-ended": True,
                 "single-ended-port": int(settings.PERFSONAR_IPERF3_PORT),
             }
@@ -200,7 +207,9 @@ def _background(path: Path) -> DesiredTask | None:
     if test.test_type == TestType.LATENCY:
         if destination is None:
             return None  # a device's reflector answers TWAMP-light only: twping needs TWAMP-Control
-        ps_test, tools = latency_test(source if reported_back else destination, options, reported_back=reported_back)
+        far = source if reported_back else destination
+        address = address_in(source, path.family) if reported_back else path.target
+        ps_test, tools = latency_test(far, options, reported_back=reported_back, address=address)
         # A latencybg runs without pause (the task's run lasts until the task does).
         repeat_s = 0 if ps_test["type"] == "latencybg" else int(options["report_interval_s"])
     elif test.test_type == TestType.PING:
@@ -218,7 +227,7 @@ def _background(path: Path) -> DesiredTask | None:
         source=source,
         destination=destination,
         target=path.target,
-        test_id=mesh_test_id(test.mesh.name, test.name, far_end),
+        test_id=path.test_id,
         test=ps_test,
         tools=tools,
         repeat_s=repeat_s,
@@ -242,8 +251,8 @@ def slot_task(slot: Slot) -> DesiredTask:
         test_type=slot.test_type,
         source=source,
         destination=destination,
-        target=destination.address,
-        test_id=mesh_test_id(test.mesh.name, test.name, str(destination.pk)),
+        target=address_in(destination, slot.family),
+        test_id=mesh_test_id(test.mesh.name, test.name, str(destination.pk), slot.family),
         test=throughput_test(slot, source, destination),
         tools=["iperf3"],
         repeat_s=0,

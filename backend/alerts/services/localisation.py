@@ -221,7 +221,7 @@ def _path_elements(pairs: set[Pair], agents: Mapping[str, Agent], now: datetime)
                 hops[pair] |= {str(p["address"]) for p in hop.get("probes", []) if p.get("address")}
     found: dict[Pair, frozenset[str]] = {}
     for pair in pairs:
-        ends = {agents[pair[0]].address, agents[pair[1]].address}
+        ends = {*agents[pair[0]].addresses, *agents[pair[1]].addresses}
         found[pair] = frozenset(
             {f"agent {agents[pair[0]].name}", f"agent {agents[pair[1]].name}"}
             | {f"hop {address}" for address in hops[pair] - ends - {"*"}}

@@ -249,7 +249,7 @@ export function AgentTable({
         <tr>
           <th>Name</th>
           <th>Kind</th>
-          <th>Address</th>
+          <th>Addresses</th>
           <th>Status</th>
           <th>Last contact</th>
           <th>Version</th>
