@@ -86,15 +86,13 @@ def one_way(lab: Lab) -> None:
 
 def dual_stack(lab: Lab) -> None:
     # One pair, two families, two routes: IPv4 direct at 20 ms; IPv6 through two ECMP
-    # routers (32 or 38 ms), with their own IPv6 addresses in traceroute. IPv4's rate is
-    # checked by every other scenario; IPv6's here.
-    name, six = "dual-stack", lab.ipv6()
-    check_rtt(f"{name} IPv4", lab, "lisbon", "oslo", [20])
-    check_rtt(f"{name} IPv6", six, "lisbon", "oslo", [32, 38])
-    check_flow_clusters(f"{name} IPv6", six, "lisbon", "oslo", [32, 38])
-    check_traceroute_direct(f"{name} IPv4", lab, "lisbon", "oslo")
-    check_traceroute_members(f"{name} IPv6", six, "lisbon", "oslo", "six")
-    check_throughput(f"{name} IPv6", six, "lisbon", "oslo", 50)
+    # routers (32 or 38 ms), with their own IPv6 addresses in traceroute. What the emulator
+    # does over IPv6 alone is checked here (hop limits, ICMPv6 answers, the rate); each
+    # family's RTT, members and route as Fathom sees them is tests/system/test_dual_stack_lab.py's.
+    name, six = "dual-stack IPv6", lab.ipv6()
+    check_rtt(name, six, "lisbon", "oslo", [32, 38])
+    check_traceroute_members(name, six, "lisbon", "oslo", "six")
+    check_throughput(name, six, "lisbon", "oslo", 50)
 
 
 def demo(lab: Lab) -> None:

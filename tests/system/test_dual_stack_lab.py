@@ -29,9 +29,9 @@ MESH = {
     "members": [{"agent": "lisbon"}, {"agent": "oslo"}],
     "tests": [
         {"name": "ping", "test_type": "ping", "interval_s": 10, "spec": {"count": 5, "interval_s": 0.2}},
-        {"name": "sweep", "test_type": "flowsweep", "interval_s": 20,
+        {"name": "sweep", "test_type": "flowsweep", "interval_s": 10,
          "spec": {"flows": 16, "samples_per_flow": 10, "interval_ms": 5}},
-        {"name": "trace", "test_type": "trace", "interval_s": 20, "spec": {"flows": 8, "max_hops": 4}},
+        {"name": "trace", "test_type": "trace", "interval_s": 10, "spec": {"flows": 8, "max_hops": 4}},
     ],
 }  # fmt: skip
 # The scenario's truth: each family's RTT (IPv6: one of its two members), in ms.
