@@ -79,6 +79,7 @@ class SlotSerializer(serializers.ModelSerializer[Slot]):
             "test",
             "source_agent",
             "destination_agent",
+            "family",
             "test_type",
             "period_start",
             "start_at",

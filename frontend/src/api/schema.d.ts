@@ -1960,6 +1960,12 @@ export interface components {
              */
             rekey: boolean;
         };
+        /**
+         * @description * `4` - IPv4
+         *     * `6` - IPv6
+         * @enum {integer}
+         */
+        FamilyEnum: 4 | 6;
         Finding: {
             id: number;
             source: components["schemas"]["AgentRef"];
@@ -3578,6 +3584,7 @@ export interface components {
             readonly test: string | null;
             readonly source_agent: string;
             readonly destination_agent: string;
+            family?: components["schemas"]["FamilyEnum"];
             test_type: components["schemas"]["TestTypeEnum"];
             /** Format: date-time */
             period_start: string;

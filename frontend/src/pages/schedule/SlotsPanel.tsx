@@ -19,6 +19,7 @@ import {
 } from "../../lib/schedule";
 import { slotTimeline } from "../../lib/slotTimeline";
 import { testKind } from "../../lib/testKinds";
+import { FamilyTag } from "../../components/FamilyTag";
 
 /** How far back the slot list starts: a day covers every interval of the default mesh. */
 export const SLOT_LOOKBACK_S = 24 * 3600;
@@ -50,7 +51,7 @@ function SlotRow({ slot, states, now }: { slot: Slot; states: readonly Choice[] 
         <div className="muted">{formatRelative(slot.start_at, now)}</div>
       </td>
       <td>
-        {slot.source_agent} → {slot.destination_agent}
+        {slot.source_agent} → {slot.destination_agent} <FamilyTag family={slot.family ?? 4} />
       </td>
       <td>
         {testKind(slot.test_type).label}
