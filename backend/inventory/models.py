@@ -80,6 +80,11 @@ class Agent(models.Model):
         """Its address in that family; None when it has none there."""
         return next((address for address in self.addresses if address_family(address) == family), None)
 
+    def address_in(self, family: int) -> str:
+        """Its address in a path's family; its primary where it has none there (a
+        single-address agent measured as before IPv6)."""
+        return self.address_for(family) or self.address
+
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None

@@ -144,12 +144,6 @@ def latency_test(
     return {"type": "latency", "spec": spec}, ["twping"]
 
 
-def address_in(agent: Agent, family: int) -> str:
-    """The agent's address in a path's family; its primary where it has none there (a
-    single-address agent, as before IPv6)."""
-    return agent.address_for(family) or agent.address
-
-
 def throughput_test(slot: Slot, source: Agent, destination: Agent) -> dict[str, Any]:
     options = slot.spec
     spec: dict[str, Any] = {"schema": 1, "duration": _seconds(options["duration_s"])}
@@ -170,7 +164,7 @@ def throughput_test(slot: Slot, source: Agent, destination: Agent) -> dict[str, 
         spec["mss"] = int(options["mss"])
     fathom_reverse = bool(options.get("reverse"))
     if is_node(source) and is_node(destination):
-        spec.update({"source": source.address, "dest": address_in(destination, slot.family)})
+        spec.update({"source": source.address, "dest": destination.address_in(slot.family)})
         if fathom_reverse:
             spec["reverse"] = True
     else:
@@ -180,7 +174,7 @@ def throughput_test(slot: Slot, source: Agent, destination: Agent) -> dict[str, 
         spec.update(
             {
                 "schema": 2,
-                "dest": address_in(agent, slot.family),
+                "dest": agent.address_in(slot.family),
                 "single-ended": True,
                 "single-ended-port": int(settings.PERFSONAR_IPERF3_PORT),
             }
@@ -208,7 +202,7 @@ def _background(path: Path) -> DesiredTask | None:
         if destination is None:
             return None  # a device's reflector answers TWAMP-light only: twping needs TWAMP-Control
         far = source if reported_back else destination
-        address = address_in(source, path.family) if reported_back else path.target
+        address = source.address_in(path.family) if reported_back else path.target
         ps_test, tools = latency_test(far, options, reported_back=reported_back, address=address)
         # A latencybg runs without pause (the task's run lasts until the task does).
         repeat_s = 0 if ps_test["type"] == "latencybg" else int(options["report_interval_s"])
@@ -251,7 +245,7 @@ def slot_task(slot: Slot) -> DesiredTask:
         test_type=slot.test_type,
         source=source,
         destination=destination,
-        target=address_in(destination, slot.family),
+        target=destination.address_in(slot.family),
         test_id=mesh_test_id(test.mesh.name, test.name, str(destination.pk), slot.family),
         test=throughput_test(slot, source, destination),
         tools=["iperf3"],

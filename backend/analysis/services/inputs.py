@@ -215,8 +215,8 @@ def surroundings(sender: Agent, receiver: Agent, at: datetime, family: int = 4) 
         "modes": f"flow sweep {modes.run_id} ({modes.verdict})" if modes else "no flow sweep in the 24 h before",
     }
     return Surroundings(
-        HostTuning.from_facts(sender_facts.facts, sender.address_for(family) or sender.address),
-        HostTuning.from_facts(receiver_facts.facts, receiver.address_for(family) or receiver.address),
+        HostTuning.from_facts(sender_facts.facts, sender.address_in(family)),
+        HostTuning.from_facts(receiver_facts.facts, receiver.address_in(family)),
         context,
         sources,
     )

@@ -134,12 +134,10 @@ def family_paths(source: Agent, destination: Agent) -> Iterator[PathEnds]:
     source's primary family first. Agents that share no family measure towards the
     destination's primary address, as single-address agents always have (the source's
     host may reach it without having registered an address of its family)."""
-    shared = [family for family in source.families if destination.address_for(family) is not None]
+    shared = [(family, address) for family in source.families if (address := destination.address_for(family))]
     if not shared:
         yield source, destination, destination.address, address_family(destination.address)
-    for family in shared:
-        address = destination.address_for(family)
-        assert address is not None
+    for family, address in shared:
         yield source, destination, address, family
 
 

@@ -174,7 +174,7 @@ def twamp_peers(agent: Agent) -> list[TwampPeer]:
     peers: set[TwampPeer] = set()
     for path in mesh_paths(involving=agent, test_type=TestType.LATENCY):
         if path.destination is not None and path.destination.pk == agent.pk:
-            peers.add(peer(path.source.address_for(path.family) or path.source.address, path))
+            peers.add(peer(path.source.address_in(path.family), path))
         elif path.destination is not None and is_node(path.destination):
             peers.add(peer(path.target, path))
     return sorted(peers, key=lambda peer: (peer.address, peer.port))
@@ -203,7 +203,7 @@ def planned_slots(agent: Agent, now: datetime, until: datetime) -> list[PlannedS
             peer=Peer(
                 str(slot.destination.pk),
                 slot.destination.name,
-                slot.destination.address_for(slot.family) or slot.destination.address,
+                slot.destination.address_in(slot.family),
             ),
             spec=slot.spec,
             iperf3_auth=client_auth(slot.id, slot.destination.host_facts),
