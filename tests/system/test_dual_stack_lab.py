@@ -34,7 +34,7 @@ MESH = {
     "tests": [
         {"name": "ping", "test_type": "ping", "interval_s": 10, "spec": {"count": 5, "interval_s": 0.2}},
         {"name": "sweep", "test_type": "flowsweep", "interval_s": 10,
-         "spec": {"flows": 16, "samples_per_flow": 10, "interval_ms": 5}},
+         "spec": {"flows": 32, "samples_per_flow": 10, "interval_ms": 5}},
         {"name": "trace", "test_type": "trace", "interval_s": 10, "spec": {"flows": 8, "max_hops": 4}},
     ],
 }  # fmt: skip
