@@ -3,6 +3,7 @@ link, and always tear down."""
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
@@ -22,6 +23,28 @@ LAB_BIN = ROOT / "agents" / "bin" / "fathom-lab"
 SCENARIOS = ROOT / "deploy" / "lab" / "scenarios"
 # The root namespace's address on the lab's management bridge (fathom-lab up --management).
 MANAGEMENT_ADDRESS = "198.19.0.1"
+
+
+# `fathom-lab up` and `down` wait for the root-change lock a browser test holds while a spec
+# runs (up to 120 s; root_change_lock_shared), then take seconds.
+LAB_CHANGE_TIMEOUT_S = 250
+ROOT_LOCK = Path(os.environ.get("FATHOM_LAB_ROOT_LOCK", "/run/lock/fathom-lab-root.lock"))
+
+
+@contextmanager
+def root_changes_held_off() -> Iterator[None]:
+    """Holds the lab's root-change lock shared for the block: no lab comes up or goes down
+    meanwhile, so the root namespace's interfaces and addresses stay as they are (Chromium
+    aborts requests in flight when they change; agents/internal/lab/topo/rootlock.go). Where
+    the lock file cannot be opened, the block runs without it."""
+    try:
+        handle = ROOT_LOCK.open("a")
+    except OSError:
+        yield
+        return
+    with handle:
+        fcntl.flock(handle, fcntl.LOCK_SH)
+        yield
 
 
 def lab_command(verb: str, state_dir: str | Path, *args: str) -> list[str]:
@@ -158,7 +181,7 @@ def lab_up(name_or_path: str | Path, env: dict[str, str] | None = None, manageme
             lab_command("up", tmp, *(["--management"] if management else []), str(path)),
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=LAB_CHANGE_TIMEOUT_S,
             env={**os.environ, **(env or {})},
         )
         if up.returncode != 0:
@@ -170,7 +193,7 @@ def lab_up(name_or_path: str | Path, env: dict[str, str] | None = None, manageme
             addresses6 = {h["name"]: h["address6"] for h in lab_state(state)["hosts"] if h.get("address6")}
             yield Lab(scenario, state, addresses, addresses6)
         finally:
-            subprocess.run(lab_command("down", tmp), capture_output=True, timeout=60)
+            subprocess.run(lab_command("down", tmp), capture_output=True, timeout=LAB_CHANGE_TIMEOUT_S)
 
 
 PING_SUMMARY = re.compile(r"rtt min/avg/max/mdev = ([\d.]+)/([\d.]+)/([\d.]+)/([\d.]+) ms")

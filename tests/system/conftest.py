@@ -28,6 +28,7 @@ from urllib.parse import urlsplit, urlunsplit
 import psycopg
 import pytest
 import requests
+from lab.lab import root_changes_held_off
 
 if TYPE_CHECKING:
     from .findings_drill_lab import FindingsDrillLab
@@ -101,6 +102,15 @@ class Agent:
     credential: str = ""
 
 
+REMOVE_AGENTS = """
+from django.db import transaction
+from inventory.models import Agent
+with transaction.atomic():
+    ids = list(Agent.objects.select_for_update().filter(name__in={names}).values_list("pk", flat=True))
+    Agent.objects.filter(pk__in=ids).delete()
+"""
+
+
 @dataclass
 class Stack:
     url: str
@@ -123,6 +133,15 @@ class Stack:
         if run.returncode != 0:
             raise AssertionError(f"manage.py {args[0]} failed ({run.returncode}): {run.stderr.strip()[-1500:]}")
         return run.stdout
+
+    def remove_agents(self, *names: str) -> None:
+        """Deletes the agents and everything of theirs. Their rows are locked first: the
+        stack's other agents may still be uploading results towards them, and an upload
+        locks its path's latest-run row after its run (which references the agent), so a
+        cascade that reached that row first and the agent's row last would deadlock with it
+        (CI of 344c95f). Locked first, the delete waits for such an upload to commit, and a
+        later one waits for the delete."""
+        self.manage("shell", "-c", REMOVE_AGENTS.format(names=repr(names)))
 
     def start(self, name: str, argv: list[str]) -> None:
         log = open(log_path(name), "ab")  # noqa: SIM115 - closed with the process
@@ -200,7 +219,9 @@ def run_browser_spec(spec: str, **env: str) -> dict[str, Any]:
     output = ARTIFACTS / "playwright" / f"{LOG_PREFIX}{test}-{spec}"
     config = "browser/playwright.config.ts"
     command = ["npx", "playwright", "test", f"{spec}.spec.ts", "-c", config, "--output", str(output)]
-    with tempfile.TemporaryDirectory(prefix="fathom-seen-") as tmp:
+    # A lab coming up or going down beside it (the lab lane) changes the root namespace's
+    # addresses, and Chromium then fails every request in flight: labs wait while a spec runs.
+    with tempfile.TemporaryDirectory(prefix="fathom-seen-") as tmp, root_changes_held_off():
         seen_file = Path(tmp) / "seen.json"
         run = subprocess.run(
             command,

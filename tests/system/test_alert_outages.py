@@ -52,14 +52,10 @@ from django.utils import timezone
 from analysis.models import Finding
 Finding.objects.filter(source__name="out-a", state="open").update(state="cleared", cleared_at=timezone.now())
 """
+
+
 # The two agents go afterwards (their runs, findings and alerts with them): left in the
 # default mesh, sys-a and sys-b would keep planning tests to addresses nothing answers.
-REMOVE = """
-from inventory.models import Agent
-Agent.objects.filter(name__in=("out-a", "out-b")).delete()
-"""
-
-
 @dataclass
 class Outage:
     stack: Stack
@@ -154,7 +150,7 @@ def outage(stack: Stack, tmp_path_factory: pytest.TempPathFactory) -> Iterator[O
             process = stack.processes.pop(f"agent-{agent.name}", None)
             if process is not None:
                 stop_process(process)
-        stack.manage("shell", "-c", REMOVE)
+        stack.remove_agents("out-a", "out-b")
         http.patch(
             f"{stack.url}/api/v1/alerts/rules/{no_data['id']}/", json={"pending_s": no_data["pending_s"]}, timeout=10
         )

@@ -81,10 +81,7 @@ for source, destination in (("sys-w1", "sys-e1"), ("sys-w2", "sys-e2")):
 # The four agents go again (their findings, latest runs and alerts' paths with them): left
 # in the default mesh, sys-a would plan tests to four addresses nothing answers, and the
 # tests after this one would share the stack with them.
-CLEAR_SHARED_ROUTER = """
-from inventory.models import Agent
-Agent.objects.filter(name__in=("sys-w1", "sys-w2", "sys-e1", "sys-e2")).delete()
-"""
+SHARED_ROUTER_AGENTS = ("sys-w1", "sys-w2", "sys-e1", "sys-e2")
 
 
 class Receiver:
@@ -209,4 +206,4 @@ def test_an_incident_of_two_paths_names_the_router_they_share(stack: Stack) -> N
         assert seen["cause"] == f"Where: {opened['cause']}", seen
         assert opened["title"] in seen["heading"], seen
     finally:
-        stack.manage("shell", "-c", CLEAR_SHARED_ROUTER)
+        stack.remove_agents(*SHARED_ROUTER_AGENTS)

@@ -252,7 +252,9 @@ func up(args []string, stdout, stderr io.Writer) error {
 	}
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	deadline := time.After(60 * time.Second)
+	// Coming up waits for the root-change lock (topo.RootLockEnv), which a browser test
+	// holds for as long as a spec runs (up to 120 s).
+	deadline := time.After(upTimeout)
 	for {
 		if st, err := topo.LoadState(dir); err == nil && st.PID == cmd.Process.Pid {
 			fmt.Fprintf(stdout, "lab %s up (prefix %s, pid %d); log %s\n", st.Scenario, st.Prefix, st.PID, logPath)
@@ -264,11 +266,13 @@ func up(args []string, stdout, stderr io.Writer) error {
 			return fmt.Errorf("the lab did not come up:\n%s", strings.TrimSpace(string(data)))
 		case <-deadline:
 			_ = cmd.Process.Signal(syscall.SIGTERM)
-			return errors.New("the lab did not come up within 60 s")
+			return fmt.Errorf("the lab did not come up within %s", upTimeout)
 		case <-time.After(50 * time.Millisecond):
 		}
 	}
 }
+
+const upTimeout = 240 * time.Second
 
 var labNamespace = regexp.MustCompile(`^fl[0-9a-f]{4}-`)
 

@@ -101,6 +101,7 @@ func Up(s *scenario.Scenario, prefix string, management bool, log *slog.Logger) 
 	if os.Geteuid() != 0 {
 		return nil, errors.New("the lab needs root (network namespaces and TUN devices)")
 	}
+	defer holdRootChanges(log)()
 	if existing, err := Namespaces(prefix + "-"); err != nil || len(existing) > 0 {
 		return nil, fmt.Errorf("prefix %s is in use (%v): run `fathom-lab down` first: %w", prefix, existing, err)
 	}
@@ -111,7 +112,7 @@ func Up(s *scenario.Scenario, prefix string, management bool, log *slog.Logger) 
 	}
 	defer func() {
 		if err != nil {
-			lab.Down()
+			lab.down()
 		}
 	}()
 	if err := lab.setRootSysctls(s); err != nil {
@@ -342,6 +343,11 @@ var OpenTUNFD = emu.OpenTUN
 // Down removes everything the lab made and restores the root sysctls. It is safe to call
 // on a half-built lab and more than once.
 func (lab *Lab) Down() {
+	defer holdRootChanges(lab.log)()
+	lab.down()
+}
+
+func (lab *Lab) down() {
 	lab.stopping.Store(true)
 	for _, h := range lab.State.Hosts {
 		if err := RemoveNamespace(h.Namespace); err != nil {

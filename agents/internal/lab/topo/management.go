@@ -83,7 +83,7 @@ func claimManagement(log *slog.Logger) error {
 			return fmt.Errorf("lab %s (pid %d) already has the management network at %s: bring it down first (one lab with --management at a time)", prefix, owner, ManagementAddr)
 		}
 		log.Warn("removing the management bridge of a lab that died", "bridge", name)
-		SweepPrefix(prefix, log)
+		sweepPrefix(prefix, log) // Up holds the root-change lock
 	}
 	return nil
 }
@@ -91,6 +91,11 @@ func claimManagement(log *slog.Logger) error {
 // SweepPrefix removes what a lab with this prefix left: its namespaces and its management
 // bridge.
 func SweepPrefix(prefix string, log *slog.Logger) {
+	defer holdRootChanges(log)()
+	sweepPrefix(prefix, log)
+}
+
+func sweepPrefix(prefix string, log *slog.Logger) {
 	names, _ := Namespaces(prefix + "-")
 	for _, ns := range names {
 		if err := RemoveNamespace(ns); err != nil {
