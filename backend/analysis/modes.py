@@ -33,6 +33,12 @@ PERMUTATIONS = 999
 # a late tail (a queue burst, a starved emulator) widens the upper half, not the lower.
 SPLIT_FLOOR_MS = 0.2
 IQR_FACTOR = 0.5
+# A flow's minimum stands for its path's RTT only where the path was idle for more than one of
+# its samples: at least this share of the flows must have a second sample within the mode gap
+# (min_gap_ms) of their minimum. Below it a queue or a stalled host swamped the sweep (CI of
+# 344c95f: one sweep of 8 and 12 ms members saw 10-350 ms, 3 of 16 minima seen twice, and
+# "one mode at 10.02 ms" ended the path's ECMP modes), and there is no verdict.
+CONFIRMED_SHARE_MIN = 0.5
 # Adjacent modes must be at least max(this, MODE_GAP_SHARE x base RTT) apart to count as paths.
 MODE_GAP_FLOOR_MS = 0.3
 MODE_GAP_SHARE = 0.02
@@ -103,6 +109,15 @@ def _valid_rtts(rtts_ms: Sequence[float]) -> tuple[list[float], int]:
 
 def _ignored_note(ignored: int) -> str:
     return f"; ignored {ignored} non-finite or negative RTTs" if ignored else ""
+
+
+def _minimum_seen_twice(rtts: Sequence[float]) -> bool:
+    """Whether another sample lies within the mode gap of the flow's minimum (a flow of one
+    sample cannot say, and is not held against the sweep)."""
+    if len(rtts) < 2:
+        return True
+    low, second = sorted(rtts)[:2]
+    return second - low <= min_gap_ms(low)
 
 
 def min_gap_ms(base_rtt_ms: float) -> float:
@@ -178,6 +193,14 @@ def per_flow_modes(flows: Sequence[FlowRtts], *, min_flows: int = 4, min_samples
     # Kruskal-Wallis needs at least two groups, whatever the caller asked for.
     if flows_used < max(min_flows, 2):
         reason = f"{flows_used} flows with at least {min_samples_per_flow} samples, need {max(min_flows, 2)}{notes}"
+        return ModeAnalysis(ModeVerdict.INSUFFICIENT, (), None, None, None, flows_used, samples_used, reason)
+
+    confirmed = sum(1 for _, valid in used if _minimum_seen_twice(valid))
+    if confirmed < CONFIRMED_SHARE_MIN * flows_used:
+        reason = (
+            f"{flows_used} flows, only {confirmed} with a second sample near their minimum: a queue or a stalled host"
+            f" swamped the sweep, so the minima are not the paths' RTTs{notes}"
+        )
         return ModeAnalysis(ModeVerdict.INSUFFICIENT, (), None, None, None, flows_used, samples_used, reason)
 
     kruskal_p = _kruskal_p([valid for _, valid in used])

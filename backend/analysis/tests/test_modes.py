@@ -373,3 +373,36 @@ def test_no_decided_sweep_gives_none() -> None:
     assert result.sweep is None and result.newest is None
     assert result.reason == "no decided flow sweep"
     assert current_modes([]).sweep is None
+
+
+# A sweep of the lab's 8 and 12 ms members while the machine stalled (CI of 344c95f, dca -> dcb
+# at 13:29:08): most samples 10-350 ms, each flow's minimum anywhere in 7.9-14.8 ms.
+SWAMPED = [
+    (18.94, 14.17, 12.35, 52.45, 69.73, 131.82, 89.65, 321.37, 245.46, 39.07),
+    (20.83, 11.74, 9.50, 27.69, 64.57, 161.81, 89.64, 321.38, 241.23, 38.38),
+    (13.87, 10.21, 13.63, 27.68, 59.79, 89.79, 89.69, 317.79, 237.73, 38.14),
+    (19.71, 12.09, 10.54, 27.67, 54.56, 89.77, 89.68, 317.98, 205.58, 37.45),
+    (16.30, 11.58, 11.81, 27.66, 49.41, 89.76, 89.68, 308.01, 200.71, 37.46),
+    (10.00, 11.57, 8.36, 27.66, 44.22, 89.75, 89.67, 302.51, 200.68, 32.51),
+    (12.18, 11.38, 10.59, 27.65, 39.00, 89.75, 89.67, 298.10, 200.62, 30.98),
+    (12.18, 18.13, 17.07, 27.64, 34.83, 89.74, 89.66, 266.68, 200.60, 35.05),
+    (9.27, 20.70, 11.54, 27.64, 29.57, 89.73, 89.65, 266.65, 200.59, 34.94),
+    (8.49, 16.64, 80.62, 27.65, 24.33, 89.72, 89.65, 266.64, 200.57, 34.10),
+    (15.81, 14.79, 80.58, 38.67, 22.87, 356.23, 356.15, 266.61, 201.85, 34.00),
+    (11.12, 12.12, 79.49, 24.03, 11.10, 89.71, 86.48, 266.63, 37.46, 32.75),
+    (12.16, 12.46, 74.35, 82.23, 9.83, 89.70, 348.40, 266.60, 42.14, 32.65),
+    (9.33, 16.86, 69.91, 77.19, 8.02, 89.67, 321.40, 261.22, 40.62, 31.80),
+    (15.14, 21.32, 64.75, 70.89, 7.92, 89.66, 321.38, 250.85, 40.53, 31.69),
+    (12.83, 16.91, 57.03, 73.97, 8.18, 89.66, 321.37, 250.76, 39.82, 31.63),
+]
+
+
+def test_a_sweep_a_stall_swamped_has_no_verdict_rather_than_a_mode_between_the_members() -> None:
+    flows = [FlowRtts(index, 40000 + index, rtts) for index, rtts in enumerate(SWAMPED)]
+    result = per_flow_modes(flows, min_flows=12, min_samples_per_flow=8)
+    assert result.verdict is ModeVerdict.INSUFFICIENT and result.modes == ()
+    assert "only 2 with a second sample near their minimum" in result.reason
+    # Jitter of a millisecond on an 8 ms path still leaves most minima seen twice: a verdict.
+    rng = np.random.default_rng(7)
+    jittery = [FlowRtts(f, 40000 + f, tuple(8.0 + rng.uniform(0.0, 1.0, 10))) for f in range(16)]
+    assert per_flow_modes(jittery).verdict is ModeVerdict.SINGLE
