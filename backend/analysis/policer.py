@@ -21,7 +21,9 @@ import statistics
 from collections.abc import Sequence
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
+from analysis.run_judgement import number
 from core.units import rate_text
 
 # A UDP run losing this share of what it offered hit a limit on the way: its delivered rate
@@ -78,6 +80,36 @@ class PolicerEstimate:
     @property
     def lower_bound(self) -> bool:
         return self.at_least or self.basis is EstimateBasis.TCP_LOWER_BOUND
+
+
+def ramp_steps(summary: Any) -> list[RampStep]:
+    """The steps an agent reported (contract: throughput.ramp); a step without usable numbers
+    is left out rather than read as zero."""
+    steps = _as_dict(summary).get("ramp")
+    found: list[RampStep] = []
+    for step in steps if isinstance(steps, list) else []:
+        fields = _as_dict(step)
+        offered, lost = number(fields, "offered_bps"), number(fields, "lost_percent")
+        delivered = _delivered(fields, lost)
+        if offered is None or delivered is None or lost is None:
+            continue
+        if math.isfinite(offered + delivered + lost) and offered > 0 and delivered >= 0 and 0 <= lost <= 100:
+            found.append(RampStep(offered, delivered, lost / 100))
+    return found
+
+
+def _delivered(fields: dict[str, Any], lost_percent: float | None) -> float | None:
+    """What got through: the sender's rate less the share lost. iperf3's receiver rate is
+    over the receiver's time, which includes the path's delay (13 % low for a 2 s step on a
+    310 ms path); the receiver's own rate only stands in when the sender's is missing."""
+    sent = number(fields, "sender_bits_per_s")
+    if sent is not None and lost_percent is not None and 0 <= lost_percent <= 100:
+        return sent * (1 - lost_percent / 100)
+    return number(fields, "receiver_bits_per_s")
+
+
+def _as_dict(value: object) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def from_udp_runs(runs: Sequence[UdpRun]) -> PolicerEstimate | None:

@@ -13,6 +13,11 @@ backend/analysis/truth/corpus/seed<SEED>-<FIRST>-<LAST>.jsonl.gz. Needs root; se
 with other lab users:
 
     flock /tmp/fathom-lab.lock python -m tests.lab.lab_corpus --seed 31 --count 40 [--first 0]
+
+`--ramps` adds paced UDP ramps to the recorded scenarios a policer or a shallow queue binds
+(what Fathom runs on a path whose runs agree it is policed, analysis/services/ramps.py): each
+scenario's configuration comes up again and RAMPS_PER_SCENARIO ramps run through it, written
+to corpus/ramps/<corpus file's name>, one line per scenario.
 """
 
 from __future__ import annotations
@@ -31,11 +36,30 @@ from typing import Any
 
 import yaml
 
-from .corpus_matrix import RUN_SECONDS, Draw, describe, from_description, matrix, scenario, truth
+from .corpus_matrix import (
+    RATE_RANGE_MBPS,
+    RUN_SECONDS,
+    Draw,
+    describe,
+    from_description,
+    matrix,
+    scenario,
+    truth,
+)
 from .lab import LAB_BIN, ROOT, Lab, Lateness, lab_up, wait_for_port
 
 OUTPUT = ROOT / "backend" / "analysis" / "truth" / "corpus"
 RUNS_PER_SCENARIO = 6
+RAMPS_OUTPUT = OUTPUT / "ramps"
+RAMPS_PER_SCENARIO = 4
+# A ramp as the server plans one (analysis.policer.ramp_rates, meshes.ramps.ramp_spec): five
+# steps of 2 s, geometric from 0.75x TCP's rate to 6x it or the path's TCP ceiling if higher,
+# kept under the link. The lab's "NIC" is its emulated link at twice its configured rate, and
+# at most twice the fastest rate the emulator carries at the MTU.
+RAMP_STEPS = 5
+RAMP_STEP_S = 2
+RAMP_LINK_HEADROOM = 2.0
+RAMPED_LIMITS = ("policer_small_burst", "policer_large_burst", "shallow_queue")
 SWEEP_SPEC = {"flows": 16, "samples_per_flow": 10, "interval_ms": 20}
 ECHO_PORT = 4790
 PING_INTERVAL_S = 0.2
@@ -84,13 +108,25 @@ def lateness_dict(lateness: Lateness) -> dict[str, Any]:
 def sweep(lab: Lab, client: str, server: str) -> dict[str, Any]:
     before = lab.lateness()
     spec = {**SWEEP_SPEC, "port": ECHO_PORT}
-    result = probe(lab, client, "flowsweep", "--target", lab.addresses[server], "--spec", json.dumps(spec))
+    result = probe(
+        lab,
+        client,
+        "flowsweep",
+        "--target",
+        lab.addresses[server],
+        "--spec",
+        json.dumps(spec),
+    )
     result["lab_lateness"] = lateness_dict(lab.lateness() - before)
     return result
 
 
 def throughput(lab: Lab, client: str, server: str, draw: Draw, path_rtt_ms: float) -> dict[str, Any]:
-    spec = {"duration_s": RUN_SECONDS, "reverse": draw.reverse_test, "path_rtt_ms": path_rtt_ms}
+    spec = {
+        "duration_s": RUN_SECONDS,
+        "reverse": draw.reverse_test,
+        "path_rtt_ms": path_rtt_ms,
+    }
     address = lab.addresses[server]
     wait_for_port(lab, server, 5201, listening=False)
     # -J as the agents' own servers run: a reverse run's client then gets the sending
@@ -100,7 +136,15 @@ def throughput(lab: Lab, client: str, server: str, draw: Draw, path_rtt_ms: floa
     before = lab.lateness()
     with tempfile.NamedTemporaryFile(suffix=".json") as raw:
         result = probe(
-            lab, client, "throughput", "--target", address, "--spec", json.dumps(spec), "--raw-out", raw.name
+            lab,
+            client,
+            "throughput",
+            "--target",
+            address,
+            "--spec",
+            json.dumps(spec),
+            "--raw-out",
+            raw.name,
         )
         raw_text = Path(raw.name).read_text()
     result["lab_lateness"] = lateness_dict(lab.lateness() - before)
@@ -173,7 +217,12 @@ def record(draw: Draw) -> dict[str, Any]:
 
 
 def _sweep_during_run(
-    lab: Lab, client: str, server: str, draw: Draw, path_rtt: float, runs: list[dict[str, Any]]
+    lab: Lab,
+    client: str,
+    server: str,
+    draw: Draw,
+    path_rtt: float,
+    runs: list[dict[str, Any]],
 ) -> dict[str, Any]:
     """A flow sweep that overlaps a throughput run (the run is kept as one of the runs)."""
     results: dict[str, Any] = {}
@@ -189,6 +238,105 @@ def _sweep_during_run(
     thread.join()
     runs.append(results["run"])
     return during
+
+
+def ramp_rates(entry: dict[str, Any]) -> list[int]:
+    """The steps the server would offer this scenario's path, from what its recorded runs
+    told it: TCP's median rate (the policer's lower bound), the window terms (TCP's ceiling)
+    and the link."""
+    rates = sorted(
+        float(run["throughput"]["summary"]["receiver_bits_per_s"])
+        for run in entry.get("runs") or []
+        if run.get("status") == "ok" and (run.get("throughput") or {}).get("summary", {}).get("receiver_bits_per_s")
+    )
+    if not rates:
+        return []
+    estimate = rates[len(rates) // 2]
+    terms = entry["truth"].get("terms_mbps") or {}
+    windows = [terms[key] * 1e6 for key in ("receive_window", "send_buffer") if key in terms]
+    fastest = RATE_RANGE_MBPS[entry["draw"]["mtu"]][1]
+    link_mbps = min(entry["scenario"]["links"][0]["a_to_b"].get("rate_mbps") or fastest, fastest)
+    low, high = 0.75 * estimate, max(6 * estimate, min(windows, default=0.0))
+    high = min(high, RAMP_LINK_HEADROOM * link_mbps * 1e6)
+    if high <= low:
+        return []
+    ratio = (high / low) ** (1 / (RAMP_STEPS - 1))
+    return sorted({round(low * ratio**index / 1000) * 1000 for index in range(RAMP_STEPS)})
+
+
+def record_ramps(entry: dict[str, Any]) -> dict[str, Any]:
+    """RAMPS_PER_SCENARIO ramps through the recorded scenario's configuration, brought up again."""
+    draw = from_description(entry["draw"])
+    rates = ramp_rates(entry)
+    client, server = entry["client"], "rx" if entry["client"] == "tx" else "tx"
+    ramps: list[dict[str, Any]] = []
+    with tempfile.NamedTemporaryFile("w", suffix=".yaml", prefix=f"{draw.name}-") as file:
+        yaml.safe_dump(entry["scenario"], file)
+        file.flush()
+        with lab_up(Path(file.name)) as lab:
+            address = lab.addresses[server]
+            lab.exec(server, "iperf3", "-s", "-D", "-B", address)
+            wait_for_port(lab, server, 5201, listening=True)
+            stress = None
+            if draw.cpu_contention:
+                stress = subprocess.Popen(["stress-ng", "--cpu", "2", "--timeout", "600s", "--quiet"],
+                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+            try:
+                spec = {"udp": True, "duration_s": RAMP_STEP_S, "omit_s": 0, "bitrate_bps": rates[0],
+                        "ramp_bps": rates, "reverse": draw.reverse_test}  # fmt: skip
+                for _ in range(RAMPS_PER_SCENARIO if rates else 0):
+                    before = lab.lateness()
+                    result = probe(
+                        lab,
+                        client,
+                        "throughput",
+                        "--target",
+                        address,
+                        "--spec",
+                        json.dumps(spec),
+                    )
+                    result["lab_lateness"] = lateness_dict(lab.lateness() - before)
+                    ramps.append(result)
+            finally:
+                if stress is not None:
+                    stress.terminate()
+                    stress.wait()
+    return {
+        "name": entry["name"],
+        "recorded_at": datetime.now(UTC).isoformat(),
+        "rates_bps": rates,
+        "ramps": ramps,
+    }
+
+
+def record_corpus_ramps(paths: list[Path], only: str | None) -> None:
+    RAMPS_OUTPUT.mkdir(parents=True, exist_ok=True)
+    for path in paths:
+        with gzip.open(path, "rt") as lines:
+            entries = [json.loads(line) for line in lines if line.strip()]
+        chosen = [entry for entry in entries if not entry.get("error") and entry["draw"]["limit"] in RAMPED_LIMITS
+                  and (not only or only in entry["name"])]  # fmt: skip
+        if not chosen:
+            continue
+        out_path = RAMPS_OUTPUT / path.name
+        partial = out_path.with_suffix(".partial")
+        with gzip.open(partial, "wt") as out:
+            for number, entry in enumerate(chosen, start=1):
+                began = time.monotonic()
+                try:
+                    recorded = record_ramps(entry)
+                except Exception as error:  # noqa: BLE001 (one broken scenario must not lose the rest)
+                    recorded = {
+                        "name": entry["name"],
+                        "error": str(error)[-2000:],
+                        "ramps": [],
+                    }
+                out.write(json.dumps(recorded, separators=(",", ":")) + "\n")
+                out.flush()
+                print(f"[{path.name} {number}/{len(chosen)}] {entry['name']}: {len(recorded['ramps'])} ramps"
+                      f"{' ERROR ' + recorded['error'][-200:] if 'error' in recorded else ''} "
+                      f"({time.monotonic() - began:.0f} s)", flush=True)  # fmt: skip
+        partial.rename(out_path)
 
 
 def retruth(path: Path) -> int:
@@ -209,8 +357,22 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=40)
     parser.add_argument("--first", type=int, default=0)
     parser.add_argument("--only", help="record only the draws whose names contain this")
-    parser.add_argument("--retruth", type=Path, nargs="*", help="recompute the truth of these corpus files and stop")
+    parser.add_argument(
+        "--retruth",
+        type=Path,
+        nargs="*",
+        help="recompute the truth of these corpus files and stop",
+    )
+    parser.add_argument(
+        "--ramps",
+        type=Path,
+        nargs="*",
+        help="record policer ramps for these corpus files and stop",
+    )
     args = parser.parse_args()
+    if args.ramps is not None:
+        record_corpus_ramps(args.ramps or sorted(OUTPUT.glob("*.jsonl.gz")), args.only)
+        return
     if args.retruth:
         for path in args.retruth:
             print(f"{path}: {retruth(path)} scenarios")
@@ -226,7 +388,12 @@ def main() -> None:
             try:
                 entry = record(draw)
             except Exception as error:  # noqa: BLE001 (one broken scenario must not lose the rest)
-                entry = {"name": draw.name, "draw": describe(draw), "truth": truth(draw), "error": str(error)[-2000:]}
+                entry = {
+                    "name": draw.name,
+                    "draw": describe(draw),
+                    "truth": truth(draw),
+                    "error": str(error)[-2000:],
+                }
             out.write(json.dumps(entry, separators=(",", ":")) + "\n")
             out.flush()
             print(

@@ -4,6 +4,7 @@ counts a request lost only when no answer ever came."""
 
 from __future__ import annotations
 
+import itertools
 import subprocess
 import tempfile
 from collections import Counter
@@ -27,7 +28,7 @@ from .corpus_matrix import (
     truth,
 )
 from .lab import LAB_BIN
-from .lab_corpus import ping_samples
+from .lab_corpus import ping_samples, ramp_rates
 
 
 def test_the_matrix_draws_every_class_and_is_reproducible() -> None:
@@ -109,3 +110,27 @@ def test_a_loss_limit_a_run_meets_only_a_few_times_is_no_single_truth() -> None:
     few = [d for d in draws if loss_events_per_run(d) < MIN_LOSS_EVENTS]
     assert few and all(truth(d)["label"] == "ambiguous" for d in few)
     assert all(truth(d)["label"] == "loss" for d in draws if d not in few)
+
+
+def _recorded(rates_mbps: list[float], *, link_mbps: float | None, mtu: int, windows_mbps: float) -> dict[str, object]:
+    runs = [{"status": "ok", "throughput": {"summary": {"receiver_bits_per_s": rate * 1e6}}} for rate in rates_mbps]
+    return {
+        "runs": [*runs, {"status": "failed", "throughput": {}}],
+        "truth": {"terms_mbps": {"receive_window": windows_mbps, "send_buffer": 2 * windows_mbps}},
+        "scenario": {"links": [{"a_to_b": {"rate_mbps": link_mbps} if link_mbps else {}}]},
+        "draw": {"mtu": mtu},
+    }
+
+
+def test_a_ramp_is_planned_from_what_the_recorded_runs_told_the_server() -> None:
+    # TCP's median 30 Mbit/s under a policer, windows far above: 0.75x to 6x it, geometric.
+    rates = ramp_rates(_recorded([28, 30, 35], link_mbps=None, mtu=9000, windows_mbps=100))
+    assert rates[0] == 22_500_000 and rates[-1] == 180_000_000 and len(rates) == 5
+    assert all(b / a == pytest.approx(rates[1] / rates[0], rel=1e-3) for a, b in itertools.pairwise(rates))
+    # A TCP ceiling above 6x reaches further; the lab's "NIC" (twice the link, and at most twice
+    # what the emulator carries at the MTU) stops it.
+    assert ramp_rates(_recorded([30], link_mbps=None, mtu=1500, windows_mbps=900))[-1] == 240_000_000
+    assert ramp_rates(_recorded([30], link_mbps=50, mtu=9000, windows_mbps=900))[-1] == 100_000_000
+    # No run that measured, or a link below the estimate: no ramp.
+    assert ramp_rates(_recorded([], link_mbps=None, mtu=9000, windows_mbps=100)) == []
+    assert ramp_rates(_recorded([100], link_mbps=30, mtu=9000, windows_mbps=900)) == []

@@ -28,6 +28,7 @@ from analysis.changes.ecmp import ModeObservation, SweepObservation, ecmp_change
 from analysis.changes.episodes import Direction, Episode, Point
 from analysis.changes.loss import loss_rule
 from analysis.changes.matching import MergedEpisode, StoredPeriod, match_episodes, merge_episodes
+from analysis.changes.policer_rate import RampPoint, policer_rate_rule
 from analysis.changes.routes import route_changes
 from analysis.changes.rtt import rtt_cusum
 from analysis.changes.throughput import throughput_fast_rule, throughput_slow_rule
@@ -43,8 +44,10 @@ from analysis.members import (
 )
 from analysis.models import Finding, RunAnalysis, SweepModes
 from analysis.payloads import checked
+from analysis.policer import from_ramp, ramp_steps
 from analysis.services.inputs import as_dict
 from analysis.services.own_load import BUSY_CTE, NOT_BUSY
+from analysis.services.ramp_runs import ramp_runs
 from analysis.services.sweep_modes import MODES_LOOKBACK
 from inventory.models import Agent, HostFactsSnapshot
 from measurements import route_match
@@ -52,6 +55,8 @@ from measurements.models import TracePath
 
 # Regression rules see this much throughput history (the slow rule's window is 50 runs).
 THROUGHPUT_HISTORY = timedelta(days=120)
+# The policer-rate rule sees this many of a path's newest ramps (a day's is 1-2 a direction).
+RULE_RAMPS = 60
 TRACE_HISTORY = timedelta(days=14)
 # The ECMP rules learn the members from the first day of this and judge the rest.
 ECMP_HISTORY = timedelta(days=3)
@@ -212,6 +217,15 @@ def path_episodes(
     return episodes
 
 
+def run_point(row: RunAnalysis) -> Point:
+    """An analysed run as the throughput rules see it: a run on a slower ECMP member is
+    judged against that member's ceiling. The row must have a rate."""
+    assert row.rate_bps is not None
+    scale = run_scale(row.ceilings, row.diagnosis)
+    ambiguous = on_unseen_member(row.ceilings, row.rate_bps)
+    return judged_point(row.started_at, row.rate_bps, row.ceiling_bps, scale, ambiguous=ambiguous)
+
+
 def throughput_episodes(source: Agent, destination: Agent, now: datetime, family: int = 4) -> list[Episode]:
     history = RunAnalysis.objects.filter(
         source=source,
@@ -224,18 +238,35 @@ def throughput_episodes(source: Agent, destination: Agent, now: datetime, family
     scaled: dict[str, int] = defaultdict(int)
     for row in history:
         if row.rate_bps:
-            # A run on a slower ECMP member is judged against that member's ceiling.
-            scale = run_scale(row.ceilings, row.diagnosis)
-            ambiguous = on_unseen_member(row.ceilings, row.rate_bps)
-            point = judged_point(row.started_at, row.rate_bps, row.ceiling_bps, scale, ambiguous=ambiguous)
+            point = run_point(row)
             series[row.options_key].append(point)
-            scaled[row.options_key] += scale < 1
+            scaled[row.options_key] += run_scale(row.ceilings, row.diagnosis) < 1
     # One series per option set: 1 stream and 8 streams are different levels, not a change.
-    return [
+    episodes = [
         replace(episode, evidence={**episode.evidence, "member_scaled": scaled[key]})
         for key, points in series.items()
         for episode in (*throughput_fast_rule(points), *throughput_slow_rule(points))
     ]
+    # A policed path's ramps measure its policer; the TCP runs they are judged beside are the
+    # path's main series (the option set with the most runs).
+    ramps = measured_ramps(source, destination, now - THROUGHPUT_HISTORY, now, family)
+    if ramps and series:
+        main = max(series.values(), key=len)
+        episodes += policer_rate_rule(ramps, main)
+    return episodes
+
+
+def measured_ramps(
+    source: Agent, destination: Agent, since: datetime, now: datetime, family: int = 4
+) -> list[RampPoint]:
+    """The path's ramps since `since` that measured its policer's rate (not only a bound)."""
+    points: list[RampPoint] = []
+    # Enough ramps for a baseline before a drop and the ramps after it, in both directions.
+    for run in ramp_runs(source, destination, since, now, family, newest=RULE_RAMPS):
+        estimate = from_ramp(ramp_steps(run.summary), "")
+        if estimate is not None and not estimate.lower_bound:
+            points.append(RampPoint(run.started_at, estimate.rate_bps))
+    return points
 
 
 def sweep_observations(

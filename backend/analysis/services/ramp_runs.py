@@ -3,14 +3,11 @@ one read as the policer's measured rate (analysis/policer.py `from_ramp`)."""
 
 from __future__ import annotations
 
-import math
 from datetime import datetime, timedelta
-from typing import Any
 
 from django.db.models import Q
 
-from analysis.policer import PolicerEstimate, RampStep, from_ramp
-from analysis.run_judgement import number
+from analysis.policer import PolicerEstimate, from_ramp, ramp_steps
 from analysis.services.inputs import as_dict, data_direction
 from inventory.models import Agent
 from measurements.choices import RunStatus, TestType
@@ -27,35 +24,11 @@ def is_ramp(run: Run) -> bool:
     return isinstance(ramp, list) and len(ramp) > 0
 
 
-def ramp_steps(summary: Any) -> list[RampStep]:
-    """The steps an agent reported (contract: throughput.ramp); a step without usable numbers
-    is left out rather than read as zero."""
-    steps = as_dict(summary).get("ramp")
-    found: list[RampStep] = []
-    for step in steps if isinstance(steps, list) else []:
-        fields = as_dict(step)
-        offered, lost = number(fields, "offered_bps"), number(fields, "lost_percent")
-        delivered = _delivered(fields, lost)
-        if offered is None or delivered is None or lost is None:
-            continue
-        if math.isfinite(offered + delivered + lost) and offered > 0 and delivered >= 0 and 0 <= lost <= 100:
-            found.append(RampStep(offered, delivered, lost / 100))
-    return found
-
-
-def _delivered(fields: dict[str, Any], lost_percent: float | None) -> float | None:
-    """What got through: the sender's rate less the share lost. iperf3's receiver rate is
-    over the receiver's time, which includes the path's delay (13 % low for a 2 s step on a
-    310 ms path); the receiver's own rate only stands in when the sender's is missing."""
-    sent = number(fields, "sender_bits_per_s")
-    if sent is not None and lost_percent is not None and 0 <= lost_percent <= 100:
-        return sent * (1 - lost_percent / 100)
-    return number(fields, "receiver_bits_per_s")
-
-
-def ramp_runs(sender: Agent, receiver: Agent, since: datetime, now: datetime, family: int = 4) -> list[Run]:
+def ramp_runs(
+    sender: Agent, receiver: Agent, since: datetime, now: datetime, family: int = 4, newest: int = _NEWEST
+) -> list[Run]:
     """The OK ramps of the path (in its family) from `since`, newest first, whose data went
-    sender -> receiver."""
+    sender -> receiver, of its `newest` ramps in both directions."""
     rows = (
         Run.objects.filter(
             Q(source_id=sender.pk, destination_id=receiver.pk) | Q(source_id=receiver.pk, destination_id=sender.pk),
@@ -67,7 +40,7 @@ def ramp_runs(sender: Agent, receiver: Agent, since: datetime, now: datetime, fa
             params__has_key="ramp_bps",
         )
         .exclude(params__ramp_bps=[])
-        .order_by("-started_at")[:_NEWEST]
+        .order_by("-started_at")[:newest]
     )
     agents = {sender.pk: sender, receiver.pk: receiver}
     return [run for run in rows if (direction := data_direction(run, agents)) and direction[0].pk == sender.pk]

@@ -1,6 +1,8 @@
 """Asking for a policer's paced UDP ramp: when a path's recent runs agree it is policed, its
 next exclusive slot in the data's direction runs a ramp instead of TCP (meshes/ramps.py), at
-most every FATHOM_POLICER_RAMP_EVERY_H. The ramp's steps rise from below the current estimate
+most every FATHOM_POLICER_RAMP_EVERY_H, and sooner after a TCP run below the path's recent
+median (the path is suspect: the ramp confirms or clears a drop of the policer's rate,
+analysis/changes/policer_rate.py). The ramp's steps rise from below the current estimate
 (TCP's rate is only a lower bound) to 6x it or to the path's TCP ceiling, whichever is
 higher, and stay under the link; a ramp that lost nothing is followed by a higher one, and
 one that measured nothing (it failed, its slot was missed, or the agent ran the slot's old
@@ -17,12 +19,14 @@ from datetime import datetime, timedelta
 
 from django.conf import settings
 
+from analysis.changes.policer_rate import SUSPECT_BASELINE_N, suspect
 from analysis.choices import Diagnosis
 from analysis.models import RunAnalysis
-from analysis.policer import from_ramp, ramp_rates
+from analysis.policer import from_ramp, ramp_rates, ramp_steps
+from analysis.services.findings import run_point
 from analysis.services.marked_slots import MAX_UNMEASURED, failure_reason, unmeasured
 from analysis.services.paths import ceilings_now, consensus, path_policer
-from analysis.services.ramp_runs import ramp_runs, ramp_steps
+from analysis.services.ramp_runs import ramp_runs
 from inventory.models import Agent
 from measurements.models import Run
 from meshes.choices import SlotState
@@ -66,8 +70,13 @@ def request_policer_ramp(sender: Agent, receiver: Agent, now: datetime, family: 
     # Today's ceilings take several queries: read once, and only when a decision needs them.
     link = functools.cache(lambda: _link_bps(sender, receiver, latest))
     recent = ramp_runs(sender, receiver, since, now, family)
+    why = ""
     if recent and not _still_climbing(recent, len(recent), link):
-        return RampRequest(None, [], f"a ramp ran in the last {every_h} h")
+        # A TCP run below the path's recent median since the newest ramp: measure the policer
+        # now, not in a day (analysis/changes/policer_rate.py: the ramp confirms a drop).
+        if recent[0].started_at >= latest.started_at or not _suspect(latest):
+            return RampRequest(None, [], f"a ramp ran in the last {every_h} h")
+        why = " (the newest run lay below the path's recent median)"
     failed = unmeasured(ramps, since, "ramp_bps")
     if len(failed) >= MAX_UNMEASURED:  # the next interval tries again
         latest_reason = failure_reason(failed[-1])
@@ -84,7 +93,22 @@ def request_policer_ramp(sender: Agent, receiver: Agent, now: datetime, family: 
         return RampRequest(None, [], "no ramp fits between the estimate and the link's rate")
     put_ramp(slot, rates)
     logger.info("policer ramp %s -> %s in slot %s at %s: %s bit/s", sender, receiver, slot.pk, slot.start_at, rates)
-    return RampRequest(str(slot.pk), rates, f"a ramp of {len(rates)} steps in the slot at {slot.start_at:%H:%M:%S}")
+    return RampRequest(
+        str(slot.pk), rates, f"a ramp of {len(rates)} steps in the slot at {slot.start_at:%H:%M:%S}{why}"
+    )
+
+
+def _suspect(latest: RunAnalysis) -> bool:
+    """Whether the path's newest TCP run lay below the median of the runs before it (of its
+    option set)."""
+    rows = RunAnalysis.objects.filter(
+        source_id=latest.source_id,
+        destination_id=latest.destination_id,
+        family=latest.family,
+        options_key=latest.options_key,
+        rate_bps__isnull=False,
+    ).order_by("-started_at")[: SUSPECT_BASELINE_N + 1]
+    return suspect([run_point(row) for row in reversed(rows)])
 
 
 def _link_bps(sender: Agent, receiver: Agent, latest: RunAnalysis) -> float | None:

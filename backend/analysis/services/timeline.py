@@ -19,9 +19,8 @@ from typing import Any
 from django.db.models import Count, DateTimeField, DurationField, F, Func, Q, Value, Window
 
 from analysis.models import Finding, RunAnalysis, SweepModes
-from analysis.policer import from_ramp
+from analysis.policer import from_ramp, ramp_steps
 from analysis.services.inputs import as_dict
-from analysis.services.ramp_runs import ramp_steps
 from inventory.models import Agent, HostFactsSnapshot
 from measurements.choices import RunStatus, TestType
 from measurements.models import Run

@@ -14,6 +14,7 @@ import pytest
 from analysis.ceilings import Limit
 from analysis.changes.episodes import Episode, Point
 from analysis.changes.loss import loss_rule
+from analysis.changes.policer_rate import RampPoint, policer_rate_rule
 from analysis.changes.routes import route_changes
 from analysis.changes.rtt import RttStatistic, rtt_cusum
 from analysis.changes.throughput import throughput_fast_rule, throughput_slow_rule
@@ -117,9 +118,13 @@ def rule_episodes() -> dict[str, list[Episode]]:
     losses = [RttWindow(T0 + i * minute, T0 + (i + 1) * minute, 300, n, 8.0, 8.0, 8.0) for i, n in enumerate(lost)]
     sets = [{"a", "b"}] * 10 + [{"c"}] * 10 + [{"a"}] * 3
     traces = [(T0 + index * minute, frozenset(prints)) for index, prints in enumerate(sets)]
+    sawing = [40e6, 30e6, 36e6, 25e6, 38e6, 28e6, 33e6, 41e6, 27e6, 35e6, 24e6, 30e6, 45e6]
+    tcp = [Point(T0 + index * six_hours, rate) for index, rate in enumerate(sawing)]
+    ramps = [RampPoint(T0 + index * six_hours, rate) for index, rate in ((2, 50e6), (11, 37e6), (12, 49e6))]
     return {
         "ThroughputFastEvidence": fast,
         "ThroughputSlowEvidence": slow,
+        "PolicerRampEvidence": policer_rate_rule(ramps, tcp),
         "RttCusumEvidence": rtt_cusum(windows, baseline_s=3600),
         "LossEvidence": loss_rule(losses),
         "RouteEvidence": route_changes(traces),
@@ -136,6 +141,7 @@ def test_every_rule_s_evidence_validates_as_finding_evidence() -> None:
             checked("FindingEvidence", {**episode.evidence, "cleared": "no rule confirms it on the current data"})
     assert any(episode.cleared_at for episode in found["ThroughputFastEvidence"])
     assert any("cleared_by_change_at" in episode.evidence for episode in found["ThroughputSlowEvidence"])
+    assert all(episode.cleared_at for episode in found["PolicerRampEvidence"])
 
 
 def test_an_extra_key_a_wrong_enum_or_a_missing_key_is_refused() -> None:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from analysis.truth import corpus
 from analysis.truth.alarms import path_alarms
 from analysis.truth.bench import AMBIGUOUS, judge, report
 from analysis.truth.corpus import CORPUS_DIR, Scenario, params_and_summary, read
@@ -60,6 +61,37 @@ def test_a_scenario_that_failed_to_record_is_kept_with_its_error(tmp_path: Path)
     assert scenario.error == "up failed" and not scenario.runs
 
 
+def test_a_scenarios_ramps_are_read_beside_it_and_unusable_ones_left_out(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(corpus, "RAMPS_DIR", tmp_path / "ramps")
+    path = tmp_path / "seed1-000-000.jsonl.gz"
+    with gzip.open(path, "wt") as out:
+        out.write(json.dumps({"name": "c000-x", "draw": {}, "truth": {"label": "policer"}}) + "\n")
+        out.write(json.dumps({"name": "c001-y", "draw": {}, "truth": {"label": "policer"}}) + "\n")
+    step = {"offered_bps": 60e6, "sender_bits_per_s": 60e6, "lost_percent": 20.0}
+    when = {"started_at": "2026-12-05T14:00:00Z", "ended_at": "2026-12-05T14:00:12Z"}
+    ramps = [
+        {
+            **when,
+            "status": "ok",
+            "throughput": {"summary": {}, "ramp": [step]},
+            "lab_lateness": {"share_over_1ms": 0.2},
+        },
+        {**when, "status": "failed", "error": "ramp step 1 of 3: timeout", "throughput": {"ramp": [step]}},
+        {**when, "status": "ok", "throughput": {"summary": {}, "ramp": [{"offered_bps": "60e6"}]}},
+        {**when, "status": "ok", "throughput": {"summary": {}}},
+    ]
+    (tmp_path / "ramps").mkdir()
+    with gzip.open(tmp_path / "ramps" / path.name, "wt") as out:
+        out.write(json.dumps({"name": "c000-x", "ramps": ramps}) + "\n")
+    first, second = read([path])
+    # The failed ramp and the ones without a usable step are left out; the late one is kept,
+    # marked as the emulator's.
+    assert [(len(ramp.steps), ramp.emulator_bound) for ramp in first.ramps] == [(1, True)]
+    assert first.ramps[0].steps[0].delivered_bps == pytest.approx(48e6) and second.ramps == []
+
+
 def test_runs_are_read_as_ingest_stores_them() -> None:
     # The corpus reader keeps its own copy of ingest's split (ingest's module needs the
     # database's models, which a pure module may not import): held equal on recorded runs.
@@ -84,3 +116,9 @@ def test_the_rules_are_quiet_on_an_unchanged_path_and_find_its_changes(scenario:
     assert rtt and all(trial.found and trial.delay is not None and trial.delay <= 30 for trial in rtt), rtt
     cuts = [trial for trial in path.trials if trial.kind == "cut" and trial.size == 0.5]
     assert all(trial.found for trial in cuts), cuts
+    # The two policed paths are judged with their recorded ramps, and find a 25 % cut of the
+    # policer by the second slot.
+    assert path.ramped == (scenario.label == "policer"), path
+    if path.ramped:
+        quarter = [trial for trial in path.trials if trial.kind == "cut" and trial.size == 0.25]
+        assert all(trial.found and trial.delay is not None and trial.delay <= 2 for trial in quarter), quarter

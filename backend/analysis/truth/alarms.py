@@ -27,16 +27,18 @@ import statistics
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import numpy as np
 
 from analysis.changes.ecmp import ecmp_changes
 from analysis.changes.episodes import MAD_TO_SIGMA, Direction, Episode, Point
 from analysis.changes.loss import loss_rule
+from analysis.changes.policer_rate import policer_rate_rule
 from analysis.changes.rtt import INTERDECILE_TO_SIGMA, rtt_cusum
 from analysis.changes.throughput import throughput_fast_rule, throughput_slow_rule
 from analysis.changes.windows import RttWindow
+from analysis.choices import Diagnosis
 from analysis.members import Modes, member_switch, within_member
 from analysis.run_judgement import JudgedRun
 from analysis.truth.corpus import Scenario
@@ -44,10 +46,13 @@ from analysis.truth.series import (
     PING_WINDOW_S,
     PingChange,
     PingSource,
+    PolicedSeries,
     PooledSweep,
     RunDraw,
     day_levels,
     ping_windows,
+    policed_series,
+    ramp_estimates,
     run_draws,
     run_points,
     seeded,
@@ -99,6 +104,8 @@ class PathAlarms:
     run_scatter: float | None = None  # robust sigma of the judged runs' ln rate
     ping_days: float = 0.0
     runs: int = 0
+    ramps: int = 0  # of the runs' slots, those a ramp took (a policed path's)
+    ramped: bool = False  # judged as a policed path with recorded ramps
     sweep_days: float = 0.0
     false: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     trials: list[Trial] = field(default_factory=list)
@@ -173,23 +180,46 @@ def _drops(points: Sequence[Point]) -> list[Episode]:
     return [episode for episode in episodes if episode.direction is Direction.DOWN]
 
 
-def throughput_figures(outcome: PathAlarms, scenario: Scenario, draws: Sequence[RunDraw]) -> None:
+def _policed_drops(series: PolicedSeries) -> list[Episode]:
+    """The drops that would page on a policed path: the TCP rules over its TCP runs, and the
+    policer-rate rule over its ramps beside them."""
+    return [*_drops(series.runs), *policer_rate_rule(series.ramps, series.runs)]
+
+
+def _series(
+    draws: Sequence[RunDraw], estimates: Sequence[float], count: int, rng: np.random.Generator,
+    cut_at: int | None = None, cut: float = 0.0,
+) -> tuple[list[Episode], list[datetime], int]:  # fmt: skip
+    """The drops over count slots, the slots' times and the ramps among them: a policed
+    path (estimates from its recorded ramps) fills some slots with ramps, any other runs TCP
+    in every slot."""
+    if estimates:
+        series = policed_series(draws, estimates, count, rng, cut_at, cut)
+        return _policed_drops(series), series.slot_times, len(series.ramps)
+    points = run_points(draws, count, rng, cut_at, cut)
+    return _drops(points), [point.time for point in points], 0
+
+
+def throughput_figures(
+    outcome: PathAlarms, scenario: Scenario, draws: Sequence[RunDraw], estimates: Sequence[float] = ()
+) -> None:
+    """False alarms over a year of slots and rate cuts put in after CUT_AFTER_RUNS; `estimates`
+    (the recorded ramps' policer rates) make it a policed path's series (_series)."""
     rng = seeded(scenario, "runs")
     judged = [math.log(draw.rate_bps / draw.scale) for draw in draws]
     center = statistics.median(judged)
     outcome.run_scatter = MAD_TO_SIGMA * statistics.median(abs(value - center) for value in judged)
-    points = run_points(draws, THROUGHPUT_RUNS, rng)
+    drops, _, ramps = _series(draws, estimates, THROUGHPUT_RUNS, rng)
     outcome.runs = THROUGHPUT_RUNS
-    outcome.false["throughput"] += len(_drops(points))
+    outcome.ramps = ramps
+    outcome.false["throughput"] += len(drops)
     for _ in range(TRIALS):
         for cut in RATE_CUTS:
-            changed = run_points(draws, CUT_AFTER_RUNS + RUNS_AFTER_CUT, rng, CUT_AFTER_RUNS, cut)
-            cut_time = changed[CUT_AFTER_RUNS].time
-            found = [e for e in _drops(changed) if e.detected_at >= cut_time]
+            drops, times, _ = _series(draws, estimates, CUT_AFTER_RUNS + RUNS_AFTER_CUT, rng, CUT_AFTER_RUNS, cut)
+            cut_time = times[CUT_AFTER_RUNS]
+            found = [e for e in drops if e.detected_at >= cut_time]
             first = min(found, key=lambda e: e.detected_at) if found else None
-            runs = None
-            if first is not None:
-                runs = float(next(i for i, p in enumerate(changed) if p.time == first.detected_at) - CUT_AFTER_RUNS + 1)
+            runs = float(times.index(first.detected_at) - CUT_AFTER_RUNS + 1) if first is not None else None
             outcome.trials.append(Trial("cut", cut, first is not None, runs, cut >= TARGET_CUT_MIN))
 
 
@@ -210,7 +240,11 @@ def path_alarms(scenario: Scenario, judged: Sequence[JudgedRun]) -> PathAlarms:
         ping_figures(outcome, scenario, source, pool)
     draws = run_draws(judged)
     if len(draws) >= 2:
-        throughput_figures(outcome, scenario, draws)
+        # Fathom ramps a path whose runs agree it is policed (analysis/services/ramps.py).
+        policed = sum(draw.label == Diagnosis.POLICER.value for draw in draws) * 2 > len(draws)
+        estimates = ramp_estimates(scenario) if policed else []
+        outcome.ramped = bool(estimates)
+        throughput_figures(outcome, scenario, draws, estimates)
     sweep_figures(outcome, scenario, pool)
     return outcome
 
@@ -281,6 +315,11 @@ def report(paths: Sequence[PathAlarms]) -> list[str]:
             banded = name.startswith("    ")
             row(name, f"{share:.1%} ({quick}/{len(cuts)})", "-" if banded else ">= 95%",
                 None if banded else share >= TARGET_FOUND_SHARE)  # fmt: skip
+    ramped = [path for path in paths if path.ramped]
+    if ramped:
+        # What the policer-rate rule costs: the slots its ramps take from TCP on those paths.
+        per_day = sum(path.ramps for path in ramped) / (sum(path.runs for path in ramped) / 4)
+        row(f"  policed paths judged with ramps ({len(ramped)}): ramps a day", f"{per_day:.2f} of 4 slots", "-", None)
     lines.append("")
     lines.append(f"  {'change':<22}{'trials':>8}{'found':>9}{'delay p50':>12}{'delay p90':>12}")
     units = {"rtt": ("ms RTT step", "min"), "loss": ("loss onset", "min"), "cut": ("rate cut", "runs")}

@@ -4,7 +4,9 @@
 corpus/; this module turns each line into the plain values the analysis takes: both hosts'
 tuning (HostTuning.from_facts, as the service reads stored host facts), each run's iperf3
 options, summary and interval rows (as ingest stores a throughput result), the flow sweeps'
-per-flow RTTs, and the pings with the times Fathom's own runs loaded the path.
+per-flow RTTs, the pings with the times Fathom's own runs loaded the path, and, where
+`lab_corpus --ramps` recorded them (corpus/ramps/, the same file names), the paced UDP ramps
+Fathom would run through a policed path.
 
 Pure: no Django settings, no database.
 """
@@ -15,16 +17,18 @@ import gzip
 import json
 from collections import defaultdict
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from analysis.intervals import IntervalRow
 from analysis.modes import FlowRtts
+from analysis.policer import RampStep, ramp_steps
 from analysis.tuning import HostTuning
 
 CORPUS_DIR = Path(__file__).resolve().parent / "corpus"
+RAMPS_DIR = CORPUS_DIR / "ramps"
 # A run whose emulator sent more than this share of its packets over 1 ms late was shaped by
 # the emulator's CPU, not by the configured network: it is judged apart.
 LATE_SHARE_LIMIT = 0.05
@@ -86,6 +90,17 @@ class RecordedSweep:
 
 
 @dataclass(frozen=True)
+class RecordedRamp:
+    started_at: float
+    steps: list[RampStep]
+    late_share: float
+
+    @property
+    def emulator_bound(self) -> bool:
+        return self.late_share > LATE_SHARE_LIMIT
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     truth: dict[str, Any]
@@ -97,6 +112,7 @@ class Scenario:
     sweeps: list[RecordedSweep]
     pings: list[tuple[float, float | None]]  # (unix time, RTT ms or None: lost)
     idle_pings: list[tuple[float, float | None]]
+    ramps: list[RecordedRamp] = field(default_factory=list)
 
     @property
     def label(self) -> str:
@@ -140,7 +156,29 @@ def _pings(section: dict[str, Any] | None) -> list[tuple[float, float | None]]:
     return [(float(when), None if rtt is None else float(rtt)) for when, rtt in (section or {}).get("samples") or []]
 
 
-def scenario(entry: dict[str, Any]) -> Scenario:
+def _ramp(result: dict[str, Any]) -> RecordedRamp | None:
+    if result.get("status") != "ok":
+        return None
+    _, summary = params_and_summary(result.get("throughput") or {})  # the steps sit beside the summary
+    steps = ramp_steps(summary)
+    return RecordedRamp(_time(result["started_at"]), steps, _late(result)) if steps else None
+
+
+def _ramps_of(path: Path) -> dict[str, list[RecordedRamp]]:
+    """The ramps recorded for the scenarios of a corpus file, by scenario name."""
+    ramps_path = RAMPS_DIR / path.name
+    if not ramps_path.exists():
+        return {}
+    found: dict[str, list[RecordedRamp]] = {}
+    with gzip.open(ramps_path, "rt") as lines:
+        for line in lines:
+            if line.strip():
+                entry = json.loads(line)
+                found[entry["name"]] = [ramp for result in entry.get("ramps") or [] if (ramp := _ramp(result))]
+    return found
+
+
+def scenario(entry: dict[str, Any], ramps: Sequence[RecordedRamp] = ()) -> Scenario:
     facts = entry.get("host_facts") or {}
     addresses = entry.get("addresses") or {}
     return Scenario(
@@ -154,17 +192,20 @@ def scenario(entry: dict[str, Any]) -> Scenario:
         sweeps=[_sweep(result) for result in entry.get("sweeps") or []],
         pings=_pings(entry.get("pings")),
         idle_pings=_pings(entry.get("idle_pings")),
+        ramps=list(ramps),
     )
 
 
 def read(paths: Sequence[Path] | None = None) -> Iterator[Scenario]:
     """Every scenario of the corpus files (all of corpus/ by default), in file order."""
     for path in paths if paths is not None else sorted(CORPUS_DIR.glob("*.jsonl.gz")):
+        ramps = _ramps_of(path)
         with gzip.open(path, "rt") as lines:
             try:
                 for line in lines:
                     if line.strip():
-                        yield scenario(json.loads(line))
+                        entry = json.loads(line)
+                        yield scenario(entry, ramps.get(entry["name"], ()))
             except EOFError:
                 # A corpus still being recorded (.partial) ends at its last whole scenario.
                 if not path.name.endswith(".partial"):

@@ -36,9 +36,11 @@ import numpy.typing as npt
 
 from analysis.changes.ecmp import ModeObservation, SweepObservation
 from analysis.changes.episodes import Point
+from analysis.changes.policer_rate import SUSPECT_BASELINE_N, RampPoint, suspect
 from analysis.changes.windows import RttWindow
 from analysis.members import MemberLevel, judged_point, on_unseen_member, run_scale
 from analysis.modes import FlowRtts, ModeVerdict, per_flow_modes
+from analysis.policer import from_ramp
 from analysis.run_judgement import JudgedRun
 from analysis.truth.corpus import RecordedRun, Scenario
 
@@ -206,6 +208,64 @@ def run_points(
             judged_point(time, draw.rate_bps * factor, draw.ceiling_bps, draw.scale, ambiguous=draw.ambiguous)
         )
     return points
+
+
+def ramp_estimates(scenario: Scenario) -> list[float]:
+    """The policer rates the scenario's recorded ramps measured (analysis.policer.from_ramp):
+    ramps the emulator did not set, that measured the rate rather than only bounding it."""
+    rates: list[float] = []
+    for ramp in scenario.ramps:
+        estimate = from_ramp(ramp.steps, "") if not ramp.emulator_bound else None
+        if estimate is not None and not estimate.lower_bound:
+            rates.append(estimate.rate_bps)
+    return rates
+
+
+@dataclass(frozen=True)
+class PolicedSeries:
+    """A policed path's slots as Fathom fills them: TCP runs, and a ramp in a slot after a
+    TCP run below its series' median (the path is suspect) or when a day has passed since
+    the last ramp (FATHOM_POLICER_RAMP_EVERY_H)."""
+
+    runs: list[Point]
+    ramps: list[RampPoint]
+    slot_times: list[datetime]
+
+
+RAMP_EVERY_SLOTS = 24 * 3600 // RUN_EVERY_S
+
+
+def policed_series(
+    draws: Sequence[RunDraw],
+    estimates: Sequence[float],
+    count: int,
+    rng: np.random.Generator,
+    cut_at: int | None = None,
+    cut: float = 0.0,
+) -> PolicedSeries:
+    """count slots 6 h apart; from cut_at on, TCP runs and ramps at (1 - cut) of their rates
+    (a policer cut that much). Ramps are a smoothed bootstrap of the recorded estimates, as
+    runs are of the recorded runs (run_points)."""
+    tcp = run_points(draws, count, rng, cut_at, cut)
+    ln = np.log(estimates)
+    spread = float(np.std(ln, ddof=1)) if len(ln) > 1 else 0.0
+    bandwidth = 0.9 * spread * len(ln) ** -0.2
+    jitter = np.exp(rng.normal(0.0, bandwidth, size=count)) if bandwidth > 0 else np.ones(count)
+    picks = rng.integers(len(estimates), size=count)
+    runs: list[Point] = []
+    ramps: list[RampPoint] = []
+    last_ramp: int | None = None
+    previous_was_run = False
+    for index, point in enumerate(tcp):
+        due = last_ramp is None or index - last_ramp >= RAMP_EVERY_SLOTS
+        if due or (previous_was_run and suspect(runs[-SUSPECT_BASELINE_N - 1 :])):
+            factor = float(jitter[index]) * (1.0 - cut if cut_at is not None and index >= cut_at else 1.0)
+            ramps.append(RampPoint(point.time, estimates[int(picks[index])] * factor))
+            last_ramp, previous_was_run = index, False
+        else:
+            runs.append(point)
+            previous_was_run = True
+    return PolicedSeries(runs, ramps, [point.time for point in tcp])
 
 
 @dataclass(frozen=True)

@@ -2004,7 +2004,7 @@ export interface components {
             from: string;
         };
         /** @description The numbers a finding rests on: the evidence of the rule that found it first (Finding.rules names the rules). */
-        FindingEvidence: components["schemas"]["ThroughputFastEvidence"] | components["schemas"]["ThroughputSlowEvidence"] | components["schemas"]["RttCusumEvidence"] | components["schemas"]["LossEvidence"] | components["schemas"]["RouteEvidence"] | components["schemas"]["EcmpMovedEvidence"] | components["schemas"]["EcmpAppearedEvidence"] | components["schemas"]["EcmpVanishedEvidence"] | components["schemas"]["EcmpShiftedEvidence"];
+        FindingEvidence: components["schemas"]["ThroughputFastEvidence"] | components["schemas"]["ThroughputSlowEvidence"] | components["schemas"]["PolicerRampEvidence"] | components["schemas"]["RttCusumEvidence"] | components["schemas"]["LossEvidence"] | components["schemas"]["RouteEvidence"] | components["schemas"]["EcmpMovedEvidence"] | components["schemas"]["EcmpAppearedEvidence"] | components["schemas"]["EcmpVanishedEvidence"] | components["schemas"]["EcmpShiftedEvidence"];
         /** @description A flow whose own minimum RTT lay far above every RTT the path is known to have (analysis.runs.FlowAbovePath): a queue, or an ECMP member no flow sweep has shown. A run near window_ceiling_bps looks exactly like one on such a member, so it confirms a throughput drop only through the fast rule's 3-run test. */
         FlowAbovePath: {
             /** @description the flow's own minimum RTT (TCP_INFO) */
@@ -3212,6 +3212,23 @@ export interface components {
             spec: {
                 [key: string]: unknown;
             };
+        };
+        /** @description What a policed path's drop rests on: a paced UDP ramp that measured its policer at least ramp_drop below the path's previous ramps, beside a TCP run below its series' median (analysis/changes/policer_rate.py). */
+        PolicerRampEvidence: {
+            /** @description the policer's rate the ramp measured */
+            ramp_rate_bps: number;
+            /** Format: date-time */
+            ramp_at: string;
+            /** @description the median rate of the path's previous ramps (up to five) */
+            baseline_ramp_rate_bps: number;
+            /** @description the low TCP run beside the ramp, in fastest-member terms */
+            tcp_rate_bps: number;
+            /** Format: date-time */
+            tcp_at: string;
+            /** @description the share below the baseline a ramp must measure */
+            ramp_drop: number;
+            /** @description why a finding no rule confirms any more was cleared */
+            cleared?: string;
         };
         /** @enum {string} */
         PriorEnum: "ceilings";

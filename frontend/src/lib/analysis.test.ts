@@ -7,7 +7,7 @@ import {
   BYTES_PER_TIB,
   TERM_NAMES,
   TERM_TITLES,
-  ecmpFindingSentence,
+  findingSentence,
   formatFraction,
   formatMagnitude,
   memberScaleNote,
@@ -103,19 +103,25 @@ describe("ECMP members", () => {
   });
 });
 
-describe("ecmpFindingSentence", () => {
+describe("findingSentence", () => {
+  it("says what a policer-rate drop rests on", () => {
+    expect(findingSentence("policer_ramp", { baseline_ramp_rate_bps: 50.2e6, tcp_rate_bps: 24e6 }, 37.1e6)).toBe(
+      "A paced UDP ramp measured the policer at 37.1 Mbit/s, 26% below the 50.2 Mbit/s of the path's earlier ramps, " +
+        "beside a TCP run at 24 Mbit/s",
+    );
+  });
   it("says what changed on the ECMP members, from the evidence", () => {
-    expect(ecmpFindingSentence("ecmp_member_moved", { member: 2, member_rtt_ms: 31.0 }, 33.04)).toBe(
+    expect(findingSentence("ecmp_member_moved", { member: 2, member_rtt_ms: 31.0 }, 33.04)).toBe(
       "Member 2 moved from 31 ms to 33 ms",
     );
-    expect(ecmpFindingSentence("ecmp_member_appeared", { new_member_rtt_ms: 15.02 }, 3)).toBe(
+    expect(findingSentence("ecmp_member_appeared", { new_member_rtt_ms: 15.02 }, 3)).toBe(
       "A new member at 15 ms",
     );
     expect(
-      ecmpFindingSentence("ecmp_member_vanished", { member: 2, member_rtt_ms: 31, absent_sweeps: 6 }, 1),
+      findingSentence("ecmp_member_vanished", { member: 2, member_rtt_ms: 31, absent_sweeps: 6 }, 1),
     ).toBe("Member 2 (31 ms) missing from 6 sweeps in a row, beyond chance");
     expect(
-      ecmpFindingSentence(
+      findingSentence(
         "ecmp_weights_shifted",
         { member: 1, member_rtt_ms: 23, share_before: 0.75, share_now: 0.5 },
         50,
@@ -124,8 +130,9 @@ describe("ecmpFindingSentence", () => {
   });
 
   it("is null for other rules and for evidence that lacks what it needs", () => {
-    expect(ecmpFindingSentence("rtt_cusum", { member: 2, member_rtt_ms: 31 }, 33)).toBeNull();
-    expect(ecmpFindingSentence("ecmp_member_moved", { member: "2", member_rtt_ms: 31 }, 33)).toBeNull();
-    expect(ecmpFindingSentence("ecmp_weights_shifted", { member: 1, member_rtt_ms: Number.NaN }, 1)).toBeNull();
+    expect(findingSentence("policer_ramp", { baseline_ramp_rate_bps: 0, tcp_rate_bps: 24e6 }, 37.1e6)).toBeNull();
+    expect(findingSentence("rtt_cusum", { member: 2, member_rtt_ms: 31 }, 33)).toBeNull();
+    expect(findingSentence("ecmp_member_moved", { member: "2", member_rtt_ms: 31 }, 33)).toBeNull();
+    expect(findingSentence("ecmp_weights_shifted", { member: 1, member_rtt_ms: Number.NaN }, 1)).toBeNull();
   });
 });

@@ -3,6 +3,7 @@
 // and form inputs the panels share.
 
 import type { Choices, RunAnalysis, TermName } from "../api/queries";
+import { formatRate } from "./format";
 import { choiceFor } from "./schedule";
 
 /** The four ceiling terms in the order tables list them. */
@@ -42,10 +43,10 @@ function evidenceNumber(evidence: Record<string, unknown>, key: string): number 
 }
 
 /**
- * What an ECMP finding says in words, from its evidence, e.g. "Member 2 moved from 31 ms to
- * 33 ms"; null for other findings or evidence that lacks what the sentence needs.
+ * What an ECMP or policer-rate finding says in words, from its evidence, e.g. "Member 2 moved
+ * from 31 ms to 33 ms"; null for other findings or evidence that lacks what the sentence needs.
  */
-export function ecmpFindingSentence(rule: string, evidence: Record<string, unknown>, current: number): string | null {
+export function findingSentence(rule: string, evidence: Record<string, unknown>, current: number): string | null {
   const member = evidenceNumber(evidence, "member");
   const rtt = evidenceNumber(evidence, "member_rtt_ms");
   switch (rule) {
@@ -66,6 +67,15 @@ export function ecmpFindingSentence(rule: string, evidence: Record<string, unkno
       const now = evidenceNumber(evidence, "share_now");
       return member !== null && rtt !== null && before !== null && now !== null
         ? `Member ${member} (${shortMs(rtt)}) carries ${Math.round(now * 100)}% of the flows, was ${Math.round(before * 100)}%`
+        : null;
+    }
+    case "policer_ramp": {
+      const baseline = evidenceNumber(evidence, "baseline_ramp_rate_bps");
+      const tcp = evidenceNumber(evidence, "tcp_rate_bps");
+      return baseline !== null && tcp !== null && baseline > 0
+        ? `A paced UDP ramp measured the policer at ${formatRate(current)}, ` +
+            `${Math.round((1 - current / baseline) * 100)}% below the ${formatRate(baseline)} of the path's ` +
+            `earlier ramps, beside a TCP run at ${formatRate(tcp)}`
         : null;
     }
     default:

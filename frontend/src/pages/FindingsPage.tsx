@@ -4,7 +4,7 @@ import { useFindingList, FINDINGS_LIMIT } from "../api/findingQueries";
 import { useChoices, useMeshes, type Choices, type Finding } from "../api/queries";
 import { LoadError, Loading } from "../components/QueryState";
 import { ChoiceBadge } from "../components/StatusBadge";
-import { ecmpFindingSentence, formatMagnitude, metricTitle } from "../lib/analysis";
+import { findingSentence, formatMagnitude, metricTitle } from "../lib/analysis";
 import { formatAgo, formatUtc } from "../lib/format";
 import { FINDING_WINDOWS, findingDuration, findingHref, findingWindow } from "../lib/findingsList";
 import { FamilyTag } from "../components/FamilyTag";
@@ -21,7 +21,7 @@ interface FindingRowProps {
 }
 
 function FindingRow({ finding, choices, now }: FindingRowProps) {
-  const sentence = ecmpFindingSentence(finding.rules[0] ?? "", finding.evidence, finding.current);
+  const sentence = findingSentence(finding.rules[0] ?? "", finding.evidence, finding.current);
   return (
     <tr className={finding.state === "open" && finding.kind === "alarm" ? "finding-open" : undefined}>
       <td className="nowrap" title={formatUtc(finding.detected_at)}>

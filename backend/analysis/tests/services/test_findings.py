@@ -23,6 +23,7 @@ from analysis.tests.services.fixtures import (
     flow_sweep,
     member,
     pings,
+    ramp_run,
     snapshot,
     throughput_run,
 )
@@ -249,6 +250,29 @@ class FindingTests(FathomTestCase):
             analysis_row(self.athens, self.frankfurt, at, rate, ceilings=ceilings, diagnosis=Diagnosis.POLICER)
         detect_findings(self.athens, self.frankfurt, now=T0 + timedelta(days=11))
         assert not Finding.objects.filter(metric=FindingMetric.THROUGHPUT).exists()
+
+    def test_a_policers_rate_cut_is_found_by_the_ramp_beside_a_low_run(self) -> None:
+        """TCP under the policer saws 25-41 Mbit/s, which no TCP rule pages on; the ramps measure
+        50 Mbit/s, then 37 beside a low run: one finding, from the policer-rate rule."""
+        sawing = [40e6, 30e6, 36e6, 25e6, 38e6, 28e6, 33e6, 41e6, 27e6, 35e6] * 3
+        for index, rate in enumerate(sawing):
+            at = T0 + timedelta(hours=6 * index)
+            analysis_row(self.athens, self.frankfurt, at, rate, diagnosis=Diagnosis.POLICER)
+        policed = [(40e6, 40e6, 0.0), (60e6, 50e6, 16.7), (90e6, 50.2e6, 44.2)]
+        for day in range(7):
+            ramp_run(self.athens, self.frankfurt, T0 + timedelta(hours=24 * day + 3), policed)
+        detect_findings(self.athens, self.frankfurt, now=T0 + timedelta(days=7, hours=12))
+        assert not Finding.objects.filter(metric=FindingMetric.THROUGHPUT).exists()
+        # The policer drops to 37 Mbit/s: a low run, then the ramp it asks for.
+        cut_at = T0 + timedelta(hours=6 * len(sawing))
+        analysis_row(self.athens, self.frankfurt, cut_at, 24e6, diagnosis=Diagnosis.POLICER)
+        ramp_run(self.athens, self.frankfurt, cut_at + timedelta(hours=6), [(40e6, 37e6, 7.5), (60e6, 37.1e6, 38.2)])
+        detect_findings(self.athens, self.frankfurt, now=cut_at + timedelta(hours=7))
+        finding = Finding.objects.get(metric=FindingMetric.THROUGHPUT)
+        assert finding.rules == ["policer_ramp"] and finding.state == FindingState.OPEN
+        assert finding.started_at == cut_at and finding.detected_at == cut_at + timedelta(hours=6)
+        assert finding.baseline == pytest.approx(50.2e6) and finding.current == pytest.approx(37.1e6)
+        assert finding.evidence["tcp_rate_bps"] == 24e6
 
     def test_a_new_path_alarms_on_its_first_day(self) -> None:
         for index, rate in enumerate([3.8e9, 3.85e9, 2.2e9, 2.25e9]):

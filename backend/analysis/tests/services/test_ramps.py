@@ -12,9 +12,9 @@ from django.utils import timezone
 
 from analysis.choices import Diagnosis
 from analysis.models import RunAnalysis
-from analysis.policer import EstimateBasis
+from analysis.policer import EstimateBasis, ramp_steps
 from analysis.services.paths import consensus, path_policer, path_report, udp_runs
-from analysis.services.ramp_runs import latest_ramp, ramp_steps
+from analysis.services.ramp_runs import latest_ramp
 from analysis.services.ramps import request_policer_ramp
 from analysis.tests.services.fixtures import MIB, facts, ramp_run, snapshot, throughput_run
 from core import contract
@@ -42,12 +42,16 @@ class PolicerRampTests(FathomTestCase):
         sender = sender or self.athens
         receiver = self.frankfurt if sender == self.athens else self.athens
         for index in range(runs):
-            run = throughput_run(sender, receiver, self.now - timedelta(hours=6 * (index + 1)), rate_bps)
-            RunAnalysis.objects.create(
-                run_id=run.id, started_at=run.started_at, source=sender,
-                destination=receiver, streams=1, rate_bps=rate_bps, ceiling_bps=100e6, limit="receive_window",
-                diagnosis=Diagnosis.POLICER, ceilings={}, inputs={}, interval_stats={}, evidence={},
-            )  # fmt: skip
+            self.analysed(sender, receiver, 6 * (index + 1), rate_bps)
+
+    def analysed(self, sender: Agent, receiver: Agent, ago_h: float, rate_bps: float) -> None:
+        """A TCP run of the path `ago_h` hours ago, analysed as policed."""
+        run = throughput_run(sender, receiver, self.now - timedelta(hours=ago_h), rate_bps)
+        RunAnalysis.objects.create(
+            run_id=run.id, started_at=run.started_at, source=sender,
+            destination=receiver, streams=1, rate_bps=rate_bps, ceiling_bps=100e6, limit="receive_window",
+            diagnosis=Diagnosis.POLICER, ceilings={}, inputs={}, interval_stats={}, evidence={},
+        )  # fmt: skip
 
     def slot(self, client: Agent, peer: Agent, in_s: int, *, seconds: int = 30, reverse: bool = False) -> Slot:
         start = self.now + timedelta(seconds=in_s)
@@ -155,6 +159,23 @@ class PolicerRampTests(FathomTestCase):
         assert request_policer_ramp(self.athens, self.frankfurt, self.now).reason == "a ramp ran in the last 24 h"
         # Nor is it a ramp of the other direction.
         assert latest_ramp(self.frankfurt, self.athens, self.now) is None
+
+    def test_a_run_below_the_paths_median_after_the_ramp_asks_for_another_at_once(self) -> None:
+        # TCP under a policer scatters (20 % here): a run below the median is worth a ramp.
+        for index, rate in enumerate((40e6, 30e6, 36e6, 25e6, 38e6, 28e6, 33e6, 41e6, 27e6)):
+            self.analysed(self.athens, self.frankfurt, 6 * (index + 1), rate)
+        self.ramp_run([(60e6, 60e6, 0.0), (90e6, 89.5e6, 0.5), (135e6, 90.2e6, 33.2)], ago_h=3)
+        slot = self.slot(self.athens, self.frankfurt, 200)
+        # The newest run (6 h ago) came before the ramp: nothing new to confirm.
+        assert request_policer_ramp(self.athens, self.frankfurt, self.now).reason == "a ramp ran in the last 24 h"
+        # A run at the path's median since the ramp is no suspect either.
+        self.analysed(self.athens, self.frankfurt, 1, 34e6)
+        assert request_policer_ramp(self.athens, self.frankfurt, self.now).reason == "a ramp ran in the last 24 h"
+        # One below it is: the next slot measures the policer (and confirms a drop, or clears it).
+        self.analysed(self.athens, self.frankfurt, 0.5, 24e6)
+        outcome = request_policer_ramp(self.athens, self.frankfurt, self.now)
+        assert outcome.slot_id == str(slot.pk), outcome
+        assert outcome.reason.endswith("(the newest run lay below the path's recent median)"), outcome.reason
 
     def test_the_path_report_advises_with_the_measured_rate(self) -> None:
         self.policed()

@@ -5,7 +5,7 @@ import { Link } from "react-router-dom";
 
 import { useChoices } from "../../api/queries";
 import type { TimelineFinding } from "../../api/timelineQueries";
-import { ecmpFindingSentence, formatMagnitude, metricTitle } from "../../lib/analysis";
+import { findingSentence, formatMagnitude, metricTitle } from "../../lib/analysis";
 import { formatChangeValue } from "../../lib/changes";
 import { formatMs, formatRate, formatUtc } from "../../lib/format";
 import { FindingChanges } from "./FindingChanges";
@@ -34,7 +34,7 @@ export function FindingEvidence({
   onClose: () => void;
 }) {
   const choices = useChoices().data;
-  const sentence = ecmpFindingSentence(finding.rules[0] ?? "", finding.evidence, finding.current);
+  const sentence = findingSentence(finding.rules[0] ?? "", finding.evidence, finding.current);
   const evidence = Object.entries(finding.evidence);
   return (
     <section className="panel" aria-label="Finding evidence" data-testid="finding-evidence">

@@ -3,12 +3,12 @@
 import type { Choices, Finding, PathAnalysis } from "../../api/queries";
 import { Panel } from "../../components/Panel";
 import { ChoiceBadge } from "../../components/StatusBadge";
-import { ecmpFindingSentence, formatMagnitude, metricTitle } from "../../lib/analysis";
+import { findingSentence, formatMagnitude, metricTitle } from "../../lib/analysis";
 import { formatUtc } from "../../lib/format";
 import { AnalysisState, type AnalysisQuery } from "./AnalysisState";
 
 function FindingRow({ finding, choices }: { finding: Finding; choices: Choices | undefined }) {
-  const sentence = ecmpFindingSentence(finding.rules[0] ?? "", finding.evidence, finding.current);
+  const sentence = findingSentence(finding.rules[0] ?? "", finding.evidence, finding.current);
   return (
     <tr>
       <td>
