@@ -121,6 +121,26 @@ def sweep(lab: Lab, client: str, server: str) -> dict[str, Any]:
     return result
 
 
+def measured_run(lab: Lab, client: str, address: str, spec: dict[str, Any], *extra: str) -> dict[str, Any]:
+    """A throughput probe (a run or a ramp) with the emulator's lateness over it."""
+    before = lab.lateness()
+    result = probe(lab, client, "throughput", "--target", address, "--spec", json.dumps(spec), *extra)
+    result["lab_lateness"] = lateness_dict(lab.lateness() - before)
+    return result
+
+
+def cpu_contention() -> subprocess.Popen[bytes]:
+    """Both cores loaded, as a draw with CPU contention asks (stopped with stop_contention)."""
+    command = ["stress-ng", "--cpu", "2", "--timeout", "600s", "--quiet"]
+    return subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def stop_contention(stress: subprocess.Popen[bytes] | None) -> None:
+    if stress is not None:
+        stress.terminate()
+        stress.wait()
+
+
 def throughput(lab: Lab, client: str, server: str, draw: Draw, path_rtt_ms: float) -> dict[str, Any]:
     spec = {
         "duration_s": RUN_SECONDS,
@@ -133,21 +153,9 @@ def throughput(lab: Lab, client: str, server: str, draw: Draw, path_rtt_ms: floa
     # server's TCP_INFO (--get-server-output).
     lab.exec(server, "iperf3", "-s", "-J", "-D", "-1", "-B", address)
     wait_for_port(lab, server, 5201, listening=True)
-    before = lab.lateness()
     with tempfile.NamedTemporaryFile(suffix=".json") as raw:
-        result = probe(
-            lab,
-            client,
-            "throughput",
-            "--target",
-            address,
-            "--spec",
-            json.dumps(spec),
-            "--raw-out",
-            raw.name,
-        )
+        result = measured_run(lab, client, address, spec, "--raw-out", raw.name)
         raw_text = Path(raw.name).read_text()
-    result["lab_lateness"] = lateness_dict(lab.lateness() - before)
     try:
         result["iperf3_raw"] = json.loads(raw_text)
     except json.JSONDecodeError:
@@ -181,20 +189,14 @@ def record(draw: Draw) -> dict[str, Any]:
                 path_rtt = min((s["rtt_ms"] for s in sweeps[0].get("flowsweep", {}).get("samples", [])
                                 if s.get("rtt_ms")), default=draw.rtt_ms)  # fmt: skip
                 if draw.cpu_contention:
-                    stress = subprocess.Popen(
-                        ["stress-ng", "--cpu", "2", "--timeout", "600s", "--quiet"],
-                        stdout=subprocess.DEVNULL,
-                        stderr=subprocess.DEVNULL,
-                    )
+                    stress = cpu_contention()
                 runs = [throughput(lab, client, server, draw, path_rtt)]
                 # The second run overlaps a sweep: what Fathom's own load does to one.
                 sweeps.append(_sweep_during_run(lab, client, server, draw, path_rtt, runs))
                 runs += [throughput(lab, client, server, draw, path_rtt) for _ in range(RUNS_PER_SCENARIO - 2)]
                 sweeps.append(sweep(lab, "tx", "rx"))
             finally:
-                if stress is not None:
-                    stress.terminate()
-                    stress.wait()
+                stop_contention(stress)
                 pinger.terminate()
                 ping_out, _ = pinger.communicate(timeout=10)
                 for responder in responders:
@@ -277,30 +279,13 @@ def record_ramps(entry: dict[str, Any]) -> dict[str, Any]:
             address = lab.addresses[server]
             lab.exec(server, "iperf3", "-s", "-D", "-B", address)
             wait_for_port(lab, server, 5201, listening=True)
-            stress = None
-            if draw.cpu_contention:
-                stress = subprocess.Popen(["stress-ng", "--cpu", "2", "--timeout", "600s", "--quiet"],
-                                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+            stress = cpu_contention() if draw.cpu_contention else None
             try:
                 spec = {"udp": True, "duration_s": RAMP_STEP_S, "omit_s": 0, "bitrate_bps": rates[0],
                         "ramp_bps": rates, "reverse": draw.reverse_test}  # fmt: skip
-                for _ in range(RAMPS_PER_SCENARIO if rates else 0):
-                    before = lab.lateness()
-                    result = probe(
-                        lab,
-                        client,
-                        "throughput",
-                        "--target",
-                        address,
-                        "--spec",
-                        json.dumps(spec),
-                    )
-                    result["lab_lateness"] = lateness_dict(lab.lateness() - before)
-                    ramps.append(result)
+                ramps = [measured_run(lab, client, address, spec) for _ in range(RAMPS_PER_SCENARIO if rates else 0)]
             finally:
-                if stress is not None:
-                    stress.terminate()
-                    stress.wait()
+                stop_contention(stress)
     return {
         "name": entry["name"],
         "recorded_at": datetime.now(UTC).isoformat(),
