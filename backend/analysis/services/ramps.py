@@ -1,8 +1,8 @@
 """Asking for a policer's paced UDP ramp: when a path's recent runs agree it is policed, its
 next exclusive slot in the data's direction runs a ramp instead of TCP (meshes/ramps.py), at
 most every FATHOM_POLICER_RAMP_EVERY_H, and sooner after a TCP run below the path's recent
-median (the path is suspect: the ramp confirms or clears a drop of the policer's rate,
-analysis/changes/policer_rate.py). The ramp's steps rise from below the current estimate
+median where its runs scatter over 5 % (the path is suspect: the ramp confirms or clears a
+drop of the policer's rate, analysis/changes/policer_rate.py). The ramp's steps rise from below the current estimate
 (TCP's rate is only a lower bound) to 6x it or to the path's TCP ceiling, whichever is
 higher, and stay under the link; a ramp that lost nothing is followed by a higher one, and
 one that measured nothing (it failed, its slot was missed, or the agent ran the slot's old
@@ -99,8 +99,8 @@ def request_policer_ramp(sender: Agent, receiver: Agent, now: datetime, family: 
 
 
 def _suspect(latest: RunAnalysis) -> bool:
-    """Whether the path's newest TCP run lay below the median of the runs before it (of its
-    option set)."""
+    """Whether the path's newest TCP run (of its option set) lay below the median of the runs
+    before it, on a path whose runs scatter enough to need a ramp (policer_rate.suspect)."""
     rows = RunAnalysis.objects.filter(
         source_id=latest.source_id,
         destination_id=latest.destination_id,
