@@ -12,13 +12,23 @@ export interface FindingListQuery {
   state: string | null;
   kind: string | null;
   mesh: string | null;
+  /** "4" or "6": one address family's paths; null for both. */
+  family: string | null;
   /** The window the findings overlap, in seconds back from now; null for all time. */
   windowS: number | null;
 }
 
 export const findingKeys = {
   list: (query: FindingListQuery) =>
-    ["findings", query.metric ?? "", query.state ?? "", query.kind ?? "", query.mesh ?? "", String(query.windowS ?? "")] as const,
+    [
+      "findings",
+      query.metric ?? "",
+      query.state ?? "",
+      query.kind ?? "",
+      query.mesh ?? "",
+      query.family ?? "",
+      String(query.windowS ?? ""),
+    ] as const,
 };
 
 export function useFindingList(query: FindingListQuery) {
@@ -26,7 +36,7 @@ export function useFindingList(query: FindingListQuery) {
     queryKey: findingKeys.list(query),
     queryFn: () => {
       const params = new URLSearchParams({ limit: String(FINDINGS_LIMIT) });
-      for (const key of ["metric", "state", "kind", "mesh"] as const) {
+      for (const key of ["metric", "state", "kind", "mesh", "family"] as const) {
         const value = query[key];
         if (value !== null) {
           params.set(key, value);

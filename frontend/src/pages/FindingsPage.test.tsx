@@ -75,6 +75,12 @@ describe("FindingsPage", () => {
       expect(last?.searchParams.has("since")).toBe(false);
       expect(last?.searchParams.get("metric")).toBe("rtt");
     });
+    // Both families unless one is chosen.
+    expect(first?.searchParams.has("family")).toBe(false);
+    fireEvent.change(screen.getByLabelText("Family"), { target: { value: "6" } });
+    await vi.waitFor(() => {
+      expect(requestedUrls(fetchMock, "/api/v1/analysis/findings/").at(-1)?.searchParams.get("family")).toBe("6");
+    });
   });
 
   it("says when nothing matches the filters", async () => {

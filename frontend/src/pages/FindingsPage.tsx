@@ -8,6 +8,7 @@ import { findingSentence, formatMagnitude, metricTitle } from "../lib/analysis";
 import { formatAgo, formatUtc } from "../lib/format";
 import { FINDING_WINDOWS, findingDuration, findingHref, findingWindow } from "../lib/findingsList";
 import { FamilyTag } from "../components/FamilyTag";
+import { FAMILIES, familyLabel } from "../lib/family";
 
 const KINDS = [
   { value: "alarm", label: "Alarms" },
@@ -90,7 +91,7 @@ function Filter({
   );
 }
 
-/** Findings across every path, newest first, filtered by window, mesh, metric, state and kind. */
+/** Findings across every path, newest first, filtered by window, mesh, family, metric, state and kind. */
 export function FindingsPage({ now = new Date() }: { now?: Date }) {
   const [params, setParams] = useSearchParams();
   const span = findingWindow(params.get("window"));
@@ -99,6 +100,7 @@ export function FindingsPage({ now = new Date() }: { now?: Date }) {
     state: params.get("state"),
     kind: params.get("kind"),
     mesh: params.get("mesh"),
+    family: params.get("family"),
   };
   const findings = useFindingList({ ...chosen, windowS: span.seconds });
   const choices = useChoices();
@@ -194,6 +196,14 @@ export function FindingsPage({ now = new Date() }: { now?: Date }) {
           options={meshNames.map((name) => ({ value: name, label: name }))}
           onChange={(value) => {
             set("mesh", value);
+          }}
+        />
+        <Filter
+          label="Family"
+          value={chosen.family}
+          options={FAMILIES.map((family) => ({ value: String(family), label: familyLabel(family) }))}
+          onChange={(value) => {
+            set("family", value);
           }}
         />
         <Filter
