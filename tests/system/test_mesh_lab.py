@@ -312,11 +312,14 @@ def test_analysis_finds_the_receive_window_limit_and_both_rtt_modes(
     # depends on the machine (3 of 6 in two CI runs of 2026-11-27 under load, none on a quiet
     # one); the path's verdict below holds through them, as the analysis is built to.
     assert two_mode(sweeps) >= 2, f"undisturbed {sweeps}; all {everything}"
-    assert all((verdict, count) in {("ecmp", 2), ("single", 1)} for verdict, count in everything), everything
-    single = stack.query(
+    # A sweep that a stalled machine swamped (most flows' minima seen once) has no verdict
+    # rather than a wrong one (analysis/modes.py CONFIRMED_SHARE_MIN); none sees anything else.
+    decided = {("ecmp", 2), ("single", 1), ("insufficient", 0)}
+    assert all((verdict, count) in decided for verdict, count in everything), everything
+    single = [verdict for (verdict,) in stack.query(
         "SELECT verdict FROM analysis_sweepmodes WHERE source_id = %s AND destination_id = %s", ids["dca"], ids["dcc"]
-    )
-    assert single and all(verdict == "single" for (verdict,) in single), single
+    )]  # fmt: skip
+    assert "single" in single and set(single) <= {"single", "insufficient"}, single
     modes = path_report(stack, ids, "dca", "dcb")["modes"]["modes"]
     assert [round(mode["rtt_ms"]) for mode in modes] in ([8, 12], [8, 13]), modes
     # Each mode's ceiling is the same window over that mode's RTT (seed 000: 3.1 vs 2.1 Gbit/s
